@@ -1,0 +1,51 @@
+"""The command line: one small module per subcommand; errors become exit codes here only."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from runner.cli import explain, render, schema, validate
+from runner.cli.output import print_problems
+from runner.errors import ExitCode, RunMatrixError, SpecError
+
+COMMANDS = {"render": render, "validate": validate, "explain": explain, "schema": schema}
+
+DESCRIPTION = """\
+Declarative test matrices for miles end-to-end tests: a base spec, hardware
+overlays, validation before any GPU is touched, and the exact launch.
+
+Spec paths are looked up relative to the current directory, then under matrices/.
+Exit codes: 0 ok, 1 a run failed, 2 the spec is invalid, 3 the environment cannot
+run it, 130 interrupted.
+"""
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="run-matrix", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    subcommands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, module in COMMANDS.items():
+        module.add_parser(subcommands, name)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except SpecError as exc:
+        print_problems(exc.problems, sys.stderr)
+        return exc.exit_code
+    except RunMatrixError as exc:
+        print(f"run-matrix: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("run-matrix: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+
+
+def console() -> None:
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""run-matrix explain: a resolved value and the chain of files that produced it."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from runner import locate, pipeline
+from runner.cli.output import add_format, print_json
+from runner.compose import Step
+from runner.errors import SpecError, did_you_mean, display_path
+from runner.load import Key, dotted, walk
+
+
+def add_parser(subcommands: Any, name: str) -> None:
+    parser = subcommands.add_parser(
+        name,
+        help="show a resolved value and where it came from",
+        description="Show the resolved value of KEY (a dotted key such as args.sglang.sglang-dp-size) "
+        "and every step that produced it: file:line, operation (set, override, delete, resolve) and "
+        "the reason from why:. Without KEY, every value of the spec with the place that set it last.",
+    )
+    parser.add_argument("spec", metavar="SPEC")
+    parser.add_argument("key", nargs="?", metavar="KEY")
+    add_format(parser, "text", "json")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    cell = pipeline.cell(locate.find_spec(args.spec))
+    data = cell.spec.model_dump(mode="python")
+    if args.key:
+        entries = [_entry(cell, data, _key(cell, args.key))]
+    else:
+        leaves = [key for key, value in walk(data) if not isinstance(value, dict)]
+        entries = [_entry(cell, data, key) for key in leaves if key in cell.composed.provenance]
+    if args.format == "json":
+        print_json({"cell": cell.id, "file": display_path(cell.path), "values": entries})
+    else:
+        for entry in entries:
+            print(_text(entry, detailed=bool(args.key)))
+    return 0
+
+
+def _key(cell: pipeline.Cell, text: str) -> Key:
+    """The key a user typed, as written somewhere in the spec's chain."""
+    for key in cell.composed.provenance:
+        if dotted(key) == text:
+            return key
+    raise SpecError.one(
+        "unknown-key",
+        f"{cell.id} has no key {text!r}",
+        key=text,
+        at=[cell.location()],
+        hint=did_you_mean(text, [dotted(k) for k in cell.composed.provenance])
+        or "run `run-matrix explain SPEC` for every key.",
+    )
+
+
+def _entry(cell: pipeline.Cell, data: dict[str, Any], key: Key) -> dict[str, Any]:
+    node: Any = data
+    for part in key:
+        node = node.get(part) if isinstance(node, dict) else None
+    steps = cell.composed.provenance.get(key, ())
+    return {
+        "key": dotted(key),
+        "value": node,
+        "deleted": bool(steps) and steps[-1].op == "delete",
+        "chain": [_step(s) for s in steps],
+    }
+
+
+def _step(step: Step) -> dict[str, Any]:
+    value = step.value
+    return {
+        "file": display_path(step.location.file),
+        "line": step.location.line,
+        "op": step.op,
+        "value": None if step.op == "delete" or isinstance(value, dict) else str(value),
+        "why": step.why,
+    }
+
+
+def _text(entry: dict[str, Any], detailed: bool) -> str:
+    value = "(deleted)" if entry["deleted"] else _show(entry["value"])
+    if not detailed:
+        last = entry["chain"][-1]
+        return f"{entry['key']} = {value}    # {last['file']}:{last['line']}"
+    lines = [f"{entry['key']} = {value}"]
+    for step in entry["chain"]:
+        shown = f" {step['value']}" if step["value"] is not None else ""
+        why = f"\n      why: {step['why']}" if step["why"] else ""
+        lines.append(f"  {step['file']}:{step['line']}  {step['op']}{shown}{why}")
+    return "\n".join(lines)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_show(v)}" for k, v in value.items()) + "}"
+    return str(value)

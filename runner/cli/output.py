@@ -1,0 +1,34 @@
+"""Presentation at the edge: problems and data as text or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from runner.errors import Problem
+from runner.load import WrittenFloat
+
+
+def add_format(parser: argparse.ArgumentParser, *choices: str) -> None:
+    parser.add_argument(
+        "--format", choices=choices, default=choices[0], help=f"output format (default: {choices[0]})"
+    )
+
+
+def print_json(data: Any, stream: TextIO = sys.stdout) -> None:
+    json.dump(data, stream, indent=2, default=_plain)
+    stream.write("\n")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, WrittenFloat):
+        return float(value)
+    return str(value)
+
+
+def print_problems(problems: Iterable[Problem], stream: TextIO = sys.stderr) -> None:
+    for problem in problems:
+        print(problem, file=stream)

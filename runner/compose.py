@@ -1,0 +1,252 @@
+"""compose: follow ``extends:``, merge the chain, apply ``!delete``, keep provenance.
+
+Merge rules, named (STYLE.md §4): mappings merge key by key, the later file
+wins; scalars and lists replace; ``!delete`` removes a key and is an error when
+there is nothing to remove. Every key remembers the chain of steps that set it
+(file, line, operation, reason) — ``explain`` and every later error read it.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from runner.errors import Collector, Location, Problem, SpecError, did_you_mean
+from runner.load import DELETE, Document, Key, dotted, load, walk
+
+Operation = Literal["set", "override", "replace", "delete", "resolve"]
+RESERVED = ("extends", "why")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing one file did to one key."""
+
+    location: Location
+    op: Operation
+    value: Any = None
+    why: str = ""
+
+    def describe(self) -> str:
+        text = f"{self.location}  {self.op}"
+        if self.op != "delete":
+            text += f" {self.value!s}" if not isinstance(self.value, dict) else " {...}"
+        return text + (f"  — {self.why}" if self.why else "")
+
+
+Provenance = dict[Key, tuple[Step, ...]]
+
+
+@dataclass(frozen=True)
+class Composed:
+    """The merged data of an ``extends:`` chain, and how every key got its value."""
+
+    data: dict[str, Any]
+    provenance: Provenance
+    files: tuple[Path, ...]  # every file of the chain, bases first, this file last
+
+    @property
+    def path(self) -> Path:
+        return self.files[-1]
+
+    def location(self, key: Key) -> Location:
+        """Where the value of ``key`` (or its nearest written parent) was last written."""
+        for depth in range(len(key), 0, -1):
+            steps = self.provenance.get(key[:depth])
+            if steps:
+                return steps[-1].location
+        return Location(self.path)
+
+
+def compose(path: Path) -> Composed:
+    return _compose(path.resolve(), ())
+
+
+def _compose(path: Path, stack: tuple[Path, ...]) -> Composed:
+    if path in stack:
+        chain = " -> ".join(p.name for p in (*stack[stack.index(path) :], path))
+        raise SpecError.one(
+            "extends-cycle",
+            f"extends: forms a cycle: {chain}",
+            key="extends",
+            at=[Location(stack[-1])],
+            hint="a spec cannot extend itself, directly or through its bases.",
+        )
+    doc = load(path)
+    problems = Collector()
+    data: dict[str, Any] = {}
+    provenance: Provenance = {}
+    files: list[Path] = []
+    for base_path in _extends(doc):
+        base = _compose(base_path, (*stack, path))
+        _merge_composed(data, provenance, base)
+        files += [f for f in base.files if f not in files]
+    own = {k: v for k, v in doc.data.items() if k not in RESERVED}
+    reasons = _why(doc, problems)
+    _apply(data, provenance, own, doc, reasons, (), problems)
+    problems.raise_if_errors()
+    return Composed(data, provenance, (*files, path))
+
+
+def _extends(doc: Document) -> list[Path]:
+    raw = doc.data.get("extends", [])
+    names = [raw] if isinstance(raw, str) else raw
+    where = doc.location(("extends",))
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise SpecError.one(
+            "type",
+            f"extends: expected a path or a list of paths, got {raw!r}",
+            key="extends",
+            at=[where],
+        )
+    paths = [(doc.path.parent / name).resolve() for name in names]
+    for name, base in zip(names, paths):
+        if not base.is_file():
+            raise SpecError.one(
+                "missing-file",
+                f"extends: {name!r} does not exist (looked for {base})",
+                key="extends",
+                at=[where],
+                hint="paths in extends: are relative to the file that names them.",
+            )
+    return paths
+
+
+def _why(doc: Document, problems: Collector) -> dict[str, str]:
+    raw = doc.data.get("why", {})
+    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+        problems.add(
+            Problem(
+                "type",
+                "why: expected a mapping of dotted keys to reasons (text)",
+                "why",
+                (doc.location(("why",)),),
+            )
+        )
+        return {}
+    written = {dotted(key) for key, _ in walk(doc.data) if key[0] not in RESERVED}
+    for name in raw:
+        if name not in written:
+            problems.add(
+                Problem(
+                    "why",
+                    f"why: gives a reason for {name!r}, which this file does not set",
+                    f"why.{name}",
+                    (doc.location(("why", name)),),
+                    hint=did_you_mean(name, written)
+                    or "a reason belongs in the file that makes the change.",
+                )
+            )
+    return raw
+
+
+def _reason(key: Key, reasons: dict[str, str]) -> str:
+    """The reason for ``key``: its own, or that of its nearest parent."""
+    for depth in range(len(key), 0, -1):
+        reason = reasons.get(dotted(key[:depth]))
+        if reason:
+            return reason
+    return ""
+
+
+def _apply(
+    target: dict[str, Any],
+    provenance: Provenance,
+    source: dict[str, Any],
+    doc: Document,
+    reasons: dict[str, str],
+    prefix: Key,
+    problems: Collector,
+) -> None:
+    """Apply one file's own keys on top of what its bases composed."""
+    for name, value in source.items():
+        key = (*prefix, name)
+        step = Step(doc.location(key), "set", value, _reason(key, reasons))
+        old = target.get(name, _MISSING)
+        if value is DELETE:
+            if old is _MISSING:
+                problems.add(_delete_missing(key, target, step.location))
+                continue
+            del target[name]
+            _record_subtree(provenance, key, old, replace(step, op="delete", value=None))
+        elif isinstance(value, dict) and isinstance(old, dict):
+            _append(provenance, key, replace(step, value={}))
+            _apply(old, provenance, value, doc, reasons, key, problems)
+        else:
+            if isinstance(value, dict):
+                _refuse_nested_deletes(value, key, doc, problems)
+            if old is not _MISSING:
+                op: Operation = "replace" if isinstance(old, dict) != isinstance(value, dict) else "override"
+                step = replace(step, op=op)
+                _forget_subtree(provenance, key)
+            target[name] = copy.deepcopy(value)
+            _append(provenance, key, step)
+            if isinstance(value, dict):
+                for sub, sub_value in walk(value, key):
+                    _append(provenance, sub, Step(doc.location(sub), "set", sub_value, _reason(sub, reasons)))
+
+
+def _merge_composed(data: dict[str, Any], provenance: Provenance, base: Composed) -> None:
+    """Merge one composed base onto the bases before it (``extends: [a, b]``: b wins)."""
+
+    def merge(target: dict[str, Any], source: dict[str, Any], prefix: Key) -> None:
+        for name, value in source.items():
+            key = (*prefix, name)
+            old = target.get(name, _MISSING)
+            if isinstance(value, dict) and isinstance(old, dict):
+                merge(old, value, key)
+                continue
+            if old is not _MISSING:
+                _forget_subtree(provenance, key)
+            target[name] = copy.deepcopy(value)
+        return None
+
+    merge(data, base.data, ())
+    for key, steps in base.provenance.items():
+        earlier = provenance.get(key, ())
+        new = tuple(s for s in steps if s not in earlier)
+        if earlier and new and new[0].op == "set":
+            new = (replace(new[0], op="override"), *new[1:])
+        provenance[key] = earlier + new
+
+
+def _refuse_nested_deletes(value: dict[str, Any], key: Key, doc: Document, problems: Collector) -> None:
+    for sub, sub_value in walk(value, key):
+        if sub_value is DELETE:
+            problems.add(_delete_missing(sub, {}, doc.location(sub)))
+
+
+def _delete_missing(key: Key, siblings: dict[str, Any], where: Location) -> Problem:
+    return Problem(
+        "delete",
+        "!delete of a key that nothing before this file sets",
+        dotted(key),
+        (where,),
+        hint=did_you_mean(key[-1], siblings) or "remove the line: there is nothing to delete.",
+    )
+
+
+def _append(provenance: Provenance, key: Key, step: Step) -> None:
+    provenance[key] = (*provenance.get(key, ()), step)
+
+
+def _record_subtree(provenance: Provenance, key: Key, old: Any, step: Step) -> None:
+    _append(provenance, key, step)
+    if isinstance(old, dict):
+        for sub, _ in walk(old, key):
+            _append(provenance, sub, step)
+
+
+def _forget_subtree(provenance: Provenance, key: Key) -> None:
+    """A replaced mapping's children are gone; so is their history."""
+    for other in [k for k in provenance if len(k) > len(key) and k[: len(key)] == key]:
+        del provenance[other]
+
+
+class _Missing:
+    pass
+
+
+_MISSING: Any = _Missing()

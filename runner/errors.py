@@ -1,0 +1,138 @@
+"""One error hierarchy, one problem type, one exit-code table.
+
+Everything below ``runner.cli.main`` raises; ``main`` alone turns errors into
+exit codes and text.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from pathlib import Path
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    RUN_FAILED = 1
+    INVALID_SPEC = 2
+    ENVIRONMENT = 3
+    INTERRUPTED = 130
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A place in a file: where a value was written."""
+
+    file: Path
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return f"{display_path(self.file)}:{self.line}" if self.line else display_path(self.file)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding: what is wrong, where, and how to fix it."""
+
+    rule: str
+    message: str
+    key: str = ""
+    locations: tuple[Location, ...] = ()
+    severity: Severity = "error"
+    hint: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "severity": self.severity,
+            "rule": self.rule,
+            "key": self.key,
+            "message": self.message,
+            "hint": self.hint,
+            "locations": [
+                {"file": display_path(loc.file), "line": loc.line} for loc in self.locations
+            ],
+        }
+
+    def __str__(self) -> str:
+        where = str(self.locations[0]) if self.locations else "<spec>"
+        head = f"{where}: {self.severity} [{self.rule}]"
+        if self.key:
+            head += f" {self.key}"
+        lines = [f"{head}: {self.message}"]
+        lines += [f"  ==> also at {loc}" for loc in self.locations[1:]]
+        if self.hint:
+            lines.append(f"  ==> {self.hint}")
+        return "\n".join(lines)
+
+
+class RunMatrixError(Exception):
+    """Base of every error run-matrix reports to a person (never with a traceback)."""
+
+    exit_code = ExitCode.RUN_FAILED
+
+
+class SpecError(RunMatrixError):
+    """The spec is invalid: carries every problem found, not just the first."""
+
+    exit_code = ExitCode.INVALID_SPEC
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @classmethod
+    def one(
+        cls,
+        rule: str,
+        message: str,
+        *,
+        key: str = "",
+        at: Iterable[Location] = (),
+        hint: str = "",
+    ) -> SpecError:
+        return cls([Problem(rule, message, key, tuple(at), "error", hint)])
+
+
+class EnvironmentProblem(RunMatrixError):
+    """This machine cannot do what was asked (no miles checkout, no GPUs, no Ray)."""
+
+    exit_code = ExitCode.ENVIRONMENT
+
+
+class UsageError(RunMatrixError):
+    """The command line itself is wrong (a spec that cannot be found, a bad option)."""
+
+    exit_code = ExitCode.INVALID_SPEC
+
+
+@dataclass
+class Collector:
+    """Collect problems while a step goes on; raise them all at once at the end."""
+
+    problems: list[Problem] = field(default_factory=list)
+
+    def add(self, problem: Problem) -> None:
+        self.problems.append(problem)
+
+    def raise_if_errors(self) -> None:
+        if any(p.severity == "error" for p in self.problems):
+            raise SpecError(self.problems)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``"did you mean 'x'?"`` for the closest choice, or ``""`` when none is close."""
+    close = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else ""
+
+
+def display_path(path: Path) -> str:
+    """A path relative to the current directory when it lies below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

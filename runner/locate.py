@@ -1,0 +1,70 @@
+"""Where specs, hardware profiles, model presets and miles' conventions live.
+
+A spec path is looked up relative to the current directory, then under
+``matrices/`` (of the current directory, then of run-matrix itself). Hardware
+profiles come from the ``hardware/`` folder of the spec's own matrices tree
+first, so a team's new profile needs no change to run-matrix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runner.errors import Location, SpecError, UsageError, did_you_mean
+
+_SOURCE = Path(__file__).resolve().parents[1]
+# A checkout (or editable install) has miles/ and matrices/ beside runner/; a wheel carries them in runner/_data.
+PROJECT = _SOURCE if (_SOURCE / "miles" / "models").is_dir() else Path(__file__).resolve().parent / "_data"
+BUNDLED_MATRICES = PROJECT / "matrices"
+PRESETS = PROJECT / "miles" / "models"
+CONVENTIONS = PROJECT / "miles" / "launch.yaml"
+
+
+def find_spec(name: str) -> Path:
+    """The file (or folder) a user means by ``name``."""
+    candidates = [Path(name), Path("matrices") / name, BUNDLED_MATRICES / name]
+    for candidate in candidates:
+        for path in (candidate, candidate.with_name(candidate.name + ".yaml")):
+            if path.exists():
+                return path
+    raise UsageError(
+        f"no spec {name!r}: looked in {', '.join(str(c) for c in dict.fromkeys(candidates))}"
+    )
+
+
+def matrices_root(spec: Path) -> Path | None:
+    """The nearest folder above ``spec`` that holds a ``hardware/`` folder."""
+    for folder in spec.resolve().parents:
+        if (folder / "hardware").is_dir():
+            return folder
+    return None
+
+
+def cell_name(spec: Path) -> str:
+    """``matrices/rocm/glm5-async.yaml`` -> ``rocm/glm5-async``."""
+    root = matrices_root(spec)
+    path = spec.resolve().with_suffix("")
+    return path.relative_to(root).as_posix() if root else path.name
+
+
+def hardware_profile(name: str, spec: Path, where: Location) -> Path:
+    folders = [root / "hardware" for root in (matrices_root(spec), BUNDLED_MATRICES) if root]
+    return _one_of(name, folders, "hardware profile", "hardware", where)
+
+
+def model_preset(name: str, where: Location) -> Path:
+    return _one_of(name, [PRESETS], "model preset", "model.type", where)
+
+
+def _one_of(name: str, folders: list[Path], what: str, key: str, where: Location) -> Path:
+    for folder in folders:
+        if (folder / f"{name}.yaml").is_file():
+            return folder / f"{name}.yaml"
+    known = sorted({p.stem for folder in folders for p in folder.glob("*.yaml")})
+    raise SpecError.one(
+        "unknown-name",
+        f"no {what} named {name!r} (known: {', '.join(known)})",
+        key=key,
+        at=[where],
+        hint=did_you_mean(name, known) or f"add {folders[0] / (name + '.yaml')}",
+    )

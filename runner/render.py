@@ -1,0 +1,188 @@
+"""render: cell -> launch. Pure: argv lists and env dicts, nothing run.
+
+The launch is what miles' ``execute_train`` would do for the test: prepare
+steps, a Ray head, one job submission whose entrypoint is
+``python3 <miles>/<train script> MODEL_ARGS... <test flags>``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from runner import shell
+from runner.pipeline import Cell
+from schemas import GROUPS
+from schemas.spec import ConvertFp8, ConvertTorchDist, HfDownload, Mkdir, PatchHfConfig, PrepareStep
+from schemas.values import flag_tokens
+
+Phase = Literal["prepare", "cluster", "submit"]
+MILES_ROOT_REFERENCE = "${MILES_ROOT}"
+
+
+@dataclass(frozen=True)
+class Command:
+    phase: Phase
+    name: str
+    argv: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+    skip_if: str = ""
+
+    @property
+    def shell(self) -> str:
+        return shell.line(self.argv, self.env)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The rendered launch of one cell."""
+
+    id: str
+    train_script: str
+    num_gpus_per_node: int
+    model_args: tuple[str, ...]
+    train_args: tuple[str, ...]
+    env: dict[str, str]
+    probes: dict[str, str]  # env vars decided on the node at launch: name -> shell probe
+    commands: tuple[Command, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["commands"] = [{**asdict(c), "shell": c.shell} for c in self.commands]
+        return data
+
+
+@dataclass(frozen=True)
+class Context:
+    """What render needs beyond the cell: the caller's world, passed in, never read."""
+
+    caller_env: Mapping[str, str] = field(default_factory=dict)
+    miles_root: str = MILES_ROOT_REFERENCE
+    model_args: Sequence[str] | None = None  # MODEL_ARGS read from a checkout, else the preset's
+
+
+def render(cell: Cell, context: Context = Context()) -> Launch:
+    model_args = tuple(context.model_args) if context.model_args is not None else preset_tokens(cell)
+    env, probes = runtime_env(cell, context.caller_env)
+    train_args = tuple(_train_args(cell, context.caller_env))
+    commands = (
+        *(_prepare(name, step, cell, context, model_args) for name, step in cell.spec.prepare.items()),
+        _ray_start(cell),
+        _submit(cell, context, env, model_args + train_args),
+    )
+    return Launch(
+        cell.id,
+        cell.spec.launch.script,
+        cell.spec.cluster.gpus_per_node,
+        model_args,
+        train_args,
+        env,
+        probes,
+        commands,
+    )
+
+
+def preset_tokens(cell: Cell) -> tuple[str, ...]:
+    return tuple(t for name, value in cell.preset.model_args.items() for t in flag_tokens(name, value))
+
+
+def runtime_env(cell: Cell, caller_env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """miles' default env vars in miles' order, then the test's own."""
+    conventions = cell.conventions
+    fill = {"master_addr": cell.spec.launch.master_addr, "megatron_path": conventions.megatron_path}
+    env: dict[str, str] = {}
+    probes: dict[str, str] = {}
+    for default in conventions.runtime_env:
+        if default.from_caller and default.name in caller_env:
+            env[default.name] = _secret_safe(default.name, caller_env[default.name], conventions.secrets)
+        elif default.probe:
+            env[default.name] = f"${{{default.name}}}"
+            probes[default.name] = conventions.probes[default.probe]
+        elif default.value is not None:
+            env[default.name] = default.value.format(**fill)
+    env.update(cell.spec.env)
+    return env, probes
+
+
+def _secret_safe(name: str, value: str, secrets: Sequence[str]) -> str:
+    return f"${{{name}}}" if name in secrets else value
+
+
+def _train_args(cell: Cell, caller_env: Mapping[str, str]) -> Iterator[str]:
+    for group in GROUPS:
+        if group == "perf" and "WANDB_API_KEY" in caller_env:
+            yield from _wandb_args(cell)  # upstream inserts them between grpo and perf
+        for name, value in getattr(cell.spec.args, group).items():
+            yield from flag_tokens(name, value)
+
+
+def _wandb_args(cell: Cell) -> list[str]:
+    project = cell.spec.wandb.project or "miles-" + cell.id.rsplit("/", 1)[-1]
+    group = cell.id.replace("/", "-")
+    return [token.format(project=project, group=group) if "{" in token and "${" not in token else token
+            for token in cell.conventions.wandb_flags]
+
+
+def _prepare(name: str, step: PrepareStep, cell: Cell, context: Context, model_args: tuple[str, ...]) -> Command:
+    python = cell.conventions.python
+    root = context.miles_root
+    match step:
+        case Mkdir():
+            return Command("prepare", name, ("mkdir", "-p", *step.paths))
+        case HfDownload():
+            kind = ("--repo-type", "dataset") if step.repo_type == "dataset" else ()
+            argv = ("hf", "download", *kind, step.repo, "--local-dir", step.local_dir)
+            return Command("prepare", name, argv, skip_if=f"{step.local_dir} exists")
+        case PatchHfConfig():
+            argv = (python, "-m", "runner.patch_hf_config", step.config, "--set", json.dumps(step.set))
+            if step.unless:
+                argv += ("--unless", json.dumps(step.unless))
+            if step.copy_rope_theta:
+                argv += ("--copy-rope-theta",)
+            return Command("prepare", name, argv, skip_if=f"{step.config} is absent or already patched")
+        case ConvertTorchDist():
+            parallel = [t for flag, value in step.parallel.items() for t in flag_tokens(flag, value)]
+            argv = ("torchrun", "--nproc-per-node", str(step.nproc_per_node),
+                    f"{root}/tools/convert_hf_to_torch_dist.py", *model_args,
+                    "--hf-checkpoint", step.hf_checkpoint, "--save", step.save, *parallel)
+            marker = f"{step.save}/latest_checkpointed_iteration.txt"
+            return Command("prepare", name, argv, {"PYTHONPATH": cell.conventions.megatron_path},
+                           skip_if=f"{marker} says release")
+        case ConvertFp8():
+            extra = [t for flag, value in step.extra.items() for t in flag_tokens(flag, value)]
+            argv = (python, f"{root}/tools/convert_hf_to_fp8.py",
+                    "--model-dir", step.model_dir, "--save-dir", step.save_dir, *extra)
+            return Command("prepare", name, argv, skip_if=f"{step.save_dir} exists")
+
+
+def _ray_start(cell: Cell) -> Command:
+    argv = ("ray", "start", "--head", "--node-ip-address", cell.spec.launch.master_addr,
+            "--num-gpus", str(cell.spec.cluster.gpus_per_node), *cell.conventions.ray_start)
+    return Command("cluster", "ray-head", argv)
+
+
+def _submit(cell: Cell, context: Context, env: dict[str, str], entry_args: tuple[str, ...]) -> Command:
+    address = f"http://{cell.spec.launch.master_addr}:{cell.conventions.ray_dashboard_port}"
+    runtime_env = json.dumps({"env_vars": env})
+    argv = ("ray", "job", "submit", f"--address={address}", f"--runtime-env-json={runtime_env}", "--",
+            cell.conventions.python, f"{context.miles_root}/{cell.spec.launch.script}", *entry_args)
+    return Command("submit", "train", argv)
+
+
+def to_shell(launch: Launch, source: str) -> str:
+    """The launch as a bash script a person could run; ``bash -n`` accepts it."""
+    everything = [t for c in launch.commands for t in (*c.argv, *c.env.values())]
+    needed = dict.fromkeys(name for token in everything for name in shell.references(token))
+    lines = [
+        "#!/usr/bin/env bash",
+        f"# {launch.id}: rendered by run-matrix from {source}; nothing was run.",
+        "set -euo pipefail",
+    ]
+    lines += [f': "${{{name}:?set {name}}}"' for name in needed if name not in launch.probes]
+    lines += [f'export {name}="${{{name}:-$({probe})}}"' for name, probe in launch.probes.items()]
+    for command in launch.commands:
+        note = f" (skipped when {command.skip_if})" if command.skip_if else ""
+        lines += ["", f"# {command.phase}: {command.name}{note}", command.shell]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,187 @@
+"""resolve: evaluate ``${...}`` references and arithmetic, safely.
+
+``${cluster.gpus_per_node // 2}`` is evaluated by simpleeval (never ``eval``):
+names are the spec's top-level keys plus a few derived facts (``profile``, the
+hardware profile; ``visible_devices``, ``"0,1,...,N-1"`` for N GPUs per node).
+A reference whose whole text is a dotted key may use hyphens
+(``${args.perf.tensor-model-parallel-size}``); inside arithmetic, index instead
+(``${args.perf['tensor-model-parallel-size'] * 2}``). ``$${`` writes a literal
+``${`` (for shell references such as ``$${WANDB_API_KEY}``).
+
+A value that is exactly one ``${...}`` keeps the type of its result; a
+reference inside longer text is formatted into it. Cycles are errors naming
+the chain.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import simpleeval
+
+from runner.compose import Composed, Step
+from runner.errors import Location, SpecError, did_you_mean
+from runner.load import Key, dotted
+
+_REFERENCE = re.compile(r"\$(\$?)\{([^{}]*)\}")
+_DOTTED = re.compile(r"^\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*$")
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "min": min,
+    "max": max,
+    "int": int,
+    "str": str,
+    "len": len,
+}
+
+Derived = Mapping[str, Callable[["Resolver"], Any]]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    data: dict[str, Any]
+    composed: Composed
+
+
+def resolve(composed: Composed, derived: Derived) -> Resolved:
+    """Evaluate every ``${...}`` of ``composed``; record each evaluation as a step."""
+    resolver = Resolver(composed, derived)
+    data = resolver.resolve_tree(composed.data, ())
+    return Resolved(data, resolver.composed)
+
+
+class Resolver:
+    def __init__(self, composed: Composed, derived: Derived) -> None:
+        self.composed = composed
+        self.derived = derived
+        self.done: dict[Key, Any] = {}
+        self.stack: list[Key] = []
+
+    def resolve_tree(self, node: dict[str, Any], prefix: Key) -> dict[str, Any]:
+        return {
+            name: self.resolve_tree(value, (*prefix, name)) if isinstance(value, dict) else self.leaf((*prefix, name))
+            for name, value in node.items()
+        }
+
+    def lookup(self, key: Key, referrer: Key) -> Any:
+        """The resolved value at ``key``: a view for a mapping, the value for a leaf."""
+        node: Any = self.composed.data
+        for depth, name in enumerate(key):
+            if not isinstance(node, dict) or name not in node:
+                siblings = node if isinstance(node, dict) else {}
+                raise self.error(
+                    referrer,
+                    f"refers to {dotted(key)!r}, which is not set",
+                    did_you_mean(name, siblings) if depth else did_you_mean(name, [*siblings, *self.derived]),
+                )
+            node = node[name]
+        return _View(self, key, referrer) if isinstance(node, dict) else self.leaf(key)
+
+    def leaf(self, key: Key) -> Any:
+        if key in self.done:
+            return self.done[key]
+        if key in self.stack:
+            cycle = self.stack[self.stack.index(key) :] + [key]
+            chain = " -> ".join(f"{dotted(k)} ({self.composed.location(k)})" for k in cycle)
+            raise self.error(key, f"references form a cycle: {chain}", "break the cycle with a literal value.")
+        self.stack.append(key)
+        try:
+            raw = self.composed.data
+            for name in key:
+                raw = raw[name]
+            value = self.evaluate(raw, key)
+        finally:
+            self.stack.pop()
+        if _has_reference(raw):
+            self.record(key, raw, value)
+        self.done[key] = value
+        return value
+
+    def evaluate(self, raw: Any, key: Key) -> Any:
+        if isinstance(raw, list):
+            return [self.evaluate(item, key) for item in raw]
+        if not isinstance(raw, str) or "$" not in raw:
+            return raw
+        whole = _REFERENCE.fullmatch(raw)
+        if whole and not whole.group(1):
+            return self.expression(whole.group(2), key)
+
+        def substitute(match: re.Match[str]) -> str:
+            if match.group(1):  # $${...}: a literal ${...}
+                return "${" + match.group(2) + "}"
+            return str(self.expression(match.group(2), key))
+
+        return _REFERENCE.sub(substitute, raw)
+
+    def expression(self, text: str, key: Key) -> Any:
+        reference = _DOTTED.match(text)
+        if reference and "-" in reference.group(1):
+            return _plain(self.lookup(tuple(reference.group(1).split(".")), key))
+        evaluator = simpleeval.SimpleEval(functions=_FUNCTIONS, names=lambda node: self.name(node, key))
+        try:
+            return _plain(evaluator.eval(text))
+        except SpecError:
+            raise
+        except simpleeval.InvalidExpression as exc:
+            raise self.error(key, f"cannot evaluate ${{{text}}}: {exc}") from None
+        except (SyntaxError, ArithmeticError, TypeError, ValueError) as exc:
+            raise self.error(key, f"cannot evaluate ${{{text}}}: {type(exc).__name__}: {exc}") from None
+
+    def name(self, node: ast.Name, referrer: Key) -> Any:
+        if node.id in self.composed.data:
+            return self.lookup((node.id,), referrer)
+        if node.id in self.derived:
+            return self.derived[node.id](self)
+        raise self.error(
+            referrer,
+            f"refers to {node.id!r}, which is not set",
+            did_you_mean(node.id, [*self.composed.data, *self.derived]),
+        )
+
+    def record(self, key: Key, raw: Any, value: Any) -> None:
+        steps = self.composed.provenance.get(key, ())
+        where = steps[-1].location if steps else Location(self.composed.path)
+        self.composed.provenance[key] = (*steps, Step(where, "resolve", _Evaluated(raw, value)))
+
+    def error(self, key: Key, message: str, hint: str = "") -> SpecError:
+        return SpecError.one("reference", message, key=dotted(key), at=[self.composed.location(key)], hint=hint)
+
+
+@dataclass(frozen=True)
+class _Evaluated:
+    expression: Any
+    value: Any
+
+    def __str__(self) -> str:
+        return f"{self.expression} = {self.value}"
+
+
+class _View:
+    """A mapping of the spec as seen from an expression: ``cluster.gpus_per_node``."""
+
+    def __init__(self, resolver: Resolver, key: Key, referrer: Key) -> None:
+        self._resolver, self._key, self._referrer = resolver, key, referrer
+
+    def __getattr__(self, name: str) -> Any:
+        return self._resolver.lookup((*self._key, name), self._referrer)
+
+    __getitem__ = __getattr__
+
+    def unwrap(self) -> dict[str, Any]:
+        node: Any = self._resolver.composed.data
+        for name in self._key:
+            node = node[name]
+        return self._resolver.resolve_tree(node, self._key)
+
+
+def _has_reference(raw: Any) -> bool:
+    if isinstance(raw, list):
+        return any(_has_reference(item) for item in raw)
+    return isinstance(raw, str) and "${" in raw
+
+
+def _plain(value: Any) -> Any:
+    return value.unwrap() if isinstance(value, _View) else value

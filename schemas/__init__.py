@@ -1,0 +1,13 @@
+"""The pydantic models of run-matrix's YAML files, and their JSON Schema.
+
+``Spec`` is a resolved spec (one cell); ``HardwareProfile`` a file of
+``matrices/hardware/``; ``ModelPreset`` a file of ``miles/models/``;
+``LaunchConventions`` is ``miles/launch.yaml``.
+"""
+
+from schemas.conventions import LaunchConventions
+from schemas.hardware import HardwareProfile
+from schemas.preset import ModelPreset
+from schemas.spec import GROUPS, Args, Group, Spec
+
+__all__ = ["GROUPS", "Args", "Group", "HardwareProfile", "LaunchConventions", "ModelPreset", "Spec"]

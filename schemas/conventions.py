@@ -1,0 +1,27 @@
+"""How miles launches a test (``execute_train``), as data: miles/launch.yaml."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from schemas.values import Model
+
+
+class EnvDefault(Model):
+    """One runtime env var that miles sets before the test's own."""
+
+    name: str
+    value: str | None = Field(default=None, description="{master_addr} is replaced")
+    from_caller: bool = Field(default=False, description="the caller's value wins when set")
+    probe: str | None = Field(default=None, description="else decided on the node by this probe (see probes)")
+
+
+class LaunchConventions(Model):
+    python: str = "python3"
+    megatron_path: str
+    runtime_env: list[EnvDefault]
+    probes: dict[str, str] = Field(description="shell commands that print a value, run on the node at launch")
+    ray_dashboard_port: int = 8265
+    ray_start: list[str] = Field(description="arguments of `ray start` after --num-gpus")
+    secrets: list[str] = Field(description="env vars rendered only as ${NAME} references")
+    wandb_flags: list[str] = Field(description="flags added when WANDB_API_KEY is set; {project} {group} replaced")

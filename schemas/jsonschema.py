@@ -1,0 +1,42 @@
+"""JSON Schema of the YAML files, generated from the models.
+
+A file may be a fragment (an overlay sets a few keys), so nothing is required;
+``extends:`` and ``why:`` are allowed at the top; ``!delete`` is a custom tag
+editors are told about in README.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemas.hardware import HardwareProfile
+from schemas.preset import ModelPreset
+from schemas.spec import Spec
+
+MODELS = {"spec": Spec, "hardware": HardwareProfile, "preset": ModelPreset}
+_COMPOSITION = {
+    "extends": {
+        "description": "spec(s) this file extends, relative to it; later ones win",
+        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+    },
+    "why": {
+        "description": "dotted key -> the reason this file sets it",
+        "type": "object",
+        "additionalProperties": {"type": "string"},
+    },
+}
+
+
+def schema(kind: str) -> dict[str, Any]:
+    generated = MODELS[kind].model_json_schema()
+    generated["properties"] = {**_COMPOSITION, **generated["properties"]}
+    generated["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return _without_required(generated)
+
+
+def _without_required(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_required(v) for k, v in node.items() if k != "required"}
+    if isinstance(node, list):
+        return [_without_required(item) for item in node]
+    return node

@@ -1,0 +1,105 @@
+"""The resolved spec: what one cell of the matrix declares."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union, get_args
+
+from pydantic import Field, PositiveInt
+
+from schemas.values import EnvValue, Flags, FlagValue, Model
+
+Group = Literal["ckpt", "rollout", "optimizer", "grpo", "perf", "sglang", "ci", "misc"]
+GROUPS: tuple[Group, ...] = get_args(Group)
+TrainScript = Literal["train.py", "train_async.py"]
+
+
+class ModelRef(Model):
+    type: str = Field(description="Megatron model type: miles/models/<type>.yaml, scripts/models/<type>.sh")
+
+
+class Cluster(Model):
+    nodes: PositiveInt = 1
+    gpus_per_node: PositiveInt = Field(description="what `ray start --num-gpus` gets on each node")
+
+
+class Launch(Model):
+    script: TrainScript = Field(description="train.py (sync; the only one with --colocate) or train_async.py")
+    master_addr: str = "127.0.0.1"
+
+
+class Wandb(Model):
+    project: str | None = Field(default=None, description="default: miles-<spec name>")
+
+
+class Mkdir(Model):
+    kind: Literal["mkdir"]
+    paths: list[str]
+
+
+class HfDownload(Model):
+    kind: Literal["hf-download"]
+    repo: str
+    local_dir: str
+    repo_type: Literal["model", "dataset"] = "model"
+
+
+class PatchHfConfig(Model):
+    kind: Literal["patch-hf-config"]
+    config: str = Field(description="path of the HF config.json to patch")
+    set: dict[str, Any]
+    unless: dict[str, Any] = Field(default={}, description="skip when the config already has these values")
+    copy_rope_theta: bool = Field(default=False, description="copy rope_parameters.rope_theta to rope_theta")
+
+
+class ConvertTorchDist(Model):
+    kind: Literal["convert-torch-dist"]
+    hf_checkpoint: str
+    save: str
+    nproc_per_node: PositiveInt = 4
+    parallel: Flags = {}
+
+
+class ConvertFp8(Model):
+    kind: Literal["convert-fp8"]
+    model_dir: str
+    save_dir: str
+    extra: Flags = {}
+
+
+PrepareStep = Annotated[
+    Union[Mkdir, HfDownload, PatchHfConfig, ConvertTorchDist, ConvertFp8],
+    Field(discriminator="kind"),
+]
+
+
+class Args(Model):
+    """miles flags without the leading --, grouped as the upstream tests group them."""
+
+    ckpt: Flags = {}
+    rollout: Flags = {}
+    optimizer: Flags = {}
+    grpo: Flags = {}
+    perf: Flags = {}
+    sglang: Flags = {}
+    ci: Flags = {}
+    misc: Flags = {}
+
+    def groups(self) -> list[tuple[Group, dict[str, Any]]]:
+        return [(group, getattr(self, group)) for group in GROUPS]
+
+    def flags(self) -> dict[str, FlagValue]:
+        """Every flag of every group (a flag lives in exactly one group)."""
+        return {name: value for _, flags in self.groups() for name, value in flags.items()}
+
+
+class Spec(Model):
+    description: str = ""
+    hardware: str = Field(description="name of a profile in matrices/hardware/")
+    model: ModelRef
+    cluster: Cluster
+    launch: Launch
+    vars: dict[str, Any] = Field(default={}, description="free values for ${...} references")
+    prepare: dict[str, PrepareStep] = Field(default={}, description="run in this order; each skipped when done")
+    args: Args = Args()
+    env: dict[str, EnvValue] = Field(default={}, description="the test's own runtime env vars")
+    wandb: Wandb = Wandb()

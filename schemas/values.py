@@ -1,0 +1,69 @@
+"""Value types shared by the spec, the model presets and the hardware profiles."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, PlainValidator, WithJsonSchema
+
+_FLAG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+_SCALAR_SCHEMA: dict[str, Any] = {"type": ["boolean", "integer", "number", "string"]}
+
+
+class Model(BaseModel):
+    """Frozen, closed: an unknown key is an error, never silently ignored."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _flag_value(value: Any) -> Any:
+    # Keep the object as it is: floats remember how they were written.
+    if value is None:
+        raise ValueError("has no value: write true for a switch, or false / !delete to leave it out")
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, list) and all(
+        isinstance(item, (int, float, str)) and not isinstance(item, bool) for item in value
+    ):
+        return value
+    raise ValueError(
+        f"expected true/false, a number, a string or a list of them, got {type(value).__name__}"
+    )
+
+
+def _flag_name(name: Any) -> str:
+    if not isinstance(name, str) or not _FLAG_NAME.match(name):
+        raise ValueError(
+            f"{name!r} is not a flag name: write it without the leading --, e.g. 'tensor-model-parallel-size'"
+        )
+    return name
+
+
+def _env_value(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError(
+            f"environment values are text; {value!r} reads as {type(value).__name__}: quote it"
+        )
+    return str(value)
+
+
+FlagValue = Annotated[
+    Any,
+    PlainValidator(_flag_value),
+    WithJsonSchema({"anyOf": [_SCALAR_SCHEMA, {"type": "array", "items": _SCALAR_SCHEMA}]}),
+]
+FlagName = Annotated[str, PlainValidator(_flag_name), WithJsonSchema({"type": "string", "pattern": _FLAG_NAME.pattern})]
+EnvValue = Annotated[str, PlainValidator(_env_value), WithJsonSchema({"type": ["string", "integer", "number"]})]
+Flags = dict[FlagName, FlagValue]
+
+
+def flag_tokens(name: str, value: Any) -> list[str]:
+    """The argv tokens of one flag: ``true`` -> ``--name``; ``false`` -> nothing."""
+    if value is False:
+        return []
+    if value is True:
+        return [f"--{name}"]
+    if isinstance(value, list):
+        return [f"--{name}", *(str(item) for item in value)]
+    return [f"--{name}", str(value)]

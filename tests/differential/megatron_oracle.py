@@ -1,0 +1,248 @@
+"""Host-side client for the Megatron oracle (tools/oracles/megatron/worker.py).
+
+Usable from the project's own venv: it imports neither torch nor megatron. One
+worker process per platform, started on first use and stopped on close():
+
+    with MegatronOracle() as oracle:
+        verdict = oracle.check("h200", 8, GLM5_MODEL_ARGS + ["--tensor-model-parallel-size", "4", ...])
+        verdict["accepted"], verdict["stage"], verdict["error"], verdict["derived"]
+
+A verdict is the worker's reply: {"id", "accepted", "stage", "error_type",
+"error", "where", "derived", "warnings", "elapsed_s"}; "stage" is None when
+accepted, else one of STAGES (the first stage of miles' start-up that rejects).
+
+The oracle venv is built by tools/oracles/megatron/build.sh into
+<repo>/.oracles/megatron; RUN_MATRIX_MEGATRON_ORACLE_PYTHON overrides its python.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+WORKER = REPO_ROOT / "tools" / "oracles" / "megatron" / "worker.py"
+DEFAULT_PYTHON = REPO_ROOT / ".oracles" / "megatron" / "bin" / "python"
+PYTHON_ENV = "RUN_MATRIX_MEGATRON_ORACLE_PYTHON"
+
+PLATFORMS = ("h100", "h200", "b200", "mi300x", "mi355x")
+STAGES = ("parse", "validate_args", "initialize_model_parallel", "batch", "transformer_config")
+
+# MODEL_ARGS of miles' scripts/models/glm5-744B-A40B_4layer.sh, in order.
+GLM5_MODEL_ARGS: tuple[str, ...] = (
+    "--spec", "miles_plugins.models.glm5.glm5", "get_glm5_spec",
+    "--moe-layer-freq", "[0]*3+[1]*1",
+    "--num-experts", "256",
+    "--moe-shared-expert-intermediate-size", "2048",
+    "--moe-router-topk", "8",
+    "--moe-grouped-gemm",
+    "--moe-permute-fusion",
+    "--moe-ffn-hidden-size", "2048",
+    "--moe-router-score-function", "sigmoid",
+    "--moe-router-pre-softmax",
+    "--moe-router-enable-expert-bias",
+    "--moe-router-bias-update-rate", "0",
+    "--moe-router-load-balancing-type", "seq_aux_loss",
+    "--moe-router-topk-scaling-factor", "2.5",
+    "--moe-aux-loss-coeff", "0",
+    "--moe-router-dtype", "fp32",
+    "--make-vocab-size-divisible-by", "16",
+    "--num-layers", "4",
+    "--hidden-size", "6144",
+    "--ffn-hidden-size", "12288",
+    "--num-attention-heads", "64",
+    "--disable-bias-linear",
+    "--swiglu",
+    "--untie-embeddings-and-output-weights",
+    "--position-embedding-type", "rope",
+    "--no-position-embedding",
+    "--normalization", "RMSNorm",
+    "--qk-layernorm",
+    "--multi-latent-attention",
+    "--q-lora-rank", "2048",
+    "--kv-lora-rank", "512",
+    "--qk-head-dim", "192",
+    "--v-head-dim", "256",
+    "--kv-channels", "192",
+    "--qk-pos-emb-head-dim", "64",
+    "--vocab-size", "154880",
+    "--rotary-base", "1000000",
+    "--enable-experimental",
+)
+
+
+class OracleError(RuntimeError):
+    """The oracle itself failed (worker missing, crashed, timed out, bad reply)."""
+
+
+def _python_path() -> Path:
+    override = os.environ.get(PYTHON_ENV)
+    return Path(override) if override else DEFAULT_PYTHON
+
+
+class _Worker:
+    def __init__(self, python: Path, platform: str, start_timeout: float, log_path: Path | None):
+        cmd = [str(python), "-u", str(WORKER), "--platform", platform]
+        env = dict(os.environ)
+        env.setdefault("PYTHONWARNINGS", "ignore")
+        self._log = open(log_path, "ab") if log_path else None
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log if self._log else subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+            env=env,
+            cwd=str(REPO_ROOT),
+        )
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.platform = platform
+        banner = self._next(start_timeout)
+        if not banner.get("ready"):
+            self.close()
+            raise OracleError(f"megatron oracle worker for {platform}: bad banner {banner!r}")
+        self.banner = banner
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _next(self, timeout: float) -> dict[str, Any]:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            self.close()
+            raise OracleError(f"megatron oracle worker for {self.platform}: no reply in {timeout} s") from None
+        if line is None:
+            rc = self.proc.wait()
+            raise OracleError(f"megatron oracle worker for {self.platform} exited (rc={rc})")
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError as e:
+            raise OracleError(f"megatron oracle worker for {self.platform}: bad line {line!r}") from e
+
+    def request(self, req: Mapping[str, Any], timeout: float) -> dict[str, Any]:
+        if self.proc.poll() is not None:
+            raise OracleError(f"megatron oracle worker for {self.platform} is not running")
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps(req) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as e:
+            raise OracleError(f"megatron oracle worker for {self.platform}: {e}") from e
+        reply = self._next(timeout)
+        if reply.get("id") != req.get("id"):
+            raise OracleError(f"megatron oracle: reply {reply.get('id')!r} for request {req.get('id')!r}")
+        return reply
+
+    def close(self) -> None:
+        proc = self.proc
+        if proc.poll() is None:
+            try:
+                if proc.stdin:
+                    proc.stdin.close()
+                proc.wait(timeout=5)
+            except (subprocess.TimeoutExpired, OSError):
+                proc.terminate()
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        if self._log:
+            self._log.close()
+            self._log = None
+
+
+class MegatronOracle:
+    """Asks the real Megatron whether a miles actor configuration gets through
+    start-up. One lazily started worker per platform; close() (or leaving the
+    context manager) stops the workers this instance started and nothing else."""
+
+    def __init__(
+        self,
+        python: str | os.PathLike[str] | None = None,
+        *,
+        start_timeout: float = 180.0,
+        check_timeout: float = 60.0,
+        log_path: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.python = Path(python) if python else _python_path()
+        self.start_timeout = start_timeout
+        self.check_timeout = check_timeout
+        self.log_path = Path(log_path) if log_path else None
+        self._workers: dict[str, _Worker] = {}
+        self._counter = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def available(cls) -> bool:
+        """True when the oracle venv's python and the worker script exist."""
+        py = _python_path()
+        return WORKER.is_file() and py.exists() and os.access(py, os.X_OK)
+
+    @classmethod
+    def unavailable_reason(cls) -> str:
+        py = _python_path()
+        if not WORKER.is_file():
+            return f"megatron oracle worker missing: {WORKER}"
+        return (f"megatron oracle venv missing ({py} not found); build it with "
+                f"tools/oracles/megatron/build.sh, or set {PYTHON_ENV}")
+
+    def __enter__(self) -> "MegatronOracle":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def worker_info(self, platform: str) -> dict[str, Any]:
+        """The worker's banner (versions, compute capability, TE version presented)."""
+        return dict(self._worker(platform).banner)
+
+    def _worker(self, platform: str) -> _Worker:
+        if platform not in PLATFORMS:
+            raise ValueError(f"unknown platform {platform!r}; expected one of {PLATFORMS}")
+        w = self._workers.get(platform)
+        if w is None or w.proc.poll() is not None:
+            if not self.python.exists():
+                raise OracleError(self.unavailable_reason())
+            w = _Worker(self.python, platform, self.start_timeout, self.log_path)
+            self._workers[platform] = w
+        return w
+
+    def check(
+        self,
+        platform: str,
+        world_size: int,
+        argv: Sequence[str],
+        env: Mapping[str, str | None] | None = None,
+    ) -> dict[str, Any]:
+        """One verdict. argv: Megatron flags (MODEL_ARGS plus the actor's
+        parallelism/batch/optimizer flags; no miles-only flags). env: variables
+        to set (None unsets) on top of miles' CUDA_DEVICE_MAX_CONNECTIONS=1."""
+        with self._lock:
+            self._counter += 1
+            req: dict[str, Any] = {
+                "id": f"{platform}-{self._counter}",
+                "world_size": int(world_size),
+                "argv": [str(a) for a in argv],
+            }
+            if env:
+                req["env"] = dict(env)
+            return self._worker(platform).request(req, self.check_timeout)
+
+    def close(self) -> None:
+        with self._lock:
+            workers, self._workers = self._workers, {}
+        for w in workers.values():
+            w.close()

@@ -1,0 +1,444 @@
+"""Ask the real SGLang 0.5.10 whether it accepts an engine's arguments, as on a given GPU.
+
+Run with the oracle venv's interpreter (see build.sh)::
+
+    .oracles/sglang/bin/python tools/oracles/sglang/worker.py --platform mi355x
+
+Protocol: one JSON object per line on stdin, ``{"id": ..., "args": {...ServerArgs kwargs...}}``;
+one JSON object per line on stdout, ``{"id", "accepted", "error_type", "error", "resolved",
+"warnings"}``. Everything else (SGLang's logging, prints) goes to stderr.
+
+What one check does is what an SGLang engine does before it spawns anything:
+``ServerArgs(**kwargs)`` (all of ``__post_init__``'s adjustments and checks), then
+``check_server_args()``. The worker adds what miles adds (``model_path``, ``trust_remote_code``,
+``skip_server_warmup``, ``gpu_id_step=1``) and, as miles' argparse does, rejects a value outside
+an option's ``choices``.
+
+SGLang decides its platform once, at import (``is_cuda``/``is_hip``/``is_sm100_supported`` are
+``lru_cache``d), so the platform is presented *before* ``import sglang`` and a process serves one
+platform only. Nothing here runs a kernel: the kernel packages imported on the way are stubs that
+raise when called.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import stat
+import sys
+import tempfile
+import time
+import traceback
+import types
+from dataclasses import dataclass
+from importlib.abc import Loader, MetaPathFinder
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+from typing import Any, Iterator
+
+GIB = 1024**3
+
+
+@dataclass(frozen=True)
+class Platform:
+    name: str  # what torch.cuda.get_device_name() says
+    capability: tuple[int, int]
+    memory_mib: int  # what nvidia-smi / rocminfo report per GPU, in MiB
+    sm_count: int
+    gcn_arch: str | None = None  # ROCm only; its presence makes the platform HIP
+
+    @property
+    def is_rocm(self) -> bool:
+        return self.gcn_arch is not None
+
+
+# Memory as the vendor tools print it for the real parts (MiB).
+PLATFORMS: dict[str, Platform] = {
+    "h100": Platform("NVIDIA H100 80GB HBM3", (9, 0), 81559, 132),
+    "h200": Platform("NVIDIA H200", (9, 0), 143771, 132),
+    "b200": Platform("NVIDIA B200", (10, 0), 183359, 148),
+    "mi300x": Platform("AMD Instinct MI300X", (9, 4), 196592, 304, "gfx942:sramecc+:xnack-"),
+    "mi355x": Platform("AMD Instinct MI355X", (9, 5), 294896, 256, "gfx950:sramecc+:xnack-"),
+}
+DEVICE_COUNT = 8
+NVIDIA_DRIVER = "580.95.05"
+HIP_VERSION = "7.0.51831"
+
+# What miles always passes to an engine (miles/backends/sglang_utils/sglang_engine.py).
+MILES_FIXED_ARGS = {"trust_remote_code": True, "skip_server_warmup": True, "gpu_id_step": 1}
+
+RESOLVED_FIELDS = (
+    "tp_size",
+    "dp_size",
+    "ep_size",
+    "pp_size",
+    "enable_dp_attention",
+    "enable_dp_lm_head",
+    "page_size",
+    "chunked_prefill_size",
+    "attention_backend",
+    "nsa_prefill_backend",
+    "nsa_decode_backend",
+    "moe_a2a_backend",
+    "moe_dense_tp_size",
+    "disable_custom_all_reduce",
+    "kv_cache_dtype",
+    "nnodes",
+)
+
+# A 4-layer GLM-5 (Pinaster/GLM-5_4layer): the shape miles' GLM-5 tests serve.
+GLM5_CONFIG: dict[str, Any] = {
+    "architectures": ["GlmMoeDsaForCausalLM"],
+    "model_type": "glm_moe_dsa",
+    "vocab_size": 154880,
+    "hidden_size": 6144,
+    "intermediate_size": 12288,
+    "moe_intermediate_size": 2048,
+    "num_hidden_layers": 4,
+    "mlp_layer_types": ["dense", "dense", "dense", "sparse"],
+    "num_attention_heads": 64,
+    "num_key_value_heads": 64,
+    "n_shared_experts": 1,
+    "n_routed_experts": 256,
+    "num_experts_per_tok": 8,
+    "routed_scaling_factor": 2.5,
+    "n_group": 1,
+    "topk_group": 1,
+    "norm_topk_prob": True,
+    "q_lora_rank": 2048,
+    "kv_lora_rank": 512,
+    "qk_rope_head_dim": 64,
+    "qk_nope_head_dim": 192,
+    "v_head_dim": 256,
+    "index_topk": 2048,
+    "index_head_dim": 128,
+    "index_n_heads": 32,
+    "hidden_act": "silu",
+    "max_position_embeddings": 202752,
+    "rms_norm_eps": 1e-05,
+    "rope_parameters": {"rope_type": "default", "rope_theta": 1000000},
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "bos_token_id": 0,
+    "eos_token_id": 1,
+}
+
+# Kernel packages that SGLang imports at module level on a GPU platform. They cannot load
+# without a driver; argument handling never calls into them.
+STUBBED_PACKAGES = ("sgl_kernel",)
+
+log = logging.getLogger("sglang_oracle")
+
+
+# --------------------------------------------------------------------------- platform
+
+
+def fake_tools(bin_dir: Path, platform: Platform) -> None:
+    """Put `nvidia-smi` / `rocminfo` on PATH printing what the real ones print, so that
+    SGLang's own parsing of them runs."""
+    if platform.is_rocm:
+        arch = platform.gcn_arch.split(":")[0]
+        kb = platform.memory_mib * 1024
+        agent = (
+            f"  Name:                    {arch}\n"
+            "  Pool Info:\n"
+            "    Pool 1\n"
+            "      Segment:                 GLOBAL; FLAGS: COARSE GRAINED\n"
+            f"      Size:                    {kb}({kb:#x}) KB\n"
+        )
+        body = "cat <<'EOF'\n" + agent * DEVICE_COUNT + "EOF\n"
+        write_script(bin_dir / "rocminfo", body)
+    else:
+        cap = "%d.%d" % platform.capability
+        body = (
+            'case "$*" in\n'
+            f'  *memory.total*) for i in $(seq {DEVICE_COUNT}); do echo {platform.memory_mib}; done ;;\n'
+            f'  *compute_cap*) for i in $(seq {DEVICE_COUNT}); do echo {cap}; done ;;\n'
+            f'  *driver_version*) for i in $(seq {DEVICE_COUNT}); do echo {NVIDIA_DRIVER}; done ;;\n'
+            '  *) echo "fake nvidia-smi (sglang oracle): $*" >&2; exit 1 ;;\n'
+            "esac\n"
+        )
+        write_script(bin_dir / "nvidia-smi", body)
+    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def write_script(path: Path, body: str) -> None:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+def present_platform(platform: Platform) -> None:
+    """Make torch report `platform` (8 GPUs). Must run before `import sglang`."""
+    import torch
+
+    total = platform.memory_mib * 1024 * 1024
+    props = types.SimpleNamespace(
+        name=platform.name,
+        major=platform.capability[0],
+        minor=platform.capability[1],
+        total_memory=total,
+        multi_processor_count=platform.sm_count,
+        gcnArchName=platform.gcn_arch or "",
+        is_integrated=False,
+        is_multi_gpu_board=False,
+        warp_size=64 if platform.is_rocm else 32,
+        L2_cache_size=256 * 1024 * 1024 if platform.is_rocm else 50 * 1024 * 1024,
+        uuid="GPU-00000000-0000-0000-0000-000000000000",
+    )
+    cuda = torch.cuda
+    cuda.is_available = lambda: True
+    cuda.device_count = lambda: DEVICE_COUNT
+    cuda.get_device_capability = lambda device=None: platform.capability
+    cuda.get_device_properties = lambda device=None: props
+    cuda.get_device_name = lambda device=None: platform.name
+    cuda.mem_get_info = lambda device=None: (total, total)
+    cuda.current_device = lambda: 0
+    cuda.set_device = lambda device: None
+    cuda.synchronize = lambda device=None: None
+    cuda.get_arch_list = lambda: []
+    if platform.is_rocm:
+        torch.version.hip = HIP_VERSION
+        torch.version.cuda = None
+    elif torch.version.cuda is None:  # a CPU build of torch
+        torch.version.cuda = "12.9"
+    os.environ.setdefault("CUDA_VISIBLE_DEVICES" if not platform.is_rocm else "HIP_VISIBLE_DEVICES",
+                          ",".join(str(i) for i in range(DEVICE_COUNT)))
+
+
+class _Stub:
+    """Any attribute is another stub; calling one raises: it is import-only."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> "_Stub":
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        return _Stub(f"{self._name}.{attr}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"{self._name} is an import-only stub of the SGLang oracle")
+
+
+class _StubModule(types.ModuleType):
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        return _Stub(f"{self.__name__}.{attr}")
+
+
+class _StubFinder(MetaPathFinder, Loader):
+    def __init__(self, packages: tuple[str, ...]) -> None:
+        self.packages = packages
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
+        if fullname.split(".")[0] in self.packages:
+            return ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec: ModuleSpec) -> types.ModuleType:
+        module = _StubModule(spec.name)
+        module.__path__ = []
+        module.__version__ = "0.0.0+oracle-stub"
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        pass
+
+
+def install_stubs() -> None:
+    sys.meta_path.insert(0, _StubFinder(STUBBED_PACKAGES))
+
+
+def write_model_dir(root: Path) -> Path:
+    model = root / "GLM-5_4layer"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(GLM5_CONFIG, indent=2))
+    return model
+
+
+# --------------------------------------------------------------------------- checking
+
+
+class WarningCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage().strip())
+
+
+@contextlib.contextmanager
+def preserved_environ() -> Iterator[None]:
+    """ServerArgs writes os.environ (envs.X.set); keep each check independent."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def describe_error(exc: BaseException) -> str:
+    text = str(exc).strip()
+    if text or not isinstance(exc, AssertionError):
+        return text or type(exc).__name__
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    return f"bare assert in {frame.name}:{frame.lineno}"
+
+
+class Oracle:
+    def __init__(self, model_path: str, verbose: bool) -> None:
+        from sglang.srt import server_args as sa
+
+        self.sa = sa
+        self.model_path = model_path
+        self.choices = self._argparse_choices(sa.ServerArgs)
+        self.collector = WarningCollector()
+        sglang_logger = logging.getLogger("sglang")
+        sglang_logger.addHandler(self.collector)
+        sglang_logger.setLevel(logging.INFO if verbose else logging.WARNING)
+        sglang_logger.propagate = verbose
+        self._memoize_memory_probe()
+
+    @staticmethod
+    def _argparse_choices(server_args_cls: Any) -> dict[str, tuple[str, list[Any]]]:
+        parser = argparse.ArgumentParser(add_help=False)
+        server_args_cls.add_cli_args(parser)
+        return {
+            action.dest: (action.option_strings[0], list(action.choices))
+            for action in parser._actions
+            if action.choices is not None and action.option_strings
+        }
+
+    def _memoize_memory_probe(self) -> None:
+        """The first check runs SGLang's real probe (our fake nvidia-smi/rocminfo); the
+        value cannot change within a process, so later checks reuse it."""
+        probe = self.sa.get_device_memory_capacity
+        cache: dict[Any, Any] = {}
+
+        def memoized(device: Any = None) -> Any:
+            if device not in cache:
+                cache[device] = probe(device)
+            return cache[device]
+
+        self.sa.get_device_memory_capacity = memoized
+
+    def _check_choices(self, kwargs: dict[str, Any]) -> None:
+        for key, value in kwargs.items():
+            if key in self.choices and value is not None:
+                flag, allowed = self.choices[key]
+                values = value if isinstance(value, list) else [value]
+                for item in values:
+                    if item not in allowed:
+                        raise ArgumentChoiceError(
+                            f"argument {flag}: invalid choice: {item!r} "
+                            f"(choose from {', '.join(map(repr, allowed))})"
+                        )
+
+    def check(self, args: dict[str, Any]) -> dict[str, Any]:
+        kwargs = {**args, **MILES_FIXED_ARGS, "model_path": self.model_path}
+        self.collector.messages = []
+        with preserved_environ():
+            try:
+                self._check_choices(kwargs)
+                server_args = self.sa.ServerArgs(**kwargs)
+                server_args.check_server_args()
+            except ImportError as exc:  # the oracle venv is incomplete: no verdict
+                return {
+                    "accepted": None,
+                    "error_type": "OracleBroken",
+                    "error": f"{type(exc).__name__}: {exc}",
+                    "resolved": None,
+                    "warnings": self.collector.messages,
+                }
+            except Exception as exc:  # any other exception is SGLang refusing the arguments
+                log.debug("rejected", exc_info=True)
+                return {
+                    "accepted": False,
+                    "error_type": type(exc).__name__,
+                    "error": describe_error(exc),
+                    "resolved": None,
+                    "warnings": self.collector.messages,
+                }
+        return {
+            "accepted": True,
+            "error_type": None,
+            "error": None,
+            "resolved": {name: getattr(server_args, name) for name in RESOLVED_FIELDS},
+            "warnings": self.collector.messages,
+        }
+
+
+class ArgumentChoiceError(ValueError):
+    """What argparse would say (miles parses --sglang-* with SGLang's own choices)."""
+
+
+# --------------------------------------------------------------------------- protocol
+
+
+def serve(oracle: Oracle, lines: Any, out: Any) -> None:
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+            request_id = request.get("id")
+            args = request["args"]
+            if not isinstance(args, dict):
+                raise TypeError("'args' must be an object")
+        except Exception as exc:
+            response = {"id": None, "accepted": False, "error_type": "ProtocolError",
+                        "error": f"bad request: {exc}", "resolved": None, "warnings": []}
+        else:
+            started = time.perf_counter()
+            response = {"id": request_id, **oracle.check(args)}
+            log.debug("check %s took %.1f ms", request_id, 1000 * (time.perf_counter() - started))
+        out.write(json.dumps(response, default=str) + "\n")
+        out.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--platform", required=True, choices=sorted(PLATFORMS))
+    parser.add_argument("--verbose", action="store_true", help="SGLang's INFO logs to stderr")
+    options = parser.parse_args(argv)
+
+    # stdout carries the protocol only: keep a private handle on it, and send fd 1
+    # (anything SGLang or a library prints) to stderr.
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if options.verbose else logging.INFO,
+                        format="[sglang-oracle %(levelname)s] %(message)s")
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.pop("SGLANG_IS_IN_CI", None)  # would turn SGLang warnings into crashes
+
+    platform = PLATFORMS[options.platform]
+    with tempfile.TemporaryDirectory(prefix="sglang-oracle-") as tmp:
+        root = Path(tmp)
+        (root / "bin").mkdir()
+        fake_tools(root / "bin", platform)
+        present_platform(platform)
+        install_stubs()
+        model_path = write_model_dir(root)
+        started = time.perf_counter()
+        oracle = Oracle(str(model_path), options.verbose)
+        probe = oracle.check({})  # the default engine (tp 1) must pass, else the venv is broken
+        if not probe["accepted"]:
+            log.error("SGLang rejects a default engine on %s: %s: %s", options.platform,
+                      probe["error_type"], probe["error"])
+            return 3
+        log.info("SGLang ready as %s (%s) in %.1f s", options.platform, platform.name,
+                 time.perf_counter() - started)
+        serve(oracle, sys.stdin, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
