@@ -61,17 +61,17 @@ class Composed:
 
 
 def compose(path: Path) -> Composed:
-    return _compose(path.resolve(), ())
+    return _compose(path.resolve(), (), Location(path))
 
 
-def _compose(path: Path, stack: tuple[Path, ...]) -> Composed:
+def _compose(path: Path, stack: tuple[Path, ...], named_at: Location) -> Composed:
     if path in stack:
         chain = " -> ".join(p.name for p in (*stack[stack.index(path) :], path))
         raise SpecError.one(
             "extends-cycle",
-            f"extends: forms a cycle: {chain}",
+            f"forms a cycle: {chain}",
             key="extends",
-            at=[Location(stack[-1])],
+            at=[named_at],
             hint="a spec cannot extend itself, directly or through its bases.",
         )
     doc = load(path)
@@ -80,7 +80,7 @@ def _compose(path: Path, stack: tuple[Path, ...]) -> Composed:
     provenance: Provenance = {}
     files: list[Path] = []
     for base_path in _extends(doc):
-        base = _compose(base_path, (*stack, path))
+        base = _compose(base_path, (*stack, path), doc.location(("extends",)))
         _merge_composed(data, provenance, base)
         files += [f for f in base.files if f not in files]
     own = {k: v for k, v in doc.data.items() if k not in RESERVED}
@@ -97,7 +97,7 @@ def _extends(doc: Document) -> list[Path]:
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise SpecError.one(
             "type",
-            f"extends: expected a path or a list of paths, got {raw!r}",
+            f"expected a path or a list of paths, got {raw!r}",
             key="extends",
             at=[where],
         )
@@ -106,7 +106,7 @@ def _extends(doc: Document) -> list[Path]:
         if not base.is_file():
             raise SpecError.one(
                 "missing-file",
-                f"extends: {name!r} does not exist (looked for {base})",
+                f"{name!r} does not exist (looked for {base})",
                 key="extends",
                 at=[where],
                 hint="paths in extends: are relative to the file that names them.",

@@ -31,7 +31,14 @@ DEFAULT_PYTHON = REPO_ROOT / ".oracles" / "megatron" / "bin" / "python"
 PYTHON_ENV = "RUN_MATRIX_MEGATRON_ORACLE_PYTHON"
 
 PLATFORMS = ("h100", "h200", "b200", "mi300x", "mi355x")
-STAGES = ("parse", "validate_args", "initialize_model_parallel", "batch", "transformer_config")
+STAGES = (
+    "parse",
+    "validate_args",
+    "initialize_model_parallel",
+    "batch",
+    "transformer_config",
+    "optimizer_config",
+)
 
 # MODEL_ARGS of miles' scripts/models/glm5-744B-A40B_4layer.sh, in order.
 GLM5_MODEL_ARGS: tuple[str, ...] = (

@@ -15,7 +15,7 @@ Reply on stdout, one per request, in order:
 
     {"id": "x", "accepted": true|false,
      "stage": null|"parse"|"validate_args"|"initialize_model_parallel"|"batch"|
-              "transformer_config",
+              "transformer_config"|"optimizer_config",
      "error_type": str|null, "error": str|null, "where": "file.py:LINE"|null,
      "derived": {"dp", "tp", "pp", "cp", "ep", "etp", "expert_dp"}|null,
      "warnings": [str, ...]}
@@ -39,6 +39,8 @@ miles/backends/megatron_utils/initialize.py init):
                            (micro batch x DP))
   5. transformer_config    core_transformer_config_from_args (MLATransformerConfig
                            for --multi-latent-attention)
+  6. optimizer_config      OptimizerConfig from the args, as miles' model.py builds
+                           it (e.g. --use-precision-aware-optimizer needs adam)
 
 The platform (GPU compute capability, Transformer Engine version, ROCm or CUDA
 torch) is presented before megatron is imported, since some checks read it.
@@ -57,6 +59,8 @@ import time
 import traceback
 import types
 import warnings
+
+from packaging.version import Version
 
 # ---------------------------------------------------------------------------
 # Platforms. Compute capability as torch reports it; the Transformer Engine
@@ -97,7 +101,8 @@ MILES_DEFAULT_RESETS = {
     "--padded-vocab-size": None,
 }
 
-STAGES = ("parse", "validate_args", "initialize_model_parallel", "batch", "transformer_config")
+STAGES = ("parse", "validate_args", "initialize_model_parallel", "batch", "transformer_config",
+          "optimizer_config")
 
 log = logging.getLogger("megatron-oracle")
 
@@ -219,31 +224,79 @@ def present_platform(platform, te_version):
     return spec
 
 
+def _te_stub(name):
+    def f(*a, **k):
+        raise RuntimeError(f"{name} is a Transformer Engine stub in the oracle")
+    f.__name__ = name
+    return f
+
+
+# (minimum TE version, module, names): functions Megatron takes from Transformer
+# Engine at import time and whose mere presence (not None) some config checks
+# test: --moe-permute-fusion (TE >= 2.1), RoPE fusion for non-MLA models (TE >= 1.4).
+_TE_FUNCTIONS = (
+    ("2.1.0", "megatron.core.transformer.moe.moe_utils",
+     ("fused_permute", "fused_permute_with_probs", "fused_sort_chunks_by_index",
+      "fused_sort_chunks_by_index_with_probs", "fused_unpermute")),
+    ("2.1.0", "megatron.core.extensions.transformer_engine",
+     ("fused_permute", "fused_permute_with_probs", "fused_sort_chunks_by_index",
+      "fused_sort_chunks_by_index_with_probs", "fused_unpermute")),
+    ("1.4.0", "megatron.core.models.common.embeddings.rope_utils",
+     ("fused_apply_rotary_pos_emb", "fused_apply_rotary_pos_emb_thd")),
+)
+
+
 def present_transformer_engine(te_version):
-    """Transformer Engine itself cannot load without a GPU; present its version
-    (megatron.core.utils caches it) and, from TE 2.1 on, the fused MoE permute
-    functions whose presence --moe-permute-fusion checks. Stubs raise if called;
-    no argument or config code calls them."""
+    """Transformer Engine itself cannot load without a GPU. Present its version
+    (megatron.core.utils caches it; validate_args and the configs compare it) and
+    the TE functions whose presence config checks test. Stubs raise if called; no
+    argument or config code calls them."""
+    import importlib
+
     from packaging.version import Version
 
     import megatron.core.utils as mcu
 
     mcu._te_version = Version(te_version)
-    if Version(te_version) >= Version("2.1.0"):
-        def _stub(name):
-            def f(*a, **k):
-                raise RuntimeError(f"{name} is a Transformer Engine stub in the oracle")
-            f.__name__ = name
-            return f
+    for min_version, module, names in _TE_FUNCTIONS:
+        if Version(te_version) < Version(min_version):
+            continue
+        mod = importlib.import_module(module)
+        for name in names:
+            if getattr(mod, name, None) is None:
+                setattr(mod, name, _te_stub(name))
 
-        import megatron.core.extensions.transformer_engine as mte
-        import megatron.core.transformer.moe.moe_utils as moe_utils
 
-        for name in ("fused_permute", "fused_permute_with_probs", "fused_sort_chunks_by_index",
-                     "fused_sort_chunks_by_index_with_probs", "fused_unpermute"):
-            for mod in (moe_utils, mte):
-                if getattr(mod, name, None) is None:
-                    setattr(mod, name, _stub(name))
+@contextlib.contextmanager
+def transformer_engine_fused_adam():
+    """OptimizerConfig checks, for --use-precision-aware-optimizer without CPU
+    offload, that TE's FusedAdam takes master_weight_dtype, exp_avg_dtype,
+    exp_avg_sq_dtype and use_decoupled_grad (TE >= 2.x). Present a stub module
+    for the duration of that check only."""
+    names = ("transformer_engine", "transformer_engine.pytorch",
+             "transformer_engine.pytorch.optimizers")
+    if any(n in sys.modules for n in names):
+        yield
+        return
+
+    class FusedAdam:  # signature only
+        def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+                     master_weights=False, master_weight_dtype=None, exp_avg_dtype=None,
+                     exp_avg_sq_dtype=None, use_decoupled_grad=False, **kwargs):
+            raise RuntimeError("FusedAdam is a Transformer Engine stub in the oracle")
+
+    te = types.ModuleType("transformer_engine")
+    te_pt = types.ModuleType("transformer_engine.pytorch")
+    te_opt = types.ModuleType("transformer_engine.pytorch.optimizers")
+    te_opt.FusedAdam = FusedAdam
+    te.pytorch = te_pt
+    te_pt.optimizers = te_opt
+    sys.modules.update(zip(names, (te, te_pt, te_opt)))
+    try:
+        yield
+    finally:
+        for n in names:
+            sys.modules.pop(n, None)
 
 
 # ---------------------------------------------------------------------------
@@ -409,11 +462,26 @@ class Oracle:
         if etp is None:
             etp = tp
         denom = etp * ep * pp
+        dense = tp * pp * cp
         return {
-            "dp": getattr(args, "data_parallel_size", world_size // (tp * pp * cp)),
+            "dp": world_size // dense if dense and world_size % dense == 0 else None,
             "tp": tp, "pp": pp, "cp": cp, "ep": ep, "etp": etp,
-            "expert_dp": world_size // denom if denom else None,
+            # None when W % (ETP x EP x PP) != 0 (initialize_model_parallel rejects it)
+            "expert_dp": world_size // denom if denom and world_size % denom == 0 else None,
         }
+
+    def _optimizer_config(self, args):
+        # miles/backends/megatron_utils/model.py: OptimizerConfig from every
+        # same-named arg, built after the model (TransformerConfig).
+        import dataclasses
+
+        from megatron.core.optimizer import OptimizerConfig
+
+        kwargs = {f.name: getattr(args, f.name) for f in dataclasses.fields(OptimizerConfig)
+                  if hasattr(args, f.name)}
+        te = Version(self.te_version) >= Version("2.0.0")
+        with (transformer_engine_fused_adam() if te else contextlib.nullcontext()):
+            return OptimizerConfig(**kwargs)
 
     def check(self, world_size, argv, env=None):
         _FAKE["world_size"] = int(world_size)
@@ -450,6 +518,7 @@ class Oracle:
                     self._run_stage("batch", self._batch, args)
                     self._run_stage("transformer_config",
                                     self.core_transformer_config_from_args, args)
+                    self._run_stage("optimizer_config", self._optimizer_config, args)
                 except _Reject as r:
                     exc = r.exc
                     msg = r.message if r.message is not None else str(exc)

@@ -126,9 +126,10 @@ GLM5_CONFIG: dict[str, Any] = {
     "eos_token_id": 1,
 }
 
-# Kernel packages that SGLang imports at module level on a GPU platform. They cannot load
-# without a driver; argument handling never calls into them.
-STUBBED_PACKAGES = ("sgl_kernel",)
+# Kernel packages of miles' images that SGLang imports at module level (sgl_kernel, aiter) or
+# looks for (flashinfer decides the default sampling backend). They cannot load without a
+# driver; argument handling never calls into them.
+STUBBED_PACKAGES = {"cuda": ("sgl_kernel", "flashinfer"), "rocm": ("sgl_kernel", "aiter")}
 
 log = logging.getLogger("sglang_oracle")
 
@@ -249,8 +250,8 @@ class _StubFinder(MetaPathFinder, Loader):
         pass
 
 
-def install_stubs() -> None:
-    sys.meta_path.insert(0, _StubFinder(STUBBED_PACKAGES))
+def install_stubs(platform: Platform) -> None:
+    sys.meta_path.insert(0, _StubFinder(STUBBED_PACKAGES["rocm" if platform.is_rocm else "cuda"]))
 
 
 def write_model_dir(root: Path) -> Path:
@@ -425,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         (root / "bin").mkdir()
         fake_tools(root / "bin", platform)
         present_platform(platform)
-        install_stubs()
+        install_stubs(platform)
         model_path = write_model_dir(root)
         started = time.perf_counter()
         oracle = Oracle(str(model_path), options.verbose)

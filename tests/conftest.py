@@ -1,0 +1,81 @@
+"""Shared fixtures: a guard that keeps side effects out of pure tests, CLI runner, scenario files."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from runner.cli import main
+
+DATA = Path(__file__).parent / "data"
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/ from the code")
+
+
+@pytest.fixture(autouse=True)
+def _no_side_effects(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only tests marked `allow_subprocess` may start processes (STYLE.md §11)."""
+    if request.node.get_closest_marker("allow_subprocess"):
+        return
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"this test must not start processes: {args[:1]}")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+    """Run run-matrix in-process, as tox's tests do."""
+
+    def run(*argv: str) -> Result:
+        code = main(list(argv))
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str, str], Path]]:
+    """Write small YAML scenario files into a matrices tree under tmp_path (cwd there)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "hardware").mkdir()
+
+    def write_file(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+        return path
+
+    yield write_file
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
+    """Compare text with tests/golden/NAME; `pytest --update-golden` rewrites it."""
+
+    def check(name: str, actual: str) -> None:
+        path = GOLDEN / name
+        if request.config.getoption("--update-golden"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(actual)
+        assert path.exists(), f"no golden file {path}: run pytest --update-golden and review it"
+        assert actual == path.read_text(), f"{path} is out of date: review, then pytest --update-golden"
+
+    return check

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import pytest
+
+from runner.compose import compose
+from runner.errors import SpecError
+
+
+def error_of(path) -> str:
+    with pytest.raises(SpecError) as caught:
+        compose(path)
+    return str(caught.value)
+
+
+def chain(composed, key: str) -> list[tuple[str, int, str]]:
+    return [(s.location.file.name, s.location.line, s.op) for s in composed.provenance[tuple(key.split("."))]]
+
+
+def test_maps_merge_scalars_and_lists_replace(write):
+    write("base.yaml", "a: {x: 1, y: [1, 2]}\nb: keep\n")
+    composed = compose(write("over.yaml", "extends: base.yaml\na: {y: [3], z: 4}\n"))
+    assert composed.data == {"a": {"x": 1, "y": [3], "z": 4}, "b": "keep"}
+    assert [f.name for f in composed.files] == ["base.yaml", "over.yaml"]
+
+
+def test_provenance_keeps_the_chain_and_the_reason(write):
+    write("base.yaml", "a:\n  x: 1\n")
+    composed = compose(write("over.yaml", "extends: base.yaml\na:\n  x: 2\nwhy:\n  a.x: two is better\n"))
+    assert chain(composed, "a.x") == [("base.yaml", 2, "set"), ("over.yaml", 3, "override")]
+    assert composed.provenance[("a", "x")][-1].why == "two is better"
+    assert composed.provenance[("a", "x")][0].why == ""
+
+
+def test_reason_of_a_parent_covers_its_children(write):
+    composed = compose(write("spec.yaml", "env:\n  A: '1'\n  B: '2'\nwhy:\n  env: both for the kernels\n"))
+    assert {composed.provenance[("env", k)][-1].why for k in "AB"} == {"both for the kernels"}
+
+
+def test_later_extends_win(write):
+    write("a.yaml", "v: a\nonly_a: 1\n")
+    write("b.yaml", "v: b\n")
+    composed = compose(write("c.yaml", "extends: [a.yaml, b.yaml]\n"))
+    assert composed.data == {"v": "b", "only_a": 1}
+    assert chain(composed, "v") == [("a.yaml", 1, "set"), ("b.yaml", 1, "override")]
+
+
+def test_delete_removes_and_is_recorded(write):
+    write("base.yaml", "args:\n  perf:\n    sequence-parallel: true\n    tp: 4\n")
+    composed = compose(write("over.yaml", "extends: base.yaml\nargs:\n  perf:\n    sequence-parallel: !delete\n"))
+    assert composed.data == {"args": {"perf": {"tp": 4}}}
+    assert chain(composed, "args.perf.sequence-parallel") == [("base.yaml", 3, "set"), ("over.yaml", 4, "delete")]
+
+
+def test_delete_of_a_missing_key_suggests_the_near_one(write):
+    write("base.yaml", "args:\n  perf:\n    sequence-parallel: true\n")
+    path = write("over.yaml", "extends: base.yaml\nargs:\n  perf:\n    sequence-paralel: !delete\n")
+    assert error_of(path) == (
+        "over.yaml:4: error [delete] args.perf.sequence-paralel: !delete of a key that nothing before"
+        " this file sets\n  ==> did you mean 'sequence-parallel'?"
+    )
+
+
+def test_delete_in_a_new_mapping_is_an_error(write):
+    path = write("spec.yaml", "args:\n  perf:\n    x: !delete\n")
+    assert error_of(path) == (
+        "spec.yaml:3: error [delete] args.perf.x: !delete of a key that nothing before this file sets\n"
+        "  ==> remove the line: there is nothing to delete."
+    )
+
+
+def test_replacing_a_mapping_by_a_scalar_is_named(write):
+    write("base.yaml", "a:\n  x: 1\n")
+    composed = compose(write("over.yaml", "extends: base.yaml\na: 3\n"))
+    assert composed.data == {"a": 3}
+    assert chain(composed, "a") == [("base.yaml", 1, "set"), ("over.yaml", 2, "replace")]
+    assert ("a", "x") not in composed.provenance
+
+
+def test_extends_cycle_prints_the_chain(write):
+    write("a.yaml", "extends: b.yaml\n")
+    write("b.yaml", "extends: c.yaml\n")
+    write("c.yaml", "extends: a.yaml\n")
+    assert error_of(write("top.yaml", "extends: a.yaml\n")) == (
+        "c.yaml:1: error [extends-cycle] extends: forms a cycle: a.yaml -> b.yaml -> c.yaml -> a.yaml\n"
+        "  ==> a spec cannot extend itself, directly or through its bases."
+    )
+
+
+def test_extends_missing_file(write):
+    assert error_of(write("spec.yaml", "x: 1\nextends: ../nowhere.yaml\n")) == (
+        f"spec.yaml:2: error [missing-file] extends: '../nowhere.yaml' does not exist"
+        f" (looked for {(write('x', '').parent.parent / 'nowhere.yaml')})\n"
+        "  ==> paths in extends: are relative to the file that names them."
+    )
+
+
+def test_extends_must_be_paths(write):
+    assert error_of(write("spec.yaml", "extends: {a: 1}\n")) == (
+        "spec.yaml:1: error [type] extends: expected a path or a list of paths, got {'a': 1}"
+    )
+
+
+def test_why_must_name_a_key_this_file_sets(write):
+    write("base.yaml", "args:\n  perf:\n    tp: 1\n")
+    path = write("over.yaml", "extends: base.yaml\nargs:\n  perf:\n    tp: 2\nwhy:\n  args.perf.pt: typo\n")
+    assert error_of(path) == (
+        "over.yaml:6: error [why] why.args.perf.pt: why: gives a reason for 'args.perf.pt',"
+        " which this file does not set\n  ==> did you mean 'args.perf.tp'?"
+    )
+
+
+def test_all_problems_of_a_file_are_reported_together(write):
+    write("base.yaml", "a: 1\n")
+    path = write("over.yaml", "extends: base.yaml\nb: !delete\nc: !delete\n")
+    assert str(error_of(path)).count("error [delete]") == 2

@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from runner.errors import SpecError
+from runner.load import DELETE, WrittenFloat, load
+
+
+def error_of(path: Path) -> str:
+    with pytest.raises(SpecError) as caught:
+        load(path)
+    return str(caught.value)
+
+
+def test_keys_remember_their_lines(write):
+    doc = load(write("spec.yaml", """
+        a: 1
+        b:
+          c: [1, 2]
+          d: !delete
+    """))
+    assert doc.data == {"a": 1, "b": {"c": [1, 2], "d": DELETE}}
+    assert doc.lines == {("a",): 1, ("b",): 2, ("b", "c"): 3, ("b", "d"): 4}
+
+
+def test_floats_render_as_written(write):
+    doc = load(write("spec.yaml", "a: 0.70\nb: [0.00, 2.5]\nc: 1e-6\n"))
+    assert [str(doc.data["a"]), *map(str, doc.data["b"]), doc.data["c"]] == ["0.70", "0.00", "2.5", "1e-6"]
+    assert doc.data["a"] == 0.7 and isinstance(doc.data["a"], WrittenFloat)
+    assert str(copy.deepcopy(doc.data)["a"]) == "0.70"
+
+
+def test_empty_file_is_an_empty_spec(write):
+    assert load(write("spec.yaml", "# nothing yet\n")).data == {}
+
+
+def test_duplicate_key(write):
+    assert error_of(write("spec.yaml", "args:\n  perf:\n    a: 1\n    a: 2\n")) == (
+        "spec.yaml:3: error [duplicate-key] args.perf.a: key 'a' is written twice in one mapping\n"
+        "  ==> also at spec.yaml:4\n"
+        "  ==> YAML keeps only the last one; delete one of them."
+    )
+
+
+def test_python_tags_are_refused(write):
+    assert error_of(write("spec.yaml", "a: !!python/object/apply:os.system [ls]\n")) == (
+        "spec.yaml:1: error [yaml] a: tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed:"
+        " specs are plain data (the only custom tag is !delete)"
+    )
+
+
+def test_unknown_tags_are_refused(write):
+    assert error_of(write("spec.yaml", "a:\n  b: !include other.yaml\n")) == (
+        "spec.yaml:2: error [yaml] a.b: tag '!include' is not allowed: specs are plain data"
+        " (the only custom tag is !delete)"
+    )
+
+
+def test_delete_takes_no_value(write):
+    assert error_of(write("spec.yaml", "a: !delete yes\n")) == (
+        "spec.yaml:1: error [yaml] a: !delete takes no value\n  ==> write `key: !delete` on its own."
+    )
+
+
+def test_bad_yaml(write):
+    assert error_of(write("spec.yaml", "a: [1, 2\nb: 3\n")) == (
+        "spec.yaml:2: error [yaml]: not valid YAML: while parsing a flow sequence"
+        " expected ',' or ']', but got ':'"
+    )
+
+
+def test_top_level_must_be_a_mapping(write):
+    assert error_of(write("spec.yaml", "- a\n- b\n")) == (
+        "spec.yaml:1: error [yaml]: a spec must be a mapping of keys to values, not a list"
+    )
+
+
+def test_keys_must_be_strings(write):
+    assert error_of(write("spec.yaml", "env:\n  on: 1\n")) == (
+        "spec.yaml:2: error [yaml] env: keys must be strings; 'on' reads as bool\n  ==> quote it: 'on':"
+    )
+
+
+def test_missing_file(tmp_path):
+    assert error_of(tmp_path / "nope.yaml") == f"{tmp_path}/nope.yaml: error [missing-file]: no such file: {tmp_path}/nope.yaml"
+
+
+def test_yaml_merge_keys_are_honoured(write):
+    doc = load(write("spec.yaml", "x: &x {a: 1}\ny:\n  <<: *x\n  b: 2\n"))
+    assert doc.data["y"] == {"a": 1, "b": 2}

@@ -1,0 +1,147 @@
+from __future__ import annotations
+
+import pytest
+
+from runner import pipeline
+from runner.errors import SpecError
+
+MINIMAL = """
+hardware: h200
+model: {type: glm5-744B-A40B_4layer}
+cluster: {gpus_per_node: 8}
+launch: {script: train.py}
+"""
+
+
+def error_of(write, text: str) -> str:
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", MINIMAL + text))
+    return str(caught.value)
+
+
+def test_minimal_spec(write):
+    cell = pipeline.cell(write("spec.yaml", MINIMAL))
+    assert (cell.id, cell.profile.name, cell.preset.type) == ("spec", "h200", "glm5-744B-A40B_4layer")
+    assert cell.spec.args.flags() == {}
+
+
+def test_unknown_top_level_key_suggests(write):
+    assert error_of(write, "lanch: {}\n") == (
+        "spec.yaml:5: error [unknown-key] lanch: unknown key 'lanch'\n  ==> did you mean 'launch'?"
+    )
+
+
+def test_unknown_group_suggests(write):
+    assert error_of(write, "args:\n  pref: {tensor-model-parallel-size: 1}\n") == (
+        "spec.yaml:6: error [unknown-key] args.pref: unknown key 'pref'\n  ==> did you mean 'perf'?"
+    )
+
+
+def test_unknown_key_inside_a_prepare_step(write):
+    assert error_of(write, "prepare:\n  m: {kind: hf-download, repo: a/b, local_dir: /x, repo_typ: model}\n") == (
+        "spec.yaml:6: error [unknown-key] prepare.m.repo_typ: unknown key 'repo_typ'\n"
+        "  ==> did you mean 'repo_type'?"
+    )
+
+
+def test_every_unknown_key_is_reported(write):
+    assert error_of(write, "lanch: {}\nargz: {}\n").count("[unknown-key]") == 2
+
+
+def test_wrong_literal(write):
+    text = MINIMAL.replace("train.py", "train_sync.py")
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", text))
+    assert str(caught.value) == (
+        "spec.yaml:4: error [type] launch.script: Input should be 'train.py' or 'train_async.py',"
+        " got 'train_sync.py'"
+    )
+
+
+def test_wrong_type_points_at_the_line(write):
+    text = MINIMAL.replace("gpus_per_node: 8", "gpus_per_node: eight")
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", text))
+    assert str(caught.value) == (
+        "spec.yaml:3: error [type] cluster.gpus_per_node: Input should be a valid integer,"
+        " unable to parse string as an integer, got 'eight'"
+    )
+
+
+def test_missing_required_key(write):
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", MINIMAL.replace("launch: {script: train.py}", "")))
+    assert str(caught.value) == "spec.yaml: error [missing-key] launch: 'launch' is required"
+
+
+def test_flag_written_with_dashes(write):
+    assert error_of(write, "args:\n  perf: {--tensor-model-parallel-size: 1}\n") == (
+        "spec.yaml:6: error [type] args.perf.--tensor-model-parallel-size: '--tensor-model-parallel-size'"
+        " is not a flag name: write it without the leading --, e.g. 'tensor-model-parallel-size'"
+    )
+
+
+def test_flag_without_value(write):
+    assert error_of(write, "args:\n  perf:\n    sequence-parallel:\n") == (
+        "spec.yaml:7: error [type] args.perf.sequence-parallel: has no value: write true for a switch,"
+        " or false / !delete to leave it out"
+    )
+
+
+def test_env_values_are_text(write):
+    assert error_of(write, "env:\n  FLAG: yes\n") == (
+        "spec.yaml:6: error [type] env.FLAG: environment values are text; True reads as bool: quote it"
+    )
+
+
+def test_unknown_prepare_kind(write):
+    assert error_of(write, "prepare:\n  m: {kind: download}\n") == (
+        "spec.yaml:6: error [type] prepare.m: Input tag 'download' found using 'kind' does not match any"
+        " of the expected tags: 'mkdir', 'hf-download', 'patch-hf-config', 'convert-torch-dist',"
+        " 'convert-fp8', got {'kind': 'download'}"
+    )
+
+
+def test_unknown_hardware_suggests(write):
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", MINIMAL.replace("h200", "h2000")))
+    assert str(caught.value) == (
+        "spec.yaml:1: error [unknown-name] hardware: no hardware profile named 'h2000'"
+        " (known: b200, h100, h200, mi300x, mi355x)\n  ==> did you mean 'h200'?"
+    )
+
+
+def test_missing_hardware(write):
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", MINIMAL.replace("hardware: h200", "")))
+    assert str(caught.value) == (
+        "spec.yaml: error [missing-key] hardware: 'hardware' is required: the name of a profile in"
+        " matrices/hardware/"
+    )
+
+
+def test_unknown_model_preset(write):
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", MINIMAL.replace("glm5-744B-A40B_4layer", "glm5-4layer")))
+    assert str(caught.value) == (
+        "spec.yaml:2: error [unknown-name] model.type: no model preset named 'glm5-4layer'"
+        " (known: glm5-744B-A40B, glm5-744B-A40B_4layer)\n  ==> did you mean 'glm5-744B-A40B_4layer'?"
+    )
+
+
+def test_a_local_hardware_profile_wins(write):
+    profile = (pipeline.locate.BUNDLED_MATRICES / "hardware" / "mi355x.yaml").read_text()
+    write("hardware/mi999x.yaml", profile.replace("name: mi355x", "name: mi999x").replace("gpus_per_node: 8", "gpus_per_node: 4"))
+    cell = pipeline.cell(write("spec.yaml", MINIMAL.replace("h200", "mi999x").replace("8}", "'${profile.gpus_per_node}'}")))
+    assert (cell.profile.name, cell.spec.cluster.gpus_per_node) == ("mi999x", 4)
+
+
+def test_profile_file_and_name_must_agree(write):
+    profile = (pipeline.locate.BUNDLED_MATRICES / "hardware" / "mi355x.yaml").read_text()
+    write("hardware/mi999x.yaml", profile)
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", MINIMAL.replace("h200", "mi999x")))
+    assert str(caught.value) == (
+        "hardware/mi999x.yaml: error [unknown-name] name: profile file mi999x.yaml names itself 'mi355x'\n"
+        "  ==> rename the file or set name: mi999x"
+    )

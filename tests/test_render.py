@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from runner import pipeline
+from runner.render import Context, render, to_shell
+from schemas.values import flag_tokens
+from tests.conftest import DATA
+from tests.test_model import MINIMAL
+
+MATRICES = pipeline.locate.BUNDLED_MATRICES
+SPECS = ["nv/glm5-colocate", "rocm/glm5-async"]
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_golden_json(spec: str, golden) -> None:
+    launch = render(pipeline.cell(MATRICES / f"{spec}.yaml"))
+    golden(f"render/{spec.replace('/', '-')}.json", json.dumps(launch.to_json(), indent=2) + "\n")
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_golden_shell(spec: str, golden) -> None:
+    launch = render(pipeline.cell(MATRICES / f"{spec}.yaml"))
+    golden(f"render/{spec.replace('/', '-')}.sh", to_shell(launch, f"matrices/{spec}.yaml"))
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_shell_lines_split_back_to_the_same_argv(spec: str) -> None:
+    caller = {"WANDB_API_KEY": "not-for-your-eyes", "NCCL_SOCKET_IFNAME": "eth0 'quoted'"}
+    launch = render(pipeline.cell(MATRICES / f"{spec}.yaml"), Context(caller_env=caller))
+    for command in launch.commands:
+        assert shlex.split(command.shell) == [f"{k}={v}" for k, v in command.env.items()] + list(command.argv)
+
+
+@pytest.mark.allow_subprocess
+@pytest.mark.parametrize("spec", SPECS)
+def test_bash_accepts_the_script(spec: str, tmp_path: Path) -> None:
+    caller = {"WANDB_API_KEY": "not-for-your-eyes", "GLOO_SOCKET_IFNAME": "a$b`c\"d'e"}
+    script = tmp_path / "launch.sh"
+    script.write_text(to_shell(render(pipeline.cell(MATRICES / f"{spec}.yaml"), Context(caller_env=caller)), spec))
+    subprocess.run(["bash", "-n", str(script)], check=True)
+
+
+@pytest.mark.allow_subprocess
+def test_bash_expands_references_and_nothing_else(tmp_path: Path) -> None:
+    from runner.shell import line
+
+    argv = ["printf", "%s\\n", "--wandb-key", "${WANDB_API_KEY}", "$HOME `x` \"q\" 'y'", "a ${NAME} $b"]
+    out = subprocess.run(["bash", "-c", line(argv)], env={"WANDB_API_KEY": "k", "NAME": "n"},
+                         capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["--wandb-key", "k", "$HOME `x` \"q\" 'y'", "a n $b"]
+
+
+def test_secrets_never_appear(write) -> None:
+    caller = {"WANDB_API_KEY": "s3cr3t-key", "HF_TOKEN": "hf_s3cr3t", "NCCL_SOCKET_IFNAME": "eth0"}
+    for spec in SPECS:
+        launch = render(pipeline.cell(MATRICES / f"{spec}.yaml"), Context(caller_env=caller))
+        text = json.dumps(launch.to_json()) + to_shell(launch, spec)
+        assert "s3cr3t" not in text
+        assert "--wandb-key ${WANDB_API_KEY}" in " ".join(launch.train_args)
+        assert launch.env["NCCL_SOCKET_IFNAME"] == "eth0"
+
+
+def test_wandb_flags_come_between_grpo_and_perf() -> None:
+    cell = pipeline.cell(MATRICES / "rocm/glm5-async.yaml")
+    args = render(cell, Context(caller_env={"WANDB_API_KEY": "x"})).train_args
+    start = args.index("--use-wandb")
+    assert args[start - 2 : start] == ("--eps-clip-high", "0.28")
+    assert args[start : start + 9] == (
+        "--use-wandb", "--wandb-project", "miles-glm5-async", "--wandb-group", "rocm-glm5-async",
+        "--wandb-key", "${WANDB_API_KEY}", "--disable-wandb-random-suffix", "--pipeline-model-parallel-size",
+    )
+    assert "--use-wandb" not in render(cell).train_args
+
+
+def test_miles_root_and_model_args_from_context() -> None:
+    cell = pipeline.cell(MATRICES / "rocm/glm5-async.yaml")
+    launch = render(cell, Context(miles_root="/src/miles", model_args=["--num-layers", "4"]))
+    submit = launch.commands[-1].argv
+    assert submit[submit.index("--") + 1 :][:4] == ("python3", "/src/miles/train_async.py", "--num-layers", "4")
+    assert launch.model_args == ("--num-layers", "4")
+
+
+def test_prepare_commands_in_order() -> None:
+    launch = render(pipeline.cell(MATRICES / "nv/glm5-colocate.yaml"))
+    upstream = (DATA / "upstream" / "glm5-nv.commands.txt").read_text().splitlines()
+    ours = {c.name: c.shell for c in launch.commands}
+    assert [c.name for c in launch.commands] == ["dirs", "model", "dataset", "patch-config", "convert", "ray-head", "train"]
+    assert ours["dirs"] == upstream[3]
+    assert ours["model"] == upstream[4]
+    assert ours["dataset"] == upstream[5]
+    assert upstream[8].endswith(ours["ray-head"])
+    convert = shlex.split(upstream[6].split(" && ", 1)[1].replace("${MODEL_ARGS[@]}", " ".join(launch.model_args)))
+    assert shlex.split(ours["convert"].replace("${MILES_ROOT}", "<REPO>")) == convert
+
+
+def test_convert_fp8_step(write) -> None:
+    text = MINIMAL + "prepare:\n  fp8: {kind: convert-fp8, model_dir: /m, save_dir: /m_fp8, extra: {strategy: block, block-size: [128, 128]}}\n"
+    launch = render(pipeline.cell(write("spec.yaml", text)))
+    assert launch.commands[0].argv == (
+        "python3", "${MILES_ROOT}/tools/convert_hf_to_fp8.py", "--model-dir", "/m", "--save-dir", "/m_fp8",
+        "--strategy", "block", "--block-size", "128", "128",
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "tokens"),
+    [(True, ["--x"]), (False, []), (3, ["--x", "3"]), ("a b", ["--x", "a b"]), ([1, "b"], ["--x", "1", "b"])],
+)
+def test_flag_tokens(value: object, tokens: list[str]) -> None:
+    assert flag_tokens("x", value) == tokens
