@@ -102,7 +102,7 @@ def _extends(doc: Document) -> list[Path]:
             at=[where],
         )
     paths = [(doc.path.parent / name).resolve() for name in names]
-    for name, base in zip(names, paths):
+    for name, base in zip(names, paths, strict=True):
         if not base.is_file():
             raise SpecError.one(
                 "missing-file",
@@ -135,8 +135,7 @@ def _why(doc: Document, problems: Collector) -> dict[str, str]:
                     f"why: gives a reason for {name!r}, which this file does not set",
                     f"why.{name}",
                     (doc.location(("why", name)),),
-                    hint=did_you_mean(name, written)
-                    or "a reason belongs in the file that makes the change.",
+                    hint=did_you_mean(name, written) or "a reason belongs in the file that makes the change.",
                 )
             )
     return raw

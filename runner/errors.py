@@ -53,9 +53,7 @@ class Problem:
             "key": self.key,
             "message": self.message,
             "hint": self.hint,
-            "locations": [
-                {"file": display_path(loc.file), "line": loc.line} for loc in self.locations
-            ],
+            "locations": [{"file": display_path(loc.file), "line": loc.line} for loc in self.locations],
         }
 
     def __str__(self) -> str:

@@ -20,8 +20,7 @@ Key = tuple[str, ...]
 
 DELETE_TAG = "!delete"
 _STANDARD_TAGS = {
-    "tag:yaml.org,2002:" + name
-    for name in ("str", "int", "float", "bool", "null", "timestamp", "map", "seq")
+    "tag:yaml.org,2002:" + name for name in ("str", "int", "float", "bool", "null", "timestamp", "map", "seq")
 }
 
 
@@ -94,9 +93,7 @@ def loads(text: str, path: Path) -> Document:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         message = " ".join(str(part) for part in (exc.context, exc.problem) if part)
-        raise SpecError.one(
-            "yaml", f"not valid YAML: {message}", at=[Location(path, line)]
-        ) from None
+        raise SpecError.one("yaml", f"not valid YAML: {message}", at=[Location(path, line)]) from None
     finally:
         loader.dispose()
     if root is None:
@@ -172,8 +169,7 @@ class _Builder:
         if node.tag not in _STANDARD_TAGS:
             raise SpecError.one(
                 "yaml",
-                f"tag {node.tag!r} is not allowed: specs are plain data"
-                " (the only custom tag is !delete)",
+                f"tag {node.tag!r} is not allowed: specs are plain data (the only custom tag is !delete)",
                 key=dotted(key),
                 at=[self.at(node)],
             )
@@ -188,7 +184,9 @@ class _Builder:
 
 
 def _kind(node: yaml.Node) -> str:
-    return {yaml.MappingNode: "mapping", yaml.SequenceNode: "list"}.get(type(node), "scalar")
+    if isinstance(node, yaml.MappingNode):
+        return "mapping"
+    return "list" if isinstance(node, yaml.SequenceNode) else "scalar"
 
 
 def walk(data: dict[str, Any], prefix: Key = ()) -> Iterator[tuple[Key, Any]]:

@@ -13,7 +13,8 @@ from pathlib import Path
 from runner.errors import Location, SpecError, UsageError, did_you_mean
 
 _SOURCE = Path(__file__).resolve().parents[1]
-# A checkout (or editable install) has miles/ and matrices/ beside runner/; a wheel carries them in runner/_data.
+# A checkout (or editable install) has miles/ and matrices/ beside runner/;
+# a wheel carries them in runner/_data.
 PROJECT = _SOURCE if (_SOURCE / "miles" / "models").is_dir() else Path(__file__).resolve().parent / "_data"
 BUNDLED_MATRICES = PROJECT / "matrices"
 PRESETS = PROJECT / "miles" / "models"
@@ -24,12 +25,10 @@ def find_spec(name: str) -> Path:
     """The file (or folder) a user means by ``name``."""
     candidates = [Path(name), Path("matrices") / name, BUNDLED_MATRICES / name]
     for candidate in candidates:
-        for path in (candidate, candidate.with_name(candidate.name + ".yaml")):
+        for path in (candidate, Path(f"{candidate}.yaml")):
             if path.exists():
                 return path
-    raise UsageError(
-        f"no spec {name!r}: looked in {', '.join(str(c) for c in dict.fromkeys(candidates))}"
-    )
+    raise UsageError(f"no spec {name!r}: looked in {', '.join(str(c) for c in dict.fromkeys(candidates))}")
 
 
 def matrices_root(spec: Path) -> Path | None:

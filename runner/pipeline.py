@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,9 @@ def cell(path: Path) -> Cell:
     """Build one cell from a spec file; raise every spec problem at once."""
     composed = compose(path)
     profile = _profile(composed)
-    resolved = resolve(composed, {"profile": lambda _: profile.model_dump(), "visible_devices": _visible_devices})
+    resolved = resolve(
+        composed, {"profile": lambda _: profile.model_dump(), "visible_devices": _visible_devices}
+    )
     spec = build(Spec, resolved.data, composed)
     preset = load_preset(spec.model.type, composed.location(("model", "type")))
     return Cell(locate.cell_name(path), spec, profile, preset, conventions(), composed)
@@ -98,7 +100,7 @@ def _modelled(cls: Any, path: Path) -> Any:
     return build(cls, resolve(composed, {}).data, composed)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_profile(path: Path) -> HardwareProfile:
     profile: HardwareProfile = _modelled(HardwareProfile, path)
     if profile.name != path.stem:
@@ -112,7 +114,7 @@ def load_profile(path: Path) -> HardwareProfile:
     return profile
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_preset(name: str, where: Location) -> ModelPreset:
     preset: ModelPreset = _modelled(ModelPreset, locate.model_preset(name, where))
     return preset

@@ -121,11 +121,15 @@ def _train_args(cell: Cell, caller_env: Mapping[str, str]) -> Iterator[str]:
 def _wandb_args(cell: Cell) -> list[str]:
     project = cell.spec.wandb.project or "miles-" + cell.id.rsplit("/", 1)[-1]
     group = cell.id.replace("/", "-")
-    return [token.format(project=project, group=group) if "{" in token and "${" not in token else token
-            for token in cell.conventions.wandb_flags]
+    return [
+        token.format(project=project, group=group) if "{" in token and "${" not in token else token
+        for token in cell.conventions.wandb_flags
+    ]
 
 
-def _prepare(name: str, step: PrepareStep, cell: Cell, context: Context, model_args: tuple[str, ...]) -> Command:
+def _prepare(
+    name: str, step: PrepareStep, cell: Cell, context: Context, model_args: tuple[str, ...]
+) -> Command:
     python = cell.conventions.python
     root = context.miles_root
     match step:
@@ -144,30 +148,68 @@ def _prepare(name: str, step: PrepareStep, cell: Cell, context: Context, model_a
             return Command("prepare", name, argv, skip_if=f"{step.config} is absent or already patched")
         case ConvertTorchDist():
             parallel = [t for flag, value in step.parallel.items() for t in flag_tokens(flag, value)]
-            argv = ("torchrun", "--nproc-per-node", str(step.nproc_per_node),
-                    f"{root}/tools/convert_hf_to_torch_dist.py", *model_args,
-                    "--hf-checkpoint", step.hf_checkpoint, "--save", step.save, *parallel)
+            argv = (
+                "torchrun",
+                "--nproc-per-node",
+                str(step.nproc_per_node),
+                f"{root}/tools/convert_hf_to_torch_dist.py",
+                *model_args,
+                "--hf-checkpoint",
+                step.hf_checkpoint,
+                "--save",
+                step.save,
+                *parallel,
+            )
             marker = f"{step.save}/latest_checkpointed_iteration.txt"
-            return Command("prepare", name, argv, {"PYTHONPATH": cell.conventions.megatron_path},
-                           skip_if=f"{marker} says release")
+            return Command(
+                "prepare",
+                name,
+                argv,
+                {"PYTHONPATH": cell.conventions.megatron_path},
+                skip_if=f"{marker} says release",
+            )
         case ConvertFp8():
             extra = [t for flag, value in step.extra.items() for t in flag_tokens(flag, value)]
-            argv = (python, f"{root}/tools/convert_hf_to_fp8.py",
-                    "--model-dir", step.model_dir, "--save-dir", step.save_dir, *extra)
+            argv = (
+                python,
+                f"{root}/tools/convert_hf_to_fp8.py",
+                "--model-dir",
+                step.model_dir,
+                "--save-dir",
+                step.save_dir,
+                *extra,
+            )
             return Command("prepare", name, argv, skip_if=f"{step.save_dir} exists")
 
 
 def _ray_start(cell: Cell) -> Command:
-    argv = ("ray", "start", "--head", "--node-ip-address", cell.spec.launch.master_addr,
-            "--num-gpus", str(cell.spec.cluster.gpus_per_node), *cell.conventions.ray_start)
+    argv = (
+        "ray",
+        "start",
+        "--head",
+        "--node-ip-address",
+        cell.spec.launch.master_addr,
+        "--num-gpus",
+        str(cell.spec.cluster.gpus_per_node),
+        *cell.conventions.ray_start,
+    )
     return Command("cluster", "ray-head", argv)
 
 
 def _submit(cell: Cell, context: Context, env: dict[str, str], entry_args: tuple[str, ...]) -> Command:
     address = f"http://{cell.spec.launch.master_addr}:{cell.conventions.ray_dashboard_port}"
     runtime_env = json.dumps({"env_vars": env})
-    argv = ("ray", "job", "submit", f"--address={address}", f"--runtime-env-json={runtime_env}", "--",
-            cell.conventions.python, f"{context.miles_root}/{cell.spec.launch.script}", *entry_args)
+    argv = (
+        "ray",
+        "job",
+        "submit",
+        f"--address={address}",
+        f"--runtime-env-json={runtime_env}",
+        "--",
+        cell.conventions.python,
+        f"{context.miles_root}/{cell.spec.launch.script}",
+        *entry_args,
+    )
     return Command("submit", "train", argv)
 
 

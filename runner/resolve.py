@@ -62,7 +62,9 @@ class Resolver:
 
     def resolve_tree(self, node: dict[str, Any], prefix: Key) -> dict[str, Any]:
         return {
-            name: self.resolve_tree(value, (*prefix, name)) if isinstance(value, dict) else self.leaf((*prefix, name))
+            name: self.resolve_tree(value, (*prefix, name))
+            if isinstance(value, dict)
+            else self.leaf((*prefix, name))
             for name, value in node.items()
         }
 
@@ -84,9 +86,11 @@ class Resolver:
         if key in self.done:
             return self.done[key]
         if key in self.stack:
-            cycle = self.stack[self.stack.index(key) :] + [key]
+            cycle = [*self.stack[self.stack.index(key) :], key]
             chain = " -> ".join(f"{dotted(k)} ({self.composed.location(k)})" for k in cycle)
-            raise self.error(key, f"references form a cycle: {chain}", "break the cycle with a literal value.")
+            raise self.error(
+                key, f"references form a cycle: {chain}", "break the cycle with a literal value."
+            )
         self.stack.append(key)
         try:
             raw = self.composed.data
@@ -147,7 +151,9 @@ class Resolver:
         self.composed.provenance[key] = (*steps, Step(where, "resolve", _Evaluated(raw, value)))
 
     def error(self, key: Key, message: str, hint: str = "") -> SpecError:
-        return SpecError.one("reference", message, key=dotted(key), at=[self.composed.location(key)], hint=hint)
+        return SpecError.one(
+            "reference", message, key=dotted(key), at=[self.composed.location(key)], hint=hint
+        )
 
 
 @dataclass(frozen=True)

@@ -24,4 +24,6 @@ class LaunchConventions(Model):
     ray_dashboard_port: int = 8265
     ray_start: list[str] = Field(description="arguments of `ray start` after --num-gpus")
     secrets: list[str] = Field(description="env vars rendered only as ${NAME} references")
-    wandb_flags: list[str] = Field(description="flags added when WANDB_API_KEY is set; {project} {group} replaced")
+    wandb_flags: list[str] = Field(
+        description="flags added when WANDB_API_KEY is set; {project} {group} replaced"
+    )

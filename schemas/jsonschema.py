@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from schemas.hardware import HardwareProfile
 from schemas.preset import ModelPreset
 from schemas.spec import Spec
 
-MODELS = {"spec": Spec, "hardware": HardwareProfile, "preset": ModelPreset}
+MODELS: dict[str, type[BaseModel]] = {"spec": Spec, "hardware": HardwareProfile, "preset": ModelPreset}
 _COMPOSITION = {
     "extends": {
         "description": "spec(s) this file extends, relative to it; later ones win",
@@ -31,7 +33,8 @@ def schema(kind: str) -> dict[str, Any]:
     generated = MODELS[kind].model_json_schema()
     generated["properties"] = {**_COMPOSITION, **generated["properties"]}
     generated["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    return _without_required(generated)
+    without: dict[str, Any] = _without_required(generated)
+    return without
 
 
 def _without_required(node: Any) -> Any:

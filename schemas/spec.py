@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, PositiveInt
 
@@ -67,7 +67,7 @@ class ConvertFp8(Model):
 
 
 PrepareStep = Annotated[
-    Union[Mkdir, HfDownload, PatchHfConfig, ConvertTorchDist, ConvertFp8],
+    Mkdir | HfDownload | PatchHfConfig | ConvertTorchDist | ConvertFp8,
     Field(discriminator="kind"),
 ]
 
@@ -99,7 +99,9 @@ class Spec(Model):
     cluster: Cluster
     launch: Launch
     vars: dict[str, Any] = Field(default={}, description="free values for ${...} references")
-    prepare: dict[str, PrepareStep] = Field(default={}, description="run in this order; each skipped when done")
+    prepare: dict[str, PrepareStep] = Field(
+        default={}, description="run in this order; each skipped when done"
+    )
     args: Args = Args()
     env: dict[str, EnvValue] = Field(default={}, description="the test's own runtime env vars")
     wandb: Wandb = Wandb()

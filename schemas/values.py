@@ -27,9 +27,7 @@ def _flag_value(value: Any) -> Any:
         isinstance(item, (int, float, str)) and not isinstance(item, bool) for item in value
     ):
         return value
-    raise ValueError(
-        f"expected true/false, a number, a string or a list of them, got {type(value).__name__}"
-    )
+    raise ValueError(f"expected true/false, a number, a string or a list of them, got {type(value).__name__}")
 
 
 def _flag_name(name: Any) -> str:
@@ -42,9 +40,7 @@ def _flag_name(name: Any) -> str:
 
 def _env_value(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise ValueError(
-            f"environment values are text; {value!r} reads as {type(value).__name__}: quote it"
-        )
+        raise ValueError(f"environment values are text; {value!r} reads as {type(value).__name__}: quote it")
     return str(value)
 
 
@@ -53,8 +49,12 @@ FlagValue = Annotated[
     PlainValidator(_flag_value),
     WithJsonSchema({"anyOf": [_SCALAR_SCHEMA, {"type": "array", "items": _SCALAR_SCHEMA}]}),
 ]
-FlagName = Annotated[str, PlainValidator(_flag_name), WithJsonSchema({"type": "string", "pattern": _FLAG_NAME.pattern})]
-EnvValue = Annotated[str, PlainValidator(_env_value), WithJsonSchema({"type": ["string", "integer", "number"]})]
+FlagName = Annotated[
+    str, PlainValidator(_flag_name), WithJsonSchema({"type": "string", "pattern": _FLAG_NAME.pattern})
+]
+EnvValue = Annotated[
+    str, PlainValidator(_env_value), WithJsonSchema({"type": ["string", "integer", "number"]})
+]
 Flags = dict[FlagName, FlagValue]
 
 

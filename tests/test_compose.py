@@ -46,9 +46,14 @@ def test_later_extends_win(write):
 
 def test_delete_removes_and_is_recorded(write):
     write("base.yaml", "args:\n  perf:\n    sequence-parallel: true\n    tp: 4\n")
-    composed = compose(write("over.yaml", "extends: base.yaml\nargs:\n  perf:\n    sequence-parallel: !delete\n"))
+    composed = compose(
+        write("over.yaml", "extends: base.yaml\nargs:\n  perf:\n    sequence-parallel: !delete\n")
+    )
     assert composed.data == {"args": {"perf": {"tp": 4}}}
-    assert chain(composed, "args.perf.sequence-parallel") == [("base.yaml", 3, "set"), ("over.yaml", 4, "delete")]
+    assert chain(composed, "args.perf.sequence-parallel") == [
+        ("base.yaml", 3, "set"),
+        ("over.yaml", 4, "delete"),
+    ]
 
 
 def test_delete_of_a_missing_key_suggests_the_near_one(write):

@@ -16,12 +16,17 @@ def error_of(path: Path) -> str:
 
 
 def test_keys_remember_their_lines(write):
-    doc = load(write("spec.yaml", """
+    doc = load(
+        write(
+            "spec.yaml",
+            """
         a: 1
         b:
           c: [1, 2]
           d: !delete
-    """))
+    """,
+        )
+    )
     assert doc.data == {"a": 1, "b": {"c": [1, 2], "d": DELETE}}
     assert doc.lines == {("a",): 1, ("b",): 2, ("b", "c"): 3, ("b", "d"): 4}
 
@@ -85,7 +90,10 @@ def test_keys_must_be_strings(write):
 
 
 def test_missing_file(tmp_path):
-    assert error_of(tmp_path / "nope.yaml") == f"{tmp_path}/nope.yaml: error [missing-file]: no such file: {tmp_path}/nope.yaml"
+    assert (
+        error_of(tmp_path / "nope.yaml")
+        == f"{tmp_path}/nope.yaml: error [missing-file]: no such file: {tmp_path}/nope.yaml"
+    )
 
 
 def test_yaml_merge_keys_are_honoured(write):

@@ -38,7 +38,9 @@ def test_unknown_group_suggests(write):
 
 
 def test_unknown_key_inside_a_prepare_step(write):
-    assert error_of(write, "prepare:\n  m: {kind: hf-download, repo: a/b, local_dir: /x, repo_typ: model}\n") == (
+    assert error_of(
+        write, "prepare:\n  m: {kind: hf-download, repo: a/b, local_dir: /x, repo_typ: model}\n"
+    ) == (
         "spec.yaml:6: error [unknown-key] prepare.m.repo_typ: unknown key 'repo_typ'\n"
         "  ==> did you mean 'repo_type'?"
     )
@@ -131,8 +133,13 @@ def test_unknown_model_preset(write):
 
 def test_a_local_hardware_profile_wins(write):
     profile = (pipeline.locate.BUNDLED_MATRICES / "hardware" / "mi355x.yaml").read_text()
-    write("hardware/mi999x.yaml", profile.replace("name: mi355x", "name: mi999x").replace("gpus_per_node: 8", "gpus_per_node: 4"))
-    cell = pipeline.cell(write("spec.yaml", MINIMAL.replace("h200", "mi999x").replace("8}", "'${profile.gpus_per_node}'}")))
+    write(
+        "hardware/mi999x.yaml",
+        profile.replace("name: mi355x", "name: mi999x").replace("gpus_per_node: 8", "gpus_per_node: 4"),
+    )
+    cell = pipeline.cell(
+        write("spec.yaml", MINIMAL.replace("h200", "mi999x").replace("8}", "'${profile.gpus_per_node}'}"))
+    )
     assert (cell.profile.name, cell.spec.cluster.gpus_per_node) == ("mi999x", 4)
 
 

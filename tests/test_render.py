@@ -42,7 +42,9 @@ def test_shell_lines_split_back_to_the_same_argv(spec: str) -> None:
 def test_bash_accepts_the_script(spec: str, tmp_path: Path) -> None:
     caller = {"WANDB_API_KEY": "not-for-your-eyes", "GLOO_SOCKET_IFNAME": "a$b`c\"d'e"}
     script = tmp_path / "launch.sh"
-    script.write_text(to_shell(render(pipeline.cell(MATRICES / f"{spec}.yaml"), Context(caller_env=caller)), spec))
+    script.write_text(
+        to_shell(render(pipeline.cell(MATRICES / f"{spec}.yaml"), Context(caller_env=caller)), spec)
+    )
     subprocess.run(["bash", "-n", str(script)], check=True)
 
 
@@ -51,8 +53,13 @@ def test_bash_expands_references_and_nothing_else(tmp_path: Path) -> None:
     from runner.shell import line
 
     argv = ["printf", "%s\\n", "--wandb-key", "${WANDB_API_KEY}", "$HOME `x` \"q\" 'y'", "a ${NAME} $b"]
-    out = subprocess.run(["bash", "-c", line(argv)], env={"WANDB_API_KEY": "k", "NAME": "n"},
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["bash", "-c", line(argv)],
+        env={"WANDB_API_KEY": "k", "NAME": "n"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.splitlines() == ["--wandb-key", "k", "$HOME `x` \"q\" 'y'", "a n $b"]
 
 
@@ -72,8 +79,15 @@ def test_wandb_flags_come_between_grpo_and_perf() -> None:
     start = args.index("--use-wandb")
     assert args[start - 2 : start] == ("--eps-clip-high", "0.28")
     assert args[start : start + 9] == (
-        "--use-wandb", "--wandb-project", "miles-glm5-async", "--wandb-group", "rocm-glm5-async",
-        "--wandb-key", "${WANDB_API_KEY}", "--disable-wandb-random-suffix", "--pipeline-model-parallel-size",
+        "--use-wandb",
+        "--wandb-project",
+        "miles-glm5-async",
+        "--wandb-group",
+        "rocm-glm5-async",
+        "--wandb-key",
+        "${WANDB_API_KEY}",
+        "--disable-wandb-random-suffix",
+        "--pipeline-model-parallel-size",
     )
     assert "--use-wandb" not in render(cell).train_args
 
@@ -82,7 +96,12 @@ def test_miles_root_and_model_args_from_context() -> None:
     cell = pipeline.cell(MATRICES / "rocm/glm5-async.yaml")
     launch = render(cell, Context(miles_root="/src/miles", model_args=["--num-layers", "4"]))
     submit = launch.commands[-1].argv
-    assert submit[submit.index("--") + 1 :][:4] == ("python3", "/src/miles/train_async.py", "--num-layers", "4")
+    assert submit[submit.index("--") + 1 :][:4] == (
+        "python3",
+        "/src/miles/train_async.py",
+        "--num-layers",
+        "4",
+    )
     assert launch.model_args == ("--num-layers", "4")
 
 
@@ -90,21 +109,43 @@ def test_prepare_commands_in_order() -> None:
     launch = render(pipeline.cell(MATRICES / "nv/glm5-colocate.yaml"))
     upstream = (DATA / "upstream" / "glm5-nv.commands.txt").read_text().splitlines()
     ours = {c.name: c.shell for c in launch.commands}
-    assert [c.name for c in launch.commands] == ["dirs", "model", "dataset", "patch-config", "convert", "ray-head", "train"]
+    assert [c.name for c in launch.commands] == [
+        "dirs",
+        "model",
+        "dataset",
+        "patch-config",
+        "convert",
+        "ray-head",
+        "train",
+    ]
     assert ours["dirs"] == upstream[3]
     assert ours["model"] == upstream[4]
     assert ours["dataset"] == upstream[5]
     assert upstream[8].endswith(ours["ray-head"])
-    convert = shlex.split(upstream[6].split(" && ", 1)[1].replace("${MODEL_ARGS[@]}", " ".join(launch.model_args)))
+    convert = shlex.split(
+        upstream[6].split(" && ", 1)[1].replace("${MODEL_ARGS[@]}", " ".join(launch.model_args))
+    )
     assert shlex.split(ours["convert"].replace("${MILES_ROOT}", "<REPO>")) == convert
 
 
 def test_convert_fp8_step(write) -> None:
-    text = MINIMAL + "prepare:\n  fp8: {kind: convert-fp8, model_dir: /m, save_dir: /m_fp8, extra: {strategy: block, block-size: [128, 128]}}\n"
+    text = (
+        MINIMAL
+        + "prepare:\n  fp8: {kind: convert-fp8, model_dir: /m, save_dir: /m_fp8, extra: {strategy: block, block-size: [128, 128]}}\n"
+    )
     launch = render(pipeline.cell(write("spec.yaml", text)))
     assert launch.commands[0].argv == (
-        "python3", "${MILES_ROOT}/tools/convert_hf_to_fp8.py", "--model-dir", "/m", "--save-dir", "/m_fp8",
-        "--strategy", "block", "--block-size", "128", "128",
+        "python3",
+        "${MILES_ROOT}/tools/convert_hf_to_fp8.py",
+        "--model-dir",
+        "/m",
+        "--save-dir",
+        "/m_fp8",
+        "--strategy",
+        "block",
+        "--block-size",
+        "128",
+        "128",
     )
 
 

@@ -8,7 +8,9 @@ from runner.resolve import resolve
 
 
 def resolved(write, text: str, **derived):
-    return resolve(compose(write("spec.yaml", text)), {k: (lambda _, v=v: v) for k, v in derived.items()}).data
+    return resolve(
+        compose(write("spec.yaml", text)), {k: (lambda _, v=v: v) for k, v in derived.items()}
+    ).data
 
 
 def error_of(write, text: str) -> str:
@@ -23,17 +25,22 @@ def test_arithmetic_keeps_its_type(write):
 
 
 def test_references_inside_text_are_formatted(write):
-    data = resolved(write, "vars: {root: /root/models}\npath: ${vars.root}/GLM-5_4layer\nl: ['${vars.root}']\n")
+    data = resolved(
+        write, "vars: {root: /root/models}\npath: ${vars.root}/GLM-5_4layer\nl: ['${vars.root}']\n"
+    )
     assert data["path"] == "/root/models/GLM-5_4layer"
     assert data["l"] == ["/root/models"]
 
 
 def test_hyphenated_keys_by_whole_reference_or_index(write):
-    data = resolved(write, """
+    data = resolved(
+        write,
+        """
         args: {misc: {actor-num-gpus-per-node: 4}}
         same: ${args.misc.actor-num-gpus-per-node}
         rest: ${8 - args.misc['actor-num-gpus-per-node']}
-    """)
+    """,
+    )
     assert (data["same"], data["rest"]) == (4, 4)
 
 
@@ -86,13 +93,21 @@ def test_unknown_subkey_suggests(write):
 @pytest.mark.parametrize(
     ("expression", "message"),
     [
-        ("__import__('os').system('true')", "cannot evaluate ${__import__('os').system('true')}:"
-         " Function '__import__' not defined, for expression '__import__('os').system('true')'."),
-        ("a.__class__", "cannot evaluate ${a.__class__}: Sorry, access to __attributes  or func_"
-         " attributes is not available. (__class__)"),
+        (
+            "__import__('os').system('true')",
+            "cannot evaluate ${__import__('os').system('true')}:"
+            " Function '__import__' not defined, for expression '__import__('os').system('true')'.",
+        ),
+        (
+            "a.__class__",
+            "cannot evaluate ${a.__class__}: Sorry, access to __attributes  or func_"
+            " attributes is not available. (__class__)",
+        ),
         ("1 / 0", "cannot evaluate ${1 / 0}: ZeroDivisionError: division by zero"),
         ("1 +", "cannot evaluate ${1 +}: SyntaxError: invalid syntax (<unknown>, line 1)"),
     ],
 )
 def test_nothing_is_eval_ed(write, expression: str, message: str):
-    assert error_of(write, f"a: 1\nx: \"${{{expression}}}\"\n") == f"spec.yaml:2: error [reference] x: {message}"
+    assert (
+        error_of(write, f'a: 1\nx: "${{{expression}}}"\n') == f"spec.yaml:2: error [reference] x: {message}"
+    )

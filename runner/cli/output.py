@@ -18,9 +18,9 @@ def add_format(parser: argparse.ArgumentParser, *choices: str) -> None:
     )
 
 
-def print_json(data: Any, stream: TextIO = sys.stdout) -> None:
-    json.dump(data, stream, indent=2, default=_plain)
-    stream.write("\n")
+def print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, indent=2, default=_plain)
+    sys.stdout.write("\n")
 
 
 def _plain(value: Any) -> Any:
@@ -29,6 +29,6 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def print_problems(problems: Iterable[Problem], stream: TextIO = sys.stderr) -> None:
+def print_problems(problems: Iterable[Problem], stream: TextIO) -> None:
     for problem in problems:
         print(problem, file=stream)

@@ -45,7 +45,10 @@ def run(args: argparse.Namespace) -> int:
         launch = render(cell, context)
         launches.append((launch, problems, path))
     if args.format == "json":
-        cells = [{**launch.to_json(), "warnings": [p.to_json() for p in problems]} for launch, problems, _ in launches]
+        cells = [
+            {**launch.to_json(), "warnings": [p.to_json() for p in problems]}
+            for launch, problems, _ in launches
+        ]
         print_json({"cells": cells})
     else:
         sys.stdout.write("\n".join(to_shell(launch, display_path(path)) for launch, _, path in launches))
@@ -62,19 +65,28 @@ def _context(cell: pipeline.Cell, miles_root: Path | None) -> tuple[Context, lis
     if found is None:
         return Context(dict(os.environ), root), []
     if found.tokens is None:
-        note = Problem("model-args", f"cannot read {found.source} ({found.reason}); using the preset",
-                       "model.type", where, "warning")
+        note = Problem(
+            "model-args",
+            f"cannot read {found.source} ({found.reason}); using the preset",
+            "model.type",
+            where,
+            "warning",
+        )
         return Context(dict(os.environ), root), [note]
     preset = preset_tokens(cell)
     drift = []
     if tuple(found.tokens) != preset:
-        drift.append(Problem(
-            "model-args",
-            f"MODEL_ARGS of {found.source} differ from the preset {cell.preset.type}: "
-            f"{_token_difference(preset, found.tokens)}; rendering the checkout's",
-            "model.type", where, "warning",
-            hint=f"update miles/models/{cell.preset.type}.yaml if the checkout is right",
-        ))
+        drift.append(
+            Problem(
+                "model-args",
+                f"MODEL_ARGS of {found.source} differ from the preset {cell.preset.type}: "
+                f"{_token_difference(preset, found.tokens)}; rendering the checkout's",
+                "model.type",
+                where,
+                "warning",
+                hint=f"update miles/models/{cell.preset.type}.yaml if the checkout is right",
+            )
+        )
     return Context(dict(os.environ), root, found.tokens), drift
 
 

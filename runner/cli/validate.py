@@ -38,12 +38,14 @@ def run(args: argparse.Namespace) -> int:
     failed = any(p.severity == "error" or args.strict for p in problems)
     elapsed = time.perf_counter() - started
     if args.format == "json":
-        print_json({
-            "ok": not failed,
-            "seconds": round(elapsed, 4),
-            "files": [{**r, "problems": [p.to_json() for p in r["problems"]]} for r in results],
-            "problems": [p.to_json() for p in problems],
-        })
+        print_json(
+            {
+                "ok": not failed,
+                "seconds": round(elapsed, 4),
+                "files": [{**r, "problems": [p.to_json() for p in r["problems"]]} for r in results],
+                "problems": [p.to_json() for p in problems],
+            }
+        )
     else:
         import sys
 
@@ -51,8 +53,10 @@ def run(args: argparse.Namespace) -> int:
         cells = [r for r in results if r["cell"]]
         errors = sum(p.severity == "error" for p in problems)
         warnings = len(problems) - errors
-        print(f"{len(cells)} cells, {len(results) - len(cells)} supporting files checked in {elapsed:.2f} s: "
-              f"{errors} errors, {warnings} warnings")
+        print(
+            f"{len(cells)} cells, {len(results) - len(cells)} supporting files checked in {elapsed:.2f} s: "
+            f"{errors} errors, {warnings} warnings"
+        )
     return 2 if failed else 0
 
 

@@ -1,0 +1,191 @@
+"""The CLI in-process: formats, exit codes, messages without tracebacks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from runner.cli import parser
+from tests.conftest import DATA
+from tests.test_model import MINIMAL
+
+ROOT = Path(__file__).parents[1]
+
+
+@pytest.fixture
+def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    for name in (
+        "MILES_ROOT",
+        "WANDB_API_KEY",
+        "NCCL_NVLS_ENABLE",
+        "NCCL_SOCKET_IFNAME",
+        "GLOO_SOCKET_IFNAME",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_validate_the_shipped_matrices(cli, in_repo):
+    result = cli("validate", "matrices/")
+    assert result.code == 0, result.out
+    assert result.out.startswith("2 cells, 6 supporting files checked in ")
+    assert result.out.endswith(": 0 errors, 0 warnings\n")
+
+
+def test_validate_json(cli, in_repo):
+    result = cli("validate", "matrices/", "--format", "json")
+    data = json.loads(result.out)
+    assert data["ok"] is True and data["problems"] == []
+    assert sorted(f["cell"] for f in data["files"] if f["cell"]) == ["nv/glm5-colocate", "rocm/glm5-async"]
+
+
+def test_validate_reports_problems_and_exits_2(cli, write):
+    write("bad.yaml", MINIMAL + "args:\n  pref: {}\n")
+    write("good.yaml", MINIMAL)
+    result = cli("validate", ".", "--format", "json")
+    assert result.code == 2
+    assert json.loads(result.out)["problems"] == [
+        {
+            "severity": "error",
+            "rule": "unknown-key",
+            "key": "args.pref",
+            "message": "unknown key 'pref'",
+            "hint": "did you mean 'perf'?",
+            "locations": [{"file": "bad.yaml", "line": 6}],
+        }
+    ]
+    text = cli("validate", ".")
+    assert text.code == 2
+    assert text.out.splitlines()[0] == "bad.yaml:6: error [unknown-key] args.pref: unknown key 'pref'"
+
+
+def test_validate_strict_fails_on_warnings(cli, write):
+    write("spec.yaml", MINIMAL + "args:\n  misc: {num-layers: 8}\n")
+    assert cli("validate", "spec.yaml").code == 0
+    assert cli("validate", "spec.yaml", "--strict").code == 2
+
+
+def test_render_json(cli, in_repo):
+    result = cli("render", "rocm/glm5-async.yaml", "--format", "json")
+    assert result.code == 0 and result.err == ""
+    (cell,) = json.loads(result.out)["cells"]
+    assert {
+        "id",
+        "train_script",
+        "num_gpus_per_node",
+        "model_args",
+        "train_args",
+        "env",
+        "commands",
+    } <= cell.keys()
+    assert (cell["id"], cell["train_script"], cell["num_gpus_per_node"]) == (
+        "rocm/glm5-async",
+        "train_async.py",
+        8,
+    )
+    assert cell["commands"][-1]["argv"][:3] == ["ray", "job", "submit"]
+
+
+def test_render_shell_is_the_default(cli, in_repo):
+    result = cli("render", "nv/glm5-colocate")
+    assert result.out.startswith("#!/usr/bin/env bash\n# nv/glm5-colocate: rendered by run-matrix from")
+
+
+def test_render_reads_model_args_from_a_checkout_and_warns_on_drift(cli, in_repo, tmp_path):
+    checkout = tmp_path / "miles"
+    shutil.copytree(DATA / "miles-checkout", checkout)
+    same = cli("render", "rocm/glm5-async.yaml", "--miles-root", str(checkout), "--format", "json")
+    assert same.err == ""
+    assert json.loads(same.out)["cells"][0]["commands"][-1]["argv"][7] == f"{checkout}/train_async.py"
+    script = checkout / "scripts/models/glm5-744B-A40B_4layer.sh"
+    script.write_text(script.read_text().replace("--num-layers 4", "--num-layers 6"))
+    drift = cli("render", "rocm/glm5-async.yaml", "--miles-root", str(checkout), "--format", "json")
+    assert drift.err == (
+        f"matrices/base/glm5-744b-a40b-4layer.yaml:6: warning [model-args] model.type: MODEL_ARGS of {script}"
+        " differ from the preset glm5-744B-A40B_4layer: checkout has 6; preset has 4; rendering the checkout's\n"
+        "  ==> update miles/models/glm5-744B-A40B_4layer.yaml if the checkout is right\n"
+    )
+    cell = json.loads(drift.out)["cells"][0]
+    assert cell["model_args"][cell["model_args"].index("--num-layers") + 1] == "6"
+    assert cell["warnings"][0]["rule"] == "model-args"
+
+
+def test_render_miles_root_from_the_environment(cli, in_repo, monkeypatch):
+    monkeypatch.setenv("MILES_ROOT", str(DATA / "miles-checkout"))
+    cell = json.loads(cli("render", "rocm/glm5-async.yaml", "--format", "json").out)["cells"][0]
+    assert cell["commands"][-1]["argv"][7] == f"{DATA / 'miles-checkout'}/train_async.py"
+
+
+def test_render_missing_miles_root(cli, in_repo):
+    result = cli("render", "rocm/glm5-async.yaml", "--miles-root", "/no/such/dir")
+    assert (result.code, result.err) == (2, "run-matrix: --miles-root /no/such/dir: no such directory\n")
+
+
+def test_unknown_spec(cli, in_repo):
+    result = cli("render", "rocm/glm5-sync.yaml")
+    assert result.code == 2
+    assert result.err == (
+        "run-matrix: no spec 'rocm/glm5-sync.yaml': looked in rocm/glm5-sync.yaml, matrices/rocm/glm5-sync.yaml,"
+        f" {ROOT}/matrices/rocm/glm5-sync.yaml\n"
+    )
+
+
+def test_invalid_spec_exits_2_without_traceback(cli, write):
+    write("spec.yaml", "a: [\n")
+    result = cli("render", "spec.yaml")
+    assert (result.code, result.out) == (2, "")
+    assert (
+        result.err
+        == "spec.yaml:2: error [yaml]: not valid YAML: while parsing a flow node expected the node content, but found '<stream end>'\n"
+    )
+
+
+def test_explain_a_key(cli, in_repo):
+    result = cli("explain", "rocm/glm5-async.yaml", "args.sglang.sglang-dp-size")
+    assert result.out == (
+        "args.sglang.sglang-dp-size = 2\n"
+        "  matrices/rocm/glm5-async.yaml:21  set 2\n"
+        "      why: with DP-attention, DP=2 EP=2 split each 2-GPU engine; they do not multiply it\n"
+    )
+
+
+def test_explain_json_chain(cli, in_repo):
+    data = json.loads(
+        cli("explain", "nv/glm5-colocate", "args.sglang.sglang-ep-size", "--format", "json").out
+    )
+    (value,) = data["values"]
+    assert (value["key"], value["value"]) == ("args.sglang.sglang-ep-size", 8)
+    assert [(s["op"], s["value"]) for s in value["chain"]] == [
+        ("set", "${args.sglang.rollout-num-gpus-per-engine}"),
+        ("resolve", "${args.sglang.rollout-num-gpus-per-engine} = 8"),
+    ]
+
+
+def test_explain_every_value(cli, in_repo):
+    lines = cli("explain", "rocm/glm5-async.yaml").out.splitlines()
+    assert "env.HIP_VISIBLE_DEVICES = 0,1,2,3,4,5,6,7    # matrices/rocm/glm5-async.yaml:41" in lines
+    assert "args.ckpt.save-interval = 20    # matrices/base/glm5-744b-a40b-4layer.yaml:59" in lines
+
+
+def test_explain_unknown_key(cli, in_repo):
+    result = cli("explain", "rocm/glm5-async.yaml", "args.sglang.sglang-dp")
+    assert result.code == 2
+    assert result.err == (
+        "matrices/rocm/glm5-async.yaml: error [unknown-key] args.sglang.sglang-dp: rocm/glm5-async has no key"
+        " 'args.sglang.sglang-dp'\n  ==> did you mean 'args.sglang.sglang-dp-size'?\n"
+    )
+
+
+def test_schema_is_json(cli):
+    schema = json.loads(cli("schema").out)
+    assert schema["title"] == "Spec" and "extends" in schema["properties"]
+
+
+def test_every_command_has_help_and_json():
+    subcommands = parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    for name, sub in subcommands.items():
+        assert sub.description, name
+        assert "json" in sub.format_help(), name

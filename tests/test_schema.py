@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from schemas.jsonschema import MODELS, schema
+
+ROOT = Path(__file__).parents[1]
+
+
+@pytest.mark.parametrize("kind", sorted(MODELS))
+def test_checked_in_schema_is_current(kind: str) -> None:
+    path = ROOT / "schemas" / f"{kind}.schema.json"
+    assert json.loads(path.read_text()) == schema(kind), (
+        f"stale: run-matrix schema {kind} > {path.relative_to(ROOT)}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("folder", "kind"),
+    [
+        ("matrices/nv", "spec"),
+        ("matrices/rocm", "spec"),
+        ("matrices/base", "spec"),
+        ("matrices/hardware", "hardware"),
+        ("miles/models", "preset"),
+    ],
+)
+def test_files_name_their_schema(folder: str, kind: str) -> None:
+    for path in (ROOT / folder).glob("*.yaml"):
+        first = path.read_text().splitlines()[0]
+        assert first == f"# yaml-language-server: $schema=../../schemas/{kind}.schema.json", path
+
+
+def test_fragments_need_nothing() -> None:
+    assert "required" not in json.dumps(schema("spec"))
