@@ -7,8 +7,9 @@ take its result. Nothing here runs anything.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+import json
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,8 @@ class Cell:
     preset: ModelPreset
     conventions: LaunchConventions
     composed: Composed = field(repr=False)  # the provenance of every key
+    preset_source: Composed = field(repr=False)
+    hf_config: dict[str, Any] | None = field(default=None, repr=False)  # the checkpoint's config.json
 
     @property
     def path(self) -> Path:
@@ -37,6 +40,22 @@ class Cell:
 
     def location(self, *key: str) -> Location:
         return self.composed.location(key)
+
+    def flag(self, name: str, default: Any = None) -> Any:
+        """The value miles gets for --name: the spec's flag, else MODEL_ARGS', else ``default``."""
+        for group, flags in self.spec.args.groups():
+            if name in flags:
+                return flags[name]
+        return self.preset.model_args.get(name, default)
+
+    def where(self, name: str) -> Location:
+        """Where --name was written: in the spec, else in the model preset, else the spec's file."""
+        for group, flags in self.spec.args.groups():
+            if name in flags:
+                return self.location("args", group, name)
+        if name in self.preset.model_args:
+            return self.preset_source.location(("model_args", name))
+        return Location(self.path)
 
 
 def cell(path: Path) -> Cell:
@@ -47,8 +66,11 @@ def cell(path: Path) -> Cell:
         composed, {"profile": lambda _: profile.model_dump(), "visible_devices": _visible_devices}
     )
     spec = build(Spec, resolved.data, composed)
-    preset = load_preset(spec.model.type, composed.location(("model", "type")))
-    return Cell(locate.cell_name(path), spec, profile, preset, conventions(), composed)
+    preset, preset_source = load_preset(spec.model.type, composed.location(("model", "type")))
+    hf_config = _hf_config(spec.args.ckpt.get("hf-checkpoint"))
+    return Cell(
+        locate.cell_name(path), spec, profile, preset, conventions(), composed, preset_source, hf_config
+    )
 
 
 def checked(path: Path) -> tuple[Cell, list[Problem]]:
@@ -95,12 +117,28 @@ def _visible_devices(resolver: Resolver) -> str:
     return ",".join(str(i) for i in range(int(gpus)))
 
 
+def _hf_config(checkpoint: Any) -> dict[str, Any] | None:
+    """The checkpoint's config.json when it exists on this machine (for rule L12)."""
+    path = Path(str(checkpoint)) / "config.json" if checkpoint else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SpecError.one("L12", f"cannot read {path}: {exc}", key="args.ckpt.hf-checkpoint") from None
+    return config if isinstance(config, dict) else None
+
+
 def _modelled(cls: Any, path: Path) -> Any:
-    composed = compose(path)
-    return build(cls, resolve(composed, {}).data, composed)
+    return _modelled_with_source(cls, path)[0]
 
 
 @cache
+def _modelled_with_source(cls: Any, path: Path) -> tuple[Any, Composed]:
+    composed = compose(path)
+    return build(cls, resolve(composed, {}).data, composed), composed
+
+
 def load_profile(path: Path) -> HardwareProfile:
     profile: HardwareProfile = _modelled(HardwareProfile, path)
     if profile.name != path.stem:
@@ -114,13 +152,11 @@ def load_profile(path: Path) -> HardwareProfile:
     return profile
 
 
-@cache
-def load_preset(name: str, where: Location) -> ModelPreset:
-    preset: ModelPreset = _modelled(ModelPreset, locate.model_preset(name, where))
-    return preset
+def load_preset(name: str, where: Location) -> tuple[ModelPreset, Composed]:
+    preset, source = _modelled_with_source(ModelPreset, locate.model_preset(name, where))
+    return preset, source
 
 
-@lru_cache(maxsize=1)
 def conventions() -> LaunchConventions:
     conventions: LaunchConventions = _modelled(LaunchConventions, locate.CONVENTIONS)
     return conventions

@@ -25,6 +25,10 @@ class Capabilities(Model):
     deepep: bool = Field(description="DeepEP (needs NVIDIA InfiniBand + GPUDirect RDMA)")
     custom_all_reduce: bool = Field(description="SGLang's custom all-reduce works here")
     dsa_page_size: PositiveInt = Field(description="page size SGLang forces for DSA (NSA) models")
+    flashmla_sparse_heads: PositiveInt | None = Field(
+        default=None,
+        description="FlashMLA sparse pads heads per attention-TP rank to this (64 Hopper, 128 Blackwell)",
+    )
 
 
 class HardwareProfile(Model):

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from schemas.values import Flags, Model
 
 
 class ModelPreset(Model):
     type: str
     description: str = ""
+    sparse_attention: bool = Field(
+        default=False,
+        description="DeepSeek sparse attention (NSA indexer, as GLM-5 and DeepSeek V3.2): SGLang forces "
+        "the nsa attention backend and the platform's page size",
+    )
     model_args: Flags
