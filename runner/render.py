@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from runner import shell
-from runner.pipeline import Cell
+from runner.cell import Cell
 from schemas import GROUPS
 from schemas.spec import ConvertFp8, ConvertTorchDist, HfDownload, Mkdir, PatchHfConfig, PrepareStep
 from schemas.values import flag_tokens

@@ -4,11 +4,12 @@ import pytest
 
 from runner import check, pipeline
 from runner.errors import SpecError
-from tests.test_model import MINIMAL
+from tests.test_model import MINIMAL, VALID
 
 
 def problems_of(write, text: str) -> list[str]:
-    return [str(p) for p in check.run(pipeline.cell(write("spec.yaml", MINIMAL + text)))]
+    write("valid.yaml", VALID)
+    return [str(p) for p in check.run(pipeline.cell(write("spec.yaml", "extends: valid.yaml\n" + text)))]
 
 
 def test_shipped_specs_have_no_problems():
@@ -17,21 +18,21 @@ def test_shipped_specs_have_no_problems():
 
 
 def test_a_flag_in_two_groups_names_both_places(write):
-    assert problems_of(write, "args:\n  perf:\n    colocate: true\n  misc:\n    colocate: true\n") == [
-        "spec.yaml:7: error [G1] args.misc.colocate: --colocate is set in two groups, args.perf and args.misc\n"
-        "  ==> also at spec.yaml:9\n"
+    assert problems_of(write, "args:\n  perf:\n    colocate: true\n") == [
+        "spec.yaml:4: error [G1] args.misc.colocate: --colocate is set in two groups, args.perf and args.misc\n"
+        "  ==> also at valid.yaml:6\n"
         "  ==> keep it in one group (delete the other with `colocate: !delete`)."
     ]
 
 
 def test_checked_raises_on_errors(write):
     with pytest.raises(SpecError, match=r"\[G1\]"):
-        pipeline.checked(write("spec.yaml", MINIMAL + "args:\n  perf: {a: 1}\n  misc: {a: 1}\n"))
+        pipeline.checked(write("spec.yaml", MINIMAL + "args:\n  perf: {a: 1}\n  misc: {colocate: true, a: 1}\n"))
 
 
 def test_contradicting_model_args_is_a_warning(write):
     assert problems_of(write, "args:\n  misc:\n    num-layers: 8\n") == [
-        "spec.yaml:7: warning [G2] args.misc.num-layers: --num-layers 8 contradicts MODEL_ARGS of"
+        "spec.yaml:4: warning [G2] args.misc.num-layers: --num-layers 8 contradicts MODEL_ARGS of"
         " glm5-744B-A40B_4layer (--num-layers 4); argparse keeps the last"
     ]
 
@@ -42,7 +43,7 @@ def test_repeating_model_args_is_fine(write):
 
 def test_secrets_must_be_references(write):
     assert problems_of(write, "env:\n  WANDB_API_KEY: abc123\n") == [
-        "spec.yaml:6: error [G3] env.WANDB_API_KEY: env.WANDB_API_KEY holds a literal secret; it would be"
+        "spec.yaml:4: error [G3] env.WANDB_API_KEY: env.WANDB_API_KEY holds a literal secret; it would be"
         " printed and stored in reports\n"
         "  ==> write $${WANDB_API_KEY} and set WANDB_API_KEY in the environment that runs run-matrix."
     ]

@@ -10,7 +10,7 @@ import pytest
 
 from runner.cli import parser
 from tests.conftest import DATA
-from tests.test_model import MINIMAL
+from tests.test_model import VALID
 
 ROOT = Path(__file__).parents[1]
 
@@ -43,8 +43,8 @@ def test_validate_json(cli, in_repo):
 
 
 def test_validate_reports_problems_and_exits_2(cli, write):
-    write("bad.yaml", MINIMAL + "args:\n  pref: {}\n")
-    write("good.yaml", MINIMAL)
+    write("bad.yaml", VALID + "  pref: {}\n")
+    write("good.yaml", VALID)
     result = cli("validate", ".", "--format", "json")
     assert result.code == 2
     assert json.loads(result.out)["problems"] == [
@@ -54,16 +54,16 @@ def test_validate_reports_problems_and_exits_2(cli, write):
             "key": "args.pref",
             "message": "unknown key 'pref'",
             "hint": "did you mean 'perf'?",
-            "locations": [{"file": "bad.yaml", "line": 6}],
+            "locations": [{"file": "bad.yaml", "line": 7}],
         }
     ]
     text = cli("validate", ".")
     assert text.code == 2
-    assert text.out.splitlines()[0] == "bad.yaml:6: error [unknown-key] args.pref: unknown key 'pref'"
+    assert text.out.splitlines()[0] == "bad.yaml:7: error [unknown-key] args.pref: unknown key 'pref'"
 
 
 def test_validate_strict_fails_on_warnings(cli, write):
-    write("spec.yaml", MINIMAL + "args:\n  misc: {num-layers: 8}\n")
+    write("spec.yaml", VALID.replace("{colocate: true}", "{colocate: true, num-layers: 8}"))
     assert cli("validate", "spec.yaml").code == 0
     assert cli("validate", "spec.yaml", "--strict").code == 2
 

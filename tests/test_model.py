@@ -11,6 +11,8 @@ model: {type: glm5-744B-A40B_4layer}
 cluster: {gpus_per_node: 8}
 launch: {script: train.py}
 """
+# MINIMAL plus what makes it pass every rule: colocated on one 8-GPU node.
+VALID = MINIMAL + "args:\n  misc: {colocate: true}\n"
 
 
 def error_of(write, text: str) -> str:

@@ -1,0 +1,48 @@
+"""A cell: one runnable unit — a resolved, modelled spec and everything it refers to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runner.compose import Composed
+from runner.errors import Location
+from schemas import HardwareProfile, LaunchConventions, ModelPreset, Spec
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One runnable unit: a resolved, modelled spec and everything it refers to."""
+
+    id: str
+    spec: Spec
+    profile: HardwareProfile
+    preset: ModelPreset
+    conventions: LaunchConventions
+    composed: Composed = field(repr=False)  # the provenance of every key
+    preset_source: Composed = field(repr=False)
+    hf_config: dict[str, Any] | None = field(default=None, repr=False)  # the checkpoint's config.json
+
+    @property
+    def path(self) -> Path:
+        return self.composed.path
+
+    def location(self, *key: str) -> Location:
+        return self.composed.location(key)
+
+    def flag(self, name: str, default: Any = None) -> Any:
+        """The value miles gets for --name: the spec's flag, else MODEL_ARGS', else ``default``."""
+        for _, flags in self.spec.args.groups():
+            if name in flags:
+                return flags[name]
+        return self.preset.model_args.get(name, default)
+
+    def where(self, name: str) -> Location:
+        """Where --name was written: in the spec, else in the model preset, else the spec's file."""
+        for group, flags in self.spec.args.groups():
+            if name in flags:
+                return self.location("args", group, name)
+        if name in self.preset.model_args:
+            return self.preset_source.location(("model_args", name))
+        return Location(self.path)

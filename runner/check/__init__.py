@@ -1,0 +1,63 @@
+"""check: rules over a cell, each a small generator of problems with a stable id.
+
+Ids: G* spec hygiene, L* miles, S* SGLang (one rollout engine), M* Megatron (the actor),
+P* platform capabilities from the hardware profile. L/S/M ids are those of
+shared/reference/parallelism-rules.md. Rules never raise; ``run`` collects every
+problem so a user sees them all at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from runner.cell import Cell
+from runner.errors import Problem, Severity
+from runner.layout import Layout, layout
+
+Rule = Callable[[Cell, Layout], Iterator[Problem]]
+RULES: dict[str, Rule] = {}
+
+
+def rule(rule_id: str) -> Callable[[Rule], Rule]:
+    def register(function: Rule) -> Rule:
+        assert rule_id not in RULES, f"rule {rule_id} registered twice"
+        RULES[rule_id] = function
+        return function
+
+    return register
+
+
+def run(cell: Cell) -> Iterator[Problem]:
+    facts = layout(cell)
+    for check in RULES.values():
+        yield from check(cell, facts)
+
+
+def problem(
+    rule_id: str,
+    cell: Cell,
+    flags: tuple[str, ...],
+    message: str,
+    hint: str = "",
+    severity: Severity = "error",
+) -> Problem:
+    """A problem about miles flags: the key of the first, the file:line of every one."""
+    return Problem(
+        rule_id,
+        message,
+        key_of(cell, flags[0]) if flags else "",
+        tuple(dict.fromkeys(cell.where(name) for name in flags)),
+        severity,
+        hint,
+    )
+
+
+def key_of(cell: Cell, name: str) -> str:
+    for group, flags in cell.spec.args.groups():
+        if name in flags:
+            return f"args.{group}.{name}"
+    return f"model_args.{name}" if name in cell.preset.model_args else f"args.*.{name}"
+
+
+# The rule modules register themselves on import.
+from runner.check import megatron, miles, platform, sglang, spec  # noqa: E402, F401

@@ -1,0 +1,256 @@
+"""M*: the actor, as Megatron counts it (validate_args, parallel state, TransformerConfig)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from runner.cell import Cell
+from runner.check import problem, rule
+from runner.errors import Problem
+from runner.layout import Layout, integer
+
+DISPATCHERS = ("allgather", "alltoall", "flex")
+ATTENTION_BACKENDS = ("flash", "fused", "unfused", "local", "auto")
+UNEVEN_PIPELINE = (
+    "decoder-first-pipeline-num-layers",
+    "decoder-last-pipeline-num-layers",
+    "num-layers-per-virtual-pipeline-stage",
+    "pipeline-model-parallel-layout",
+)
+PARALLEL = ("tensor-model-parallel-size", "pipeline-model-parallel-size", "context-parallel-size")
+EXPERT_PARALLEL = (
+    "expert-tensor-parallel-size",
+    "expert-model-parallel-size",
+    "pipeline-model-parallel-size",
+)
+
+
+@rule("M1")
+def world_divides_by_model_parallel(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    a = facts.actor
+    size = a.tp * a.pp * a.cp
+    if a.world % size:
+        yield problem(
+            "M1",
+            cell,
+            (*PARALLEL, "actor-num-gpus-per-node"),
+            f"actor world {a.world} is not divisible by TP x PP x CP = {a.tp} x {a.pp} x {a.cp} = {size}",
+            f"make TP x PP x CP divide {a.world}",
+        )
+
+
+@rule("M2")
+def world_divides_by_expert_parallel(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    a = facts.actor
+    size = a.etp * a.ep * a.pp
+    if a.world % size:
+        yield problem(
+            "M2",
+            cell,
+            (*EXPERT_PARALLEL, "actor-num-gpus-per-node"),
+            f"actor world {a.world} is not divisible by ETP x EP x PP = {a.etp} x {a.ep} x {a.pp} = {size}"
+            " (ETP defaults to TP)",
+            f"make ETP x EP x PP divide {a.world}",
+        )
+
+
+@rule("M3")
+def experts_divide_by_ep(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    ep, experts = facts.actor.ep, facts.model.experts
+    if ep > 1 and not experts:
+        yield problem(
+            "M3",
+            cell,
+            ("expert-model-parallel-size",),
+            f"expert-model-parallel-size {ep} needs --num-experts (a MoE model)",
+        )
+    elif ep > 1 and experts and experts % ep:
+        yield problem(
+            "M3",
+            cell,
+            ("expert-model-parallel-size", "num-experts"),
+            f'"Number of experts should be a multiple of expert model parallel_size.":'
+            f" {experts} experts, EP {ep}",
+            f"use an EP that divides {experts}",
+        )
+
+
+@rule("M4")
+def heads_divide_by_tp(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    heads, tp = facts.model.heads, facts.actor.tp
+    if heads and heads % tp:
+        yield problem(
+            "M4",
+            cell,
+            ("tensor-model-parallel-size", "num-attention-heads"),
+            f"num_attention_heads ({heads}) must be a multiple of tensor_model_parallel_size ({tp})",
+        )
+
+
+@rule("M5")
+def query_groups_and_tp(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    groups, tp = facts.model.query_groups, facts.actor.tp
+    if groups and groups % tp and tp % groups:
+        yield problem(
+            "M5",
+            cell,
+            ("tensor-model-parallel-size", "num-query-groups"),
+            f"num_query_groups ({groups}) must be a multiple or divisor of tensor_model_parallel_size ({tp})",
+        )
+
+
+@rule("M6")
+def sequence_splits_over_cp(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    cp, seq = facts.actor.cp, integer(cell.flag("seq-length"), 0)
+    if cp > 1 and seq and seq % (2 * cp):
+        yield problem(
+            "M6",
+            cell,
+            ("seq-length", "context-parallel-size"),
+            f"seq-length {seq} is not a multiple of 2 x context-parallel-size = {2 * cp}",
+        )
+
+
+@rule("M7")
+def sequence_parallel_sense(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    a, sp = facts.actor, bool(cell.flag("sequence-parallel"))
+    if sp and a.tp == 1:
+        yield problem(
+            "M7",
+            cell,
+            ("sequence-parallel", "tensor-model-parallel-size"),
+            "--sequence-parallel with TP 1: Megatron turns it off",
+            "delete it",
+            "warning",
+        )
+    if a.ep > 1 and a.tp > 1 and not sp:
+        yield problem(
+            "M7",
+            cell,
+            ("expert-model-parallel-size", "tensor-model-parallel-size"),
+            "expert parallelism with TP > 1 wants --sequence-parallel (Megatron warns; 0.14 refused)",
+            "add sequence-parallel",
+            "warning",
+        )
+
+
+@rule("M8")
+def layers_divide_by_pp(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    layers, pp = facts.model.layers, facts.actor.pp
+    if layers and layers % pp and not any(cell.flag(f) is not None for f in UNEVEN_PIPELINE):
+        yield problem(
+            "M8",
+            cell,
+            ("pipeline-model-parallel-size", "num-layers"),
+            f"{layers} layers do not split over pipeline-model-parallel-size {pp}",
+            f"use a PP that divides {layers}, or an uneven pipeline layout",
+        )
+
+
+@rule("M9")
+def cpu_offload_prerequisites(cell: Cell, _: Layout) -> Iterator[Problem]:
+    if cell.flag("optimizer-cpu-offload") and not cell.flag("use-precision-aware-optimizer"):
+        yield problem(
+            "M9",
+            cell,
+            ("optimizer-cpu-offload",),
+            "optimizer CPU offload must be used with --use-precision-aware-optimizer (the hybrid"
+            " device optimizer reuses its code path)",
+            "add use-precision-aware-optimizer",
+        )
+    optimizer = cell.flag("optimizer", "adam")
+    if cell.flag("use-precision-aware-optimizer") and optimizer != "adam":
+        yield problem(
+            "M9",
+            cell,
+            ("use-precision-aware-optimizer", "optimizer"),
+            f"--use-precision-aware-optimizer is only supported with adam, not {optimizer}",
+        )
+
+
+@rule("M10")
+def deepep_needs_flex(cell: Cell, _: Layout) -> Iterator[Problem]:
+    dispatcher = cell.flag("moe-token-dispatcher-type", "allgather")
+    if cell.flag("moe-enable-deepep") and dispatcher != "flex":
+        yield problem(
+            "M10",
+            cell,
+            ("moe-enable-deepep", "moe-token-dispatcher-type"),
+            f'"DeepEP backend is only supported with flex token dispatcher." (dispatcher: {dispatcher})',
+            "set moe-token-dispatcher-type: flex, or delete moe-enable-deepep",
+        )
+
+
+@rule("M11")
+def deepep_needs_expert_parallelism(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    a = facts.actor
+    if cell.flag("moe-enable-deepep") and a.etp * a.ep == 1:
+        yield problem(
+            "M11",
+            cell,
+            ("moe-enable-deepep", "expert-model-parallel-size"),
+            "DeepEP with ETP x EP = 1 fails at run time: there is nothing to dispatch between ranks",
+            "use EP > 1, or delete moe-enable-deepep",
+        )
+
+
+@rule("M12")
+def dispatcher_name(cell: Cell, _: Layout) -> Iterator[Problem]:
+    value = cell.flag("moe-token-dispatcher-type")
+    if value is not None and value not in DISPATCHERS:
+        yield problem(
+            "M12",
+            cell,
+            ("moe-token-dispatcher-type",),
+            f"--moe-token-dispatcher-type {value}: invalid choice",
+            f"use one of: {', '.join(DISPATCHERS)}",
+        )
+
+
+@rule("M13")
+def attention_backend_name(cell: Cell, _: Layout) -> Iterator[Problem]:
+    value = cell.flag("attention-backend")
+    if value is not None and value not in ATTENTION_BACKENDS:
+        yield problem(
+            "M13",
+            cell,
+            ("attention-backend",),
+            f"--attention-backend {value}: invalid choice",
+            f"use one of: {', '.join(ATTENTION_BACKENDS)}",
+        )
+
+
+@rule("M14")
+def global_batch_divides(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """Checked whatever miles' dynamic batch size says: Megatron's validate_args checks the eval batch."""
+    gbs, mbs, dp = (
+        integer(cell.flag("global-batch-size"), 0),
+        integer(cell.flag("micro-batch-size"), 1),
+        facts.actor.dp,
+    )
+    if gbs and dp.is_integer() and dp >= 1 and gbs % (mbs * int(dp)):
+        yield problem(
+            "M14",
+            cell,
+            ("global-batch-size", "micro-batch-size"),
+            f"global batch size {gbs} is not divisible by micro batch {mbs} x actor DP {int(dp)}"
+            f" (DP = {facts.actor.world} / (TP x PP x CP))",
+            f"use a multiple of {mbs * int(dp)}",
+        )
+
+
+@rule("M15")
+def device_max_connections(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    from runner.render import runtime_env
+
+    a = facts.actor
+    value = runtime_env(cell, {})[0].get("CUDA_DEVICE_MAX_CONNECTIONS")
+    if (a.tp > 1 or a.cp > 1) and cell.profile.compute_capability[0] < 10 and value != "1":
+        yield Problem(
+            "M15",
+            "TP or CP > 1 requires CUDA_DEVICE_MAX_CONNECTIONS=1 (miles sets it; this spec"
+            f" makes it {value!r})",
+            "env.CUDA_DEVICE_MAX_CONNECTIONS",
+            (cell.location("env", "CUDA_DEVICE_MAX_CONNECTIONS"),),
+            hint="delete it from env",
+        )

@@ -1,0 +1,289 @@
+"""L*: what miles itself decides — placement, modes, flags it ignores or that crash it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from runner.cell import Cell
+from runner.check import problem, rule
+from runner.errors import Problem
+from runner.layout import Layout, integer
+
+IGNORED_SGLANG_FLAGS = ("sglang-tp-size", "sglang-attn-cp-size", "sglang-moe-dp-size")
+OFFLOAD_FLAGS = ("offload", "offload-train", "offload-rollout")
+
+
+@rule("L1")
+def colocate_ignores_rollout_gpus(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    given = cell.flag("rollout-num-gpus")
+    if facts.colocate and given is not None and integer(given, -1) != facts.rollout_gpus:
+        yield problem(
+            "L1",
+            cell,
+            ("rollout-num-gpus", "colocate"),
+            f"--rollout-num-gpus {given} has no effect with --colocate: the engines use the"
+            f" {facts.rollout_gpus} training GPUs",
+            "delete --rollout-num-gpus",
+            "warning",
+        )
+
+
+@rule("L2")
+def async_rejects_colocate(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    if facts.colocate and cell.spec.launch.script == "train_async.py":
+        yield problem(
+            "L2",
+            cell,
+            ("colocate",),
+            'train_async.py rejects --colocate: "Colocation is not supported for async training."',
+            "use launch.script: train.py, or delete --colocate and give the engines --rollout-num-gpus",
+        )
+
+
+@rule("L3")
+def gpu_budget(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    if not facts.colocate and cell.flag("rollout-num-gpus") is None:
+        yield problem(
+            "L3",
+            cell,
+            ("rollout-num-gpus",),
+            "without --colocate, --rollout-num-gpus is required: the engines need GPUs of their own",
+            f"set it to the GPUs the actor leaves free ({facts.cluster_gpus - facts.needed_gpus})",
+        )
+        return
+    parts = [f"actor {facts.actor_gpus}"]
+    parts += [f"critic {facts.critic_gpus}"] if facts.critic_gpus else []
+    parts += [] if facts.colocate else [f"rollout {facts.rollout_gpus}"]
+    sum_text = " + ".join(parts) + f" = {facts.needed_gpus}" if len(parts) > 1 else parts[0]
+    have = f"{facts.nodes} node(s) x {facts.gpus_per_node} GPUs = {facts.cluster_gpus}"
+    flags = ("actor-num-gpus-per-node", "actor-num-nodes", *(() if facts.colocate else ("rollout-num-gpus",)))
+    if facts.needed_gpus > facts.cluster_gpus:
+        yield problem(
+            "L3",
+            cell,
+            flags,
+            f"needs {sum_text} GPUs but the cluster has {have}: Ray's placement group would wait forever",
+            "shrink the actor or the rollout, or raise cluster.nodes",
+        )
+    elif facts.needed_gpus < facts.cluster_gpus:
+        yield problem(
+            "L3",
+            cell,
+            flags,
+            f"uses {sum_text} of the {have} GPUs; {facts.cluster_gpus - facts.needed_gpus} stay idle",
+            severity="warning",
+        )
+    miles_gpn = integer(cell.flag("num-gpus-per-node"), 8)
+    if miles_gpn != facts.gpus_per_node:
+        yield problem(
+            "L3",
+            cell,
+            ("num-gpus-per-node",),
+            f"--num-gpus-per-node {miles_gpn} differs from cluster.gpus_per_node {facts.gpus_per_node}"
+            " (what `ray start --num-gpus` gets): miles would place engines on GPUs the node does not have",
+            "set num-gpus-per-node: ${cluster.gpus_per_node}",
+        )
+
+
+@rule("L4")
+def engines_fit(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    stride, rollout = facts.engine_stride, facts.rollout_gpus
+    flags = ("rollout-num-gpus-per-engine", "rollout-num-gpus")
+    if rollout and facts.engines == 0:
+        yield problem(
+            "L4",
+            cell,
+            flags,
+            f"no engine fits: the rollout has {rollout} GPUs and one engine needs {stride}",
+            f"give the rollout a multiple of {stride} GPUs, or smaller engines",
+        )
+    elif facts.wasted_rollout_gpus:
+        yield problem(
+            "L4",
+            cell,
+            flags,
+            f"{rollout} rollout GPUs make {facts.engines} engine(s) of {stride} GPUs;"
+            f" {facts.wasted_rollout_gpus} GPU(s) stay idle",
+            f"give the rollout a multiple of {stride} GPUs",
+            "warning",
+        )
+
+
+@rule("L5")
+def dp_needs_dp_attention(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    engine = facts.engine
+    if engine.dp > 1 and not engine.dp_attention:
+        yield problem(
+            "L5",
+            cell,
+            ("sglang-dp-size", "rollout-num-gpus-per-engine"),
+            f"sglang-dp-size {engine.dp} without --sglang-enable-dp-attention: miles asserts at start-up."
+            f" Without DP-attention each DP rank is a whole engine, tp x dp x pp ="
+            f" {engine.tp} x {engine.dp} x {engine.pp} = {engine.dp * engine.tp * engine.pp} GPUs, not the"
+            f" {engine.tp} miles gives an engine",
+            f"add sglang-enable-dp-attention (then dp {engine.dp} splits the engine's {engine.tp} GPUs"
+            f" into attention-TP {engine.tp}/{engine.dp}), or set sglang-dp-size 1",
+        )
+
+
+def _requires(rule_id: str, flag: str, needs: str, why: str) -> None:
+    """Register a rule: --flag is only valid together with --needs."""
+
+    def check(cell: Cell, _: Layout) -> Iterator[Problem]:
+        if cell.flag(flag) not in (None, False) and cell.flag(needs) in (None, False):
+            yield problem(rule_id, cell, (flag,), f"--{flag} requires --{needs}: {why}", f"set {needs}")
+
+    rule(rule_id)(check)
+
+
+_requires("L6", "use-dynamic-batch-size", "max-tokens-per-gpu", "dynamic batches are cut by token count")
+_requires("L7", "save-interval", "save", "there is nowhere to save to")
+
+
+@rule("L8")
+def p2p_transfer_not_colocated(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    if facts.colocate and cell.flag("update-weight-transfer-mode") == "p2p":
+        yield problem(
+            "L8",
+            cell,
+            ("update-weight-transfer-mode", "colocate"),
+            "--update-weight-transfer-mode p2p is incompatible with --colocate",
+            "delete it: colocated engines receive weights in place",
+        )
+
+
+@rule("L9")
+def interval_needs_async(cell: Cell, _: Layout) -> Iterator[Problem]:
+    if cell.flag("update-weights-interval") is not None and cell.spec.launch.script == "train.py":
+        yield problem(
+            "L9",
+            cell,
+            ("update-weights-interval",),
+            "--update-weights-interval has no effect under train.py; only train_async.py honours it",
+            "delete it, or use launch.script: train_async.py",
+            "warning",
+        )
+
+
+@rule("L10")
+def no_weights_backuper_switch_in_async(cell: Cell, _: Layout) -> Iterator[Problem]:
+    if cell.flag("disable-weights-backuper") and cell.spec.launch.script == "train_async.py":
+        yield problem(
+            "L10",
+            cell,
+            ("disable-weights-backuper",),
+            "--disable-weights-backuper under train_async.py makes torch_memory_saver back up every"
+            " tensor to CPU and segfaults",
+            "delete it in async mode",
+        )
+
+
+@rule("L11")
+def flags_that_never_reach_sglang(cell: Cell, _: Layout) -> Iterator[Problem]:
+    for name in IGNORED_SGLANG_FLAGS:
+        if cell.flag(name) is not None:
+            hint = (
+                "miles sets the engine's tp to rollout-num-gpus-per-engine"
+                if name == "sglang-tp-size"
+                else ""
+            )
+            yield problem(
+                "L11",
+                cell,
+                (name,),
+                f"--{name} is parsed by miles but never reaches the engine",
+                hint or "delete it",
+                "warning",
+            )
+
+
+@rule("L12")
+def hf_config_agrees(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """miles' hf_validate_args: the checkpoint's config.json must match the Megatron flags."""
+    config = cell.hf_config
+    if config is None:
+        return
+    pairs = [
+        ("hidden_size", "hidden-size"),
+        ("num_attention_heads", "num-attention-heads"),
+        ("num_hidden_layers", "num-layers"),
+        ("intermediate_size", "ffn-hidden-size"),
+        ("rms_norm_eps", "norm-epsilon"),
+    ]
+    for field, flag in pairs:
+        if field in config and cell.flag(flag) is not None and float(config[field]) != float(cell.flag(flag)):
+            yield problem(
+                "L12",
+                cell,
+                (flag,),
+                f"config.json has {field} = {config[field]} but --{flag} is {cell.flag(flag)}:"
+                ' miles stops with "hf_validate_args failed"',
+                "point hf-checkpoint at the model the flags describe, or fix the flags",
+            )
+    theta = config.get("rope_theta", (config.get("rope_parameters") or {}).get("rope_theta"))
+    if (
+        theta is not None
+        and cell.flag("rotary-base") is not None
+        and float(theta) != float(cell.flag("rotary-base"))
+    ):
+        yield problem(
+            "L12",
+            cell,
+            ("rotary-base",),
+            f"config.json has rope_theta = {theta} but --rotary-base is {cell.flag('rotary-base')}",
+        )
+    if "tie_word_embeddings" in config and bool(config["tie_word_embeddings"]) == bool(
+        cell.flag("untie-embeddings-and-output-weights")
+    ):
+        tied = "tied" if config["tie_word_embeddings"] else "untied"
+        yield problem(
+            "L12",
+            cell,
+            ("untie-embeddings-and-output-weights",),
+            f"config.json has {tied} embeddings (tie_word_embeddings = {config['tie_word_embeddings']})"
+            " but --untie-embeddings-and-output-weights says otherwise",
+        )
+
+
+@rule("L13")
+def kl_needs_reference(cell: Cell, _: Layout) -> Iterator[Problem]:
+    kl_coef = _number(cell.flag("kl-coef"))
+    kl_loss = _number(cell.flag("kl-loss-coef"))
+    if (kl_coef or cell.flag("use-kl-loss")) and cell.flag("ref-load") is None:
+        yield problem(
+            "L13",
+            cell,
+            ("kl-coef",),
+            "a KL term needs the reference model: --ref-load is not set",
+            "set ref-load, or kl-coef 0 and no use-kl-loss",
+        )
+    if kl_coef and kl_loss:
+        yield problem(
+            "L13",
+            cell,
+            ("kl-coef", "kl-loss-coef"),
+            f"--kl-coef {kl_coef} and --kl-loss-coef {kl_loss} are both non-zero; miles takes one KL",
+            "set one of them to 0",
+        )
+
+
+@rule("L14")
+def no_offload_in_async(cell: Cell, _: Layout) -> Iterator[Problem]:
+    if cell.spec.launch.script != "train_async.py":
+        return
+    for name in OFFLOAD_FLAGS:
+        if cell.flag(name):
+            yield problem(
+                "L14",
+                cell,
+                (name,),
+                f"--{name} under train_async.py: engines offloaded at start are never onloaded",
+                "delete it in async mode (optimizer-cpu-offload is a different thing and fine)",
+            )
+
+
+def _number(value: object) -> float:
+    try:
+        return float(str(value)) if value not in (None, False) else 0.0
+    except ValueError:
+        return 0.0

@@ -1,0 +1,283 @@
+"""S*: one SGLang rollout engine, as SGLang 0.5.10's ServerArgs and model build count it.
+
+miles makes every engine ``tp = rollout-num-gpus-per-engine``; with DP-attention,
+``dp`` splits those GPUs into attention-DP ranks of ``tp / dp`` and ``ep`` splits them
+for the experts: neither adds GPUs (the PR #1124 question).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from runner.cell import Cell
+from runner.check import problem, rule
+from runner.errors import Problem
+from runner.layout import Layout, integer
+
+NSA_BACKENDS = ("flashmla_sparse", "flashmla_kv", "flashmla_auto", "fa3", "tilelang", "aiter", "trtllm")
+NSA_FLAGS = ("sglang-nsa-prefill-backend", "sglang-nsa-decode-backend")
+EP_FORCING_A2A = ("deepep", "mooncake", "mori", "flashinfer", "ascend_fuseep")
+DSA_KV_DTYPES = ("auto", "bf16", "bfloat16", "fp8_e4m3")
+
+
+def _divisors(n: int) -> str:
+    return ", ".join(str(d) for d in range(1, n + 1) if n % d == 0)
+
+
+@rule("S2")
+def engine_spans_whole_nodes(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    engine = facts.engine
+    if (engine.tp * engine.pp) % engine.nodes:
+        yield problem(
+            "S2",
+            cell,
+            ("rollout-num-gpus-per-engine",),
+            f'an engine of {engine.tp} GPUs spans {engine.nodes} nodes: "tp_size must be divisible'
+            f' by number of nodes" ({engine.tp} % {engine.nodes} != 0)',
+            "use a multiple of the GPUs per node",
+        )
+
+
+@rule("S3")
+def dp_divides_the_engine(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    engine = facts.engine
+    if engine.dp_attention and engine.dp > 1 and engine.tp % engine.dp:
+        yield problem(
+            "S3",
+            cell,
+            ("sglang-dp-size", "rollout-num-gpus-per-engine"),
+            f"rollout engine has {engine.tp} GPUs (tp = {engine.tp}); sglang-dp-size {engine.dp} does"
+            f" not divide it with DP-attention: attention TP would be {engine.tp}/{engine.dp}",
+            f"use dp {' or '.join(_divisors(engine.tp).rsplit(', ', 1))}",
+        )
+
+
+@rule("S4")
+def dp_one_turns_dp_features_off(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    on = [f for f in ("sglang-enable-dp-attention", "sglang-enable-dp-lm-head") if cell.flag(f)]
+    if facts.engine.dp == 1 and on:
+        yield problem(
+            "S4",
+            cell,
+            tuple(on),
+            f"with sglang-dp-size 1 SGLang turns {' and '.join('--' + f for f in on)} off: no effect",
+            "delete them, or set sglang-dp-size",
+            "warning",
+        )
+
+
+@rule("S5")
+def dp_lm_head_needs_dp_attention(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    if cell.flag("sglang-enable-dp-lm-head") and not facts.engine.dp_attention:
+        yield problem(
+            "S5",
+            cell,
+            ("sglang-enable-dp-lm-head",),
+            '"Please enable dp attention when setting enable_dp_lm_head."',
+            "add sglang-enable-dp-attention, or delete sglang-enable-dp-lm-head",
+        )
+
+
+@rule("S6")
+def chunked_prefill_fits_pages(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    chunk = integer(cell.flag("sglang-chunked-prefill-size"), 0)
+    if chunk <= 0:
+        return
+    engine = facts.engine
+    split = engine.dp_attention and engine.dp > 1
+    effective = chunk // engine.dp if split else chunk
+    page = page_size(cell)
+    if effective % page:
+        via = f" / dp {engine.dp} = {effective}" if split else ""
+        yield problem(
+            "S6",
+            cell,
+            ("sglang-chunked-prefill-size", "sglang-page-size"),
+            f"chunked prefill {chunk}{via} is not a multiple of page size {page}:"
+            ' "chunked_prefill_size must be divisible by page_size"',
+            f"use a chunked prefill size divisible by {page * (engine.dp if split else 1)}",
+        )
+
+
+@rule("S7")
+def ep_divides_the_engine(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    engine = facts.engine
+    if engine.tp % engine.ep:
+        yield problem(
+            "S7",
+            cell,
+            ("sglang-ep-size", "rollout-num-gpus-per-engine"),
+            f"sglang-ep-size {engine.ep} does not divide the engine's {engine.tp} GPUs (tp = {engine.tp}):"
+            f" EP splits the TP group for the experts, MoE TP would be {engine.tp}/{engine.ep}",
+            f"use ep {' or '.join(_divisors(engine.tp).rsplit(', ', 1))}",
+        )
+
+
+@rule("S8")
+def experts_split_evenly(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    engine, model = facts.engine, facts.model
+    if model.experts and model.experts % engine.ep:
+        yield problem(
+            "S8",
+            cell,
+            ("sglang-ep-size", "num-experts"),
+            f"{model.experts} experts do not split over sglang-ep-size {engine.ep}",
+            f"use an ep that divides {model.experts}",
+        )
+    if model.experts and model.moe_ffn_hidden and engine.tp % engine.ep == 0:
+        moe_tp = engine.tp // engine.ep
+        if model.moe_ffn_hidden % moe_tp:
+            yield problem(
+                "S8",
+                cell,
+                ("sglang-ep-size", "moe-ffn-hidden-size"),
+                f"MoE intermediate size {model.moe_ffn_hidden} does not split over MoE TP"
+                f" {engine.tp}/{engine.ep} = {moe_tp}",
+            )
+
+
+@rule("S9")
+def a2a_backend_forces_ep(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    backend = cell.flag("sglang-moe-a2a-backend")
+    engine = facts.engine
+    if backend in EP_FORCING_A2A and cell.flag("sglang-ep-size") is not None and engine.ep != engine.tp:
+        yield problem(
+            "S9",
+            cell,
+            ("sglang-ep-size", "sglang-moe-a2a-backend"),
+            f"--sglang-moe-a2a-backend {backend} forces ep = tp = {engine.tp};"
+            f" sglang-ep-size {engine.ep} is overridden",
+            f"set sglang-ep-size {engine.tp}",
+            "warning",
+        )
+
+
+@rule("S10")
+def moe_dense_tp_is_one(cell: Cell, _: Layout) -> Iterator[Problem]:
+    value = cell.flag("sglang-moe-dense-tp-size")
+    if value is not None and integer(value, 0) != 1:
+        yield problem(
+            "S10",
+            cell,
+            ("sglang-moe-dense-tp-size",),
+            f'sglang-moe-dense-tp-size {value}: "moe_dense_tp_size only support 1 and None currently"',
+            "set it to 1 or delete it",
+        )
+
+
+@rule("S11")
+def dsa_forces_page_size(cell: Cell, _: Layout) -> Iterator[Problem]:
+    if not cell.preset.sparse_attention:
+        return
+    given, forced = cell.flag("sglang-page-size"), cell.profile.supports.dsa_page_size
+    if given is not None and integer(given, 0) != forced:
+        yield problem(
+            "S11",
+            cell,
+            ("sglang-page-size",),
+            f"SGLang forces page size {forced} for DSA models on {cell.profile.name}"
+            f" ({cell.profile.platform}); --sglang-page-size {given} has no effect",
+            "delete it",
+            "warning",
+        )
+    kv_dtype = cell.flag("sglang-kv-cache-dtype")
+    if kv_dtype is not None and kv_dtype not in DSA_KV_DTYPES:
+        yield problem(
+            "S11",
+            cell,
+            ("sglang-kv-cache-dtype",),
+            f"DSA models need a bf16 or fp8_e4m3 KV cache, not {kv_dtype}",
+            "use fp8_e4m3 or delete it",
+        )
+
+
+@rule("S12")
+def nsa_backend_names(cell: Cell, _: Layout) -> Iterator[Problem]:
+    for name in NSA_FLAGS:
+        value = cell.flag(name)
+        if value is not None and value not in NSA_BACKENDS:
+            yield problem(
+                "S12",
+                cell,
+                (name,),
+                f"--{name} {value} is not an NSA backend",
+                f"use one of: {', '.join(NSA_BACKENDS)}",
+            )
+
+
+@rule("S13")
+def flashmla_sparse_heads_pad(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    multiple, heads = cell.profile.supports.flashmla_sparse_heads, facts.model.heads
+    used = [f for f in NSA_FLAGS if cell.flag(f) == "flashmla_sparse"]
+    attn_tp = facts.engine.attention_tp
+    if not (used and multiple and heads and attn_tp.is_integer() and heads % attn_tp == 0):
+        return
+    per_rank = heads // int(attn_tp)
+    if per_rank % multiple and multiple % per_rank:
+        yield problem(
+            "S13",
+            cell,
+            (used[0], "rollout-num-gpus-per-engine", "sglang-dp-size"),
+            f"FlashMLA sparse pads heads per attention-TP rank to {multiple} on {cell.profile.name}:"
+            f" {heads} heads / attention-TP {int(attn_tp)} = {per_rank}, which neither divides"
+            f" nor is divided by {multiple}",
+            "change the engine's tp/dp, or the NSA backend",
+        )
+
+
+@rule("S14")
+def heads_split_over_attention_tp(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    heads, attn_tp, engine = facts.model.heads, facts.engine.attention_tp, facts.engine
+    if not heads or not attn_tp.is_integer():
+        return  # S3 reports a fractional attention TP
+    shown = f"{engine.tp}/{engine.dp} = {int(attn_tp)}" if engine.dp_attention else str(int(attn_tp))
+    if heads % attn_tp:
+        yield problem(
+            "S14",
+            cell,
+            ("rollout-num-gpus-per-engine", "num-attention-heads"),
+            f"{heads} attention heads do not split over attention-TP {shown}",
+            "choose tp/dp so that attention TP divides the heads",
+        )
+    groups = facts.model.query_groups
+    if groups and groups % attn_tp and attn_tp % groups:
+        yield problem(
+            "S14",
+            cell,
+            ("rollout-num-gpus-per-engine", "num-query-groups"),
+            f"{groups} KV heads neither divide nor are divided by attention-TP {shown}",
+        )
+
+
+@rule("S16")
+def multi_node_dp_needs_dp_attention(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    engine = facts.engine
+    if engine.nodes > 1 and engine.dp > 1 and not engine.dp_attention:
+        yield problem(
+            "S16",
+            cell,
+            ("sglang-dp-size", "rollout-num-gpus-per-engine"),
+            '"multi-node data parallel is not supported unless dp attention!"',
+            "add sglang-enable-dp-attention",
+        )
+
+
+@rule("S17")
+def engine_fits_a_node(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    engine = facts.engine
+    if engine.nodes == 1 and engine.tp * engine.pp > facts.gpus_per_node:
+        yield problem(
+            "S17",
+            cell,
+            ("rollout-num-gpus-per-engine",),
+            f"an engine of {engine.tp * engine.pp} GPUs on one node of {facts.gpus_per_node}:"
+            " it would address GPUs the node does not have",
+            "use at most the GPUs per node, or whole nodes",
+        )
+
+
+def page_size(cell: Cell) -> int:
+    """The page size SGLang will use: forced for DSA models, else the flag, else 1."""
+    if cell.preset.sparse_attention:
+        return cell.profile.supports.dsa_page_size
+    return integer(cell.flag("sglang-page-size"), 1)

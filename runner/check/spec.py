@@ -1,0 +1,97 @@
+"""G*: spec hygiene — one group per flag, model args, secrets, integer flags."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from runner.cell import Cell
+from runner.check import problem, rule
+from runner.errors import Problem
+from runner.layout import Layout
+
+_REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
+INTEGER_FLAGS = (
+    "tensor-model-parallel-size",
+    "pipeline-model-parallel-size",
+    "context-parallel-size",
+    "expert-model-parallel-size",
+    "expert-tensor-parallel-size",
+    "actor-num-nodes",
+    "actor-num-gpus-per-node",
+    "critic-num-nodes",
+    "critic-num-gpus-per-node",
+    "num-gpus-per-node",
+    "rollout-num-gpus",
+    "rollout-num-gpus-per-engine",
+    "sglang-dp-size",
+    "sglang-ep-size",
+    "sglang-pp-size",
+    "global-batch-size",
+    "micro-batch-size",
+    "num-layers",
+    "num-attention-heads",
+    "num-experts",
+)
+
+
+@rule("G1")
+def flag_in_one_group(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """A flag lives in exactly one group; miles would get it twice."""
+    seen: dict[str, str] = {}
+    for group, flags in cell.spec.args.groups():
+        for name in flags:
+            if name in seen:
+                first = seen[name]
+                yield Problem(
+                    "G1",
+                    f"--{name} is set in two groups, args.{first} and args.{group}",
+                    f"args.{group}.{name}",
+                    (cell.location("args", first, name), cell.location("args", group, name)),
+                    hint=f"keep it in one group (delete the other with `{name}: !delete`).",
+                )
+            seen.setdefault(name, group)
+
+
+@rule("G2")
+def model_args_not_contradicted(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """A test flag that repeats a MODEL_ARGS flag with another value wins silently."""
+    flags = cell.spec.args.flags()
+    for name in cell.preset.model_args.keys() & flags.keys():
+        if flags[name] != cell.preset.model_args[name]:
+            yield Problem(
+                "G2",
+                f"--{name} {flags[name]} contradicts MODEL_ARGS of {cell.preset.type}"
+                f" (--{name} {cell.preset.model_args[name]}); argparse keeps the last",
+                f"args.{_group(cell, name)}.{name}",
+                (cell.location("args", _group(cell, name), name),),
+                severity="warning",
+            )
+
+
+@rule("G3")
+def secrets_are_references(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """A secret is written as ${NAME}, never as its value."""
+    for name in cell.conventions.secrets:
+        value = cell.spec.env.get(name)
+        if value is not None and not _REFERENCE.match(value):
+            yield Problem(
+                "G3",
+                f"env.{name} holds a literal secret; it would be printed and stored in reports",
+                f"env.{name}",
+                (cell.location("env", name),),
+                hint=f"write $${{{name}}} and set {name} in the environment that runs run-matrix.",
+            )
+
+
+@rule("G4")
+def integer_flags(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """Counts are integers; anything else would fail miles' argparse."""
+    for name in INTEGER_FLAGS:
+        value = cell.flag(name)
+        if value is not None and (isinstance(value, bool) or not str(value).lstrip("-").isdigit()):
+            yield problem("G4", cell, (name,), f"--{name} takes an integer, got {value!r}")
+
+
+def _group(cell: Cell, name: str) -> str:
+    return next(group for group, flags in cell.spec.args.groups() if name in flags)

@@ -1,0 +1,176 @@
+"""Derived facts of a cell: how miles places the actor and the rollout engines on the GPUs.
+
+Counted as miles, SGLang and Megatron count (shared/reference/parallelism-rules.md):
+an engine has ``tp = rollout-num-gpus-per-engine`` GPUs; with DP-attention, dp and ep
+split those GPUs, they do not multiply them. Pure arithmetic; the rules judge it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from runner.cell import Cell
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One SGLang rollout engine."""
+
+    tp: int  # GPUs of the engine (miles passes rollout-num-gpus-per-engine as tp)
+    dp: int
+    ep: int
+    pp: int
+    dp_attention: bool
+    nodes: int  # nodes one engine spans
+
+    @property
+    def gpus(self) -> int:
+        """S1: DP-attention (or dp 1) keeps the engine at tp x pp; plain dp multiplies it."""
+        split = self.dp_attention or self.dp == 1
+        return self.tp * self.pp if split else self.dp * self.tp * self.pp
+
+    @property
+    def attention_tp(self) -> float:
+        return self.tp / self.dp if self.dp_attention else float(self.tp)
+
+    @property
+    def moe_tp(self) -> float:
+        return self.tp / self.ep
+
+
+@dataclass(frozen=True)
+class Actor:
+    """The Megatron training world."""
+
+    world: int
+    tp: int
+    pp: int
+    cp: int
+    ep: int
+    etp: int
+
+    @property
+    def dp(self) -> float:
+        return self.world / (self.tp * self.pp * self.cp)
+
+    @property
+    def expert_dp(self) -> float:
+        return self.world / (self.etp * self.ep * self.pp)
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    layers: int | None
+    heads: int | None
+    query_groups: int | None  # GQA only
+    experts: int | None
+    moe_ffn_hidden: int | None
+    mla: bool
+    sparse_attention: bool
+
+
+@dataclass(frozen=True)
+class Layout:
+    colocate: bool
+    nodes: int
+    gpus_per_node: int  # what `ray start --num-gpus` gets
+    actor_gpus: int
+    critic_gpus: int
+    rollout_gpus: int  # colocate: the actor's (+ critic's) GPUs
+    engine: Engine
+    actor: Actor
+    model: ModelFacts
+
+    @property
+    def cluster_gpus(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+    @property
+    def engine_stride(self) -> int:
+        """L4: miles cuts the rollout GPUs into engines of min(gpus per engine, GPUs per node)."""
+        return max(1, min(self.engine.tp, self.gpus_per_node))
+
+    @property
+    def engines(self) -> int:
+        return self.rollout_gpus // self.engine_stride
+
+    @property
+    def wasted_rollout_gpus(self) -> int:
+        return self.rollout_gpus % self.engine_stride
+
+    @property
+    def needed_gpus(self) -> int:
+        """Colocated, the engines share the training GPUs; otherwise everything needs its own."""
+        return self.actor_gpus + self.critic_gpus + (0 if self.colocate else self.rollout_gpus)
+
+
+def integer(value: Any, default: int) -> int:
+    """A flag's integer value, or ``default`` when unset or not an integer (rule G4 reports that)."""
+    if value is None or isinstance(value, bool):
+        return default
+    try:
+        return int(str(value))
+    except ValueError:
+        return default
+
+
+def layout(cell: Cell) -> Layout:
+    flag = cell.flag
+    gpus_per_node = cell.spec.cluster.gpus_per_node
+    miles_gpn = integer(flag("num-gpus-per-node"), 8)
+    actor_gpus = integer(flag("actor-num-nodes"), 1) * integer(flag("actor-num-gpus-per-node"), 8)
+    uses_critic = bool(flag("use-critic")) or flag("advantage-estimator") == "ppo"
+    critic_gpus = (
+        integer(flag("critic-num-nodes"), integer(flag("actor-num-nodes"), 1))
+        * integer(flag("critic-num-gpus-per-node"), integer(flag("actor-num-gpus-per-node"), 8))
+        if uses_critic
+        else 0
+    )
+    colocate = bool(flag("colocate"))
+    rollout = actor_gpus + critic_gpus if colocate else integer(flag("rollout-num-gpus"), 0)
+    tp = integer(flag("rollout-num-gpus-per-engine"), 1)
+    engine = Engine(
+        tp=tp,
+        dp=integer(flag("sglang-dp-size"), 1),
+        ep=integer(flag("sglang-ep-size"), 1),
+        pp=integer(flag("sglang-pp-size"), 1),
+        dp_attention=bool(flag("sglang-enable-dp-attention")),
+        nodes=max(1, tp // miles_gpn),
+    )
+    actor_tp = integer(flag("tensor-model-parallel-size"), 1)
+    actor = Actor(
+        world=actor_gpus,
+        tp=actor_tp,
+        pp=integer(flag("pipeline-model-parallel-size"), 1),
+        cp=integer(flag("context-parallel-size"), 1),
+        ep=integer(flag("expert-model-parallel-size"), 1),
+        etp=integer(flag("expert-tensor-parallel-size"), actor_tp),
+    )
+    return Layout(
+        colocate,
+        cell.spec.cluster.nodes,
+        gpus_per_node,
+        actor_gpus,
+        critic_gpus,
+        rollout,
+        engine,
+        actor,
+        model_facts(cell),
+    )
+
+
+def model_facts(cell: Cell) -> ModelFacts:
+    def number(name: str) -> int | None:
+        value = cell.flag(name)
+        return integer(value, 0) or None
+
+    return ModelFacts(
+        layers=number("num-layers"),
+        heads=number("num-attention-heads"),
+        query_groups=number("num-query-groups") if cell.flag("group-query-attention") else None,
+        experts=number("num-experts"),
+        moe_ffn_hidden=number("moe-ffn-hidden-size") or number("ffn-hidden-size"),
+        mla=bool(cell.flag("multi-latent-attention")),
+        sparse_attention=cell.preset.sparse_attention,
+    )
