@@ -43,7 +43,7 @@ def test_repeating_model_args_is_fine(write):
 
 def test_secrets_must_be_references(write):
     assert problems_of(write, "env:\n  WANDB_API_KEY: abc123\n") == [
-        "spec.yaml:4: error [G3] env.WANDB_API_KEY: env.WANDB_API_KEY holds a literal secret; it would be"
+        "spec.yaml:3: error [G3] env.WANDB_API_KEY: env.WANDB_API_KEY holds a literal secret; it would be"
         " printed and stored in reports\n"
         "  ==> write $${WANDB_API_KEY} and set WANDB_API_KEY in the environment that runs run-matrix."
     ]
