@@ -174,3 +174,32 @@ def model_facts(cell: Cell) -> ModelFacts:
         mla=bool(cell.flag("multi-latent-attention")),
         sparse_attention=cell.preset.sparse_attention,
     )
+
+
+def describe(facts: Layout) -> dict[str, str]:
+    """The layout in words, as `explain` shows it: how the GPUs are counted."""
+    a, e, m = facts.actor, facts.engine, facts.model
+    experts_per_rank = (
+        f"; {m.experts // a.ep} experts per EP rank" if m.experts and m.experts % a.ep == 0 else ""
+    )
+    lines = {
+        "cluster": f"{facts.nodes} node(s) x {facts.gpus_per_node} GPUs = {facts.cluster_gpus}",
+        "actor": f"{a.world} GPUs: TP {a.tp} x PP {a.pp} x CP {a.cp} -> DP {_number(a.dp)};"
+        f" experts: EP {a.ep} x ETP {a.etp} -> expert DP {_number(a.expert_dp)}{experts_per_rank}",
+        "rollout": f"{facts.rollout_gpus} GPUs{' (shared with training: colocate)' if facts.colocate else ''}"
+        f" -> {facts.engines} engine(s) x {facts.engine_stride} GPUs (tp {e.tp})"
+        + (f", {facts.wasted_rollout_gpus} idle" if facts.wasted_rollout_gpus else ""),
+    }
+    if e.dp_attention:
+        attention = f"DP-attention: {e.dp} attention-DP rank(s) x attention-TP {e.tp}/{e.dp} = {_number(e.attention_tp)}"
+    else:
+        attention = f"attention-TP {e.tp} (no DP-attention)"
+    moe_experts = f" ({m.experts // e.ep} experts per EP rank)" if m.experts and m.experts % e.ep == 0 else ""
+    lines["engine"] = (
+        f"{e.gpus} GPUs; {attention}; MoE: EP {e.ep} x MoE-TP {e.tp}/{e.ep} = {_number(e.moe_tp)}{moe_experts}"
+    )
+    return lines
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value.is_integer() else f"{value:.2f}"

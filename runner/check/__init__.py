@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from runner.cell import Cell
-from runner.errors import Problem, Severity
+from runner.errors import Location, Problem, Severity
 from runner.layout import Layout, layout
 
 Rule = Callable[[Cell, Layout], Iterator[Problem]]
@@ -41,12 +41,13 @@ def problem(
     hint: str = "",
     severity: Severity = "error",
 ) -> Problem:
-    """A problem about miles flags: the key of the first, the file:line of every one."""
+    """A problem about miles flags: the key of the first, the file:line of every one that is set."""
+    written = [cell.where(name) for name in flags if cell.flag(name) is not None]
     return Problem(
         rule_id,
         message,
         key_of(cell, flags[0]) if flags else "",
-        tuple(dict.fromkeys(cell.where(name) for name in flags)),
+        tuple(dict.fromkeys(written)) or (Location(cell.path),),
         severity,
         hint,
     )

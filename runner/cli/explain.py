@@ -9,6 +9,7 @@ from runner import locate, pipeline
 from runner.cli.output import add_format, print_json
 from runner.compose import Step
 from runner.errors import SpecError, did_you_mean, display_path
+from runner.layout import describe, layout
 from runner.load import Key, dotted, walk
 
 
@@ -18,7 +19,8 @@ def add_parser(subcommands: Any, name: str) -> None:
         help="show a resolved value and where it came from",
         description="Show the resolved value of KEY (a dotted key such as args.sglang.sglang-dp-size) "
         "and every step that produced it: file:line, operation (set, override, delete, resolve) and "
-        "the reason from why:. Without KEY, every value of the spec with the place that set it last.",
+        "the reason from why:, then the derived layout (actor DP, engines, attention TP per DP rank, MoE TP). "
+        "Without KEY, every value of the spec with the place that set it last.",
     )
     parser.add_argument("spec", metavar="SPEC")
     parser.add_argument("key", nargs="?", metavar="KEY")
@@ -34,11 +36,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         leaves = [key for key, value in walk(data) if not isinstance(value, dict)]
         entries = [_entry(cell, data, key) for key in leaves if key in cell.composed.provenance]
+    derived = describe(layout(cell))
     if args.format == "json":
-        print_json({"cell": cell.id, "file": display_path(cell.path), "values": entries})
+        print_json({"cell": cell.id, "file": display_path(cell.path), "values": entries, "derived": derived})
     else:
         for entry in entries:
             print(_text(entry, detailed=bool(args.key)))
+        if args.key:
+            print("derived:")
+            print("\n".join(f"  {name}: {text}" for name, text in derived.items()))
     return 0
 
 

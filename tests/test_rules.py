@@ -1,0 +1,281 @@
+"""One test per rule: overlays on the shipped GLM-5 specs, whole messages asserted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from runner import check, pipeline
+from runner.layout import describe, layout
+
+MATRICES = pipeline.locate.BUNDLED_MATRICES
+ROCM = MATRICES / "rocm" / "glm5-async.yaml"
+NV = MATRICES / "nv" / "glm5-colocate.yaml"
+
+
+def problems(write, base: Path, overlay: str, *, only: str = "") -> list[str]:
+    cell = pipeline.cell(write("spec.yaml", f"extends: {base}\n{overlay}"))
+    found = [p for p in check.run(cell) if p.rule.startswith(only)] if only else list(check.run(cell))
+    return [str(p) for p in found]
+
+
+def rules(write, base: Path, overlay: str) -> list[str]:
+    cell = pipeline.cell(write("spec.yaml", f"extends: {base}\n{overlay}"))
+    return [f"{p.severity[0]}:{p.rule}" for p in check.run(cell)]
+
+
+@pytest.mark.parametrize("spec", [NV, ROCM])
+def test_shipped_specs_are_clean(spec: Path) -> None:
+    assert list(check.run(pipeline.cell(spec))) == []
+
+
+# --- miles PR 1124 -----------------------------------------------------------------------------
+
+
+def test_pr1124_rocm_engine_is_accepted_and_explained() -> None:
+    cell = pipeline.cell(ROCM)
+    assert list(check.run(cell)) == []
+    assert describe(layout(cell))["engine"] == (
+        "2 GPUs; DP-attention: 2 attention-DP rank(s) x attention-TP 2/2 = 1;"
+        " MoE: EP 2 x MoE-TP 2/2 = 1 (128 experts per EP rank)"
+    )
+    assert describe(layout(cell))["rollout"] == "4 GPUs -> 2 engine(s) x 2 GPUs (tp 2)"
+
+
+def test_pr1124_without_dp_attention_is_l5(write) -> None:
+    assert problems(write, ROCM, "args:\n  sglang:\n    sglang-enable-dp-attention: !delete\n") == [
+        f"{_rel(ROCM)}:21: error [L5] args.sglang.sglang-dp-size: sglang-dp-size 2 without"
+        " --sglang-enable-dp-attention: miles asserts at start-up. Without DP-attention each DP rank is a whole"
+        " engine, tp x dp x pp = 2 x 2 x 1 = 4 GPUs, not the 2 miles gives an engine\n"
+        f"  ==> also at {_rel(ROCM)}:20\n"
+        "  ==> add sglang-enable-dp-attention (then dp 2 splits the engine's 2 GPUs into attention-TP 2/2),"
+        " or set sglang-dp-size 1"
+    ]
+
+
+def test_pr1124_dp4_is_s3(write) -> None:
+    assert problems(write, ROCM, "args:\n  sglang:\n    sglang-dp-size: 4\n") == [
+        "spec.yaml:4: error [S3] args.sglang.sglang-dp-size: rollout engine has 2 GPUs (tp = 2); sglang-dp-size 4"
+        " does not divide it with DP-attention: attention TP would be 2/4\n"
+        f"  ==> also at {_rel(ROCM)}:20\n"
+        "  ==> use dp 1 or 2"
+    ]
+
+
+def test_pr1124_ep3_is_s7_and_s8(write) -> None:
+    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-ep-size: 3\n") == ["e:S7", "e:S8"]
+    assert problems(write, ROCM, "args:\n  sglang:\n    sglang-ep-size: 3\n", only="S8") == [
+        "spec.yaml:4: error [S8] args.sglang.sglang-ep-size: 256 experts do not split over sglang-ep-size 3\n"
+        f"  ==> also at {_rel(MATRICES.parent / 'miles/models/glm5-744B-A40B.yaml')}:9\n"
+        "  ==> use an ep that divides 256"
+    ]
+
+
+def test_pr1124_actor_ep3_is_m3(write) -> None:
+    found = rules(write, ROCM, "args:\n  perf:\n    expert-model-parallel-size: 3\n")
+    assert "e:M3" in found and "e:M2" in found  # 4 GPUs do not split into EP 3 either
+    assert problems(write, ROCM, "args:\n  perf:\n    expert-model-parallel-size: 3\n", only="M3") == [
+        "spec.yaml:4: error [M3] args.perf.expert-model-parallel-size: \"Number of experts should be a multiple of"
+        " expert model parallel_size.\": 256 experts, EP 3\n"
+        f"  ==> also at {_rel(MATRICES.parent / 'miles/models/glm5-744B-A40B.yaml')}:9\n"
+        "  ==> use an EP that divides 256"
+    ]
+
+
+def test_pr1124_deepep_on_mi355x_is_p1(write) -> None:
+    overlay = "args:\n  misc:\n    moe-enable-deepep: true\n    moe-token-dispatcher-type: flex\n"
+    assert rules(write, ROCM, overlay) == ["e:P1", "e:P5"]
+    assert problems(write, ROCM, overlay, only="P1") == [
+        "spec.yaml:4: error [P1] args.misc.moe-enable-deepep: mi355x has no DeepEP (it needs NVIDIA InfiniBand +"
+        " GPUDirect RDMA)\n  ==> delete moe-enable-deepep and use moe-token-dispatcher-type: alltoall"
+    ]
+
+
+def test_a_new_profile_changes_the_verdict_without_code(write) -> None:
+    profile = (MATRICES / "hardware" / "mi355x.yaml").read_text()
+    write("hardware/mi999x.yaml", profile.replace("name: mi355x", "name: mi999x").replace("deepep: false", "deepep: true"))
+    overlay = "hardware: mi999x\nargs:\n  misc:\n    moe-enable-deepep: true\n    moe-token-dispatcher-type: alltoall\n"
+    assert rules(write, ROCM, overlay) == ["e:M10"]
+
+
+# --- placement ---------------------------------------------------------------------------------
+
+
+def test_l1_rollout_gpus_ignored_when_colocated(write) -> None:
+    assert problems(write, NV, "args:\n  sglang:\n    rollout-num-gpus: 4\n") == [
+        "spec.yaml:4: warning [L1] args.sglang.rollout-num-gpus: --rollout-num-gpus 4 has no effect with"
+        " --colocate: the engines use the 8 training GPUs\n"
+        f"  ==> also at {_rel(NV)}:36\n  ==> delete --rollout-num-gpus"
+    ]
+
+
+def test_l2_async_rejects_colocate(write) -> None:
+    assert rules(write, NV, "launch:\n  script: train_async.py\nargs:\n  misc:\n    disable-weights-backuper: !delete\n") == ["e:L2"]
+
+
+def test_l3_budget(write) -> None:
+    assert problems(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus: 6\n", only="L3") == [
+        f"{_rel(ROCM)}:31: error [L3] args.misc.actor-num-gpus-per-node: needs actor 4 + rollout 6 = 10 GPUs but"
+        " the cluster has 1 node(s) x 8 GPUs = 8: Ray's placement group would wait forever\n"
+        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:108\n  ==> also at spec.yaml:4\n"
+        "  ==> shrink the actor or the rollout, or raise cluster.nodes"
+    ]
+    assert rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus: 2\n") == ["w:L3"]
+    assert rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus: !delete\n") == ["e:L3"]
+    assert rules(write, ROCM, "args:\n  misc:\n    num-gpus-per-node: 4\n") == ["e:L3"]
+
+
+def test_l4_engines(write) -> None:
+    assert rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus: 3\n") == ["w:L3", "w:L4"]
+    assert rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus: 1\n") == ["w:L3", "e:L4"]
+
+
+def test_l6_l7_requirements(write) -> None:
+    assert rules(write, ROCM, "args:\n  perf:\n    max-tokens-per-gpu: !delete\n") == ["e:L6"]
+    assert rules(write, ROCM, "args:\n  ckpt:\n    save: !delete\n") == ["e:L7"]
+
+
+def test_l8_to_l11(write) -> None:
+    assert rules(write, NV, "args:\n  misc:\n    update-weight-transfer-mode: p2p\n") == ["e:L8"]
+    assert rules(write, NV, "args:\n  misc:\n    update-weights-interval: 2\n") == ["w:L9"]
+    assert rules(write, ROCM, "args:\n  misc:\n    disable-weights-backuper: true\n") == ["e:L10"]
+    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-tp-size: 8\n") == ["w:L11"]
+
+
+def test_l12_hf_config_cross_check(write, tmp_path: Path) -> None:
+    checkpoint = tmp_path / "GLM-5_4layer"
+    checkpoint.mkdir()
+    config = {"hidden_size": 6144, "num_attention_heads": 64, "num_hidden_layers": 4, "intermediate_size": 12288,
+              "tie_word_embeddings": False, "rope_parameters": {"rope_theta": 1000000}}
+    (checkpoint / "config.json").write_text(json.dumps(config))
+    overlay = f"vars:\n  hf_checkpoint: {checkpoint}\n"
+    assert rules(write, ROCM, overlay) == []
+    (checkpoint / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 78, "tie_word_embeddings": True}))
+    assert problems(write, ROCM, overlay, only="L12") == [
+        f"{_rel(MATRICES.parent / 'miles/models/glm5-744B-A40B_4layer.yaml')}:8: error [L12] model_args.num-layers:"
+        " config.json has num_hidden_layers = 78 but --num-layers is 4: miles stops with \"hf_validate_args failed\"\n"
+        "  ==> point hf-checkpoint at the model the flags describe, or fix the flags",
+        f"{_rel(MATRICES.parent / 'miles/models/glm5-744B-A40B.yaml')}:30: error [L12]"
+        " model_args.untie-embeddings-and-output-weights: config.json has tied embeddings (tie_word_embeddings ="
+        " True) but --untie-embeddings-and-output-weights says otherwise",
+    ]
+
+
+def test_l13_l14(write) -> None:
+    assert rules(write, ROCM, "args:\n  grpo:\n    kl-coef: 0.1\n    kl-loss-coef: 0.1\n") == ["e:L13"]
+    assert rules(write, ROCM, "args:\n  ckpt:\n    ref-load: !delete\n  grpo:\n    kl-coef: 0.1\n") == ["e:L13"]
+    assert rules(write, ROCM, "args:\n  misc:\n    offload-rollout: true\n") == ["e:L14"]
+
+
+# --- SGLang engine -----------------------------------------------------------------------------
+
+
+def test_s2_s16_s17_multi_node_engines(write) -> None:
+    assert rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus-per-engine: 12\n") == ["e:L4", "e:S8", "e:S14", "e:S17"]
+    # 17 GPUs: miles spans 17 // 8 = 2 nodes, and 17 does not split over 2 nodes.
+    assert "e:S2" in rules(write, ROCM, "cluster:\n  nodes: 3\nargs:\n  sglang:\n    rollout-num-gpus: 17\n"
+                           "    rollout-num-gpus-per-engine: 17\n")
+    two_nodes = ("cluster:\n  nodes: 3\nargs:\n  sglang:\n    rollout-num-gpus: 16\n    rollout-num-gpus-per-engine: 16\n"
+                 "    sglang-enable-dp-attention: false\n  misc:\n    actor-num-nodes: 1\n")
+    assert rules(write, ROCM, two_nodes) == ["w:L3", "e:L5", "e:S16"]
+
+
+def test_s4_s5_s10(write) -> None:
+    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-dp-size: 1\n") == ["w:S4"]
+    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-enable-dp-attention: false\n    sglang-dp-size: 1\n"
+                 "    sglang-enable-dp-lm-head: true\n") == ["w:S4", "e:S5"]
+    assert rules(write, NV, "args:\n  sglang:\n    sglang-moe-dense-tp-size: 2\n") == ["e:S10"]
+
+
+def test_s6_chunked_prefill_and_pages(write) -> None:
+    assert rules(write, NV, "args:\n  sglang:\n    sglang-chunked-prefill-size: 16000\n") == ["e:S6"]
+    assert problems(write, NV, "args:\n  sglang:\n    sglang-chunked-prefill-size: 1000\n") == [
+        "spec.yaml:4: error [S6] args.sglang.sglang-chunked-prefill-size: chunked prefill 1000 / dp 8 = 125 is not"
+        " a multiple of page size 64: \"chunked_prefill_size must be divisible by page_size\"\n"
+        f"  ==> also at {_rel(NV)}:25\n  ==> use a chunked prefill size divisible by 512"
+    ]
+
+
+def test_s9_s11_s12(write) -> None:
+    assert rules(write, NV, "args:\n  sglang:\n    sglang-moe-a2a-backend: deepep\n    sglang-ep-size: 4\n") == ["w:S9"]
+    assert rules(write, NV, "args:\n  sglang:\n    sglang-page-size: 1\n") == ["w:S11"]
+    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-kv-cache-dtype: fp8_e5m2\n") == ["e:S11"]
+    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-nsa-decode-backend: flash\n") == ["e:S12", "e:P2"]
+
+
+def test_s13_flashmla_sparse_head_padding(write) -> None:
+    # 64 heads / attention-TP 3 is not even an integer: S3 and S14; attention-TP 2 on Hopper pads 32 to 64: fine.
+    assert rules(write, NV, "args:\n  sglang:\n    sglang-dp-size: 4\n") == []
+    profile = (MATRICES / "hardware" / "h200.yaml").read_text().replace("flashmla_sparse_heads: 64", "flashmla_sparse_heads: 48")
+    write("hardware/h999.yaml", profile.replace("name: h200", "name: h999"))
+    assert rules(write, NV, "hardware: h999\nargs:\n  sglang:\n    sglang-dp-size: 4\n") == ["e:S13"]
+
+
+def test_s14_heads_over_attention_tp(write) -> None:
+    assert rules(write, NV, "args:\n  sglang:\n    sglang-enable-dp-attention: false\n    sglang-dp-size: 1\n"
+                 "    sglang-enable-dp-lm-head: !delete\n    rollout-num-gpus-per-engine: 8\n") == []
+    assert "e:S14" in rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus-per-engine: 3\n    sglang-dp-size: 1\n"
+                            "    sglang-ep-size: 1\n    rollout-num-gpus: 3\n")
+
+
+# --- Megatron actor ----------------------------------------------------------------------------
+
+
+def test_m1_m2_m4(write) -> None:
+    assert rules(write, NV, "args:\n  perf:\n    tensor-model-parallel-size: 3\n") == ["e:M1", "e:M4"]
+    assert "e:M4" in rules(write, NV, "args:\n  perf:\n    tensor-model-parallel-size: 3\n")
+    assert rules(write, NV, "args:\n  perf:\n    expert-tensor-parallel-size: 2\n") == ["e:M2"]
+
+
+def test_m6_m7_m8(write) -> None:
+    assert rules(write, NV, "args:\n  perf:\n    seq-length: 4094\n") == ["e:M6"]
+    assert rules(write, ROCM, "args:\n  perf:\n    sequence-parallel: true\n") == ["w:M7"]
+    assert rules(write, NV, "args:\n  perf:\n    sequence-parallel: !delete\n") == ["w:M7"]
+    assert rules(write, ROCM, "args:\n  perf:\n    pipeline-model-parallel-size: 3\n")[:1] == ["e:M1"]
+    assert "e:M8" in rules(write, ROCM, "args:\n  perf:\n    pipeline-model-parallel-size: 3\n")
+
+
+def test_m9_m10_m11_m12_m13(write) -> None:
+    assert rules(write, ROCM, "args:\n  optimizer:\n    use-precision-aware-optimizer: !delete\n") == ["e:M9"]
+    assert rules(write, ROCM, "args:\n  optimizer:\n    optimizer: sgd\n") == ["e:M9"]
+    assert rules(write, NV, "args:\n  misc:\n    moe-token-dispatcher-type: alltoall\n") == ["e:M10"]
+    assert rules(write, NV, "args:\n  perf:\n    expert-model-parallel-size: 1\n") == ["e:M11"]
+    assert rules(write, ROCM, "args:\n  misc:\n    moe-token-dispatcher-type: bogus\n") == ["e:M12"]
+    assert rules(write, ROCM, "args:\n  misc:\n    attention-backend: bogus\n") == ["e:M13", "e:P3"]
+
+
+def test_m14_global_batch(write) -> None:
+    assert problems(write, ROCM, "args:\n  rollout:\n    global-batch-size: 63\n") == [
+        "spec.yaml:4: error [M14] args.rollout.global-batch-size: global batch size 63 is not divisible by micro"
+        " batch 1 x actor DP 4 (DP = 4 / (TP x PP x CP))\n  ==> use a multiple of 4"
+    ]
+
+
+def test_m15_device_max_connections(write) -> None:
+    assert rules(write, NV, "env:\n  CUDA_DEVICE_MAX_CONNECTIONS: '8'\n") == ["e:M15"]
+
+
+# --- platform ----------------------------------------------------------------------------------
+
+
+def test_platform_capabilities(write) -> None:
+    assert rules(write, ROCM, "args:\n  misc:\n    attention-backend: flash\n") == ["e:P3"]
+    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-disable-custom-all-reduce: !delete\n") == ["e:P4"]
+    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-nsa-prefill-backend: flashmla_sparse\n") == ["e:P2"]
+    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-attention-backend: fa3\n") == ["e:P6"]
+    assert rules(write, NV, "env:\n  HIP_VISIBLE_DEVICES: '0'\n") == ["w:P7"]
+
+
+def test_g4_integer_flags(write) -> None:
+    assert problems(write, ROCM, "args:\n  perf:\n    tensor-model-parallel-size: one\n") == [
+        "spec.yaml:4: error [G4] args.perf.tensor-model-parallel-size: --tensor-model-parallel-size takes an"
+        " integer, got 'one'"
+    ]
+
+
+def _rel(path: Path) -> str:
+    from runner.errors import display_path
+
+    return display_path(path)
