@@ -191,12 +191,16 @@ def describe(facts: Layout) -> dict[str, str]:
         + (f", {facts.wasted_rollout_gpus} idle" if facts.wasted_rollout_gpus else ""),
     }
     if e.dp_attention:
-        attention = f"DP-attention: {e.dp} attention-DP rank(s) x attention-TP {e.tp}/{e.dp} = {_number(e.attention_tp)}"
+        attention = (
+            f"DP-attention: {e.dp} attention-DP rank(s)"
+            f" x attention-TP {e.tp}/{e.dp} = {_number(e.attention_tp)}"
+        )
     else:
         attention = f"attention-TP {e.tp} (no DP-attention)"
     moe_experts = f" ({m.experts // e.ep} experts per EP rank)" if m.experts and m.experts % e.ep == 0 else ""
     lines["engine"] = (
-        f"{e.gpus} GPUs; {attention}; MoE: EP {e.ep} x MoE-TP {e.tp}/{e.ep} = {_number(e.moe_tp)}{moe_experts}"
+        f"{e.gpus} GPUs; {attention};"
+        f" MoE: EP {e.ep} x MoE-TP {e.tp}/{e.ep} = {_number(e.moe_tp)}{moe_experts}"
     )
     return lines
 

@@ -149,6 +149,12 @@ def test_explain_a_key(cli, in_repo):
         "args.sglang.sglang-dp-size = 2\n"
         "  matrices/rocm/glm5-async.yaml:21  set 2\n"
         "      why: with DP-attention, DP=2 EP=2 split each 2-GPU engine; they do not multiply it\n"
+        "derived:\n"
+        "  cluster: 1 node(s) x 8 GPUs = 8\n"
+        "  actor: 4 GPUs: TP 1 x PP 1 x CP 1 -> DP 4; experts: EP 4 x ETP 1 -> expert DP 1; 64 experts per EP rank\n"
+        "  rollout: 4 GPUs -> 2 engine(s) x 2 GPUs (tp 2)\n"
+        "  engine: 2 GPUs; DP-attention: 2 attention-DP rank(s) x attention-TP 2/2 = 1;"
+        " MoE: EP 2 x MoE-TP 2/2 = 1 (128 experts per EP rank)\n"
     )
 
 

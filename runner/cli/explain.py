@@ -19,7 +19,8 @@ def add_parser(subcommands: Any, name: str) -> None:
         help="show a resolved value and where it came from",
         description="Show the resolved value of KEY (a dotted key such as args.sglang.sglang-dp-size) "
         "and every step that produced it: file:line, operation (set, override, delete, resolve) and "
-        "the reason from why:, then the derived layout (actor DP, engines, attention TP per DP rank, MoE TP). "
+        "the reason from why:, then the derived layout (actor DP, engines, attention TP per DP rank, "
+        "MoE TP). "
         "Without KEY, every value of the spec with the place that set it last.",
     )
     parser.add_argument("spec", metavar="SPEC")
