@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from runner import locate, pipeline
+from runner.cell import Cell
 from runner.cli.output import add_format, print_json
 from runner.compose import Step
 from runner.errors import SpecError, did_you_mean, display_path
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _key(cell: pipeline.Cell, text: str) -> Key:
+def _key(cell: Cell, text: str) -> Key:
     """The key a user typed, as written somewhere in the spec's chain."""
     for key in cell.composed.provenance:
         if dotted(key) == text:
@@ -64,7 +65,7 @@ def _key(cell: pipeline.Cell, text: str) -> Key:
     )
 
 
-def _entry(cell: pipeline.Cell, data: dict[str, Any], key: Key) -> dict[str, Any]:
+def _entry(cell: Cell, data: dict[str, Any], key: Key) -> dict[str, Any]:
     node: Any = data
     for part in key:
         node = node.get(part) if isinstance(node, dict) else None

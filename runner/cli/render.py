@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from runner import checkout, locate, pipeline
+from runner.cell import Cell
 from runner.cli.output import add_format, print_json, print_problems
 from runner.errors import Problem, UsageError, display_path
 from runner.render import MILES_ROOT_REFERENCE, Context, preset_tokens, render, to_shell
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _context(cell: pipeline.Cell, miles_root: Path | None) -> tuple[Context, list[Problem]]:
+def _context(cell: Cell, miles_root: Path | None) -> tuple[Context, list[Problem]]:
     """What render needs from this machine: the caller's env and, if given, the checkout."""
     if miles_root is None:
         return Context(dict(os.environ), MILES_ROOT_REFERENCE), []
