@@ -21,9 +21,11 @@ import json
 import os
 import queue
 import subprocess
+import tempfile
 import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import IO, Any
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WORKER = REPO_ROOT / "tools" / "oracles" / "megatron" / "worker.py"
@@ -40,47 +42,121 @@ STAGES = (
     "optimizer_config",
 )
 
+
+def _flags(text: str) -> tuple[str, ...]:
+    """Command-line words, whitespace-separated (no value here contains a space)."""
+    return tuple(text.split())
+
+
 # MODEL_ARGS of miles' scripts/models/glm5-744B-A40B_4layer.sh, in order.
-GLM5_MODEL_ARGS: tuple[str, ...] = (
-    "--spec", "miles_plugins.models.glm5.glm5", "get_glm5_spec",
-    "--moe-layer-freq", "[0]*3+[1]*1",
-    "--num-experts", "256",
-    "--moe-shared-expert-intermediate-size", "2048",
-    "--moe-router-topk", "8",
-    "--moe-grouped-gemm",
-    "--moe-permute-fusion",
-    "--moe-ffn-hidden-size", "2048",
-    "--moe-router-score-function", "sigmoid",
-    "--moe-router-pre-softmax",
-    "--moe-router-enable-expert-bias",
-    "--moe-router-bias-update-rate", "0",
-    "--moe-router-load-balancing-type", "seq_aux_loss",
-    "--moe-router-topk-scaling-factor", "2.5",
-    "--moe-aux-loss-coeff", "0",
-    "--moe-router-dtype", "fp32",
-    "--make-vocab-size-divisible-by", "16",
-    "--num-layers", "4",
-    "--hidden-size", "6144",
-    "--ffn-hidden-size", "12288",
-    "--num-attention-heads", "64",
-    "--disable-bias-linear",
-    "--swiglu",
-    "--untie-embeddings-and-output-weights",
-    "--position-embedding-type", "rope",
-    "--no-position-embedding",
-    "--normalization", "RMSNorm",
-    "--qk-layernorm",
-    "--multi-latent-attention",
-    "--q-lora-rank", "2048",
-    "--kv-lora-rank", "512",
-    "--qk-head-dim", "192",
-    "--v-head-dim", "256",
-    "--kv-channels", "192",
-    "--qk-pos-emb-head-dim", "64",
-    "--vocab-size", "154880",
-    "--rotary-base", "1000000",
-    "--enable-experimental",
+GLM5_MODEL_ARGS = _flags(
+    """
+    --spec miles_plugins.models.glm5.glm5 get_glm5_spec
+    --moe-layer-freq [0]*3+[1]*1
+    --num-experts 256
+    --moe-shared-expert-intermediate-size 2048
+    --moe-router-topk 8
+    --moe-grouped-gemm
+    --moe-permute-fusion
+    --moe-ffn-hidden-size 2048
+    --moe-router-score-function sigmoid
+    --moe-router-pre-softmax
+    --moe-router-enable-expert-bias
+    --moe-router-bias-update-rate 0
+    --moe-router-load-balancing-type seq_aux_loss
+    --moe-router-topk-scaling-factor 2.5
+    --moe-aux-loss-coeff 0
+    --moe-router-dtype fp32
+    --make-vocab-size-divisible-by 16
+    --num-layers 4
+    --hidden-size 6144
+    --ffn-hidden-size 12288
+    --num-attention-heads 64
+    --disable-bias-linear
+    --swiglu
+    --untie-embeddings-and-output-weights
+    --position-embedding-type rope
+    --no-position-embedding
+    --normalization RMSNorm
+    --qk-layernorm
+    --multi-latent-attention
+    --q-lora-rank 2048
+    --kv-lora-rank 512
+    --qk-head-dim 192
+    --v-head-dim 256
+    --kv-channels 192
+    --qk-pos-emb-head-dim 64
+    --vocab-size 154880
+    --rotary-base 1000000
+    --enable-experimental
+    """
 )
+
+# The Megatron flags (miles-only flags left out) of the two upstream GLM-5 tests,
+# in the order they pass them (shared/reference/miles-facts.md §2).
+GLM5_NV_ACTOR_ARGS = _flags(
+    """
+    --load /root/shared_data/checkpoints
+    --save /root/shared_data/checkpoints
+    --save-interval 20
+    --global-batch-size 64
+    --optimizer adam
+    --lr 1e-6
+    --lr-decay-style constant
+    --weight-decay 0.1
+    --adam-beta1 0.9
+    --adam-beta2 0.98
+    --tensor-model-parallel-size 4
+    --sequence-parallel
+    --pipeline-model-parallel-size 1
+    --context-parallel-size 2
+    --expert-model-parallel-size 8
+    --expert-tensor-parallel-size 1
+    --recompute-granularity full
+    --recompute-method uniform
+    --recompute-num-layers 1
+    --attention-dropout 0.0
+    --hidden-dropout 0.0
+    --accumulate-allreduce-grads-in-fp32
+    --attention-softmax-in-fp32
+    --attention-backend flash
+    --moe-enable-deepep
+    --moe-token-dispatcher-type flex
+    """
+)
+GLM5_NV_WORLD_SIZE = 8  # actor-num-nodes 1 x actor-num-gpus-per-node 8
+
+GLM5_ROCM_ACTOR_ARGS = _flags(
+    """
+    --load /root/shared_data/checkpoints
+    --save /root/shared_data/checkpoints
+    --save-interval 20
+    --global-batch-size 64
+    --optimizer adam
+    --lr 1e-6
+    --lr-decay-style constant
+    --weight-decay 0.1
+    --adam-beta1 0.9
+    --adam-beta2 0.98
+    --optimizer-cpu-offload
+    --overlap-cpu-optimizer-d2h-h2d
+    --use-precision-aware-optimizer
+    --tensor-model-parallel-size 1
+    --pipeline-model-parallel-size 1
+    --context-parallel-size 1
+    --expert-model-parallel-size 4
+    --expert-tensor-parallel-size 1
+    --attention-dropout 0.0
+    --hidden-dropout 0.0
+    --accumulate-allreduce-grads-in-fp32
+    --attention-softmax-in-fp32
+    --attention-backend fused
+    --moe-token-dispatcher-type alltoall
+    --moe-grouped-gemm
+    --moe-permute-fusion
+    """
+)
+GLM5_ROCM_WORLD_SIZE = 4  # actor-num-nodes 1 x actor-num-gpus-per-node 4
 
 
 class OracleError(RuntimeError):
@@ -97,17 +173,25 @@ class _Worker:
         cmd = [str(python), "-u", str(WORKER), "--platform", platform]
         env = dict(os.environ)
         env.setdefault("PYTHONWARNINGS", "ignore")
-        self._log = open(log_path, "ab") if log_path else None
-        self.proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log if self._log else subprocess.DEVNULL,
-            text=True,
-            bufsize=1,
-            env=env,
-            cwd=str(REPO_ROOT),
+        # the worker's stderr (Megatron's warnings, tracebacks): the given log file,
+        # else an anonymous temporary file whose tail explains a failed start
+        self._log: IO[bytes] | None = (
+            open(log_path, "ab") if log_path else tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         )
+        try:
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._log,
+                text=True,
+                bufsize=1,
+                env=env,
+                cwd=str(REPO_ROOT),
+            )
+        except OSError:
+            self._log.close()
+            raise
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -129,14 +213,32 @@ class _Worker:
             line = self._lines.get(timeout=timeout)
         except queue.Empty:
             self.close()
-            raise OracleError(f"megatron oracle worker for {self.platform}: no reply in {timeout} s") from None
+            raise OracleError(
+                f"megatron oracle worker for {self.platform}: no reply in {timeout} s"
+            ) from None
         if line is None:
             rc = self.proc.wait()
-            raise OracleError(f"megatron oracle worker for {self.platform} exited (rc={rc})")
+            raise OracleError(
+                f"megatron oracle worker for {self.platform} exited (rc={rc}); stderr ends:\n{self.stderr_tail()}"
+            )
         try:
-            return json.loads(line)
+            reply = json.loads(line)
         except json.JSONDecodeError as e:
             raise OracleError(f"megatron oracle worker for {self.platform}: bad line {line!r}") from e
+        if not isinstance(reply, dict):
+            raise OracleError(f"megatron oracle worker for {self.platform}: bad line {line!r}")
+        return reply
+
+    def stderr_tail(self, limit: int = 3000) -> str:
+        if self._log is None or self._log.closed:
+            return ""
+        try:
+            self._log.flush()
+            size = self._log.seek(0, os.SEEK_END)
+            self._log.seek(max(0, size - limit))
+            return self._log.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
 
     def request(self, req: Mapping[str, Any], timeout: float) -> dict[str, Any]:
         if self.proc.poll() is not None:
@@ -203,10 +305,12 @@ class MegatronOracle:
         py = _python_path()
         if not WORKER.is_file():
             return f"megatron oracle worker missing: {WORKER}"
-        return (f"megatron oracle venv missing ({py} not found); build it with "
-                f"tools/oracles/megatron/build.sh, or set {PYTHON_ENV}")
+        return (
+            f"megatron oracle venv missing ({py} not found); build it with "
+            f"tools/oracles/megatron/build.sh, or set {PYTHON_ENV}"
+        )
 
-    def __enter__(self) -> "MegatronOracle":
+    def __enter__(self) -> MegatronOracle:
         return self
 
     def __exit__(self, *exc: object) -> None:

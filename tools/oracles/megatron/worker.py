@@ -68,16 +68,34 @@ from packaging.version import Version
 # CUDA; Dockerfile.rocm_MI350-5: ROCm TE branch v2.8_rocm; MI300 pins a ROCm TE
 # commit, presented as 2.8.0 as well).
 PLATFORMS = {
-    "h100": {"name": "NVIDIA H100 80GB HBM3", "cc": (9, 0), "mem_gib": 80, "sms": 132,
-             "te": "2.10.0", "rocm": False},
-    "h200": {"name": "NVIDIA H200", "cc": (9, 0), "mem_gib": 141, "sms": 132,
-             "te": "2.10.0", "rocm": False},
-    "b200": {"name": "NVIDIA B200", "cc": (10, 0), "mem_gib": 180, "sms": 148,
-             "te": "2.10.0", "rocm": False},
-    "mi300x": {"name": "AMD Instinct MI300X", "cc": (9, 4), "mem_gib": 192, "sms": 304,
-               "te": "2.8.0", "rocm": True, "gcn": "gfx942:sramecc+:xnack-"},
-    "mi355x": {"name": "AMD Instinct MI355X", "cc": (9, 5), "mem_gib": 288, "sms": 256,
-               "te": "2.8.0", "rocm": True, "gcn": "gfx950:sramecc+:xnack-"},
+    "h100": {
+        "name": "NVIDIA H100 80GB HBM3",
+        "cc": (9, 0),
+        "mem_gib": 80,
+        "sms": 132,
+        "te": "2.10.0",
+        "rocm": False,
+    },
+    "h200": {"name": "NVIDIA H200", "cc": (9, 0), "mem_gib": 141, "sms": 132, "te": "2.10.0", "rocm": False},
+    "b200": {"name": "NVIDIA B200", "cc": (10, 0), "mem_gib": 180, "sms": 148, "te": "2.10.0", "rocm": False},
+    "mi300x": {
+        "name": "AMD Instinct MI300X",
+        "cc": (9, 4),
+        "mem_gib": 192,
+        "sms": 304,
+        "te": "2.8.0",
+        "rocm": True,
+        "gcn": "gfx942:sramecc+:xnack-",
+    },
+    "mi355x": {
+        "name": "AMD Instinct MI355X",
+        "cc": (9, 5),
+        "mem_gib": 288,
+        "sms": 256,
+        "te": "2.8.0",
+        "rocm": True,
+        "gcn": "gfx950:sramecc+:xnack-",
+    },
 }
 
 # Environment miles' job runtime env sets for the Megatron backend.
@@ -101,8 +119,14 @@ MILES_DEFAULT_RESETS = {
     "--padded-vocab-size": None,
 }
 
-STAGES = ("parse", "validate_args", "initialize_model_parallel", "batch", "transformer_config",
-          "optimizer_config")
+STAGES = (
+    "parse",
+    "validate_args",
+    "initialize_model_parallel",
+    "batch",
+    "transformer_config",
+    "optimizer_config",
+)
 
 log = logging.getLogger("megatron-oracle")
 
@@ -118,6 +142,7 @@ class _Reject(Exception):
 
 # ---------------------------------------------------------------------------
 # Presenting the platform and a fake single-process torch.distributed.
+
 
 class _DeviceProperties:
     def __init__(self, spec):
@@ -197,14 +222,20 @@ def present_platform(platform, te_version):
             return group.rank()
         return 0
 
-    def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
-                  use_local_synchronization=False, group_desc=None, **kwargs):
+    def new_group(
+        ranks=None,
+        timeout=None,
+        backend=None,
+        pg_options=None,
+        use_local_synchronization=False,
+        group_desc=None,
+        **kwargs,
+    ):
         if ranks is not None:
             ranks = sorted(ranks)
             for r in ranks:
                 if not 0 <= r < _FAKE["world_size"]:
-                    raise ValueError(
-                        f"Invalid rank {r} for new_group in world of size {_FAKE['world_size']}")
+                    raise ValueError(f"Invalid rank {r} for new_group in world of size {_FAKE['world_size']}")
         return FakeGroup(ranks, backend, group_desc)
 
     def get_process_group_ranks(group):
@@ -219,14 +250,16 @@ def present_platform(platform, te_version):
     dist.get_process_group_ranks = get_process_group_ranks
     dist.barrier = lambda *a, **k: None
     dist.destroy_process_group = lambda *a, **k: None
-    dist.get_backend = lambda group=None: (group.backend if isinstance(group, FakeGroup)
-                                           and group.backend else "nccl")
+    dist.get_backend = lambda group=None: (
+        group.backend if isinstance(group, FakeGroup) and group.backend else "nccl"
+    )
     return spec
 
 
 def _te_stub(name):
     def f(*a, **k):
         raise RuntimeError(f"{name} is a Transformer Engine stub in the oracle")
+
     f.__name__ = name
     return f
 
@@ -235,14 +268,33 @@ def _te_stub(name):
 # Engine at import time and whose mere presence (not None) some config checks
 # test: --moe-permute-fusion (TE >= 2.1), RoPE fusion for non-MLA models (TE >= 1.4).
 _TE_FUNCTIONS = (
-    ("2.1.0", "megatron.core.transformer.moe.moe_utils",
-     ("fused_permute", "fused_permute_with_probs", "fused_sort_chunks_by_index",
-      "fused_sort_chunks_by_index_with_probs", "fused_unpermute")),
-    ("2.1.0", "megatron.core.extensions.transformer_engine",
-     ("fused_permute", "fused_permute_with_probs", "fused_sort_chunks_by_index",
-      "fused_sort_chunks_by_index_with_probs", "fused_unpermute")),
-    ("1.4.0", "megatron.core.models.common.embeddings.rope_utils",
-     ("fused_apply_rotary_pos_emb", "fused_apply_rotary_pos_emb_thd")),
+    (
+        "2.1.0",
+        "megatron.core.transformer.moe.moe_utils",
+        (
+            "fused_permute",
+            "fused_permute_with_probs",
+            "fused_sort_chunks_by_index",
+            "fused_sort_chunks_by_index_with_probs",
+            "fused_unpermute",
+        ),
+    ),
+    (
+        "2.1.0",
+        "megatron.core.extensions.transformer_engine",
+        (
+            "fused_permute",
+            "fused_permute_with_probs",
+            "fused_sort_chunks_by_index",
+            "fused_sort_chunks_by_index_with_probs",
+            "fused_unpermute",
+        ),
+    ),
+    (
+        "1.4.0",
+        "megatron.core.models.common.embeddings.rope_utils",
+        ("fused_apply_rotary_pos_emb", "fused_apply_rotary_pos_emb_thd"),
+    ),
 )
 
 
@@ -253,9 +305,8 @@ def present_transformer_engine(te_version):
     argument or config code calls them."""
     import importlib
 
-    from packaging.version import Version
-
     import megatron.core.utils as mcu
+    from packaging.version import Version
 
     mcu._te_version = Version(te_version)
     for min_version, module, names in _TE_FUNCTIONS:
@@ -273,16 +324,26 @@ def transformer_engine_fused_adam():
     offload, that TE's FusedAdam takes master_weight_dtype, exp_avg_dtype,
     exp_avg_sq_dtype and use_decoupled_grad (TE >= 2.x). Present a stub module
     for the duration of that check only."""
-    names = ("transformer_engine", "transformer_engine.pytorch",
-             "transformer_engine.pytorch.optimizers")
+    names = ("transformer_engine", "transformer_engine.pytorch", "transformer_engine.pytorch.optimizers")
     if any(n in sys.modules for n in names):
         yield
         return
 
     class FusedAdam:  # signature only
-        def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                     master_weights=False, master_weight_dtype=None, exp_avg_dtype=None,
-                     exp_avg_sq_dtype=None, use_decoupled_grad=False, **kwargs):
+        def __init__(
+            self,
+            params,
+            lr=1e-3,
+            betas=(0.9, 0.999),
+            eps=1e-8,
+            weight_decay=0.0,
+            master_weights=False,
+            master_weight_dtype=None,
+            exp_avg_dtype=None,
+            exp_avg_sq_dtype=None,
+            use_decoupled_grad=False,
+            **kwargs,
+        ):
             raise RuntimeError("FusedAdam is a Transformer Engine stub in the oracle")
 
     te = types.ModuleType("transformer_engine")
@@ -291,7 +352,7 @@ def transformer_engine_fused_adam():
     te_opt.FusedAdam = FusedAdam
     te.pytorch = te_pt
     te_pt.optimizers = te_opt
-    sys.modules.update(zip(names, (te, te_pt, te_opt)))
+    sys.modules.update(zip(names, (te, te_pt, te_opt), strict=False))
     try:
         yield
     finally:
@@ -301,6 +362,7 @@ def transformer_engine_fused_adam():
 
 # ---------------------------------------------------------------------------
 # One check.
+
 
 class Oracle:
     def __init__(self, platform, te_version, verbose=False):
@@ -316,6 +378,7 @@ class Oracle:
             import megatron.training.arguments as margs
             import megatron.training.global_vars as mgv
             from megatron.training.argument_utils import core_transformer_config_from_args
+
             present_transformer_engine(te_version)
         self.mconfig = mconfig
         self.mnum = mnum
@@ -346,6 +409,8 @@ class Oracle:
             return None
         frame = tb[-1]
         path = frame.filename
+        if os.path.abspath(path) == os.path.abspath(__file__):
+            return f"miles step (replicated in worker.py:{frame.lineno})"
         marker = "site-packages" + os.sep
         if marker in path:
             path = path.split(marker, 1)[1]
@@ -365,14 +430,14 @@ class Oracle:
             raise
         except SystemExit as e:
             raise _Reject(stage, e) from e
-        except Exception as e:  # noqa: BLE001 - every failure is a verdict
+        except Exception as e:
             raise _Reject(stage, e) from e
 
     # -- the pipeline ---------------------------------------------------------
     def _parse(self, argv):
         saved_argv = sys.argv
         buf = io.StringIO()
-        sys.argv = ["train.py"] + list(argv)
+        sys.argv = ["train.py", *list(argv)]
         try:
             with contextlib.redirect_stderr(buf):
                 return self.margs.parse_args(extra_args_provider=self._miles_defaults)
@@ -385,7 +450,7 @@ class Oracle:
                     msg = line.split("error:", 1)[1].strip()
                     break
             raise _Reject("parse", e, where="argparse", message=msg or f"SystemExit({e.code})") from e
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             sys.stderr.write(buf.getvalue())
             raise _Reject("parse", e) from e
         finally:
@@ -412,10 +477,13 @@ class Oracle:
         if getattr(args, "moe_token_dispatcher_type", None) == "allgather":
             args.moe_token_dispatcher_type = "alltoall"
         if args.pipeline_model_parallel_size == 1:
-            assert (args.decoder_first_pipeline_num_layers is None
-                    and args.decoder_last_pipeline_num_layers is None), (
+            assert (
+                args.decoder_first_pipeline_num_layers is None
+                and args.decoder_last_pipeline_num_layers is None
+            ), (
                 "decoder_first_pipeline_num_layers and decoder_last_pipeline_num_layers should "
-                "be None when pipeline_model_parallel_size is 1.")
+                "be None when pipeline_model_parallel_size is 1."
+            )
 
     def _initialize_model_parallel(self, args):
         # miles/backends/megatron_utils/initialize.py: set_args, experimental flag,
@@ -439,7 +507,8 @@ class Oracle:
             # miles passes args.enable_gloo_process_groups (its Megatron-LM fork);
             # megatron-core 0.19.2 names the flag use_gloo_process_groups.
             create_gloo_process_groups=getattr(
-                args, "enable_gloo_process_groups", getattr(args, "use_gloo_process_groups", True)),
+                args, "enable_gloo_process_groups", getattr(args, "use_gloo_process_groups", True)
+            ),
         )
 
     def _batch(self, args):
@@ -465,7 +534,11 @@ class Oracle:
         dense = tp * pp * cp
         return {
             "dp": world_size // dense if dense and world_size % dense == 0 else None,
-            "tp": tp, "pp": pp, "cp": cp, "ep": ep, "etp": etp,
+            "tp": tp,
+            "pp": pp,
+            "cp": cp,
+            "ep": ep,
+            "etp": etp,
             # None when W % (ETP x EP x PP) != 0 (initialize_model_parallel rejects it)
             "expert_dp": world_size // denom if denom and world_size % denom == 0 else None,
         }
@@ -477,10 +550,13 @@ class Oracle:
 
         from megatron.core.optimizer import OptimizerConfig
 
-        kwargs = {f.name: getattr(args, f.name) for f in dataclasses.fields(OptimizerConfig)
-                  if hasattr(args, f.name)}
+        kwargs = {
+            f.name: getattr(args, f.name)
+            for f in dataclasses.fields(OptimizerConfig)
+            if hasattr(args, f.name)
+        }
         te = Version(self.te_version) >= Version("2.0.0")
-        with (transformer_engine_fused_adam() if te else contextlib.nullcontext()):
+        with transformer_engine_fused_adam() if te else contextlib.nullcontext():
             return OptimizerConfig(**kwargs)
 
     def check(self, world_size, argv, env=None):
@@ -499,8 +575,14 @@ class Oracle:
         root.addHandler(handler)
         args = None
         derived = None
-        result = {"accepted": True, "stage": None, "error_type": None, "error": None,
-                  "where": None, "derived": None}
+        result = {
+            "accepted": True,
+            "stage": None,
+            "error_type": None,
+            "error": None,
+            "where": None,
+            "derived": None,
+        }
         try:
             self.reset()
             # Megatron prints (print_rank_0: the argument dump, ...) to stdout, which
@@ -513,20 +595,22 @@ class Oracle:
                     self._set_default_megatron_args(args, int(world_size))
                     self._run_stage("validate_args", self._validate, args)
                     derived = self._derived(args, int(world_size))
-                    self._run_stage("initialize_model_parallel",
-                                    self._initialize_model_parallel, args)
+                    self._run_stage("initialize_model_parallel", self._initialize_model_parallel, args)
                     self._run_stage("batch", self._batch, args)
-                    self._run_stage("transformer_config",
-                                    self.core_transformer_config_from_args, args)
+                    self._run_stage("transformer_config", self.core_transformer_config_from_args, args)
                     self._run_stage("optimizer_config", self._optimizer_config, args)
                 except _Reject as r:
                     exc = r.exc
                     msg = r.message if r.message is not None else str(exc)
                     if not msg:
                         msg = self._bare_message(exc)
-                    result.update(accepted=False, stage=r.stage,
-                                  error_type=type(exc).__name__, error=msg,
-                                  where=r.where or self._where(exc))
+                    result.update(
+                        accepted=False,
+                        stage=r.stage,
+                        error_type=type(exc).__name__,
+                        error=msg,
+                        where=r.where or self._where(exc),
+                    )
                     log.info("rejected at %s: %s: %s", r.stage, type(exc).__name__, msg)
             for w in wlist:
                 if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)):
@@ -541,7 +625,7 @@ class Oracle:
                     os.environ[k] = v
             try:
                 self.reset()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("reset failed")
         result["derived"] = derived
         seen = set()
@@ -555,19 +639,21 @@ class _ListHandler(logging.Handler):
         self.sink = sink
 
     def emit(self, record):
-        try:
+        with contextlib.suppress(Exception):
             self.sink.append(f"{record.levelname}: {record.getMessage()}")
-        except Exception:  # noqa: BLE001
-            pass
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--platform", required=True, choices=sorted(PLATFORMS))
-    ap.add_argument("--te-version", default=None,
-                    help="Transformer Engine version to present (default: the platform's)")
-    ap.add_argument("--verbose", action="store_true",
-                    help="let Megatron's own prints (argument dump, ...) through to stderr")
+    ap.add_argument(
+        "--te-version", default=None, help="Transformer Engine version to present (default: the platform's)"
+    )
+    ap.add_argument(
+        "--verbose",
+        action="store_true",
+        help="let Megatron's own prints (argument dump, ...) through to stderr",
+    )
     ns = ap.parse_args()
 
     # The protocol owns the real stdout; anything else printed (Megatron's
@@ -575,21 +661,33 @@ def main():
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
-                        format="[megatron-oracle %(levelname)s] %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="[megatron-oracle %(levelname)s] %(message)s"
+    )
     log.setLevel(logging.INFO)
 
     t0 = time.monotonic()
     te_version = ns.te_version or PLATFORMS[ns.platform]["te"]
     oracle = Oracle(ns.platform, te_version, verbose=ns.verbose)
-    import megatron.core as mc
+    import importlib.metadata
+
     import torch
 
+    try:
+        mcore_version = importlib.metadata.version("megatron-core")
+    except importlib.metadata.PackageNotFoundError:
+        import megatron.core as mc
+
+        mcore_version = getattr(mc, "__version__", None)
+
     banner = {
-        "ready": True, "platform": ns.platform,
+        "ready": True,
+        "platform": ns.platform,
         "compute_capability": list(PLATFORMS[ns.platform]["cc"]),
-        "te_version": te_version, "rocm": PLATFORMS[ns.platform]["rocm"],
-        "megatron_core": getattr(mc, "__version__", None), "torch": torch.__version__,
+        "te_version": te_version,
+        "rocm": PLATFORMS[ns.platform]["rocm"],
+        "megatron_core": mcore_version,
+        "torch": torch.__version__,
         "startup_s": round(time.monotonic() - t0, 3),
     }
     proto.write(json.dumps(banner) + "\n")
@@ -613,10 +711,17 @@ def main():
             res = oracle.check(world_size, argv, req.get("env"))
             res["elapsed_s"] = round(time.monotonic() - t, 4)
             out = {"id": rid, **res}
-        except Exception as e:  # noqa: BLE001 - a bad request, not a verdict
-            out = {"id": rid, "accepted": False, "stage": None, "error_type": "BadRequest",
-                   "error": f"{type(e).__name__}: {e}", "where": None, "derived": None,
-                   "warnings": []}
+        except Exception as e:
+            out = {
+                "id": rid,
+                "accepted": False,
+                "stage": None,
+                "error_type": "BadRequest",
+                "error": f"{type(e).__name__}: {e}",
+                "where": None,
+                "derived": None,
+                "warnings": [],
+            }
         proto.write(json.dumps(out, default=str) + "\n")
         proto.flush()
 

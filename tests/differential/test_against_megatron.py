@@ -1,0 +1,68 @@
+"""run-matrix's actor rules against the real Megatron start-up (validate_args -> parallel state
+-> TransformerConfig -> optimizer config), on at least 300 configurations."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.differential.megatron_oracle import MegatronOracle
+from tests.differential.oracle_fixtures import start
+from tests.differential.verdicts import (
+    MEGATRON_MESSAGES,
+    STRICTER_THAN_MEGATRON,
+    cell_of,
+    megatron_argv,
+    megatron_configs,
+    our_errors,
+)
+
+pytestmark = [pytest.mark.oracle, pytest.mark.allow_subprocess]
+MEGATRON_RULES = {*MEGATRON_MESSAGES.values(), "G4"}
+
+
+@pytest.fixture(scope="module")
+def megatron():
+    yield from start(MegatronOracle)
+
+
+def megatron_rule(verdict: dict) -> str:
+    """Which of our rules Megatron's rejection corresponds to."""
+    if verdict["stage"] == "parse" and verdict["error_type"] == "KeyError":
+        return "M13"  # --attention-backend goes through an enum lookup, not argparse choices
+    for pattern, rule_id in MEGATRON_MESSAGES.items():
+        if re.search(pattern, verdict["error"] or ""):
+            return rule_id
+    raise AssertionError(f"no rule of ours matches Megatron's {verdict['stage']} error: {verdict['error']}")
+
+
+def test_at_least_300_configurations():
+    assert len(list(megatron_configs())) >= 300
+
+
+def test_agrees_with_megatron(megatron, tmp_path: Path):
+    disagreements, tally = [], Counter()
+    for config in megatron_configs():
+        cell = cell_of(config, tmp_path)
+        ours = our_errors(cell) & (MEGATRON_RULES | STRICTER_THAN_MEGATRON.keys())
+        world = cell.flag("actor-num-nodes") * cell.flag("actor-num-gpus-per-node")
+        verdict = megatron.check(config.platform, world, megatron_argv(cell), env=config.env or None)
+        if verdict["accepted"]:
+            unexplained = ours - STRICTER_THAN_MEGATRON.keys()
+            tally["both accept" if not ours else "stricter: " + ",".join(sorted(ours))] += 1
+            if unexplained:
+                disagreements.append(f"{config.name}: Megatron accepts, we reject with {sorted(unexplained)}")
+        else:
+            theirs = megatron_rule(verdict)
+            tally[f"both reject ({theirs})" if theirs in ours else "disagree"] += 1
+            if theirs not in ours:
+                disagreements.append(
+                    f"{config.name}: Megatron rejects at {verdict['stage']} ({theirs}: {verdict['error']}),"
+                    f" we say {sorted(ours) or 'ok'}"
+                )
+    print("\n".join(f"{n:4d}  {k}" for k, n in sorted(tally.items())))
+    assert disagreements == []
+    assert tally["both accept"] > 20 and sum(n for k, n in tally.items() if k.startswith("both reject")) > 50

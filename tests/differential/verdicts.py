@@ -1,0 +1,174 @@
+"""run-matrix's side of the differential tests: a parallelism config -> a cell -> our verdict.
+
+A config is an overlay on one of the shipped GLM-5 specs (NVIDIA h200 colocate, ROCm
+mi355x async); our verdict is the set of error rule ids that validation reports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runner import check, pipeline
+from runner.render import render
+
+MATRICES = pipeline.locate.BUNDLED_MATRICES
+BASES = {"h200": MATRICES / "nv" / "glm5-colocate.yaml", "mi355x": MATRICES / "rocm" / "glm5-async.yaml"}
+
+
+@dataclass(frozen=True)
+class Config:
+    """One variant: flags per group, to overlay on the platform's shipped spec."""
+
+    platform: str
+    flags: dict[str, dict[str, object]] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        parts = [f"{k}={v}" for group in self.flags.values() for k, v in group.items()]
+        return f"{self.platform}[{','.join(parts)}]"
+
+    def overlay(self) -> str:
+        lines = [f"extends: {BASES[self.platform]}", "args:"]
+        for group, flags in self.flags.items():
+            if not flags:
+                continue
+            lines.append(f"  {group}:")
+            lines += [f"    {name}: {_yaml(value)}" for name, value in flags.items()]
+        if self.env:
+            lines.append("env:")
+            lines += [f"  {name}: '{value}'" for name, value in self.env.items()]
+        return "\n".join(lines) + "\n"
+
+
+def _yaml(value: object) -> str:
+    if value is None:
+        return "!delete"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def cell_of(config: Config, folder: Path) -> pipeline.Cell:
+    digest = hashlib.sha1(config.name.encode()).hexdigest()[:12]
+    path = folder / f"{config.platform}-{digest}.yaml"
+    path.write_text(config.overlay())
+    return pipeline.cell(path)
+
+
+def our_errors(cell: pipeline.Cell) -> set[str]:
+    return {p.rule for p in check.run(cell) if p.severity == "error"}
+
+
+# --- Megatron -----------------------------------------------------------------------------------
+
+# Flags of the rendered launch that miles parses itself; Megatron's parser would refuse them.
+MILES_ONLY = {
+    "hf-checkpoint", "ref-load", "use-dynamic-batch-size", "max-tokens-per-gpu", "data-pad-size-multiplier",
+    "log-probs-chunk-size", "allgather-cp", "update-weight-buffer-size", "actor-num-nodes",
+    "actor-num-gpus-per-node", "num-gpus-per-node", "colocate", "dump-details", "disable-weights-backuper",
+    "update-weights-interval", "overlap-cpu-optimizer-d2h-h2d",
+}  # fmt: skip
+MEGATRON_GROUPS = ("ckpt", "rollout", "optimizer", "perf", "misc")
+MEGATRON_ROLLOUT_FLAGS = {"global-batch-size"}
+
+
+def megatron_argv(cell: pipeline.Cell) -> list[str]:
+    """What Megatron's parser sees of this cell: MODEL_ARGS and the actor's own flags."""
+    launch = render(cell)
+    argv = list(launch.model_args)
+    for group, flags in cell.spec.args.groups():
+        if group not in MEGATRON_GROUPS:
+            continue
+        for name, value in flags.items():
+            if name in MILES_ONLY or (group == "rollout" and name not in MEGATRON_ROLLOUT_FLAGS):
+                continue
+            if value is True:
+                argv.append(f"--{name}")
+            elif value is not False:
+                argv += [f"--{name}", *(map(str, value) if isinstance(value, list) else [str(value)])]
+    return argv
+
+
+def megatron_configs(seed: int = 1124) -> Iterator[Config]:
+    """A grid over the actor's parallelism on both platforms, then random variants of everything else."""
+    for platform in BASES:
+        for tp in (1, 2, 3, 4):
+            for pp in (1, 2, 4):
+                for ep in (1, 3, 4, 8):
+                    for cp in (1, 2):
+                        yield Config(platform, {"perf": {
+                            "tensor-model-parallel-size": tp, "pipeline-model-parallel-size": pp,
+                            "expert-model-parallel-size": ep, "context-parallel-size": cp,
+                            "sequence-parallel": tp > 1,
+                        }})  # fmt: skip
+    yield from _targeted_megatron_configs()
+    rng = random.Random(seed)
+    for _ in range(160):
+        platform = rng.choice(list(BASES))
+        perf = {
+            "tensor-model-parallel-size": rng.choice([1, 2, 4, 8]),
+            "pipeline-model-parallel-size": rng.choice([1, 1, 2, 4]),
+            "context-parallel-size": rng.choice([1, 1, 2]),
+            "expert-model-parallel-size": rng.choice([1, 2, 4, 8, 16, 6]),
+            "expert-tensor-parallel-size": rng.choice([1, 1, 2]),
+        }
+        misc: dict[str, object] = {"actor-num-gpus-per-node": rng.choice([4, 8])}
+        if rng.random() < 0.3:
+            misc["moe-enable-deepep"] = True
+            misc["moe-token-dispatcher-type"] = rng.choice(["flex", "alltoall"])
+        if rng.random() < 0.2:
+            misc["attention-backend"] = rng.choice(["flash", "fused", "unfused", "auto"])
+        optimizer: dict[str, object] = {}
+        if rng.random() < 0.3:
+            optimizer = {"optimizer-cpu-offload": True, "use-precision-aware-optimizer": rng.random() < 0.5,
+                         "optimizer": rng.choice(["adam", "sgd"])}
+        rollout = {"global-batch-size": rng.choice([64, 64, 96, 63, 128])}
+        yield Config(platform, {"optimizer": optimizer, "perf": perf, "misc": misc, "rollout": rollout})
+
+
+def _targeted_megatron_configs() -> Iterator[Config]:
+    """Rules the grid reaches only behind an earlier one (heads, layers, sequence, names, env)."""
+    for platform in BASES:
+        for tp, pp, ep in ((3, 1, 1), (3, 1, 2), (1, 3, 1), (1, 3, 2), (3, 2, 1), (2, 3, 1)):
+            perf = {"tensor-model-parallel-size": tp, "pipeline-model-parallel-size": pp,
+                    "expert-model-parallel-size": ep, "context-parallel-size": 1, "sequence-parallel": tp > 1}
+            yield Config(platform, {"perf": perf, "misc": {"actor-num-gpus-per-node": 6}})
+        for seq in (4094, 4096, 4100):
+            yield Config(platform, {"perf": {"seq-length": seq, "context-parallel-size": 2,
+                                             "tensor-model-parallel-size": 1, "expert-model-parallel-size": 4}})
+        yield Config(platform, {"optimizer": {"optimizer": "sgd", "use-precision-aware-optimizer": True}})
+        yield Config(platform, {"misc": {"moe-token-dispatcher-type": "bogus", "moe-enable-deepep": False}})
+        yield Config(platform, {"misc": {"attention-backend": "bogus"}})
+        yield Config(platform, {"misc": {"moe-token-dispatcher-type": "allgather", "moe-enable-deepep": False}})
+        yield Config(platform, {"perf": {"tensor-model-parallel-size": 2, "expert-model-parallel-size": 4,
+                                         "context-parallel-size": 1}}, env={"CUDA_DEVICE_MAX_CONNECTIONS": "8"})
+
+
+# What Megatron says, and which of our rules says the same thing.
+MEGATRON_MESSAGES = {
+    r"is not divisible by total_model_size": "M1",
+    r"expert_tensor_model_pipeline_parallel size": "M2",
+    r"Number of experts should be a multiple": "M3",
+    r"num_attention_heads .* must be a multiple": "M4",
+    r"num_query_groups": "M5",
+    r"seq-length should be a multiple": "M6",
+    r"Number of layers should be divisible": "M8",
+    r"cpu offload must be used|precision-aware-optimizer only supported": "M9",
+    r"DeepEP backend is only supported with flex": "M10",
+    r"moe-token-dispatcher-type: invalid choice": "M12",
+    r"attention.backend|AttnBackend": "M13",
+    r"global_batch_size .* must be divisible|global batch size .* is not divisible": "M14",
+    r"CUDA_DEVICE_MAX_CONNECTIONS": "M15",
+}
+# Where run-matrix rejects what Megatron's start-up accepts, on purpose.
+STRICTER_THAN_MEGATRON = {
+    "M11": "DeepEP with ETP x EP = 1 passes Megatron's checks and fails at run time",
+    "P1": "DeepEP is a flag to Megatron; the package is missing on ROCm and fails at run time",
+    "P3": "Megatron parses --attention-backend flash on ROCm; Transformer Engine fails when it builds the layer",
+    "P5": "the flex dispatcher exists in Megatron; on ROCm it has no DeepEP behind it",
+}
