@@ -172,3 +172,77 @@ STRICTER_THAN_MEGATRON = {
     "P3": "Megatron parses --attention-backend flash on ROCm; Transformer Engine fails when it builds the layer",
     "P5": "the flex dispatcher exists in Megatron; on ROCm it has no DeepEP behind it",
 }
+
+
+# --- SGLang -------------------------------------------------------------------------------------
+
+NOT_PASSED_TO_SGLANG = {"sglang-tp-size", "sglang-attn-cp-size", "sglang-moe-dp-size"}  # miles drops them (L11)
+
+
+def sglang_args(cell: pipeline.Cell) -> dict[str, object]:
+    """ServerArgs keyword arguments as miles builds them for one engine of this cell."""
+    from runner.layout import layout
+
+    engine = layout(cell).engine
+    args: dict[str, object] = {"tp_size": engine.tp, "nnodes": engine.nodes}
+    for name, value in cell.spec.args.sglang.items():
+        if name.startswith("sglang-") and name not in NOT_PASSED_TO_SGLANG and value is not False:
+            args[name.removeprefix("sglang-").replace("-", "_")] = value
+    return {k: (float(v) if isinstance(v, float) else v) for k, v in args.items()}
+
+
+def sglang_configs(seed: int = 1124) -> Iterator[Config]:
+    """A grid over the engine's tp, dp, ep and DP-attention on both platforms, then random extras."""
+    for platform in BASES:
+        for tp in (1, 2, 4, 8, 16):
+            for dp in (1, 2, 4, 8):
+                for ep in (1, 2, 4, 8):
+                    for dp_attention in (True, False):
+                        yield Config(platform, {"sglang": _engine(tp, dp, ep, dp_attention)})
+    rng = random.Random(seed)
+    for _ in range(120):
+        platform = rng.choice(list(BASES))
+        sglang = _engine(rng.choice([1, 2, 4, 8]), rng.choice([1, 2, 4]), rng.choice([1, 2, 3, 4, 8]), rng.random() < 0.7)
+        if rng.random() < 0.4:
+            sglang["sglang-page-size"] = rng.choice([1, 16, 64, 128])
+        if rng.random() < 0.5:
+            sglang["sglang-chunked-prefill-size"] = rng.choice([4096, 8192, 16384, 1000, 6000, 16000])
+        if rng.random() < 0.3:
+            sglang["sglang-enable-dp-lm-head"] = True
+        if rng.random() < 0.3:
+            sglang["sglang-moe-dense-tp-size"] = rng.choice([1, 2])
+        if rng.random() < 0.3:
+            backend = rng.choice(["flashmla_sparse", "fa3", "tilelang", "trtllm", "aiter"])
+            sglang["sglang-nsa-prefill-backend"] = sglang["sglang-nsa-decode-backend"] = backend
+        yield Config(platform, {"sglang": sglang})
+
+
+def _engine(tp: int, dp: int, ep: int, dp_attention: bool) -> dict[str, object]:
+    """One engine's sizes; the rollout gets exactly one engine, so placement rules stay quiet."""
+    return {
+        "rollout-num-gpus-per-engine": tp, "sglang-dp-size": dp, "sglang-ep-size": ep,
+        "sglang-enable-dp-attention": dp_attention, "sglang-enable-dp-lm-head": False,
+    }  # fmt: skip
+
+
+SGLANG_MESSAGES = {
+    r"tp_size must be divisible by number of nodes": "S2",
+    r"_handle_data_parallelism|tp_size % dp_size|dp_size": "S3",
+    r"enable dp attention when setting enable_dp_lm_head": "S5",
+    r"chunked_prefill_size must be divisible by page_size": "S6",
+    r"moe_dense_tp_size only support 1": "S10",
+    r"multi-node data parallel is not supported": "S16",
+}
+ENGINE_RULES = {"L5", "S2", "S3", "S5", "S6", "S7", "S8", "S10", "S12", "S13", "S14", "S16", "S17", "P2", "P4", "P6"}
+STRICTER_THAN_SGLANG = {
+    "L5": "miles asserts dp > 1 needs DP-attention before it builds ServerArgs",
+    "S7": "ep not dividing tp breaks the process groups when the engine starts, not in ServerArgs",
+    "S8": "experts % ep and MoE intermediate % MoE-TP fail when the model is built",
+    "S12": "miles' argparse knows the NSA backend names; ServerArgs(**kwargs) does not check them",
+    "S13": "FlashMLA sparse head padding fails in the kernel, at the first forward",
+    "S14": "heads per attention-TP rank fail when the attention layers are built",
+    "S17": "an engine larger than the node addresses GPUs that do not exist, at start-up",
+    "P2": "SGLang accepts CUDA-only NSA kernels on ROCm; they fail to load there",
+    "P4": "custom all-reduce must be disabled on AMD (miles PR 1124); SGLang never rejects it",
+    "P6": "the attention backend's kernels are missing on this platform",
+}

@@ -1,0 +1,82 @@
+"""run-matrix's engine rules against the real SGLang 0.5.10 ServerArgs (what an engine runs
+before it spawns anything), on at least 300 configurations, presented as H200 and MI355X."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from runner.check.sglang import page_size
+from runner.layout import layout
+from tests.differential.oracle_fixtures import start
+from tests.differential.sglang_oracle import SGLangOracle
+from tests.differential.verdicts import (
+    ENGINE_RULES,
+    SGLANG_MESSAGES,
+    STRICTER_THAN_SGLANG,
+    cell_of,
+    our_errors,
+    sglang_args,
+    sglang_configs,
+)
+
+pytestmark = [pytest.mark.oracle, pytest.mark.allow_subprocess]
+
+
+@pytest.fixture(scope="module")
+def sglang():
+    yield from start(SGLangOracle)
+
+
+def sglang_rule(verdict: dict) -> str:
+    text = f"{verdict['error_type']}: {verdict['error']}"
+    for pattern, rule_id in SGLANG_MESSAGES.items():
+        if re.search(pattern, text):
+            return rule_id
+    raise AssertionError(f"no rule of ours matches SGLang's rejection: {text}")
+
+
+def test_at_least_300_configurations():
+    assert len(list(sglang_configs())) >= 300
+
+
+def test_agrees_with_sglang(sglang, tmp_path: Path):
+    disagreements, tally = [], Counter()
+    for config in sglang_configs():
+        cell = cell_of(config, tmp_path)
+        ours = our_errors(cell) & ENGINE_RULES
+        verdict = sglang.check(config.platform, sglang_args(cell))
+        if verdict["accepted"]:
+            unexplained = ours - STRICTER_THAN_SGLANG.keys()
+            tally["both accept" if not ours else "stricter: " + ",".join(sorted(ours))] += 1
+            if unexplained:
+                disagreements.append(f"{config.name}: SGLang accepts, we reject with {sorted(unexplained)}")
+            disagreements += _adjustments(config.name, cell, verdict["resolved"])
+        else:
+            theirs = sglang_rule(verdict)
+            tally[f"both reject ({theirs})" if theirs in ours else "disagree"] += 1
+            if theirs not in ours:
+                disagreements.append(f"{config.name}: SGLang rejects ({theirs}: {verdict['error']}), we say {sorted(ours) or 'ok'}")
+    print("\n".join(f"{n:4d}  {k}" for k, n in sorted(tally.items())))
+    assert disagreements == []
+    assert tally["both accept"] > 20 and sum(n for k, n in tally.items() if k.startswith("both reject")) > 50
+
+
+def _adjustments(name: str, cell, resolved: dict) -> list[str]:
+    """What SGLang silently adjusts must be what run-matrix predicts (S4, S6, S11)."""
+    found = []
+    if resolved["page_size"] != page_size(cell):
+        found.append(f"{name}: SGLang uses page size {resolved['page_size']}, we predict {page_size(cell)}")
+    engine = layout(cell).engine
+    if engine.dp == 1 and resolved["enable_dp_attention"]:
+        found.append(f"{name}: SGLang kept DP-attention on with dp 1 (S4 says it turns it off)")
+    chunk = cell.flag("sglang-chunked-prefill-size")
+    if chunk is not None:
+        split = engine.dp_attention and engine.dp > 1
+        expected = int(chunk) // engine.dp if split else int(chunk)
+        if resolved["chunked_prefill_size"] != expected:
+            found.append(f"{name}: SGLang's chunked prefill is {resolved['chunked_prefill_size']}, we predict {expected}")
+    return found
