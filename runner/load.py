@@ -145,7 +145,7 @@ def _syntax_error(text: str, path: Path) -> SpecError:
 class _Builder:
     """Walks the node graph PyYAML composed, building data and the line table."""
 
-    def __init__(self, loader: _Loader, path: Path) -> None:
+    def __init__(self, loader: yaml.SafeLoader, path: Path) -> None:
         self.loader = loader
         self.path = path
         self.lines: dict[Key, int] = {}

@@ -25,7 +25,8 @@ def overlays(count: int) -> list[str]:
     for base, tp, engine, dp, ep, actor_ep in itertools.islice(itertools.cycle(grid), count):
         texts.append(
             f"extends: {base}\nargs:\n  perf:\n    tensor-model-parallel-size: {tp}\n"
-            f"    expert-model-parallel-size: {actor_ep}\n  sglang:\n    rollout-num-gpus-per-engine: {engine}\n"
+            f"    expert-model-parallel-size: {actor_ep}\n"
+            f"  sglang:\n    rollout-num-gpus-per-engine: {engine}\n"
             f"    sglang-dp-size: {dp}\n    sglang-ep-size: {ep}\n"
         )
     return texts

@@ -4,9 +4,13 @@ Run with the oracle venv's interpreter (see build.sh)::
 
     .oracles/sglang/bin/python tools/oracles/sglang/worker.py --platform mi355x
 
-Protocol: one JSON object per line on stdin, ``{"id": ..., "args": {...ServerArgs kwargs...}}``;
-one JSON object per line on stdout, ``{"id", "accepted", "error_type", "error", "resolved",
-"warnings"}``. Everything else (SGLang's logging, prints) goes to stderr.
+Protocol: one JSON object per line on stdin, ``{"id": ..., "args": {...ServerArgs kwargs...},
+"env": {optional SGLANG_* variables for this check}}``; one JSON object per line on stdout,
+``{"id", "accepted", "error_type", "error", "resolved", "warnings"}``. ``accepted`` is null
+when there is no verdict (a bad request, or an ImportError: the venv is incomplete).
+``resolved`` holds RESOLVED_FIELDS after SGLang's adjustments (null when rejected);
+``warnings`` what SGLang logged at WARNING or above during the check. Everything else
+(SGLang's logging, prints) goes to stderr.
 
 What one check does is what an SGLang engine does before it spawns anything:
 ``ServerArgs(**kwargs)`` (all of ``__post_init__``'s adjustments and checks), then
@@ -33,13 +37,12 @@ import tempfile
 import time
 import traceback
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec
 from pathlib import Path
-from typing import Any, Iterator
-
-GIB = 1024**3
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,7 @@ log = logging.getLogger("sglang_oracle")
 def fake_tools(bin_dir: Path, platform: Platform) -> None:
     """Put `nvidia-smi` / `rocminfo` on PATH printing what the real ones print, so that
     SGLang's own parsing of them runs."""
-    if platform.is_rocm:
+    if platform.gcn_arch is not None:  # ROCm
         arch = platform.gcn_arch.split(":")[0]
         kb = platform.memory_mib * 1024
         agent = (
@@ -153,12 +156,12 @@ def fake_tools(bin_dir: Path, platform: Platform) -> None:
         body = "cat <<'EOF'\n" + agent * DEVICE_COUNT + "EOF\n"
         write_script(bin_dir / "rocminfo", body)
     else:
-        cap = "%d.%d" % platform.capability
+        cap = "{}.{}".format(*platform.capability)
         body = (
             'case "$*" in\n'
-            f'  *memory.total*) for i in $(seq {DEVICE_COUNT}); do echo {platform.memory_mib}; done ;;\n'
-            f'  *compute_cap*) for i in $(seq {DEVICE_COUNT}); do echo {cap}; done ;;\n'
-            f'  *driver_version*) for i in $(seq {DEVICE_COUNT}); do echo {NVIDIA_DRIVER}; done ;;\n'
+            f"  *memory.total*) for i in $(seq {DEVICE_COUNT}); do echo {platform.memory_mib}; done ;;\n"
+            f"  *compute_cap*) for i in $(seq {DEVICE_COUNT}); do echo {cap}; done ;;\n"
+            f"  *driver_version*) for i in $(seq {DEVICE_COUNT}); do echo {NVIDIA_DRIVER}; done ;;\n"
             '  *) echo "fake nvidia-smi (sglang oracle): $*" >&2; exit 1 ;;\n'
             "esac\n"
         )
@@ -205,8 +208,10 @@ def present_platform(platform: Platform) -> None:
         torch.version.cuda = None
     elif torch.version.cuda is None:  # a CPU build of torch
         torch.version.cuda = "12.9"
-    os.environ.setdefault("CUDA_VISIBLE_DEVICES" if not platform.is_rocm else "HIP_VISIBLE_DEVICES",
-                          ",".join(str(i) for i in range(DEVICE_COUNT)))
+    os.environ.setdefault(
+        "CUDA_VISIBLE_DEVICES" if not platform.is_rocm else "HIP_VISIBLE_DEVICES",
+        ",".join(str(i) for i in range(DEVICE_COUNT)),
+    )
 
 
 class _Stub:
@@ -215,7 +220,7 @@ class _Stub:
     def __init__(self, name: str) -> None:
         self._name = name
 
-    def __getattr__(self, attr: str) -> "_Stub":
+    def __getattr__(self, attr: str) -> _Stub:
         if attr.startswith("__") and attr.endswith("__"):
             raise AttributeError(attr)
         return _Stub(f"{self._name}.{attr}")
@@ -243,7 +248,7 @@ class _StubFinder(MetaPathFinder, Loader):
     def create_module(self, spec: ModuleSpec) -> types.ModuleType:
         module = _StubModule(spec.name)
         module.__path__ = []
-        module.__version__ = "0.0.0+oracle-stub"
+        module.__dict__["__version__"] = "0.0.0+oracle-stub"
         return module
 
     def exec_module(self, module: types.ModuleType) -> None:
@@ -280,8 +285,11 @@ def preserved_environ() -> Iterator[None]:
     try:
         yield
     finally:
-        os.environ.clear()
-        os.environ.update(saved)
+        for key in [key for key in os.environ if key not in saved]:
+            del os.environ[key]
+        for key, value in saved.items():
+            if os.environ.get(key) != value:
+                os.environ[key] = value
 
 
 def describe_error(exc: BaseException) -> str:
@@ -341,10 +349,11 @@ class Oracle:
                             f"(choose from {', '.join(map(repr, allowed))})"
                         )
 
-    def check(self, args: dict[str, Any]) -> dict[str, Any]:
+    def check(self, args: dict[str, Any], env: dict[str, str] | None = None) -> dict[str, Any]:
         kwargs = {**args, **MILES_FIXED_ARGS, "model_path": self.model_path}
         self.collector.messages = []
         with preserved_environ():
+            os.environ.update(env or {})
             try:
                 self._check_choices(kwargs)
                 server_args = self.sa.ServerArgs(**kwargs)
@@ -382,22 +391,40 @@ class ArgumentChoiceError(ValueError):
 # --------------------------------------------------------------------------- protocol
 
 
+def parse_request(line: str) -> tuple[Any, dict[str, Any], dict[str, str]]:
+    request = json.loads(line)
+    if not isinstance(request, dict):
+        raise TypeError("a request is a JSON object")
+    args, env = request.get("args"), request.get("env") or {}
+    if not isinstance(args, dict):
+        raise TypeError("'args' must be an object")
+    if not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
+        raise TypeError("'env' must be an object of strings")
+    return request.get("id"), args, env
+
+
 def serve(oracle: Oracle, lines: Any, out: Any) -> None:
     for line in lines:
         if not line.strip():
             continue
         try:
-            request = json.loads(line)
-            request_id = request.get("id")
-            args = request["args"]
-            if not isinstance(args, dict):
-                raise TypeError("'args' must be an object")
+            request_id, args, env = parse_request(line)
         except Exception as exc:
-            response = {"id": None, "accepted": False, "error_type": "ProtocolError",
-                        "error": f"bad request: {exc}", "resolved": None, "warnings": []}
+            try:
+                request_id = json.loads(line).get("id")
+            except Exception:
+                request_id = None
+            response: dict[str, Any] = {
+                "id": request_id,
+                "accepted": None,  # no verdict
+                "error_type": "ProtocolError",
+                "error": f"bad request: {exc}",
+                "resolved": None,
+                "warnings": [],
+            }
         else:
             started = time.perf_counter()
-            response = {"id": request_id, **oracle.check(args)}
+            response = {"id": request_id, **oracle.check(args, env)}
             log.debug("check %s took %.1f ms", request_id, 1000 * (time.perf_counter() - started))
         out.write(json.dumps(response, default=str) + "\n")
         out.flush()
@@ -413,12 +440,21 @@ def main(argv: list[str] | None = None) -> int:
     # (anything SGLang or a library prints) to stderr.
     out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if options.verbose else logging.INFO,
-                        format="[sglang-oracle %(levelname)s] %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.DEBUG if options.verbose else logging.INFO,
+        format="[sglang-oracle %(levelname)s] %(message)s",
+    )
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.pop("SGLANG_IS_IN_CI", None)  # would turn SGLang warnings into crashes
+    # Verdicts must not depend on the caller's shell: SGLANG_* settings come per request
+    # ("env"), and SGLANG_IS_IN_CI would turn SGLang's warnings into crashes.
+    inherited = sorted(key for key in os.environ if key.startswith("SGLANG_"))
+    for key in inherited:
+        del os.environ[key]
+    if inherited:
+        log.info("ignoring inherited %s", ", ".join(inherited))
 
     platform = PLATFORMS[options.platform]
     with tempfile.TemporaryDirectory(prefix="sglang-oracle-") as tmp:
@@ -432,11 +468,19 @@ def main(argv: list[str] | None = None) -> int:
         oracle = Oracle(str(model_path), options.verbose)
         probe = oracle.check({})  # the default engine (tp 1) must pass, else the venv is broken
         if not probe["accepted"]:
-            log.error("SGLang rejects a default engine on %s: %s: %s", options.platform,
-                      probe["error_type"], probe["error"])
+            log.error(
+                "SGLang rejects a default engine on %s: %s: %s",
+                options.platform,
+                probe["error_type"],
+                probe["error"],
+            )
             return 3
-        log.info("SGLang ready as %s (%s) in %.1f s", options.platform, platform.name,
-                 time.perf_counter() - started)
+        log.info(
+            "SGLang ready as %s (%s) in %.1f s",
+            options.platform,
+            platform.name,
+            time.perf_counter() - started,
+        )
         serve(oracle, sys.stdin, out)
     return 0
 
