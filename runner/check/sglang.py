@@ -68,7 +68,8 @@ def dp_one_turns_dp_features_off(cell: Cell, facts: Layout) -> Iterator[Problem]
 
 @rule("S5")
 def dp_lm_head_needs_dp_attention(cell: Cell, facts: Layout) -> Iterator[Problem]:
-    if cell.flag("sglang-enable-dp-lm-head") and not facts.engine.dp_attention:
+    # With dp 1, SGLang turns dp-lm-head off first (S4) and does not complain.
+    if cell.flag("sglang-enable-dp-lm-head") and not facts.engine.dp_attention and facts.engine.dp > 1:
         yield problem(
             "S5",
             cell,

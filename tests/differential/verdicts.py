@@ -194,7 +194,7 @@ def sglang_args(cell: pipeline.Cell) -> dict[str, object]:
 def sglang_configs(seed: int = 1124) -> Iterator[Config]:
     """A grid over the engine's tp, dp, ep and DP-attention on both platforms, then random extras."""
     for platform in BASES:
-        for tp in (1, 2, 4, 8, 16):
+        for tp in (1, 2, 4, 8, 16, 17):
             for dp in (1, 2, 4, 8):
                 for ep in (1, 2, 4, 8):
                     for dp_attention in (True, False):

@@ -58,7 +58,8 @@ class Platform:
         return self.gcn_arch is not None
 
 
-# Memory as the vendor tools print it for the real parts (MiB).
+# Memory per GPU in MiB, about what nvidia-smi / rocminfo report for the real parts. Only the
+# band matters to SGLang (<90 GiB, <160 GiB, more: chunked prefill 8192 / 8192 / 16384).
 PLATFORMS: dict[str, Platform] = {
     "h100": Platform("NVIDIA H100 80GB HBM3", (9, 0), 81559, 132),
     "h200": Platform("NVIDIA H200", (9, 0), 143771, 132),
@@ -70,7 +71,7 @@ DEVICE_COUNT = 8
 NVIDIA_DRIVER = "580.95.05"
 HIP_VERSION = "7.0.51831"
 
-# What miles always passes to an engine (miles/backends/sglang_utils/sglang_engine.py).
+# What miles always passes to an engine (shared/reference/oracles.md).
 MILES_FIXED_ARGS = {"trust_remote_code": True, "skip_server_warmup": True, "gpu_id_step": 1}
 
 RESOLVED_FIELDS = (
