@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,17 @@ class Cell:
     composed: Composed = field(repr=False)  # the provenance of every key
     preset_source: Composed = field(repr=False)
     hf_config: dict[str, Any] | None = field(default=None, repr=False)  # the checkpoint's config.json
+
+    @property
+    def content_hash(self) -> str:
+        """A short hash of everything the launch depends on: the resolved spec, profile and preset."""
+        resolved = {
+            "spec": self.spec.model_dump(mode="json"),
+            "profile": self.profile.model_dump(mode="json"),
+            "preset": self.preset.model_dump(mode="json"),
+        }
+        text = json.dumps(resolved, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     @property
     def path(self) -> Path:
