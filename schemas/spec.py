@@ -105,3 +105,11 @@ class Spec(Model):
     args: Args = Args()
     env: dict[str, EnvValue] = Field(default={}, description="the test's own runtime env vars")
     wandb: Wandb = Wandb()
+    why_not: dict[str, str] = Field(
+        default={},
+        description="dotted keys this spec deliberately leaves unset -> why (shown by `run-matrix diff`)",
+    )
+    allowed_deltas: list[str] = Field(
+        default=[],
+        description="key globs that may differ from a sibling variant; `run-matrix diff` fails on others",
+    )

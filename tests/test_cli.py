@@ -195,3 +195,18 @@ def test_every_command_has_help_and_json():
     for name, sub in subcommands.items():
         assert sub.description, name
         assert "json" in sub.format_help(), name
+
+
+@pytest.mark.parametrize("spec", ["nv/glm5-colocate", "rocm/glm5-async"])
+def test_explain_layout_golden(cli, in_repo, golden, spec):
+    result = cli("explain", spec, "--layout")
+    assert result.code == 0
+    golden(f"layout/{spec.replace('/', '-')}.txt", result.out)
+
+
+def test_explain_layout_json(cli, in_repo):
+    gpus = json.loads(cli("explain", "rocm/glm5-async", "--layout", "--format", "json").out)["gpus"]
+    assert [(g["trainer"] or {}).get("rank") for g in gpus] == [0, 1, 2, 3, None, None, None, None]
+    assert [(g["rollout"] or {}).get("engine") for g in gpus] == [None] * 4 + [0, 0, 1, 1]
+    assert [g["rollout"]["attention_dp"] for g in gpus[4:]] == [0, 1, 0, 1]
+    assert [g["trainer"]["ep"] for g in gpus[:4]] == [0, 1, 2, 3]

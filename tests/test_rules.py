@@ -86,7 +86,7 @@ def test_pr1124_actor_ep3_is_m3(write) -> None:
 
 def test_pr1124_deepep_on_mi355x_is_p1(write) -> None:
     overlay = "args:\n  misc:\n    moe-enable-deepep: true\n    moe-token-dispatcher-type: flex\n"
-    assert rules(write, ROCM, overlay) == ["e:P1", "e:P5"]
+    assert rules(write, ROCM, overlay) == ["e:P1", "e:P5", "w:G5"]
     assert problems(write, ROCM, overlay, only="P1") == [
         "spec.yaml:4: error [P1] args.misc.moe-enable-deepep: mi355x has no DeepEP (it needs NVIDIA InfiniBand +"
         " GPUDirect RDMA)\n  ==> delete moe-enable-deepep and use moe-token-dispatcher-type: alltoall"
@@ -97,7 +97,7 @@ def test_a_new_profile_changes_the_verdict_without_code(write) -> None:
     profile = (MATRICES / "hardware" / "mi355x.yaml").read_text()
     write("hardware/mi999x.yaml", profile.replace("name: mi355x", "name: mi999x").replace("deepep: false", "deepep: true"))
     overlay = "hardware: mi999x\nargs:\n  misc:\n    moe-enable-deepep: true\n    moe-token-dispatcher-type: alltoall\n"
-    assert rules(write, ROCM, overlay) == ["e:M10"]
+    assert rules(write, ROCM, overlay) == ["e:M10", "w:G5"]
 
 
 # --- placement ---------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ def test_l6_l7_requirements(write) -> None:
 def test_l8_to_l11(write) -> None:
     assert rules(write, NV, "args:\n  misc:\n    update-weight-transfer-mode: p2p\n") == ["e:L8"]
     assert rules(write, NV, "args:\n  misc:\n    update-weights-interval: 2\n") == ["w:L9"]
-    assert rules(write, ROCM, "args:\n  misc:\n    disable-weights-backuper: true\n") == ["e:L10"]
+    assert rules(write, ROCM, "args:\n  misc:\n    disable-weights-backuper: true\n") == ["e:L10", "w:G5"]
     assert rules(write, ROCM, "args:\n  sglang:\n    sglang-tp-size: 8\n") == ["w:L11"]
 
 
@@ -234,7 +234,7 @@ def test_m1_m2_m4(write) -> None:
 
 def test_m6_m7_m8(write) -> None:
     assert rules(write, NV, "args:\n  perf:\n    seq-length: 4094\n") == ["e:M6"]
-    assert rules(write, ROCM, "args:\n  perf:\n    sequence-parallel: true\n") == ["w:M7"]
+    assert rules(write, ROCM, "args:\n  perf:\n    sequence-parallel: true\n") == ["w:M7", "w:G5"]
     assert rules(write, NV, "args:\n  perf:\n    sequence-parallel: !delete\n") == ["w:M7"]
     assert rules(write, ROCM, "args:\n  perf:\n    pipeline-model-parallel-size: 3\n")[:1] == ["e:M1"]
     assert "e:M8" in rules(write, ROCM, "args:\n  perf:\n    pipeline-model-parallel-size: 3\n")

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from runner.cell import Cell
 from runner.check import problem, rule
-from runner.errors import Problem
+from runner.errors import Location, Problem
 from runner.layout import Layout
 
 _REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
@@ -95,3 +95,36 @@ def integer_flags(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 def _group(cell: Cell, name: str) -> str:
     return next(group for group, flags in cell.spec.args.groups() if name in flags)
+
+
+@rule("G5")
+def why_not_names_unset_keys(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """`why_not:` explains an absence; a key that is set after all makes the explanation stale."""
+    data = cell.spec.model_dump(mode="python", exclude_defaults=False)
+    for dotted_key in cell.spec.why_not:
+        node: object = data
+        for part in _split_key(dotted_key, data):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is not None:
+            yield Problem(
+                "G5",
+                f"why_not: explains why {dotted_key} is unset, but it is set to {node!r}",
+                f"why_not.{dotted_key}",
+                (cell.location("why_not", dotted_key), *_written(cell, dotted_key)),
+                "warning",
+                "delete the why_not entry (`why_not: {KEY: !delete}` in an overlay), or the key",
+            )
+
+
+def _split_key(dotted_key: str, data: dict[str, object]) -> list[str]:
+    """args.misc.moe-enable-deepep -> [args, misc, moe-enable-deepep]; env names keep their dots."""
+    head, _, rest = dotted_key.partition(".")
+    if head == "args":
+        group, _, flag = rest.partition(".")
+        return [head, group, flag]
+    return [head, rest] if rest else [head]
+
+
+def _written(cell: Cell, dotted_key: str) -> tuple[Location, ...]:
+    key = tuple(_split_key(dotted_key, {}))
+    return (cell.composed.location(key),) if key in cell.composed.provenance else ()

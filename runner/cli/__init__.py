@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
-from runner.cli import explain, render, schema, validate
+from runner.cli import diff, explain, render, schema, validate
 from runner.cli.output import print_problems
 from runner.errors import ExitCode, RunMatrixError, SpecError
 
-COMMANDS = {"render": render, "validate": validate, "explain": explain, "schema": schema}
+COMMANDS = {"render": render, "validate": validate, "explain": explain, "diff": diff, "schema": schema}
 
 DESCRIPTION = """\
 Declarative test matrices for miles end-to-end tests: a base spec, hardware
@@ -45,6 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("run-matrix: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
+    except BrokenPipeError:  # `run-matrix ... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitCode.OK
 
 
 def console() -> None:

@@ -10,7 +10,9 @@ from runner.cell import Cell
 from runner.cli.output import add_format, print_json
 from runner.compose import Step
 from runner.errors import SpecError, did_you_mean, display_path
-from runner.layout import describe, layout
+from runner.gpumap import gpu_map
+from runner.gpumap import lines as gpu_lines
+from runner.layout import describe, integer, layout
 from runner.load import Key, dotted, walk
 
 
@@ -26,6 +28,11 @@ def add_parser(subcommands: Any, name: str) -> None:
     )
     parser.add_argument("spec", metavar="SPEC")
     parser.add_argument("key", nargs="?", metavar="KEY")
+    parser.add_argument(
+        "--layout",
+        action="store_true",
+        help="draw every GPU of every node: its actor rank (TP/CP/DP/PP, EP/ETP) and rollout engine rank",
+    )
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
@@ -35,12 +42,23 @@ def run(args: argparse.Namespace) -> int:
     data = cell.spec.model_dump(mode="python")
     if args.key:
         entries = [_entry(cell, data, _key(cell, args.key))]
+    elif args.layout:
+        entries = []
     else:
         leaves = [key for key, value in walk(data) if not isinstance(value, dict)]
         entries = [_entry(cell, data, key) for key in leaves if key in cell.composed.provenance]
-    derived = describe(layout(cell))
+    facts = layout(cell)
+    derived = describe(facts)
+    gpus = gpu_map(facts, integer(cell.flag("actor-num-gpus-per-node"), 8))
     if args.format == "json":
-        print_json({"cell": cell.id, "file": display_path(cell.path), "values": entries, "derived": derived})
+        data = {"cell": cell.id, "file": display_path(cell.path), "values": entries, "derived": derived}
+        if args.layout:
+            data["gpus"] = [gpu.to_json() for gpu in gpus]
+        print_json(data)
+    elif args.layout:
+        print(f"{cell.id} on {cell.profile.name}")
+        print("\n".join(f"  {name + ':':<9}{text}" for name, text in derived.items()))
+        print("\n".join(gpu_lines(gpus)))
     else:
         for entry in entries:
             print(_text(entry, detailed=bool(args.key)))

@@ -1,0 +1,116 @@
+"""Every GPU of every node: which actor rank and which rollout engine it holds.
+
+Placement as miles' placement group packs it: actor ranks first (``actor-num-gpus-per-node``
+on each of ``actor-num-nodes`` nodes), then the critic's, then the rollout GPUs; colocated, the
+engines sit on the actor's GPUs. Megatron ranks decompose in its default order (TP fastest,
+then CP, then DP, then PP; the expert grid ETP, EP, expert-DP); inside an engine, SGLang gives
+GPU j attention-DP rank ``j // attention-TP`` and EP rank ``j // MoE-TP``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from runner.layout import Layout
+
+
+@dataclass(frozen=True)
+class ActorRank:
+    role: str  # actor | critic
+    rank: int
+    tp: int
+    cp: int
+    dp: int
+    pp: int
+    ep: int
+    etp: int
+
+
+@dataclass(frozen=True)
+class EngineRank:
+    engine: int
+    rank: int  # the GPU's tp rank inside the engine
+    attention_dp: int
+    attention_tp: int
+    ep: int
+
+
+@dataclass(frozen=True)
+class Gpu:
+    node: int
+    gpu: int
+    trainer: ActorRank | None
+    rollout: EngineRank | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def gpu_map(facts: Layout, actor_gpus_per_node: int) -> list[Gpu]:
+    per_node = facts.gpus_per_node
+    trainer: dict[int, ActorRank] = {}
+    for rank in range(facts.actor_gpus):
+        trainer[_packed(rank, actor_gpus_per_node, per_node)] = _actor_rank("actor", rank, facts)
+    for rank in range(facts.critic_gpus):
+        trainer[facts.actor_gpus + rank] = _actor_rank("critic", rank, facts)
+    first_rollout = 0 if facts.colocate else facts.actor_gpus + facts.critic_gpus
+    rollout = {first_rollout + g: _engine_rank(g, facts) for g in range(facts.engines * facts.engine_stride)}
+    return [
+        Gpu(index // per_node, index % per_node, trainer.get(index), rollout.get(index))
+        for index in range(facts.cluster_gpus)
+    ]
+
+
+def _packed(rank: int, per_node_used: int, per_node: int) -> int:
+    """The global GPU index of the rank-th actor GPU: per_node_used GPUs on each node."""
+    return (rank // per_node_used) * per_node + rank % per_node_used
+
+
+def _actor_rank(role: str, rank: int, facts: Layout) -> ActorRank:
+    a = facts.actor
+    dp = _whole(a.dp)
+    return ActorRank(
+        role=role,
+        rank=rank,
+        tp=rank % a.tp,
+        cp=(rank // a.tp) % a.cp,
+        dp=(rank // (a.tp * a.cp)) % dp,
+        pp=rank // (a.tp * a.cp * dp),
+        etp=rank % a.etp,
+        ep=(rank // a.etp) % a.ep,
+    )
+
+
+def _whole(value: float) -> int:
+    """A group size as a count; an invalid layout (validation reports it) draws as size 1."""
+    return int(value) if value.is_integer() and value >= 1 else 1
+
+
+def _engine_rank(index: int, facts: Layout) -> EngineRank:
+    e = facts.engine
+    stride = facts.engine_stride
+    local = index % stride
+    attention_tp, moe_tp = _whole(e.attention_tp), _whole(e.moe_tp)
+    return EngineRank(index // stride, local, local // attention_tp, local % attention_tp, local // moe_tp)
+
+
+def lines(gpus: list[Gpu]) -> list[str]:
+    """The map as text: one line per GPU, grouped by node."""
+    out: list[str] = []
+    for gpu in gpus:
+        if gpu.gpu == 0:
+            out.append(f"node {gpu.node}")
+        trainer = "-"
+        if gpu.trainer:
+            t = gpu.trainer
+            trainer = (
+                f"{t.role} rank {t.rank}: TP {t.tp} CP {t.cp} DP {t.dp} PP {t.pp} | EP {t.ep} ETP {t.etp}"
+            )
+        rollout = "-"
+        if gpu.rollout:
+            r = gpu.rollout
+            rollout = f"engine {r.engine} rank {r.rank}: attn-DP {r.attention_dp}"
+            rollout += f" attn-TP {r.attention_tp} EP {r.ep}"
+        out.append(f"  GPU {gpu.gpu}  {trainer:<52}  {rollout}")
+    return out
