@@ -1,8 +1,8 @@
 """Every GPU of every node: which actor rank and which rollout engine it holds.
 
-Placement as miles' placement group packs it: actor ranks first (``actor-num-gpus-per-node``
-on each of ``actor-num-nodes`` nodes), then the critic's, then the rollout GPUs; colocated, the
-engines sit on the actor's GPUs. Megatron ranks decompose in its default order (TP fastest,
+Placement as miles' one placement group packs it: its GPU bundles sorted by node and GPU, the
+actor takes the first ones, then the critic, then the rollout; colocated, the engines sit on
+the actor's GPUs. Megatron ranks decompose in its default order (TP fastest,
 then CP, then DP, then PP; the expert grid ETP, EP, expert-DP); inside an engine, SGLang gives
 GPU j attention-DP rank ``j // attention-TP`` and EP rank ``j // MoE-TP``.
 """
@@ -47,11 +47,9 @@ class Gpu:
         return asdict(self)
 
 
-def gpu_map(facts: Layout, actor_gpus_per_node: int) -> list[Gpu]:
+def gpu_map(facts: Layout) -> list[Gpu]:
     per_node = facts.gpus_per_node
-    trainer: dict[int, ActorRank] = {}
-    for rank in range(facts.actor_gpus):
-        trainer[_packed(rank, actor_gpus_per_node, per_node)] = _actor_rank("actor", rank, facts)
+    trainer = {rank: _actor_rank("actor", rank, facts) for rank in range(facts.actor_gpus)}
     for rank in range(facts.critic_gpus):
         trainer[facts.actor_gpus + rank] = _actor_rank("critic", rank, facts)
     first_rollout = 0 if facts.colocate else facts.actor_gpus + facts.critic_gpus
@@ -60,11 +58,6 @@ def gpu_map(facts: Layout, actor_gpus_per_node: int) -> list[Gpu]:
         Gpu(index // per_node, index % per_node, trainer.get(index), rollout.get(index))
         for index in range(facts.cluster_gpus)
     ]
-
-
-def _packed(rank: int, per_node_used: int, per_node: int) -> int:
-    """The global GPU index of the rank-th actor GPU: per_node_used GPUs on each node."""
-    return (rank // per_node_used) * per_node + rank % per_node_used
 
 
 def _actor_rank(role: str, rank: int, facts: Layout) -> ActorRank:

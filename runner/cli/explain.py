@@ -12,7 +12,7 @@ from runner.compose import Step
 from runner.errors import SpecError, did_you_mean, display_path
 from runner.gpumap import gpu_map
 from runner.gpumap import lines as gpu_lines
-from runner.layout import describe, integer, layout
+from runner.layout import describe, layout
 from runner.load import Key, dotted, walk
 
 
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         entries = [_entry(cell, data, key) for key in leaves if key in cell.composed.provenance]
     facts = layout(cell)
     derived = describe(facts)
-    gpus = gpu_map(facts, integer(cell.flag("actor-num-gpus-per-node"), 8))
+    gpus = gpu_map(facts)
     if args.format == "json":
         data = {"cell": cell.id, "file": display_path(cell.path), "values": entries, "derived": derived}
         if args.layout:

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from runner import pipeline
+from runner.gpumap import gpu_map
+from runner.layout import layout
+
+ROCM = pipeline.locate.BUNDLED_MATRICES / "rocm" / "glm5-async.yaml"
+
+
+def test_two_nodes_async_places_actor_then_rollout(write):
+    spec = write("two.yaml", f"extends: {ROCM}\ncluster:\n  nodes: 2\nargs:\n  perf:\n    tensor-model-parallel-size: 2\n"
+                             "    sequence-parallel: true\n  sglang:\n    rollout-num-gpus: 8\n")
+    cell = pipeline.cell(spec)
+    gpus = gpu_map(layout(cell))  # actor: 2 nodes x 4 GPUs = 8, TP 2 -> DP 4
+    trainer = [(g.node, g.gpu, g.trainer.rank, g.trainer.tp, g.trainer.dp) for g in gpus if g.trainer]
+    # the placement group packs: the actor's 8 bundles fill node 0
+    assert trainer == [(0, i, i, i % 2, i // 2) for i in range(8)]
+    rollout = [(g.node, g.gpu, g.rollout.engine, g.rollout.attention_dp) for g in gpus if g.rollout]
+    assert rollout == [(1, i, i // 2, i % 2) for i in range(8)]
+    assert all(not (g.trainer and g.rollout) for g in gpus)
+
+
+def test_colocated_engines_share_the_actor_gpus():
+    gpus = gpu_map(layout(pipeline.cell(pipeline.locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml")))
+    assert [(g.trainer.rank, g.rollout.rank) for g in gpus] == [(i, i) for i in range(8)]
