@@ -11,6 +11,7 @@ from typing import Any
 from runner.compose import Composed
 from runner.errors import Location
 from schemas import HardwareProfile, LaunchConventions, ModelPreset, Spec
+from schemas.matrix import Skip
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,14 @@ class Cell:
     composed: Composed = field(repr=False)  # the provenance of every key
     preset_source: Composed = field(repr=False)
     hf_config: dict[str, Any] | None = field(default=None, repr=False)  # the checkpoint's config.json
+    axes: dict[str, Any] = field(default_factory=dict)  # this cell's matrix axis values
+    skip: Skip | None = None
+    xfail: str | None = None  # the reason a failure is expected
+    timeout: int | None = None  # seconds, from the matrix's adjust
+
+    @property
+    def status(self) -> str:
+        return "skipped" if self.skip else ("xfail" if self.xfail else "runnable")
 
     @property
     def content_hash(self) -> str:

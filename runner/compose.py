@@ -45,11 +45,13 @@ class Composed:
 
     data: dict[str, Any]
     provenance: Provenance
-    files: tuple[Path, ...]  # every file of the chain, bases first, this file last
+    files: tuple[Path, ...]  # every file of the chain, bases first, then the spec, then overlays
+    spec: Path | None = None  # the spec file, when overlays were applied after it
 
     @property
     def path(self) -> Path:
-        return self.files[-1]
+        """The spec file itself (ids, hardware lookup and messages are relative to it)."""
+        return self.spec or self.files[-1]
 
     def location(self, key: Key) -> Location:
         """Where the value of ``key`` (or its nearest written parent) was last written."""
@@ -249,3 +251,23 @@ class _Missing:
 
 
 _MISSING: Any = _Missing()
+
+
+def overlay(base: Composed, path: Path) -> Composed:
+    """Apply one overlay file's keys on top of a composed spec (a matrix cell's ``adjust``)."""
+    doc = load(path)
+    if "extends" in doc.data:
+        raise SpecError.one(
+            "extends",
+            "an overlay applied by a matrix cannot extend another spec: it applies on top of the cell",
+            key="extends",
+            at=[doc.location(("extends",))],
+            hint="move what it extends into the spec, or extend that file from the overlay's own base",
+        )
+    problems = Collector()
+    data = copy.deepcopy(base.data)
+    provenance = dict(base.provenance)
+    own = {k: v for k, v in doc.data.items() if k not in RESERVED}
+    _apply(data, provenance, own, doc, _why(doc, problems), (), problems)
+    problems.raise_if_errors()
+    return Composed(data, provenance, (*base.files, path.resolve()), base.path)

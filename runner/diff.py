@@ -60,8 +60,9 @@ def diff(a: Cell, b: Cell, allow: Sequence[str] = ()) -> Diff:
     spec = tuple(_spec_differences(a, b))
     allowed = tuple(dict.fromkeys([*allow, *a.spec.allowed_deltas, *b.spec.allowed_deltas]))
     outside = tuple(d.key for d in spec if not any(fnmatch.fnmatchcase(d.key, glob) for glob in allowed))
-    return Diff(a.id, b.id, spec, tuple(_launch_differences(a, b)), tuple(_layout_differences(a, b)),
-                outside, allowed)  # fmt: skip
+    return Diff(
+        a.id, b.id, spec, tuple(_launch_differences(a, b)), tuple(_layout_differences(a, b)), outside, allowed
+    )
 
 
 # --- spec ---------------------------------------------------------------------------------------

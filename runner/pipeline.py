@@ -1,60 +1,129 @@
-"""The pipeline in one place: load -> compose -> resolve -> model -> check.
+"""The pipeline in one place: load -> compose -> expand -> resolve -> model -> check.
 
-``cell(path)`` is the whole design in a dozen lines; ``render`` and ``run``
-take its result. Nothing here runs anything.
+``cells(path)`` and ``_cell`` are the whole design in two dozen lines; ``render`` and
+``run`` take their result. Nothing here runs anything.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from runner import check, locate
+from runner import adjust, check, locate, selection
 from runner.cell import Cell
 from runner.compose import Composed, compose
-from runner.errors import Location, Problem, SpecError
+from runner.errors import Location, Problem, SpecError, UsageError
+from runner.matrix import Combo, cell_id, expand
 from runner.model import build
 from runner.resolve import Resolver, resolve
 from schemas import HardwareProfile, LaunchConventions, ModelPreset, Spec
+from schemas.matrix import Matrix, MatrixBlock
+
+NOT_CELLS = {"hardware", "base", "components"}
+
+
+def cells(path: Path, today: datetime.date | None = None) -> list[Cell]:
+    """Every cell of one spec file: its matrix expanded, each cell resolved and modelled."""
+    composed = compose(path)
+    matrix = build(MatrixBlock, {"matrix": composed.data.get("matrix", {})}, composed).matrix
+    combos = expand(matrix, composed.location) if matrix.axes or matrix.include else [{}]
+    name = locate.cell_name(path)
+    return [_cell(composed, name, combo, matrix, today or datetime.date.today()) for combo in combos]
 
 
 def cell(path: Path) -> Cell:
-    """Build one cell from a spec file; raise every spec problem at once."""
-    composed = compose(path)
-    profile = _profile(composed)
-    resolved = resolve(
-        composed, {"profile": lambda _: profile.model_dump(), "visible_devices": _visible_devices}
-    )
-    spec = build(Spec, resolved.data, composed)
-    preset, preset_source = load_preset(spec.model.type, composed.location(("model", "type")))
-    hf_config = _hf_config(spec.args.ckpt.get("hf-checkpoint"))
-    return Cell(
-        locate.cell_name(path), spec, profile, preset, conventions(), composed, preset_source, hf_config
-    )
+    """The spec's default cell: the one named like the spec (every axis at its first value)."""
+    found = cells(path)
+    name = locate.cell_name(path)
+    for each in found:
+        if each.id == name:
+            return each
+    raise UsageError(f"{path} has no default cell {name!r}; its cells: {', '.join(c.id for c in found)}")
 
 
 def checked(path: Path) -> tuple[Cell, list[Problem]]:
-    """A cell and the problems its rules find (errors raise; warnings are returned)."""
+    """A one-cell spec and the warnings of its rules (errors raise)."""
     built = cell(path)
-    problems = list(check.run(built))
-    if any(p.severity == "error" for p in problems):
-        raise SpecError(problems)
-    return built, problems
+    return built, problems(built)
+
+
+def problems(built: Cell) -> list[Problem]:
+    """The problems the rules find in a cell: errors raise, warnings are returned."""
+    found = list(check.run(built))
+    if any(p.severity == "error" for p in found):
+        raise SpecError(found)
+    return found
+
+
+def select(names: Sequence[str], expression: str | None = None) -> list[Cell]:
+    """The cells named by spec paths, folders or cell ids, then filtered by ``-k``."""
+    chosen: list[Cell] = []
+    for name in names:
+        spec_name, bracket, rest = name.partition("[")
+        for path in spec_files([locate.find_spec(spec_name)]):
+            found = cells(path)
+            if bracket:
+                wanted = f"{found[0].id.partition('[')[0]}[{rest}" if found else name
+                found = [c for c in found if c.id == wanted]
+                if not found:
+                    known = ", ".join(c.id for c in cells(path))
+                    raise UsageError(f"no cell {name!r}; {path.name} has: {known}")
+            chosen += found
+    return selection.select(chosen, expression) if expression else chosen
+
+
+def one(name: str) -> Cell:
+    """The cell ``name`` means: a cell id, or a spec (its default cell when it has several)."""
+    found = select([name])
+    if len(found) == 1:
+        return found[0]
+    default = [c for c in found if "[" not in c.id]
+    if len(default) == 1:
+        return default[0]
+    raise UsageError(f"{name!r} has {len(found)} cells; name one: {', '.join(c.id for c in found)}")
+
+
+def _cell(composed: Composed, name: str, combo: Combo, matrix: Matrix, today: datetime.date) -> Cell:
+    adjustments = adjust.applicable(matrix, combo, composed)
+    composed = adjust.with_overlays(composed, adjustments, combo)
+    composed = Composed(
+        {**composed.data, "matrix": dict(combo)}, dict(composed.provenance), composed.files, composed.path
+    )
+    profile = _profile(composed)
+    derived = {"profile": lambda _: profile.model_dump(), "visible_devices": _visible_devices}
+    resolved = {k: v for k, v in resolve(composed, derived).data.items() if k != "matrix"}
+    spec = build(Spec, resolved, composed)
+    preset, preset_source = load_preset(spec.model.type, composed.location(("model", "type")))
+    identity = cell_id(name, combo, matrix)
+    control = adjust.control(matrix, combo, spec, profile, composed, today, identity)
+    return Cell(
+        identity,
+        spec,
+        profile,
+        preset,
+        conventions(),
+        composed,
+        preset_source,
+        _hf_config(spec.args.ckpt.get("hf-checkpoint")),
+        dict(combo),
+        *control,
+    )
 
 
 def spec_files(paths: Iterable[Path]) -> Iterator[Path]:
     """Every spec named by ``paths``: files as given, folders searched for cells.
 
-    In a folder, ``hardware/`` holds profiles and ``base/`` holds specs meant to be
-    extended; neither is a cell of its own.
+    In a folder, ``hardware/`` holds profiles, ``base/`` specs meant to be extended and
+    ``components/`` overlays a matrix applies; none is a cell of its own.
     """
     for path in paths:
         if path.is_dir():
             for found in sorted(path.rglob("*.yaml")):
-                if not {"hardware", "base"} & set(found.relative_to(path).parts[:-1]):
+                if not NOT_CELLS & set(found.relative_to(path).parts[:-1]):
                     yield found
         else:
             yield path
@@ -63,6 +132,10 @@ def spec_files(paths: Iterable[Path]) -> Iterator[Path]:
 def _profile(composed: Composed) -> HardwareProfile:
     name = composed.data.get("hardware")
     where = composed.location(("hardware",))
+    if isinstance(name, str) and "${" in name:  # e.g. ${matrix.hardware}: resolved before the profile exists
+        name = Resolver(Composed(composed.data, dict(composed.provenance), composed.files), {}).leaf(
+            ("hardware",)
+        )
     if not isinstance(name, str):
         raise SpecError.one(
             "missing-key" if name is None else "type",

@@ -171,7 +171,7 @@ def _prepare(
         case ConvertFp8():
             extra = [t for flag, value in step.extra.items() for t in flag_tokens(flag, value)]
             argv = (
-                python,
+                step.python,
                 f"{root}/tools/convert_hf_to_fp8.py",
                 "--model-dir",
                 step.model_dir,

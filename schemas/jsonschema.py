@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from schemas.hardware import HardwareProfile
+from schemas.matrix import MatrixBlock
 from schemas.preset import ModelPreset
 from schemas.spec import Spec
 
@@ -32,6 +33,10 @@ _COMPOSITION = {
 def schema(kind: str) -> dict[str, Any]:
     generated = MODELS[kind].model_json_schema()
     generated["properties"] = {**_COMPOSITION, **generated["properties"]}
+    if kind == "spec":  # the matrix block is expanded before a cell is modelled
+        block = MatrixBlock.model_json_schema()
+        generated["$defs"].update(block["$defs"])
+        generated["properties"]["matrix"] = block["properties"]["matrix"]
     generated["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     without: dict[str, Any] = _without_required(generated)
     return without

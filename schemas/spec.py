@@ -64,6 +64,7 @@ class ConvertFp8(Model):
     model_dir: str
     save_dir: str
     extra: Flags = {}
+    python: str = Field(default="python", description="the interpreter upstream's prepare runs it with")
 
 
 PrepareStep = Annotated[

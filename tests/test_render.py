@@ -135,7 +135,7 @@ def test_convert_fp8_step(write) -> None:
     )
     launch = render(pipeline.cell(write("spec.yaml", text)))
     assert launch.commands[0].argv == (
-        "python3",
+        "python",
         "${MILES_ROOT}/tools/convert_hf_to_fp8.py",
         "--model-dir",
         "/m",
@@ -155,3 +155,38 @@ def test_convert_fp8_step(write) -> None:
 )
 def test_flag_tokens(value: object, tokens: list[str]) -> None:
     assert flag_tokens("x", value) == tokens
+
+
+FP8 = ["nv/glm5-colocate[fp8_rollout=true]", "rocm/glm5-async[fp8_rollout=true]"]
+
+
+@pytest.mark.parametrize("cell_id", FP8)
+def test_golden_fp8_cells(cell_id: str, golden) -> None:
+    launch = render(pipeline.one(str(MATRICES / cell_id.replace("[", ".yaml["))))
+    assert launch.id == cell_id
+    name = cell_id.replace("/", "-").replace("[fp8_rollout=true]", "-fp8")
+    golden(f"render/{name}.json", json.dumps(launch.to_json(), indent=2) + "\n")
+
+
+@pytest.mark.parametrize("cell_id", FP8)
+def test_fp8_cells_are_upstreams_fp8_variant(cell_id: str) -> None:
+    """miles-facts §2: the extra prepare step, the _fp8 checkpoint, and on NVIDIA the DeepEP a2a flags."""
+    fp8 = render(pipeline.one(str(MATRICES / cell_id.replace("[", ".yaml["))))
+    plain = render(pipeline.one(str(MATRICES / cell_id.split("[")[0]) + ".yaml"))
+    step = next(c for c in fp8.commands if c.name == "fp8")
+    assert shlex.split(step.shell.replace("${MILES_ROOT}", "<REPO>")) == shlex.split(
+        "python <REPO>/tools/convert_hf_to_fp8.py --model-dir /root/models/GLM-5_4layer"
+        " --save-dir /root/models/GLM-5_4layer_fp8 --strategy block --block-size 128 128"
+    )
+    assert [c.name for c in fp8.commands if c.phase == "prepare"] == [
+        c.name for c in plain.commands if c.phase == "prepare"
+    ] + ["fp8"]
+    args, before = list(fp8.train_args), list(plain.train_args)
+    assert args[args.index("--hf-checkpoint") + 1] == "/root/models/GLM-5_4layer_fp8"
+    assert args[args.index("--ref-load") + 1] == "/root/models/GLM-5_4layer_torch_dist"
+    added = [t for t in args if t not in before]
+    if cell_id.startswith("nv/"):
+        assert added == ["/root/models/GLM-5_4layer_fp8", "--sglang-moe-a2a-backend", "deepep", "--sglang-deepep-mode", "auto"]
+    else:
+        assert added == ["/root/models/GLM-5_4layer_fp8"]
+    assert (fp8.env, fp8.model_args) == (plain.env, plain.model_args)

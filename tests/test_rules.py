@@ -107,7 +107,7 @@ def test_l1_rollout_gpus_ignored_when_colocated(write) -> None:
     assert problems(write, NV, "args:\n  sglang:\n    rollout-num-gpus: 4\n") == [
         "spec.yaml:4: warning [L1] args.sglang.rollout-num-gpus: --rollout-num-gpus 4 has no effect with"
         " --colocate: the engines use the 8 training GPUs\n"
-        f"  ==> also at {_rel(NV)}:36\n  ==> delete --rollout-num-gpus"
+        f"  ==> also at {_rel(NV)}:41\n  ==> delete --rollout-num-gpus"
     ]
 
 
@@ -119,7 +119,7 @@ def test_l3_budget(write) -> None:
     assert problems(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus: 6\n", only="L3") == [
         f"{_rel(ROCM)}:31: error [L3] args.misc.actor-num-gpus-per-node: needs actor 4 + rollout 6 = 10 GPUs but"
         " the cluster has 1 node(s) x 8 GPUs = 8: Ray's placement group would wait forever\n"
-        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:108\n  ==> also at spec.yaml:4\n"
+        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:115\n  ==> also at spec.yaml:4\n"
         "  ==> shrink the actor or the rollout, or raise cluster.nodes"
     ]
     assert rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus: 2\n") == ["w:L3"]
@@ -197,7 +197,7 @@ def test_s6_chunked_prefill_and_pages(write) -> None:
     assert problems(write, NV, "args:\n  sglang:\n    sglang-chunked-prefill-size: 1000\n") == [
         "spec.yaml:4: error [S6] args.sglang.sglang-chunked-prefill-size: chunked prefill 1000 / dp 8 = 125 is not"
         " a multiple of page size 64: \"chunked_prefill_size must be divisible by page_size\"\n"
-        f"  ==> also at {_rel(NV)}:25\n  ==> use a chunked prefill size divisible by 512"
+        f"  ==> also at {_rel(NV)}:30\n  ==> use a chunked prefill size divisible by 512"
     ]
 
 

@@ -8,10 +8,18 @@ import sys
 from collections.abc import Sequence
 
 from runner.cli import diff, explain, render, schema, validate
+from runner.cli import list as list_
 from runner.cli.output import print_problems
 from runner.errors import ExitCode, RunMatrixError, SpecError
 
-COMMANDS = {"render": render, "validate": validate, "explain": explain, "diff": diff, "schema": schema}
+COMMANDS = {
+    "list": list_,
+    "validate": validate,
+    "render": render,
+    "explain": explain,
+    "diff": diff,
+    "schema": schema,
+}
 
 DESCRIPTION = """\
 Declarative test matrices for miles end-to-end tests: a base spec, hardware

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from runner import locate, pipeline
+from runner import pipeline
 from runner.cli.output import add_format, print_json
 from runner.diff import Diff, Difference, diff
 from runner.errors import ExitCode
@@ -24,8 +24,8 @@ def add_parser(subcommands: Any, name: str) -> None:
         "reason (B's why:/why_not:, else A's). With --allow or a spec's allowed_deltas:, exit 1 when "
         "the specs differ at a key no glob allows.",
     )
-    parser.add_argument("a", metavar="A")
-    parser.add_argument("b", metavar="B")
+    parser.add_argument("a", metavar="A", help="a spec (its default cell) or a cell id")
+    parser.add_argument("b", metavar="B", help="a spec (its default cell) or a cell id")
     parser.add_argument(
         "--allow",
         action="append",
@@ -38,8 +38,8 @@ def add_parser(subcommands: Any, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    a, _ = pipeline.checked(locate.find_spec(args.a))
-    b, _ = pipeline.checked(locate.find_spec(args.b))
+    a, b = pipeline.one(args.a), pipeline.one(args.b)
+    pipeline.problems(a), pipeline.problems(b)
     result = diff(a, b, args.allow)
     if args.format == "json":
         print_json(result.to_json())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from runner import locate, pipeline
+from runner import pipeline
 from runner.cell import Cell
 from runner.cli.output import add_format, print_json
 from runner.compose import Step
@@ -26,7 +26,7 @@ def add_parser(subcommands: Any, name: str) -> None:
         "MoE TP). "
         "Without KEY, every value of the spec with the place that set it last.",
     )
-    parser.add_argument("spec", metavar="SPEC")
+    parser.add_argument("spec", metavar="SPEC|CELL", help="a spec (its default cell) or a cell id")
     parser.add_argument("key", nargs="?", metavar="KEY")
     parser.add_argument(
         "--layout",
@@ -38,7 +38,7 @@ def add_parser(subcommands: Any, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    cell = pipeline.cell(locate.find_spec(args.spec))
+    cell = pipeline.one(args.spec)
     data = cell.spec.model_dump(mode="python")
     if args.key:
         entries = [_entry(cell, data, _key(cell, args.key))]

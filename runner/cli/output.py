@@ -11,6 +11,10 @@ from typing import Any, TextIO
 from runner.errors import Problem
 from runner.load import WrittenFloat
 
+SELECT_HELP = (
+    "select cells: an id, an id glob (rocm/*) or an expression over axis values (fp8_rollout and not rocm)"
+)
+
 
 def add_format(parser: argparse.ArgumentParser, *choices: str) -> None:
     parser.add_argument(

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runner import checkout, locate, pipeline
+from runner import checkout, pipeline
 from runner.cell import Cell
-from runner.cli.output import add_format, print_json, print_problems
+from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
 from runner.errors import Problem, UsageError, display_path
 from runner.render import MILES_ROOT_REFERENCE, Context, preset_tokens, render, to_shell
 
@@ -22,7 +22,8 @@ def add_parser(subcommands: Any, name: str) -> None:
         description="Render each spec into the launch miles expects: prepare steps, the Ray head and "
         "the job submission (python3 <miles>/train.py|train_async.py MODEL_ARGS... flags).",
     )
-    parser.add_argument("specs", nargs="+", metavar="SPEC", help="spec file (or cell)")
+    parser.add_argument("specs", nargs="+", metavar="SPEC|CELL", help="spec file or folder, or a cell id")
+    parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
     add_format(parser, "shell", "json")
     parser.add_argument(
         "--miles-root",
@@ -37,14 +38,12 @@ def run(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     launches = []
-    for name in args.specs:
-        path = locate.find_spec(name)
-        cell, problems = pipeline.checked(path)
+    for cell in pipeline.select(args.specs, args.k):
+        problems = pipeline.problems(cell)
         context, drift = _context(cell, args.miles_root)
         problems += drift
         print_problems(problems, sys.stderr)
-        launch = render(cell, context)
-        launches.append((launch, problems, path))
+        launches.append((render(cell, context), problems, cell.path))
     if args.format == "json":
         cells = [
             {**launch.to_json(), "warnings": [p.to_json() for p in problems]}

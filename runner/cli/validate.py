@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from runner import locate, pipeline
-from runner.cli.output import add_format, print_json, print_problems
+from runner import check, locate, pipeline, selection
+from runner.cell import Cell
+from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
 from runner.compose import compose
 from runner.errors import Problem, SpecError, display_path
+from runner.load import load
 
 
 def add_parser(subcommands: Any, name: str) -> None:
@@ -20,7 +22,8 @@ def add_parser(subcommands: Any, name: str) -> None:
         description="Check every cell of the given specs and folders. In a folder, hardware/ is checked as "
         "hardware profiles and base/ as specs to extend. Exit 2 when any error is found.",
     )
-    parser.add_argument("specs", nargs="+", metavar="SPEC|DIR")
+    parser.add_argument("specs", nargs="+", metavar="SPEC|DIR|CELL")
+    parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
@@ -28,12 +31,7 @@ def add_parser(subcommands: Any, name: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    paths = [locate.find_spec(name) for name in args.specs]
-    results: list[dict[str, Any]] = []
-    for path in pipeline.spec_files(paths):
-        results.append(_validate_cell(path))
-    for path in _supporting_files(paths):
-        results.append(_validate_supporting(path))
+    results = [*_cells(args.specs, args.k), *_supporting(args.specs)]
     problems = [p for r in results for p in r["problems"]]
     failed = any(p.severity == "error" or args.strict for p in problems)
     elapsed = time.perf_counter() - started
@@ -47,40 +45,59 @@ def run(args: argparse.Namespace) -> int:
             }
         )
     else:
-        import sys
-
         print_problems(problems, sys.stdout)
         cells = [r for r in results if r["cell"]]
         errors = sum(p.severity == "error" for p in problems)
-        warnings = len(problems) - errors
         print(
             f"{len(cells)} cells, {len(results) - len(cells)} supporting files checked in {elapsed:.2f} s: "
-            f"{errors} errors, {warnings} warnings"
+            f"{errors} errors, {len(problems) - errors} warnings"
         )
     return 2 if failed else 0
 
 
-def _validate_cell(path: Path) -> dict[str, Any]:
-    try:
-        cell, problems = pipeline.checked(path)
-        return {"file": display_path(path), "cell": cell.id, "problems": problems}
-    except SpecError as exc:
-        return {"file": display_path(path), "cell": locate.cell_name(path), "problems": list(exc.problems)}
+def _cells(names: list[str], expression: str | None) -> list[dict[str, Any]]:
+    """A result per cell; a spec that does not even expand is one result with its problems."""
+    results: list[dict[str, Any]] = []
+    built: list[Cell] = []
+    for name in names:
+        spec_name, bracket, _ = name.partition("[")
+        for path in pipeline.spec_files([locate.find_spec(spec_name)]):
+            try:
+                found = pipeline.cells(path)
+            except SpecError as exc:
+                results.append(
+                    {
+                        "file": display_path(path),
+                        "cell": locate.cell_name(path),
+                        "problems": list(exc.problems),
+                    }
+                )
+                continue
+            built += [c for c in found if not bracket or c.id == name]
+    if expression:
+        built = selection.select(built, expression)
+    for cell in built:
+        results.append({"file": display_path(cell.path), "cell": cell.id, "problems": list(check.run(cell))})
+    return results
 
 
-def _supporting_files(paths: list[Path]) -> list[Path]:
-    """Profiles and bases in the given folders: checked on their own, not as cells."""
-    found = [p for folder in paths if folder.is_dir() for p in sorted(folder.rglob("*.yaml"))]
-    return [p for p in found if set(p.parts) & {"hardware", "base"}]
-
-
-def _validate_supporting(path: Path) -> dict[str, Any]:
-    problems: list[Problem] = []
-    try:
-        if "hardware" in path.parts:
-            pipeline.load_profile(path.resolve())
-        else:
-            compose(path)
-    except SpecError as exc:
-        problems = list(exc.problems)
-    return {"file": display_path(path), "cell": None, "problems": problems}
+def _supporting(names: list[str]) -> list[dict[str, Any]]:
+    """Profiles, bases and overlay components in the given folders, each checked on its own."""
+    folders = [path for name in names if (path := locate.find_spec(name.partition("[")[0])).is_dir()]
+    results = []
+    for path in (p for folder in folders for p in sorted(folder.rglob("*.yaml"))):
+        kind = next((part for part in path.parts if part in pipeline.NOT_CELLS), None)
+        if kind is None:
+            continue
+        problems: list[Problem] = []
+        try:
+            if kind == "hardware":
+                pipeline.load_profile(path.resolve())
+            elif kind == "base":
+                compose(path)
+            else:
+                load(path)  # a component is a fragment: it only has to be valid YAML here
+        except SpecError as exc:
+            problems = list(exc.problems)
+        results.append({"file": display_path(path), "cell": None, "problems": problems})
+    return results
