@@ -13,7 +13,7 @@ AxisValue = bool | int | float | str
 
 
 class Skip(Model):
-    reason: str = Field(min_length=1, description="why the cell cannot run (required)")
+    reason: str = Field(min_length=1, description="why the cell cannot run; every skip has one")
     issue: str | None = Field(default=None, description="link to the issue that tracks it")
     expires: datetime.date | None = Field(default=None, description="after this date the skip is an error")
 

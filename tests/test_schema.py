@@ -35,4 +35,9 @@ def test_files_name_their_schema(folder: str, kind: str) -> None:
 
 
 def test_fragments_need_nothing() -> None:
-    assert "required" not in json.dumps(schema("spec"))
+    def keys(node: object) -> set[str]:
+        if isinstance(node, dict):
+            return set(node) | {k for value in node.values() for k in keys(value)}
+        return {k for item in node for k in keys(item)} if isinstance(node, list) else set()
+
+    assert "required" not in keys(schema("spec"))
