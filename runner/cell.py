@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +56,11 @@ class Cell:
 
     def flag(self, name: str, default: Any = None) -> Any:
         """The value miles gets for --name: the spec's flag, else MODEL_ARGS', else ``default``."""
-        for _, flags in self.spec.args.groups():
-            if name in flags:
-                return flags[name]
-        return self.preset.model_args.get(name, default)
+        return self._flags.get(name, default)
+
+    @cached_property
+    def _flags(self) -> dict[str, Any]:
+        return {**self.preset.model_args, **self.spec.args.flags()}
 
     def where(self, name: str) -> Location:
         """Where --name was written: in the spec, else in the model preset, else the spec's file."""

@@ -8,6 +8,7 @@ first, so a team's new profile needs no change to run-matrix.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from runner.errors import Location, SpecError, UsageError, did_you_mean
@@ -33,7 +34,12 @@ def find_spec(name: str) -> Path:
 
 def matrices_root(spec: Path) -> Path | None:
     """The nearest folder above ``spec`` that holds a ``hardware/`` folder."""
-    for folder in spec.resolve().parents:
+    return _matrices_root(spec.resolve())
+
+
+@lru_cache(maxsize=1024)
+def _matrices_root(spec: Path) -> Path | None:
+    for folder in spec.parents:
         if (folder / "hardware").is_dir():
             return folder
     return None
@@ -48,7 +54,13 @@ def cell_name(spec: Path) -> str:
 
 def hardware_profile(name: str, spec: Path, where: Location) -> Path:
     folders = [root / "hardware" for root in (matrices_root(spec), BUNDLED_MATRICES) if root]
-    return _one_of(name, folders, "hardware profile", "hardware", where)
+    found = _existing(name, tuple(folders))
+    return found or _one_of(name, folders, "hardware profile", "hardware", where)
+
+
+@lru_cache(maxsize=1024)
+def _existing(name: str, folders: tuple[Path, ...]) -> Path | None:
+    return next((f / f"{name}.yaml" for f in folders if (f / f"{name}.yaml").is_file()), None)
 
 
 def model_preset(name: str, where: Location) -> Path:

@@ -21,7 +21,16 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def build(cls: type[M], data: dict[str, Any], composed: Composed) -> M:
-    """Validate ``data`` as ``cls``; raise every problem at once as a SpecError."""
+    """Validate ``data`` as ``cls``; raise every problem at once as a SpecError.
+
+    pydantic decides; only when it refuses do we walk the data for unknown keys, so that
+    each gets a "did you mean" from the fields at its own level (the walk costs more than
+    validating, and a thousand-cell matrix validates cleanly).
+    """
+    try:
+        return cls.model_validate(data)
+    except ValidationError:
+        pass
     problems = Collector()
     for key, known in _unknown_keys(data, cls, ()):
         problems.add(

@@ -94,7 +94,7 @@ def _cell(composed: Composed, name: str, combo: Combo, matrix: Matrix, today: da
         {**composed.data, "matrix": dict(combo)}, dict(composed.provenance), composed.files, composed.path
     )
     profile = _profile(composed)
-    derived = {"profile": lambda _: profile.model_dump(), "visible_devices": _visible_devices}
+    derived = {"profile": lambda _: _profile_data(profile), "visible_devices": _visible_devices}
     resolved = {k: v for k, v in resolve(composed, derived).data.items() if k != "matrix"}
     spec = build(Spec, resolved, composed)
     preset, preset_source = load_preset(spec.model.type, composed.location(("model", "type")))
@@ -146,6 +146,14 @@ def _profile(composed: Composed) -> HardwareProfile:
             at=[where],
         )
     return load_profile(locate.hardware_profile(name, composed.path, where))
+
+
+_PROFILE_DATA: dict[int, tuple[HardwareProfile, dict[str, Any]]] = {}
+
+
+def _profile_data(profile: HardwareProfile) -> dict[str, Any]:
+    """A profile as data for ${profile.*}, dumped once per profile (kept alive beside its dump)."""
+    return _PROFILE_DATA.setdefault(id(profile), (profile, profile.model_dump()))[1]
 
 
 def _visible_devices(resolver: Resolver) -> str:

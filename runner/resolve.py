@@ -19,6 +19,7 @@ import ast
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import simpleeval
@@ -59,14 +60,18 @@ class Resolver:
         self.derived = derived
         self.done: dict[Key, Any] = {}
         self.stack: list[Key] = []
+        self.referrer: Key = ()  # the key whose expression is being evaluated
+        self.evaluator = simpleeval.SimpleEval(functions=_FUNCTIONS, names=lambda node: self.name(node))
 
     def resolve_tree(self, node: dict[str, Any], prefix: Key) -> dict[str, Any]:
-        return {
-            name: self.resolve_tree(value, (*prefix, name))
-            if isinstance(value, dict)
-            else self.leaf((*prefix, name))
-            for name, value in node.items()
-        }
+        resolved = {}
+        for name, value in node.items():
+            key = (*prefix, name)
+            if isinstance(value, dict):
+                resolved[name] = self.resolve_tree(value, key)
+            else:  # most leaves are literals: only references need the evaluator
+                resolved[name] = self.leaf(key) if _has_reference(value) else value
+        return resolved
 
     def lookup(self, key: Key, referrer: Key) -> Any:
         """The resolved value at ``key``: a view for a mapping, the value for a leaf."""
@@ -122,19 +127,25 @@ class Resolver:
 
     def expression(self, text: str, key: Key) -> Any:
         reference = _DOTTED.match(text)
-        if reference and "-" in reference.group(1):
-            return _plain(self.lookup(tuple(reference.group(1).split(".")), key))
-        evaluator = simpleeval.SimpleEval(functions=_FUNCTIONS, names=lambda node: self.name(node, key))
+        if reference:  # the common case, ${vars.models}: a lookup, no evaluator needed
+            path = tuple(reference.group(1).split("."))
+            plain = not any(part.startswith("_") for part in path)
+            if plain and (path[0] in self.composed.data or "-" in reference.group(1)):
+                return _plain(self.lookup(path, key))
+        outer, self.referrer = self.referrer, key
         try:
-            return _plain(evaluator.eval(text))
+            return _plain(self.evaluator.eval(text, previously_parsed=_parsed(text)))
         except SpecError:
             raise
         except simpleeval.InvalidExpression as exc:
             raise self.error(key, f"cannot evaluate ${{{text}}}: {exc}") from None
         except (SyntaxError, ArithmeticError, TypeError, ValueError) as exc:
             raise self.error(key, f"cannot evaluate ${{{text}}}: {type(exc).__name__}: {exc}") from None
+        finally:
+            self.referrer = outer
 
-    def name(self, node: ast.Name, referrer: Key) -> Any:
+    def name(self, node: ast.Name) -> Any:
+        referrer = self.referrer
         if node.id in self.composed.data:
             return self.lookup((node.id,), referrer)
         if node.id in self.derived:
@@ -181,6 +192,12 @@ class _View:
         for name in self._key:
             node = node[name]
         return self._resolver.resolve_tree(node, self._key)
+
+
+@lru_cache(maxsize=4096)
+def _parsed(text: str) -> ast.Expr:
+    """An expression's syntax tree, parsed once however many cells evaluate it."""
+    return simpleeval.SimpleEval().parse(text)
 
 
 def _has_reference(raw: Any) -> bool:
