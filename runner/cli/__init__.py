@@ -8,12 +8,12 @@ import sys
 from collections.abc import Sequence
 
 from runner.cli import diff, explain, render, schema, validate
-from runner.cli import list as list_
+from runner.cli import cells
 from runner.cli.output import print_problems
 from runner.errors import ExitCode, RunMatrixError, SpecError
 
 COMMANDS = {
-    "list": list_,
+    "list": cells,
     "validate": validate,
     "render": render,
     "explain": explain,
