@@ -18,7 +18,7 @@ from runner.layout import Layout, layout
 from runner.load import Key, dotted, walk
 from runner.render import Launch, render
 
-META = ("description", "allowed_deltas", "why_not")  # documentation about the spec, not the spec
+META = ("description", "allowed_deltas", "why_not", "todo")  # about the spec, not the spec
 
 
 @dataclass(frozen=True)

@@ -197,7 +197,8 @@ class _View:
 @lru_cache(maxsize=4096)
 def _parsed(text: str) -> ast.Expr:
     """An expression's syntax tree, parsed once however many cells evaluate it."""
-    return simpleeval.SimpleEval().parse(text)
+    tree: ast.Expr = simpleeval.SimpleEval().parse(text)
+    return tree
 
 
 def _has_reference(raw: Any) -> bool:

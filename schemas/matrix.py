@@ -39,10 +39,14 @@ class Adjust(Model):
 
 
 class Matrix(Model):
-    axes: dict[str, list[AxisValue]] = Field(default={}, description="axis -> values; cells are their product")
+    axes: dict[str, list[AxisValue]] = Field(
+        default={}, description="axis -> values; cells are their product"
+    )
     zip: list[list[str]] = Field(default=[], description="groups of axes that vary together, not crossed")
     exclude: list[dict[str, AxisValue]] = Field(default=[], description="partial matches removed")
-    include: list[dict[str, AxisValue]] = Field(default=[], description="whole cells added (every axis given)")
+    include: list[dict[str, AxisValue]] = Field(
+        default=[], description="whole cells added (every axis given)"
+    )
     adjust: dict[str, Adjust] = Field(default={}, description="named adjustments, applied in order")
     max_cells: PositiveInt = Field(default=1000, description="a larger matrix is an error, never truncated")
 

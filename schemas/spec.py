@@ -110,6 +110,9 @@ class Spec(Model):
         default={},
         description="dotted keys this spec deliberately leaves unset -> why (shown by `run-matrix diff`)",
     )
+    todo: dict[str, str] = Field(
+        default={}, description="dotted key -> a decision left to a person (run-matrix port writes these)"
+    )
     allowed_deltas: list[str] = Field(
         default=[],
         description="key globs that may differ from a sibling variant; `run-matrix diff` fails on others",

@@ -31,7 +31,7 @@ def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_validate_the_shipped_matrices(cli, in_repo):
     result = cli("validate", "matrices/")
     assert result.code == 0, result.out
-    assert result.out.startswith("4 cells, 8 supporting files checked in ")
+    assert result.out.startswith("4 cells, 10 supporting files checked in ")
     assert result.out.endswith(": 0 errors, 0 warnings\n")
 
 

@@ -111,7 +111,7 @@ def test_unknown_hardware_suggests(write):
         pipeline.cell(write("spec.yaml", MINIMAL.replace("h200", "h2000")))
     assert str(caught.value) == (
         "spec.yaml:1: error [unknown-name] hardware: no hardware profile named 'h2000'"
-        " (known: b200, h100, h200, mi300x, mi355x)\n  ==> did you mean 'h200'?"
+        " (known: b200, gb200, h100, h200, mi300x, mi325x, mi355x)\n  ==> did you mean 'h200'?"
     )
 
 

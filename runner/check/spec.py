@@ -128,3 +128,17 @@ def _split_key(dotted_key: str, data: dict[str, object]) -> list[str]:
 def _written(cell: Cell, dotted_key: str) -> tuple[Location, ...]:
     key = tuple(_split_key(dotted_key, {}))
     return (cell.composed.location(key),) if key in cell.composed.provenance else ()
+
+
+@rule("G6")
+def todos_are_open(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """A `todo:` entry is a decision nobody has made yet."""
+    for key, note in cell.spec.todo.items():
+        yield Problem(
+            "G6",
+            f"left for a person: {note}",
+            f"todo.{key}",
+            (cell.location("todo", key),),
+            "warning",
+            "decide, then delete the todo entry",
+        )

@@ -7,8 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from runner.cli import diff, explain, render, schema, validate
-from runner.cli import cells
+from runner.cli import cells, coverage, diff, explain, hardware, port, render, schema, validate
 from runner.cli.output import print_problems
 from runner.errors import ExitCode, RunMatrixError, SpecError
 
@@ -18,6 +17,9 @@ COMMANDS = {
     "render": render,
     "explain": explain,
     "diff": diff,
+    "hardware": hardware,
+    "port": port,
+    "coverage": coverage,
     "schema": schema,
 }
 

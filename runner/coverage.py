@@ -1,0 +1,78 @@
+"""coverage: which test runs on which hardware — the parity table kept by hand today. Pure.
+
+A test is the base spec its cells extend (the first file of the chain under ``base/``), or the
+spec itself; a row is a test and one set of axis values; a column is a hardware profile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from runner.cell import Cell
+
+
+@dataclass
+class Entry:
+    status: str = "missing"  # runs | skipped | missing
+    cells: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "cells": self.cells, "reasons": self.reasons}
+
+
+@dataclass(frozen=True)
+class Row:
+    test: str
+    variant: str  # the axis values, as in cell ids ("fp8_rollout=true"), "" for the default
+    entries: dict[str, Entry]
+
+
+def coverage(cells: Iterable[Cell], hardware: list[str]) -> list[Row]:
+    rows: dict[tuple[str, str], Row] = {}
+    for cell in cells:
+        key = (_test(cell), cell.id.partition("[")[2].rstrip("]"))
+        row = rows.setdefault(key, Row(*key, {name: Entry() for name in hardware}))
+        entry = row.entries.setdefault(cell.profile.name, Entry())
+        entry.cells.append(cell.id)
+        if cell.skip:
+            expiry = f" (until {cell.skip.expires})" if cell.skip.expires else ""
+            entry.reasons.append(f"{cell.skip.reason}{expiry}")
+            entry.status = entry.status if entry.status == "runs" else "skipped"
+        else:
+            entry.status = "runs"
+    return [rows[key] for key in sorted(rows)]
+
+
+def _test(cell: Cell) -> str:
+    base = next((path for path in cell.composed.files if path.parent.name == "base"), None)
+    return base.stem if base else cell.id.partition("[")[0]
+
+
+def markdown(rows: list[Row], hardware: list[str]) -> str:
+    lines = ["| test | " + " | ".join(hardware) + " |", "|---|" + "---|" * len(hardware)]
+    for row in rows:
+        name = f"`{row.test}`" + (f" `[{row.variant}]`" if row.variant else "")
+        lines.append(
+            f"| {name} | " + " | ".join(_shown(row.entries[h], markdown=True) for h in hardware) + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def text(rows: list[Row], hardware: list[str]) -> str:
+    lines = []
+    for row in rows:
+        lines.append(row.test + (f" [{row.variant}]" if row.variant else ""))
+        lines += [f"  {name:<8} {_shown(row.entries[name], markdown=False)}" for name in hardware]
+    return "\n".join(lines) + "\n"
+
+
+def _shown(entry: Entry, markdown: bool) -> str:
+    if entry.status == "missing":
+        return "—" if markdown else "missing"
+    cells = ", ".join(f"`{c}`" if markdown else c for c in entry.cells)
+    if entry.status == "runs":
+        return f"runs: {cells}"
+    return f"skipped: {'; '.join(entry.reasons)} ({cells})"

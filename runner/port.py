@@ -1,0 +1,272 @@
+"""port: a spec's cells -> the overlay that moves them to another platform. Pure but for refit,
+which asks the pipeline whether a candidate validates.
+
+Translation rules are data (miles/porting.yaml): each ``when`` is an expression over the
+source cell (``flag(NAME)``, ``env(NAME)``), the ``source`` and ``target`` profiles and the
+``model`` preset; what fires becomes a change with its ``because``. Rules are evaluated on
+every cell of the source: changes all cells need go into the overlay itself, changes only some
+cells need go into a component the overlay applies to those cells (``matrix.adjust``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import simpleeval
+
+from runner import locate
+from runner.cell import Cell
+from runner.compose import compose
+from runner.errors import SpecError
+from runner.model import build
+from schemas import HardwareProfile
+from schemas.porting import Porting, PortRule
+
+PORTING = locate.PROJECT / "miles" / "porting.yaml"
+_TEMPLATE = re.compile(r"^\$\{(.+)\}$")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One edit of the overlay: set or delete a flag (args.GROUP.NAME) or an env var (env.NAME)."""
+
+    key: tuple[str, ...]
+    value: Any  # None: delete
+    reason: str
+    rule: str
+
+    @property
+    def dotted(self) -> str:
+        return ".".join(self.key)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the overlay says: changes for every cell, extra changes per other cell, TODOs."""
+
+    source: str
+    target: HardwareProfile
+    common: tuple[Change, ...]
+    per_cell: dict[str, tuple[Change, ...]]  # cell id -> changes only that cell needs
+    axes: dict[str, dict[str, Any]]  # cell id -> its axis values
+    todo: dict[str, str] = field(default_factory=dict)
+
+
+@cache
+def porting() -> Porting:
+    """miles/porting.yaml, modelled but not resolved: its ${...} are evaluated per port."""
+    composed = compose(PORTING)
+    return build(Porting, composed.data, composed)
+
+
+def plan(cells: list[Cell], target: HardwareProfile, rules: Porting) -> Plan:
+    default = next((c for c in cells if "[" not in c.id), cells[0])
+    changes = {cell.id: _changes(cell, target, rules.rules) for cell in cells}
+    common = changes[default.id]
+    per_cell = {
+        cid: tuple(c for c in found if c not in common) for cid, found in changes.items() if cid != default.id
+    }
+    scope = _Scope(default, target)
+    todo = {
+        f"env.{name}": review.note
+        for review in rules.review_env
+        if scope.evaluate(review.when, "review_env")
+        for name in review.names
+        if name in default.spec.env
+    }
+    axes = {cell.id: dict(cell.axes) for cell in cells}
+    return Plan(default.id, target, common, {k: v for k, v in per_cell.items() if v}, axes, todo)
+
+
+def _changes(cell: Cell, target: HardwareProfile, rules: list[PortRule]) -> tuple[Change, ...]:
+    scope = _Scope(cell, target)
+    found: list[Change] = []
+    for rule in rules:
+        if not scope.evaluate(rule.when, rule.id):
+            continue
+
+        def change(key: tuple[str, ...], value: Any, rule: PortRule = rule) -> None:
+            found.append(Change(key, value, rule.because, rule.id))
+
+        for flag in rule.delete:
+            if cell.spec.args.flags().get(flag) is not None:
+                change(("args", group_of(cell, flag), flag), None)
+        for flag, value in rule.set.items():
+            change(("args", group_of(cell, flag), flag), scope.fill(value, rule.id))
+        for name in (str(scope.fill(n, rule.id)) for n in rule.delete_env):
+            if name in cell.spec.env:
+                change(("env", name), None)
+        for name, value in rule.set_env.items():
+            change(("env", str(scope.fill(name, rule.id))), str(scope.fill(value, rule.id)))
+    return tuple(found)
+
+
+def group_of(cell: Cell, flag: str) -> str:
+    """The flag's group in the source, else where miles' tests keep such flags."""
+    for group, flags in cell.spec.args.groups():
+        if flag in flags:
+            return group
+    return "sglang" if flag.startswith(("sglang-", "rollout-")) else "misc"
+
+
+class _Scope:
+    """What a rule's expressions see: flag() and env() of the source cell, the profiles, the model."""
+
+    def __init__(self, cell: Cell, target: HardwareProfile) -> None:
+        self.names = {
+            "source": cell.profile.model_dump(mode="python"),
+            "target": target.model_dump(mode="python"),
+            "model": {"sparse_attention": cell.preset.sparse_attention, "type": cell.preset.type},
+        }
+        self.functions = {"flag": cell.flag, "env": cell.spec.env.get, "int": int, "str": str, "len": len}
+
+    def evaluate(self, expression: str, rule: str) -> Any:
+        evaluator = simpleeval.EvalWithCompoundTypes(names=self.names, functions=self.functions)
+        try:
+            return evaluator.eval(expression)
+        except (
+            simpleeval.InvalidExpression,
+            SyntaxError,
+            TypeError,
+            ValueError,
+            KeyError,
+            IndexError,
+        ) as exc:
+            raise SpecError.one(
+                "port",
+                f"porting rule {rule!r} cannot evaluate {expression!r}: {exc}",
+                key=f"rules.{rule}",
+                at=[compose(PORTING).location(("rules",))],
+            ) from None
+
+    def fill(self, value: Any, rule: str) -> Any:
+        """``${target...}`` is evaluated now; other references (``${visible_devices}``) stay for the spec."""
+        match = _TEMPLATE.match(value) if isinstance(value, str) else None
+        if not match:
+            return value
+        try:
+            return self.evaluate(match.group(1), rule)
+        except SpecError:
+            return value
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+_PLAIN = re.compile(r"^[A-Za-z_./@+-][A-Za-z0-9_./@:,+-]*$")
+_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
+
+
+def scalar(value: Any) -> str:
+    """A value as YAML text: plain when unambiguous, else JSON-quoted (which YAML reads too)."""
+    if value is None:
+        return "!delete"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    text = str(value)
+    return text if _PLAIN.match(text) and text.lower() not in _YAML_WORDS else json.dumps(text)
+
+
+def overlay_text(
+    plan: Plan,
+    header: list[str],
+    extends: str,
+    schema: str,
+    changes: tuple[Change, ...],
+    adjust: Mapping[str, tuple[dict[str, Any], str]],
+    why: Mapping[str, str],
+) -> str:
+    """The ported overlay: extends, hardware, the changes, adjust entries, TODOs and reasons."""
+    lines = [f"# yaml-language-server: $schema={schema}", *(f"# {line}" for line in header)]
+    lines += [f"extends: {extends}", f"hardware: {plan.target.name}"]
+    lines += _changes_text(changes)
+    if adjust:
+        lines += ["matrix:", "  adjust:"]
+        for name, (match, path) in adjust.items():
+            shown = ", ".join(f"{axis}: {scalar(value)}" for axis, value in match.items())
+            lines += [f"    {name}:", f"      match: {{{shown}}}", f"      overlay: {path}"]
+    if plan.todo:
+        lines.append("todo:  # TODO(port): decide these, then delete the entries")
+        lines += [f"  {key}: {scalar(note)}" for key, note in plan.todo.items()]
+    lines.append("why:")
+    lines += [f"  {key}: {scalar(reason)}" for key, reason in why.items()]
+    return "\n".join(lines) + "\n"
+
+
+def component_text(schema: str, header: str, changes: tuple[Change, ...]) -> str:
+    lines = [f"# yaml-language-server: $schema={schema}", f"# {header}", *_changes_text(changes), "why:"]
+    lines += [f"  {change.dotted}: {scalar(change.reason)}" for change in changes]
+    return "\n".join(lines) + "\n"
+
+
+def _changes_text(changes: tuple[Change, ...]) -> list[str]:
+    lines: list[str] = []
+    flags = [c for c in changes if c.key[0] == "args"]
+    if flags:
+        lines.append("args:")
+        for group in dict.fromkeys(c.key[1] for c in flags):
+            lines.append(f"  {group}:")
+            lines += [f"    {c.key[2]}: {scalar(c.value)}" for c in flags if c.key[1] == group]
+    for section in ("cluster", "env"):
+        entries = [c for c in changes if c.key[0] == section]
+        if entries:
+            lines.append(f"{section}:")
+            lines += [f"  {c.key[1]}: {scalar(c.value)}" for c in entries]
+    return lines
+
+
+# --- re-fitting to a smaller node ----------------------------------------------------------------
+
+
+def refits(cell: Cell, target: HardwareProfile, flags: list[str]) -> Iterator[tuple[Change, ...]]:
+    """Smaller values for the literal parallelism flags, fewest changes first (to be validated)."""
+    per_node = target.gpus_per_node
+    fixed: list[Change] = []
+    if cell.spec.cluster.gpus_per_node > per_node and _literal(cell, ("cluster", "gpus_per_node")):
+        fixed.append(
+            Change(
+                ("cluster", "gpus_per_node"), per_node, f"{target.name} has {per_node} GPUs per node", "refit"
+            )
+        )
+    literal = [
+        (flag, group, int(value))
+        for flag in flags
+        for group, value in [(group_of(cell, flag), cell.spec.args.flags().get(flag))]
+        if isinstance(value, int) and not isinstance(value, bool) and _literal(cell, ("args", group, flag))
+    ]
+    limit = per_node * cell.spec.cluster.nodes
+    options = [
+        [value, *(d for d in range(min(value, limit), 0, -1) if limit % d == 0 and d != value)]
+        for _, _, value in literal
+    ]
+    originals = [value for _, _, value in literal]
+
+    def order(values: tuple[int, ...]) -> tuple[int, int]:
+        return sum(v != o for v, o in zip(values, originals, strict=True)), -math.prod(values)
+
+    for values in sorted(itertools.product(*options), key=order):
+        changed = tuple(
+            Change(
+                ("args", group, flag),
+                new,
+                f"re-fit for {per_node} GPUs per node on {target.name} (was {old})",
+                "refit",
+            )
+            for (flag, group, old), new in zip(literal, values, strict=True)
+            if new != old
+        )
+        yield (*fixed, *changed)
+
+
+def _literal(cell: Cell, key: tuple[str, ...]) -> bool:
+    """Written as a value, not derived by a ${...} reference (those follow the new node by themselves)."""
+    steps = cell.composed.provenance.get(key, ())
+    return bool(steps) and steps[-1].op != "resolve"

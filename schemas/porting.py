@@ -1,0 +1,37 @@
+"""Translation rules between platforms (miles/porting.yaml): when a source uses X and the target
+lacks capability C, use Y, because R."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from schemas.values import EnvValue, Flags, Model
+
+
+class PortRule(Model):
+    id: str
+    when: str = Field(
+        description="expression over flag(NAME), env(NAME), source, target (profiles) and model (preset)"
+    )
+    set: Flags = Field(default={}, description="flags to set; a value may be ${target.supports...}")
+    delete: list[str] = Field(default=[], description="flags to delete")
+    set_env: dict[str, EnvValue] = {}
+    delete_env: list[str] = []
+    because: str = Field(description="the reason, written into the overlay's why:")
+
+
+class ReviewEnv(Model):
+    """Env vars no rule translates: the port leaves a TODO for a person."""
+
+    names: list[str]
+    when: str = Field(default="True", description="an expression as in rules")
+    note: str
+
+
+class Porting(Model):
+    rules: list[PortRule]
+    review_env: list[ReviewEnv] = []
+    refit_flags: list[str] = Field(description="literal parallelism flags port may re-fit to fewer GPUs")
+    extra: dict[str, Any] = {}

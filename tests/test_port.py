@@ -1,0 +1,100 @@
+"""run-matrix port, hardware and coverage on a copy of the shipped matrices."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from runner import pipeline
+from runner.diff import diff
+
+MATRICES = pipeline.locate.BUNDLED_MATRICES
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    shutil.copytree(MATRICES, tmp_path / "matrices")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "matrices"
+
+
+def test_port_glm5_to_mi355x_validates_and_carries_upstreams_substitutions(cli, tree):
+    result = cli("port", "nv/glm5-colocate", "--to", "mi355x", "--format", "json")
+    report = json.loads(result.out)
+    assert result.code == 0
+    assert report["overlay"] == "matrices/rocm/glm5-colocate-mi355x.yaml"
+    assert [p["severity"] for p in report["problems"]] == ["warning", "warning"]  # the two TODOs (G6)
+    assert {p["rule"] for p in report["problems"]} == {"G6"}
+    ported = diff(pipeline.one("nv/glm5-colocate"), pipeline.one("rocm/glm5-colocate-mi355x"))
+    changes = {d.key: (d.b, d.why) for d in ported.spec}
+    assert changes["args.misc.attention-backend"][0] == "fused"
+    assert changes["args.misc.moe-enable-deepep"][0] is None
+    assert changes["args.misc.moe-token-dispatcher-type"][0] == "alltoall"
+    assert changes["args.sglang.sglang-nsa-prefill-backend"][0] == "tilelang"
+    assert changes["args.sglang.sglang-nsa-decode-backend"][0] == "tilelang"
+    assert changes["args.sglang.sglang-page-size"][0] is None
+    assert changes["args.sglang.sglang-disable-custom-all-reduce"] == (
+        True, "SGLang's custom all-reduce must be disabled on this platform (required on AMD)"
+    )
+    assert changes["env.HIP_VISIBLE_DEVICES"][0] == "0,1,2,3,4,5,6,7"
+    assert "launch.script" not in changes and "args.misc.colocate" not in changes  # the mode is a choice
+    assert all(why for _, why in changes.values())
+
+
+def test_port_handles_what_only_some_cells_need(cli, tree):
+    cli("port", "nv/glm5-colocate", "--to", "mi355x")
+    fp8 = pipeline.one("rocm/glm5-colocate-mi355x[fp8_rollout=true]")
+    assert "sglang-moe-a2a-backend" not in fp8.spec.args.sglang
+    component = tree / "components/port/glm5-colocate-mi355x-fp8_rollout-true.yaml"
+    assert "sglang-moe-a2a-backend: !delete" in component.read_text()
+    assert [p.rule for p in pipeline.problems(fp8)] == ["G6", "G6"]
+
+
+def test_port_refits_to_a_smaller_node_and_says_so(cli, tree):
+    report = json.loads(cli("port", "nv/glm5-colocate", "--to", "gb200", "--format", "json").out)
+    assert report["refit"] == [{"key": "args.perf.context-parallel-size", "value": 1,
+                                "why": "re-fit for 4 GPUs per node on gb200 (was 2)"}]
+    cell = pipeline.one("nv/glm5-colocate-gb200")
+    assert (cell.spec.cluster.gpus_per_node, cell.flag("tensor-model-parallel-size"), cell.flag("context-parallel-size")) == (4, 4, 1)
+    assert not [p for p in pipeline.problems(cell) if p.severity == "error"]
+
+
+def test_port_leaves_todos_it_cannot_decide(cli, tree):
+    text = cli("port", "rocm/glm5-async", "--to", "h200", "-o", "matrices/nv/glm5-async-h200.yaml").out
+    assert "TODO env.RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES: a ROCm workaround of the source" in text
+    overlay = (tree / "nv/glm5-async-h200.yaml").read_text()
+    assert "todo:  # TODO(port)" in overlay and "CUDA_VISIBLE_DEVICES" in overlay
+
+
+def test_port_to_unknown_hardware(cli, tree):
+    result = cli("port", "nv/glm5-colocate", "--to", "mi350")
+    assert result.code == 2
+    assert result.err == (
+        "matrices/hardware: error [unknown-name] --to: no hardware profile named 'mi350' (known: b200, gb200, h100,"
+        " h200, mi300x, mi325x, mi355x)\n  ==> did you mean 'mi355x'?\n"
+    )
+
+
+def test_hardware_lists_and_shows(cli, tree):
+    names = [line.split()[0] for line in cli("hardware").out.splitlines()[1:]]
+    assert names == ["b200", "gb200", "h100", "h200", "mi300x", "mi325x", "mi355x"]
+    shown = cli("hardware", "gb200").out
+    assert "4 GPUs per node x 186 GB" in shown and "deepep: true" in shown
+    assert json.loads(cli("hardware", "mi325x", "--format", "json").out)["memory_gb"] == 256
+
+
+def test_coverage_markdown_and_json(cli, tree):
+    (tree / "rocm" / "glm5-mi300x.yaml").write_text(
+        "extends: glm5-async.yaml\nhardware: mi300x\nmatrix:\n  adjust:\n    broken:\n      match: {profile.arch: gfx942}\n"
+        "      skip: {reason: sparse MLA kernels not tuned for gfx942, expires: 2999-01-01}\n"
+    )
+    table = cli("coverage", "matrices", "--format", "markdown").out.splitlines()
+    assert table[0] == "| test | b200 | gb200 | h100 | h200 | mi300x | mi325x | mi355x |"
+    assert table[2] == ("| `glm5-744b-a40b-4layer` | — | — | — | runs: `nv/glm5-colocate` | skipped: sparse MLA kernels"
+                        " not tuned for gfx942 (until 2999-01-01) (`rocm/glm5-mi300x`) | — | runs: `rocm/glm5-async` |")
+    data = json.loads(cli("coverage", "matrices", "--format", "json").out)
+    assert data["tests"][1]["variant"] == "fp8_rollout=true"
+    assert data["tests"][0]["hardware"]["b200"] == {"status": "missing", "cells": [], "reasons": []}
