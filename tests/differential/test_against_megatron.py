@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from tests.differential.oracle_fixtures import start
 from tests.differential.verdicts import (
     MEGATRON_MESSAGES,
     STRICTER_THAN_MEGATRON,
+    Agreement,
     cell_of,
     megatron_argv,
     megatron_configs,
@@ -44,25 +44,14 @@ def test_at_least_300_configurations():
 
 
 def test_agrees_with_megatron(megatron, tmp_path: Path):
-    disagreements, tally = [], Counter()
+    agreement = Agreement("Megatron", STRICTER_THAN_MEGATRON)
     for config in megatron_configs():
         cell = cell_of(config, tmp_path)
         ours = our_errors(cell) & (MEGATRON_RULES | STRICTER_THAN_MEGATRON.keys())
         world = cell.flag("actor-num-nodes") * cell.flag("actor-num-gpus-per-node")
         verdict = megatron.check(config.platform, world, megatron_argv(cell), env=config.env or None)
         if verdict["accepted"]:
-            unexplained = ours - STRICTER_THAN_MEGATRON.keys()
-            tally["both accept" if not ours else "stricter: " + ",".join(sorted(ours))] += 1
-            if unexplained:
-                disagreements.append(f"{config.name}: Megatron accepts, we reject with {sorted(unexplained)}")
+            agreement.accepted(config.name, ours)
         else:
-            theirs = megatron_rule(verdict)
-            tally[f"both reject ({theirs})" if theirs in ours else "disagree"] += 1
-            if theirs not in ours:
-                disagreements.append(
-                    f"{config.name}: Megatron rejects at {verdict['stage']} ({theirs}: {verdict['error']}),"
-                    f" we say {sorted(ours) or 'ok'}"
-                )
-    print("\n".join(f"{n:4d}  {k}" for k, n in sorted(tally.items())))
-    assert disagreements == []
-    assert tally["both accept"] > 20 and sum(n for k, n in tally.items() if k.startswith("both reject")) > 50
+            agreement.rejected(config.name, ours, megatron_rule(verdict), f"{verdict['stage']}: {verdict['error']}")
+    agreement.check()

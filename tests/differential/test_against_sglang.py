@@ -4,7 +4,6 @@ before it spawns anything), on at least 300 configurations, presented as H200 an
 from __future__ import annotations
 
 import re
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from tests.differential.verdicts import (
     ENGINE_RULES,
     SGLANG_MESSAGES,
     STRICTER_THAN_SGLANG,
+    Agreement,
     cell_of,
     our_errors,
     sglang_args,
@@ -44,25 +44,17 @@ def test_at_least_300_configurations():
 
 
 def test_agrees_with_sglang(sglang, tmp_path: Path):
-    disagreements, tally = [], Counter()
+    agreement = Agreement("SGLang", STRICTER_THAN_SGLANG)
     for config in sglang_configs():
         cell = cell_of(config, tmp_path)
         ours = our_errors(cell) & ENGINE_RULES
         verdict = sglang.check(config.platform, sglang_args(cell))
         if verdict["accepted"]:
-            unexplained = ours - STRICTER_THAN_SGLANG.keys()
-            tally["both accept" if not ours else "stricter: " + ",".join(sorted(ours))] += 1
-            if unexplained:
-                disagreements.append(f"{config.name}: SGLang accepts, we reject with {sorted(unexplained)}")
-            disagreements += _adjustments(config.name, cell, verdict["resolved"])
+            agreement.accepted(config.name, ours)
+            agreement.disagreements += _adjustments(config.name, cell, verdict["resolved"])
         else:
-            theirs = sglang_rule(verdict)
-            tally[f"both reject ({theirs})" if theirs in ours else "disagree"] += 1
-            if theirs not in ours:
-                disagreements.append(f"{config.name}: SGLang rejects ({theirs}: {verdict['error']}), we say {sorted(ours) or 'ok'}")
-    print("\n".join(f"{n:4d}  {k}" for k, n in sorted(tally.items())))
-    assert disagreements == []
-    assert tally["both accept"] > 20 and sum(n for k, n in tally.items() if k.startswith("both reject")) > 50
+            agreement.rejected(config.name, ours, sglang_rule(verdict), str(verdict["error"]))
+    agreement.check()
 
 
 def _adjustments(name: str, cell, resolved: dict) -> list[str]:

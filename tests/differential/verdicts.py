@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -246,3 +247,33 @@ STRICTER_THAN_SGLANG = {
     "P4": "custom all-reduce must be disabled on AMD (miles PR 1124); SGLang never rejects it",
     "P6": "the attention backend's kernels are missing on this platform",
 }
+
+
+# --- judging -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Agreement:
+    """run-matrix's verdicts against a library's, tallied; every disagreement said in words."""
+
+    library: str
+    stricter: dict[str, str]  # our rules that reject what the library accepts, on purpose: why
+    tally: Counter[str] = field(default_factory=Counter)
+    disagreements: list[str] = field(default_factory=list)
+
+    def accepted(self, name: str, ours: set[str]) -> None:
+        self.tally["both accept" if not ours else "stricter: " + ",".join(sorted(ours))] += 1
+        unexplained = ours - self.stricter.keys()
+        if unexplained:
+            self.disagreements.append(f"{name}: {self.library} accepts, we reject with {sorted(unexplained)}")
+
+    def rejected(self, name: str, ours: set[str], theirs: str, detail: str) -> None:
+        self.tally[f"both reject ({theirs})" if theirs in ours else "disagree"] += 1
+        if theirs not in ours:
+            self.disagreements.append(f"{name}: {self.library} rejects ({theirs}: {detail}), we say {sorted(ours) or 'ok'}")
+
+    def check(self) -> None:
+        print("\n" + "\n".join(f"{n:4d}  {k}" for k, n in sorted(self.tally.items())))
+        assert self.disagreements == []
+        assert self.tally["both accept"] > 20, "too few accepted configurations to mean anything"
+        assert sum(n for k, n in self.tally.items() if k.startswith("both reject")) > 50
