@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, PositiveInt
 
+from schemas.run import Expectation, Requirement, Retry
 from schemas.values import EnvValue, Flags, FlagValue, Model
 
 Group = Literal["ckpt", "rollout", "optimizer", "grpo", "perf", "sglang", "ci", "misc"]
@@ -106,6 +107,13 @@ class Spec(Model):
     args: Args = Args()
     env: dict[str, EnvValue] = Field(default={}, description="the test's own runtime env vars")
     wandb: Wandb = Wandb()
+    requires: dict[str, Requirement] = Field(
+        default={}, description="what the cell needs beyond its flags; unmet: the cell is skipped"
+    )
+    expect: dict[str, Expectation] = Field(
+        default={}, description="metric name (train/ppo_kl, perf/step_time, ...) -> bounds"
+    )
+    retry: Retry = Retry()
     why_not: dict[str, str] = Field(
         default={},
         description="dotted keys this spec deliberately leaves unset -> why (shown by `run-matrix diff`)",

@@ -82,9 +82,10 @@ def test_unchanged_values_are_not_shown_and_order_is_stable():
 
 
 def test_allow_guards_against_drift(cli, in_repo):
-    allowed = ["--allow", "hardware", "--allow", "launch.*", "--allow", "args.*", "--allow", "env.*"]
+    running = ["--allow", "requires.*", "--allow", "expect.*", "--allow", "retry.*"]  # what running ROCm needs
+    allowed = ["--allow", "hardware", "--allow", "launch.*", "--allow", "args.*", "--allow", "env.*", *running]
     assert cli("diff", NV, ROCM, "--format", "json", *allowed).code == 0
-    partial = cli("diff", NV, ROCM, "--format", "json", "--allow", "args.*", "--allow", "hardware")
+    partial = cli("diff", NV, ROCM, "--format", "json", "--allow", "args.*", "--allow", "hardware", *running)
     assert partial.code == 1
     assert partial.err.startswith("run-matrix: 13 key(s) differ outside the allowed deltas: launch.script, env.")
     assert cli("diff", NV, ROCM, "--format", "json").code == 0  # no allowances: a report, not a guard

@@ -1,4 +1,4 @@
-"""The CLI starts fast: render, validate and explain import nothing heavy."""
+"""The CLI starts fast: render, validate, explain and run --dry-run import nothing heavy."""
 
 from __future__ import annotations
 
@@ -23,7 +23,12 @@ print(code, heavy)
 @pytest.mark.allow_subprocess
 @pytest.mark.parametrize(
     "argv",
-    [["render", "rocm/glm5-async.yaml"], ["validate", "matrices/"], ["explain", "nv/glm5-colocate.yaml"]],
+    [
+        ["render", "rocm/glm5-async.yaml"],
+        ["validate", "matrices/"],
+        ["explain", "nv/glm5-colocate.yaml"],
+        ["run", "--dry-run", "rocm/glm5-async.yaml"],
+    ],
 )
 def test_no_heavy_imports(argv: list[str]) -> None:
     out = subprocess.run(

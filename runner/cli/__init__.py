@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from runner.cli import cells, coverage, diff, explain, hardware, port, render, schema, validate
+from runner.cli import cells, coverage, diff, explain, hardware, port, render, run, schema, validate
 from runner.cli.output import print_problems
 from runner.errors import ExitCode, RunMatrixError, SpecError
 
@@ -21,6 +21,7 @@ COMMANDS = {
     "port": port,
     "coverage": coverage,
     "schema": schema,
+    "run": run,
 }
 
 DESCRIPTION = """\
@@ -44,6 +45,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+        argv.insert(0, "run")  # `run-matrix SPEC ...` is `run-matrix run SPEC ...`
     args = parser().parse_args(argv)
     try:
         return int(args.handler(args))

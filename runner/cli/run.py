@@ -1,0 +1,138 @@
+"""run-matrix run: run the selected cells on Ray — prepare, launch, watch, check metrics, report.
+
+``run-matrix SPEC ...`` means ``run-matrix run SPEC ...``. The live view and the summary
+table go to stderr; ``--format json`` puts the report on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from runner import pipeline, report
+from runner.cell import Cell
+from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
+from runner.cli.render import _context as render_context
+from runner.errors import Problem, UsageError, display_path
+from runner.render import render
+from runner.run.plan import Options, Planned
+
+
+def add_parser(subcommands: Any, name: str) -> None:
+    parser = subcommands.add_parser(
+        name,
+        help="run cells on Ray: prepare, launch, watch, check metrics, report",
+        description="Run every selected cell: requirements, preflight (GPUs, miles checkout, Ray), "
+        "prepare steps, a local Ray head (or --ray-address), the job, its metrics against expect:, "
+        "and the reports. Exit 0 all passed, 1 any failed, 2 invalid spec, 3 environment, 130 "
+        "interrupted. `run-matrix SPEC` is short for `run-matrix run SPEC`.",
+    )
+    parser.add_argument("specs", nargs="+", metavar="SPEC|DIR|CELL")
+    parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
+    env = os.environ
+    parser.add_argument(
+        "--miles-root",
+        type=Path,
+        default=env.get("MILES_ROOT") or None,
+        help="the miles checkout (default: $MILES_ROOT)",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=env.get("RAY_ADDRESS") or env.get("RAY_API_SERVER_ADDRESS") or None,
+        help="an existing Ray cluster to submit to (default: $RAY_ADDRESS; without one, run-matrix starts "
+        "a local head for each cell and stops it afterwards)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="print what would run; run nothing")
+    parser.add_argument("--skip-prepare", action="store_true", help="do not run the prepare steps")
+    parser.add_argument(
+        "--no-preflight", dest="preflight", action="store_false", help="skip the GPU, checkout and Ray checks"
+    )
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="stop a job that runs longer")
+    parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
+    parser.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report")
+    parser.add_argument("--keep-going", action="store_true", help="run the remaining cells after a failure")
+    parser.add_argument("--strict", action="store_true", help="a skipped cell fails the run")
+    parser.add_argument(
+        "--log-dir", type=Path, help="where the per-cell logs go (default: run-matrix-logs/<date-time>)"
+    )
+    add_format(parser, "text", "json")
+    parser.set_defaults(handler=run)
+
+
+@dataclass(frozen=True)
+class Selected:
+    cell: Cell
+    warnings: list[Problem]
+
+
+def select_cells(names: list[str], expression: str | None) -> list[Selected]:
+    """The cells the user named (specs, folders, cell ids), narrowed by ``-k``; checked."""
+    return [Selected(cell, pipeline.problems(cell)) for cell in pipeline.select(names, expression)]
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.miles_root is not None and not args.miles_root.is_dir():
+        raise UsageError(f"--miles-root {args.miles_root}: no such directory")
+    options = _options(args)
+    planned = [plan(each, options.miles_root) for each in select_cells(args.specs, args.k)]
+    if args.dry_run:
+        return _dry_run(planned, options, args.format)
+    from runner.run import session
+    from runner.run.view import for_console
+
+    console = Console(stderr=True)
+    view = for_console(console)
+    try:
+        result = session.run(planned, options, view)
+    finally:
+        view.close()
+    summary = options.caller_env.get("GITHUB_STEP_SUMMARY")
+    report.write(result, args.junit, args.report, Path(summary) if summary else None)
+    console.print(report.table(result))
+    if args.format == "json":
+        print_json(result.to_json())
+    return int(result.exit_code)
+
+
+def plan(selected: Selected, miles_root: Path | None) -> Planned:
+    cell = selected.cell
+    context, drift = render_context(cell, miles_root)
+    warnings = [*selected.warnings, *drift]
+    print_problems(warnings, sys.stderr)
+    spec = display_path(cell.path)
+    reproduce = f"run-matrix run {shlex.quote(spec)} -k {shlex.quote(cell.id)}"
+    return Planned(cell, render(cell, context), spec, reproduce, tuple(warnings))
+
+
+def _options(args: argparse.Namespace) -> Options:
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Options(
+        miles_root=args.miles_root.resolve() if args.miles_root else None,
+        ray_address=args.ray_address,
+        log_dir=args.log_dir or Path("run-matrix-logs") / stamp,
+        caller_env=dict(os.environ),
+        skip_prepare=args.skip_prepare,
+        preflight=args.preflight,
+        timeout=args.timeout,
+        keep_going=args.keep_going,
+        strict=args.strict,
+    )
+
+
+def _dry_run(planned: list[Planned], options: Options, output: str) -> int:
+    from runner.run.preview import preview, text
+
+    previews = [preview(each, options) for each in planned]
+    if output == "json":
+        print_json({"cells": previews})
+    else:
+        sys.stdout.write(text(previews))
+    return 0

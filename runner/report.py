@@ -1,0 +1,160 @@
+"""report: a run's results as a rich table, JSON, JUnit XML and GitHub step-summary Markdown.
+
+Presentation only: everything here reads ``RunResult`` and writes text. Nothing in a
+result holds a secret's value (the run step redacts them), so nothing here can leak one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+from rich.table import Table
+from rich.text import Text
+
+from runner.run.results import CellResult, RunResult, Status
+from runner.run.view import STYLES
+
+MARKS = {
+    Status.PASSED: "✅",
+    Status.FAILED: "❌",
+    Status.ERROR: "💥",
+    Status.SKIPPED: "⏭️",
+    Status.XFAIL: "🟡",
+    Status.INTERRUPTED: "⏹️",
+}
+
+
+def headline(result: RunResult) -> str:
+    """``2 passed, 1 failed in 45 s``."""
+    counts = Counter(c.status for c in result.cells)
+    parts = [f"{counts[s]} {s.value}" for s in Status if counts[s]]
+    return f"{', '.join(parts) or 'no cells'} in {result.seconds:.0f} s"
+
+
+def table(result: RunResult) -> Table:
+    summary = Table(title=f"run-matrix: {headline(result)}", title_justify="left")
+    for column in ("cell", "status", "time", "attempts"):
+        summary.add_column(column, no_wrap=True)
+    summary.add_column("why", overflow="fold")
+    for cell in result.cells:
+        summary.add_row(
+            Text(cell.id),  # Text: a cell id's [axis=value] is not markup
+            Text(cell.status.value, style=STYLES[cell.status]),
+            f"{cell.seconds:.0f} s",
+            str(len(cell.attempts)),
+            Text(cell.reason or _checks_summary(cell)),
+        )
+    return summary
+
+
+def _checks_summary(cell: CellResult) -> str:
+    count = len(cell.checks)
+    return f"{count} check{'s' if count != 1 else ''} held" if count else ""
+
+
+def to_json(result: RunResult) -> str:
+    return json.dumps(result.to_json(), indent=2) + "\n"
+
+
+def junit(result: RunResult) -> str:
+    """One test case per cell; skipped cells carry their reason; properties say where it came from."""
+    from junitparser import Error, Failure, JUnitXml, Properties, Property, Skipped, TestCase, TestSuite
+
+    suite = TestSuite("run-matrix")
+    suite.timestamp = result.started
+    for cell in result.cells:
+        case = TestCase(cell.id, cell.spec, cell.seconds)
+        properties = Properties()
+        for name, value in properties_of(cell):
+            properties.add_property(Property(name, value))
+        case.append(properties)
+        if cell.status is Status.FAILED:
+            case.result = [Failure(cell.reason, "timeout" if _timed_out(cell) else "failure")]
+        elif cell.status in (Status.ERROR, Status.INTERRUPTED):
+            case.result = [
+                Error(cell.reason, "interrupted" if cell.status is Status.INTERRUPTED else "infra")
+            ]
+        elif cell.status is Status.SKIPPED:
+            case.result = [Skipped(cell.reason)]
+        elif cell.status is Status.XFAIL:
+            case.result = [Skipped(cell.reason, "xfail")]
+        case.system_out = "\n".join(details(cell))
+        suite.add_testcase(case)
+    suite.update_statistics()
+    suite.time = round(result.seconds, 3)
+    document = JUnitXml("run-matrix")
+    document.add_testsuite(suite)
+    text = document.tostring()
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        + (text.decode() if isinstance(text, bytes) else text)
+        + "\n"
+    )
+
+
+def _timed_out(cell: CellResult) -> bool:
+    return bool(cell.attempts) and cell.attempts[-1].outcome == "timeout"
+
+
+def properties_of(cell: CellResult) -> list[tuple[str, str]]:
+    found = [
+        ("hardware", cell.hardware),
+        ("spec_chain", " -> ".join(cell.spec_chain)),
+        ("content_hash", cell.content_hash),
+        ("reproduce", cell.reproduce),
+    ]
+    if cell.log:
+        found.append(("log", cell.log))
+    found += [(f"attempt_{a.number}", f"{a.submission_id}: {a.outcome}") for a in cell.attempts]
+    return found
+
+
+def details(cell: CellResult) -> Iterator[str]:
+    """What happened, line by line: requirements, prepare steps, attempts, checks."""
+    for requirement in cell.requirements:
+        verdict = "met" if requirement.met else ("unmet (optional)" if requirement.optional else "unmet")
+        yield f"requirement {verdict}: {requirement.describe()}"
+    for step in cell.prepare:
+        yield f"prepare {step.name} ({step.kind}): {step.status}: {step.detail}"
+    for attempt in cell.attempts:
+        yield f"attempt {attempt.number} {attempt.submission_id}: {attempt.outcome}: {attempt.detail}"
+    for check in cell.checks:
+        yield f"check {'ok' if check.ok else 'FAILED'}: {check.message}"
+
+
+def markdown(result: RunResult) -> str:
+    lines = [
+        f"## run-matrix: {headline(result)}",
+        "",
+        "| cell | status | time | why |",
+        "|---|---|---|---|",
+    ]
+    for cell in result.cells:
+        why = _cell_text(cell.reason or _checks_summary(cell))
+        mark = f"{MARKS[cell.status]} {cell.status.value}"
+        lines.append(f"| `{cell.id}` | {mark} | {cell.seconds:.0f} s | {why} |")
+    for cell in result.cells:
+        found = list(details(cell))
+        if found:
+            lines += ["", f"<details><summary><code>{cell.id}</code></summary>", ""]
+            lines += [f"- {_cell_text(line)}" for line in found]
+            lines += ["", f"Reproduce: `{cell.reproduce}`", "", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def _cell_text(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def write(result: RunResult, junit_path: Path | None, report_path: Path | None, summary: Path | None) -> None:
+    """The report files asked for; the step summary is appended to (GitHub collects several)."""
+    if junit_path is not None:
+        junit_path.write_text(junit(result), encoding="utf-8")
+    if report_path is not None:
+        report_path.write_text(to_json(result), encoding="utf-8")
+    if summary is not None:
+        with summary.open("a", encoding="utf-8") as out:
+            out.write(markdown(result))

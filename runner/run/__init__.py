@@ -1,0 +1,11 @@
+"""run: the one step with side effects. Everything else in run-matrix is pure.
+
+For each selected cell: requirements (unmet: skip) -> preflight -> prepare -> cluster ->
+submit -> watch -> check -> result; ``session.run`` chains them. Ray is imported only
+inside ``cluster`` and ``job``, so ``run --dry-run`` and the other commands never load it.
+
+Glossary: a **plan** is a cell with its rendered launch and how to reproduce it; an
+**attempt** is one job submission (infrastructure failures may be retried, test failures
+never); a **local head** is a Ray head this run started, in its own process session, and
+the only Ray processes it ever stops.
+"""

@@ -1,0 +1,143 @@
+"""cluster: a Ray head this run starts and stops, or an existing cluster it only submits to.
+
+A local head is the rendered ``ray start --head ...`` plus ``--block``: it runs in its own
+process session, with its own temp dir and free ports, so a cluster already on the
+machine is never in the way and never touched. Stopping it is SIGTERM to that ``ray
+start`` (Ray then stops what it started), then SIGKILL to whatever of its session is left.
+Never ``ray stop``: that stops every Ray of the user.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.errors import EnvironmentProblem
+from runner.render import Command
+from runner.run import processes
+from runner.run.results import ClusterRecord
+
+PORTS = (
+    "port",
+    "dashboard-port",
+    "dashboard-agent-listen-port",
+    "dashboard-agent-grpc-port",
+    "runtime-env-agent-port",
+    "ray-client-server-port",
+    "metrics-export-port",
+    "node-manager-port",
+    "object-manager-port",
+)
+START_SECONDS = 120.0
+STOP_GRACE_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Connection:
+    record: ClusterRecord
+    client: Any  # ray.job_submission.JobSubmissionClient
+
+
+@dataclass(frozen=True)
+class LocalHead:
+    process: subprocess.Popen[bytes]
+    temp_dir: Path
+    address: str  # the dashboard: where jobs are submitted
+
+
+@contextmanager
+def connected(address: str | None, head: Command, log: Path) -> Iterator[Connection]:
+    """The cluster a cell runs on: ``address``, or a local head started now and stopped after."""
+    if address:
+        yield Connection(ClusterRecord(address, started=False), client(address))
+        return
+    started = start_head(head, log)
+    try:
+        record = ClusterRecord(started.address, started=True, pid=started.process.pid)
+        yield Connection(record, client(started.address))
+    finally:
+        stop_head(started)
+
+
+def client(address: str) -> Any:
+    from ray.job_submission import JobSubmissionClient
+
+    try:
+        return JobSubmissionClient(address)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise EnvironmentProblem(f"Ray at {address} is unreachable: {_first_line(exc)}") from None
+
+
+def head_argv(head: Command, temp_dir: Path, ports: dict[str, int]) -> list[str]:
+    """The rendered ``ray start --head ...`` as a blocking process of this Python's Ray."""
+    if head.argv[:2] != ("ray", "start"):
+        raise AssertionError(f"not a ray start command: {head.argv}")
+    own = ["--block", "--temp-dir", str(temp_dir), "--include-dashboard", "true"]
+    own += ["--dashboard-host", "127.0.0.1"]
+    own += [token for name, port in ports.items() for token in (f"--{name}", str(port))]
+    return [sys.executable, "-m", "ray.scripts.scripts", *head.argv[1:], *own]
+
+
+def start_head(head: Command, log: Path) -> LocalHead:
+    temp_dir = Path(tempfile.mkdtemp(prefix="run-matrix-ray-"))
+    ports = free_ports(len(PORTS))
+    argv = head_argv(head, temp_dir, dict(zip(PORTS, ports, strict=True)))
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    started = LocalHead(process, temp_dir, f"http://127.0.0.1:{ports[PORTS.index('dashboard-port')]}")
+    try:
+        _wait_ready(started, log)
+    except BaseException:
+        stop_head(started)
+        raise
+    return started
+
+
+def stop_head(head: LocalHead) -> None:
+    processes.stop_session(head.process, STOP_GRACE_SECONDS)
+    shutil.rmtree(head.temp_dir, ignore_errors=True)
+
+
+def _wait_ready(head: LocalHead, log: Path) -> None:
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        if head.process.poll() is not None:
+            tail = log.read_text(errors="replace").strip().splitlines()[-5:]
+            raise EnvironmentProblem(
+                f"the local Ray head exited ({head.process.returncode}) before it was ready; "
+                f"{log} ends with:\n  " + "\n  ".join(tail)
+            )
+        try:
+            with urllib.request.urlopen(f"{head.address}/api/version", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise EnvironmentProblem(f"the local Ray head was not ready after {START_SECONDS:.0f} s; see {log}")
+
+
+def free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for each in sockets:
+            each.bind(("127.0.0.1", 0))
+        return [each.getsockname()[1] for each in sockets]
+    finally:
+        for each in sockets:
+            each.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -1,0 +1,78 @@
+"""The job's environment at run time: probes decided here, secrets from the caller, never shown.
+
+A launch holds ``${NAME}`` references where a value is decided at run time: probes
+(``NCCL_NVLS_ENABLE``) run here with bash, on the node run-matrix runs on; secrets
+(``WANDB_API_KEY``) come from the caller's environment into the job's runtime env and go
+nowhere else: every line run-matrix writes passes through ``Redactor``.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from runner import shell
+from runner.errors import EnvironmentProblem
+from runner.run.plan import Planned
+
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def probe(probes: Mapping[str, str], caller_env: Mapping[str, str]) -> dict[str, str]:
+    """The value of each probed variable: the caller's when set, else what its probe prints."""
+    values = {}
+    for name, command in probes.items():
+        if name in caller_env:
+            values[name] = caller_env[name]
+            continue
+        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise EnvironmentProblem(f"the probe for {name} failed ({command}): {done.stderr.strip()}")
+        values[name] = done.stdout.strip()
+    return values
+
+
+def job_env(planned: Planned, probed: Mapping[str, str], caller_env: Mapping[str, str]) -> dict[str, str]:
+    """The runtime env vars the job gets: the launch's, references filled in, plus the secrets
+    the entrypoint refers to (its shell expands them on the node)."""
+    known = {**caller_env, **probed}
+    env = {name: fill(value, known, f"env.{name}") for name, value in planned.launch.env.items()}
+    for token in planned.entry_argv:
+        for name in shell.references(token):
+            if name not in env:
+                env[name] = fill(f"${{{name}}}", known, "the job's command line")
+    return env
+
+
+def fill(value: str, known: Mapping[str, str], where: str) -> str:
+    def one(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in known:
+            raise EnvironmentProblem(f"{where} refers to ${{{name}}}, which is not set: export {name}")
+        return known[name]
+
+    return _REFERENCE.sub(one, value)
+
+
+def entrypoint(planned: Planned) -> str:
+    """The job's entrypoint: a shell line whose ``${NAME}`` references bash expands on the node."""
+    return shell.line(planned.entry_argv)
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """Replaces each secret's value with its ``${NAME}`` reference."""
+
+    secrets: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, names: list[str], caller_env: Mapping[str, str]) -> Redactor:
+        found = [(caller_env[n], f"${{{n}}}") for n in names if len(caller_env.get(n, "")) >= 4]
+        return cls(tuple(sorted(found, key=lambda pair: -len(pair[0]))))
+
+    def __call__(self, text: str) -> str:
+        for value, reference in self.secrets:
+            text = text.replace(value, reference)
+        return text

@@ -1,0 +1,51 @@
+"""What the run step is given: the planned cells and the options of this run."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runner.cell import Cell
+from runner.errors import Problem
+from runner.render import Command, Launch
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One selected cell, rendered: what will run, and the command that runs it again."""
+
+    cell: Cell
+    launch: Launch
+    spec: str  # the spec file as shown to people
+    reproduce: str  # a run-matrix command line that runs this cell alone
+    warnings: tuple[Problem, ...] = ()
+
+    def command(self, phase: str, name: str | None = None) -> Command:
+        return next(c for c in self.launch.commands if c.phase == phase and name in (None, c.name))
+
+    @property
+    def entry_argv(self) -> tuple[str, ...]:
+        """``python3 <miles>/<train script> MODEL_ARGS... flags``: the submit command after ``--``."""
+        argv = self.command("submit").argv
+        return argv[argv.index("--") + 1 :]
+
+
+@dataclass(frozen=True)
+class Options:
+    miles_root: Path | None
+    ray_address: str | None
+    log_dir: Path
+    caller_env: Mapping[str, str] = field(default_factory=dict)
+    skip_prepare: bool = False
+    preflight: bool = True
+    timeout: float | None = None
+    keep_going: bool = False
+    strict: bool = False
+    poll_seconds: float = 0.5
+
+
+def job_name(cell_id: str) -> str:
+    """``rocm/glm5-async[fp8_rollout=true]`` -> ``rocm-glm5-async-fp8_rollout-true``."""
+    return re.sub(r"[^A-Za-z0-9_]+", "-", cell_id).strip("-") or "cell"

@@ -1,0 +1,72 @@
+"""preview: what ``run`` would do (``--dry-run``). Reads the disk and git; runs and starts nothing.
+
+Probes and secrets stay ``${NAME}`` references here: they are decided when the job is
+submitted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runner.run import environment, prepare, requires
+from runner.run.plan import Options, Planned, job_name
+
+
+def preview(planned: Planned, options: Options) -> dict[str, Any]:
+    cell = planned.cell
+    checked = requires.check(cell, options.miles_root, options.caller_env)
+    unmet = requires.unmet(checked)
+    return {
+        "id": cell.id,
+        "spec": planned.spec,
+        "content_hash": cell.content_hash,
+        "would": "skip: " + "; ".join(r.describe() for r in unmet) if unmet else "run",
+        "requirements": [
+            {"name": r.name, "met": r.met, "optional": r.optional, "detail": r.detail} for r in checked
+        ],
+        "prepare": [_step(planned, name, options.skip_prepare) for name in cell.spec.prepare],
+        "cluster": _cluster(planned, options),
+        "job": {
+            "submission_id": f"{job_name(cell.id)}-<8 hex digits>",
+            "entrypoint": environment.entrypoint(planned),
+            "env": planned.launch.env,
+            "probes": planned.launch.probes,
+            "timeout": options.timeout,
+            "retry": cell.spec.retry.model_dump(),
+        },
+        "expect": {name: bound.describe() for name, bound in cell.spec.expect.items()},
+        "reproduce": planned.reproduce,
+    }
+
+
+def _step(planned: Planned, name: str, skip_all: bool) -> dict[str, str]:
+    step = planned.cell.spec.prepare[name]
+    reason = "--skip-prepare" if skip_all else prepare.skip_reason(step)
+    return {
+        "name": name,
+        "kind": step.kind,
+        "would": f"skip: {reason}" if reason else "run",
+        "command": planned.command("prepare", name).shell,
+    }
+
+
+def _cluster(planned: Planned, options: Options) -> str:
+    if options.ray_address:
+        return f"submit to the Ray cluster at {options.ray_address}"
+    gpus = planned.cell.spec.cluster.gpus_per_node
+    return f"start a local Ray head with {gpus} GPUs, stop it afterwards: {planned.command('cluster').shell}"
+
+
+def text(previews: list[dict[str, Any]]) -> str:
+    lines: list[str] = []
+    for cell in previews:
+        lines += [f"{cell['id']}  ({cell['spec']}, content {cell['content_hash']}): would {cell['would']}"]
+        lines += [f"  requires {r['name']}: {r['detail']}" for r in cell["requirements"]]
+        lines += [f"  prepare {s['name']}: {s['would']}: {s['command']}" for s in cell["prepare"]]
+        job = cell["job"]
+        lines += [f"  cluster: {cell['cluster']}", f"  job {job['submission_id']}: {job['entrypoint']}"]
+        lines += [f"  env {name}={value}" for name, value in job["env"].items()]
+        lines += [f"  probe {name}: {command}" for name, command in job["probes"].items()]
+        lines += [f"  expect {name}: {bound}" for name, bound in cell["expect"].items()]
+        lines += [f"  reproduce: {cell['reproduce']}", ""]
+    return "\n".join(lines)

@@ -1,0 +1,121 @@
+"""requires: what a cell needs beyond its flags, checked on this machine before anything runs.
+
+An unmet requirement skips the cell with its reason (``--strict`` makes that a failure);
+an unmet optional one is only reported. The reason of a requirement is the spec's
+``why:`` for ``requires.<name>``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from runner.cell import Cell
+from runner.run.results import RequirementResult
+from schemas.run import EnvRequirement, FileRequirement, GitRequirement, PackageRequirement, Requirement
+
+
+def check(cell: Cell, miles_root: Path | None, env: Mapping[str, str]) -> tuple[RequirementResult, ...]:
+    return tuple(
+        _result(name, requirement, _why(cell, name), miles_root, env)
+        for name, requirement in cell.spec.requires.items()
+    )
+
+
+def unmet(results: tuple[RequirementResult, ...]) -> list[RequirementResult]:
+    return [r for r in results if not r.met and not r.optional]
+
+
+def _why(cell: Cell, name: str) -> str:
+    steps = cell.composed.provenance.get(("requires", name), ())
+    return steps[-1].why if steps else ""
+
+
+def _result(
+    name: str, requirement: Requirement, why: str, miles_root: Path | None, env: Mapping[str, str]
+) -> RequirementResult:
+    match requirement:
+        case PackageRequirement():
+            met, detail = _package(requirement)
+        case GitRequirement():
+            met, detail = _git(requirement, miles_root)
+        case FileRequirement():
+            met, detail = _file(requirement)
+        case EnvRequirement():
+            met, detail = _env(requirement, env)
+    return RequirementResult(name, requirement.kind, met, requirement.optional, detail, why)
+
+
+def _package(requirement: PackageRequirement) -> tuple[bool, str]:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        installed = importlib.metadata.version(requirement.name)
+    except importlib.metadata.PackageNotFoundError:
+        return False, f"{requirement.name} is not installed"
+    if requirement.min_version is None:
+        return True, f"{requirement.name} {installed} is installed"
+    try:
+        new_enough = Version(installed) >= Version(requirement.min_version)
+    except InvalidVersion as exc:
+        return False, f"cannot compare {requirement.name} versions: {exc}"
+    relation = ">=" if new_enough else "<"
+    return new_enough, f"{requirement.name} {installed} {relation} {requirement.min_version}"
+
+
+def _git(requirement: GitRequirement, miles_root: Path | None) -> tuple[bool, str]:
+    repo = Path(requirement.repo) if requirement.repo else miles_root
+    what = "the miles checkout" if requirement.repo is None else "the checkout"
+    if repo is None:
+        return (
+            False,
+            f"{requirement.contains} cannot be checked: no miles checkout (--miles-root or MILES_ROOT)",
+        )
+    top = _git_output(repo, "rev-parse", "--show-toplevel")
+    if top is None or Path(top).resolve() != repo.resolve():
+        return False, f"{what} {repo} is not a git checkout, so {requirement.contains} cannot be checked"
+    ref = requirement.contains
+    commit = _commit(repo, ref) or _commit(repo, f"origin/{ref}")
+    if commit is None:
+        return False, f"{what} {repo} does not know {ref}: fetch it (git fetch origin {ref})"
+    contained = _git_ok(repo, "merge-base", "--is-ancestor", commit, "HEAD")
+    verb = "contains" if contained else "does not contain"
+    return contained, f"{what} {repo} {verb} {ref} ({commit[:12]})"
+
+
+def _commit(repo: Path, ref: str) -> str | None:
+    return _git_output(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+
+
+def _git_output(repo: Path, *args: str) -> str | None:
+    if not repo.is_dir():
+        return None
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
+
+def _git_ok(repo: Path, *args: str) -> bool:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False).returncode == 0
+
+
+def _file(requirement: FileRequirement) -> tuple[bool, str]:
+    path = Path(requirement.path)
+    if not path.is_file():
+        return False, f"{path} does not exist"
+    if requirement.contains is None:
+        return True, f"{path} exists"
+    found = requirement.contains in path.read_text(encoding="utf-8", errors="replace")
+    return found, f"{path} {'contains' if found else 'does not contain'} {requirement.contains!r}"
+
+
+def _env(requirement: EnvRequirement, env: Mapping[str, str]) -> tuple[bool, str]:
+    value = env.get(requirement.name)
+    if value is None:
+        return False, f"${requirement.name} is not set"
+    if requirement.value is None:
+        return True, f"${requirement.name} is set"
+    met = value == requirement.value
+    # the value is never shown: it may be a secret
+    return met, f"${requirement.name} {'is' if met else 'is not'} {requirement.value!r}"

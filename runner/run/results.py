@@ -1,0 +1,143 @@
+"""Results as data: what happened to each cell, attempt and prepare step. Reports read only these."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any, Literal
+
+from runner.errors import ExitCode
+
+
+class Status(str, Enum):
+    PASSED = "passed"
+    FAILED = "failed"  # the job failed, timed out, or a metric broke its bound
+    ERROR = "error"  # the infrastructure failed (after every retry)
+    SKIPPED = "skipped"
+    XFAIL = "xfail"  # failed, as the matrix says it is expected to
+    INTERRUPTED = "interrupted"
+
+
+StepStatus = Literal["ran", "skipped", "failed"]
+AttemptOutcome = Literal["succeeded", "failed", "infra", "timeout", "interrupted"]
+
+
+@dataclass(frozen=True)
+class PrepareRecord:
+    name: str
+    kind: str
+    status: StepStatus
+    detail: str
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One job submission."""
+
+    number: int
+    submission_id: str
+    outcome: AttemptOutcome
+    detail: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class RequirementResult:
+    name: str
+    kind: str
+    met: bool
+    optional: bool
+    detail: str  # what was found, or why it is unmet
+    why: str = ""  # the spec's reason for the requirement
+
+    def describe(self) -> str:
+        return f"requires.{self.name}: {self.detail}" + (f" ({self.why})" if self.why else "")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One expectation against the metrics the job printed."""
+
+    metric: str
+    expect: str
+    ok: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One value of one metric line: ``step 3: {'train/ppo_kl': 0.0}``."""
+
+    kind: str  # step, rollout, perf, critic-step
+    step: int
+    value: float
+
+
+@dataclass(frozen=True)
+class CellResult:
+    id: str
+    status: Status
+    reason: str
+    spec: str  # the spec file, as the user named it
+    spec_chain: tuple[str, ...]  # its extends chain, bases first
+    hardware: str
+    content_hash: str
+    reproduce: str
+    log: str = ""
+    seconds: float = 0.0
+    requirements: tuple[RequirementResult, ...] = ()
+    prepare: tuple[PrepareRecord, ...] = ()
+    attempts: tuple[Attempt, ...] = ()
+    checks: tuple[Check, ...] = ()
+    metrics: dict[str, tuple[Sample, ...]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["status"] = self.status.value
+        data["metrics"] = {
+            name: [{"kind": s.kind, "step": s.step, "value": s.value} for s in samples]
+            for name, samples in self.metrics.items()
+        }
+        return data
+
+
+@dataclass(frozen=True)
+class ClusterRecord:
+    """Where the jobs ran: a Ray head this run started (and stopped), or one it was given."""
+
+    address: str
+    started: bool
+    pid: int | None = None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    cells: tuple[CellResult, ...]
+    started: str  # ISO 8601
+    seconds: float
+    clusters: tuple[ClusterRecord, ...] = ()
+    strict: bool = False
+
+    @property
+    def interrupted(self) -> bool:
+        return any(c.status is Status.INTERRUPTED for c in self.cells)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        statuses = {c.status for c in self.cells}
+        if Status.INTERRUPTED in statuses:
+            return ExitCode.INTERRUPTED
+        if statuses & {Status.FAILED, Status.ERROR} or (self.strict and Status.SKIPPED in statuses):
+            return ExitCode.RUN_FAILED
+        return ExitCode.OK
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.exit_code is ExitCode.OK,
+            "exit_code": int(self.exit_code),
+            "started": self.started,
+            "seconds": round(self.seconds, 3),
+            "clusters": [asdict(c) for c in self.clusters],
+            "cells": [c.to_json() for c in self.cells],
+        }

@@ -1,0 +1,137 @@
+"""What a person watches while cells run (on stderr): a rich live board on a terminal, lines otherwise.
+
+The board shows each cell's phase, elapsed time, last step and key metrics (those the
+spec bounds), and the last log line — which, during a long prepare step, is the
+download's or conversion's own progress.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from runner.run.results import CellResult, Sample, Status
+
+STYLES = {
+    Status.PASSED: "green",
+    Status.FAILED: "red",
+    Status.ERROR: "red",
+    Status.SKIPPED: "yellow",
+    Status.XFAIL: "yellow",
+    Status.INTERRUPTED: "magenta",
+}
+
+
+class View(Protocol):
+    def started(self, cell_id: str, watched: tuple[str, ...]) -> None: ...
+    def phase(self, cell_id: str, text: str) -> None: ...
+    def output(self, cell_id: str, line: str) -> None: ...
+    def metrics(self, cell_id: str, found: list[tuple[str, Sample]]) -> None: ...
+    def finished(self, result: CellResult) -> None: ...
+    def close(self) -> None: ...
+
+
+def for_console(console: Console) -> View:
+    return LiveView(console) if console.is_terminal else PlainView(console)
+
+
+@dataclass
+class _Row:
+    watched: tuple[str, ...]
+    phase: str = "starting"
+    started: float = field(default_factory=time.monotonic)
+    step: str = ""
+    values: dict[str, float] = field(default_factory=dict)
+    last_line: str = ""
+    result: CellResult | None = None
+
+    def key_metrics(self) -> str:
+        names = self.watched or tuple(self.values)[:3]
+        return "  ".join(f"{n}={self.values[n]:g}" for n in names if n in self.values)
+
+
+class PlainView:
+    """One line per event worth a line: phases, metric lines, results."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.watched: dict[str, tuple[str, ...]] = {}
+
+    def started(self, cell_id: str, watched: tuple[str, ...]) -> None:
+        self.watched[cell_id] = watched
+
+    def phase(self, cell_id: str, text: str) -> None:
+        self.console.print(f"{cell_id}: {text}", highlight=False, markup=False, soft_wrap=True)
+
+    def output(self, cell_id: str, line: str) -> None:
+        pass  # the cell's log file has every line
+
+    def metrics(self, cell_id: str, found: list[tuple[str, Sample]]) -> None:
+        watched = self.watched.get(cell_id, ())
+        shown = [(n, s) for n, s in found if n in watched] or found[:3]
+        kind, step = found[0][1].kind, found[0][1].step
+        values = ", ".join(f"{n}={s.value:g}" for n, s in shown)
+        self.console.print(
+            f"{cell_id}: {kind} {step}: {values}", highlight=False, markup=False, soft_wrap=True
+        )
+
+    def finished(self, result: CellResult) -> None:
+        text = Text(f"{result.id}: {result.status.value}", style=STYLES[result.status])
+        self.console.print(text + Text(f" — {result.reason}" if result.reason else ""), soft_wrap=True)
+
+    def close(self) -> None:
+        pass
+
+
+class LiveView:
+    """A board that redraws itself four times a second."""
+
+    def __init__(self, console: Console) -> None:
+        self.rows: dict[str, _Row] = {}
+        self.live = Live(self, console=console, refresh_per_second=4, transient=False)
+        self.live.start()
+
+    def __rich__(self) -> Table:
+        table = Table(box=None, pad_edge=False)
+        for column in ("cell", "phase", "elapsed", "step", "key metrics", "last line"):
+            table.add_column(column, overflow="ellipsis", no_wrap=True, max_width=60)
+        for cell_id, row in self.rows.items():
+            table.add_row(*self._cells(cell_id, row))
+        return table
+
+    @staticmethod
+    def _cells(cell_id: str, row: _Row) -> tuple[Text | str, ...]:
+        status = row.result.status if row.result else None
+        phase = Text(status.value if status else row.phase, style=STYLES[status] if status else "")
+        elapsed = row.result.seconds if row.result else time.monotonic() - row.started
+        # Text: cell ids and log lines hold brackets that are not markup
+        return (Text(cell_id), phase, f"{elapsed:.0f} s", row.step, row.key_metrics(), Text(row.last_line))
+
+    def started(self, cell_id: str, watched: tuple[str, ...]) -> None:
+        self.rows[cell_id] = _Row(watched)
+
+    def phase(self, cell_id: str, text: str) -> None:
+        self.rows[cell_id].phase = text
+
+    def output(self, cell_id: str, line: str) -> None:
+        if line.strip():
+            self.rows[cell_id].last_line = line.strip()
+
+    def metrics(self, cell_id: str, found: list[tuple[str, Sample]]) -> None:
+        row = self.rows[cell_id]
+        for name, sample in found:
+            row.values[name] = sample.value
+            if sample.kind == "step":
+                row.step = str(sample.step)
+
+    def finished(self, result: CellResult) -> None:
+        self.rows.setdefault(result.id, _Row(())).result = result
+
+    def close(self) -> None:
+        self.live.stop()

@@ -1,0 +1,113 @@
+"""What the fake train scripts do: check what run-matrix gives them, then log like miles.
+
+Steered by the job's environment (the spec's ``env:``):
+  FAKE_MILES_LOGPROB_DIFF   train/train_rollout_logprob_abs_diff at every step (0.077)
+  FAKE_MILES_STEP_TIME      perf/step_time at every step (26.0)
+  FAKE_MILES_EXIT           exit with this code after step 0, as a failed assert would
+  FAKE_MILES_SLEEP          sleep this long after step 0 (timeouts, Ctrl-C)
+  FAKE_MILES_LOSE_JOB_ONCE  a marker file: when absent, create it and kill the Ray job
+                            supervisor that runs us (Ray loses the job: an infrastructure failure)
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+
+CHECKOUT = Path(__file__).resolve().parent
+
+
+def main(script: str) -> None:
+    argv = sys.argv[1:]
+    problems = check_argv(script, argv) + check_env(argv)
+    if problems:
+        for problem in problems:
+            print(f"fake miles: {problem}", flush=True)
+        sys.exit(2)
+    print(f"fake miles {script}: {len(argv)} arguments, environment ok", flush=True)
+    if "--wandb-key" in argv:
+        print(f"wandb: logged in with key {argv[argv.index('--wandb-key') + 1]}", flush=True)
+    lose_the_job_once()
+    train(int(argv[argv.index("--num-rollout") + 1]))
+
+
+def model_args() -> list[str]:
+    (script,) = (CHECKOUT / "scripts" / "models").glob("*.sh")
+    text = script.read_text()
+    body = text[text.index("MODEL_ARGS=(") + len("MODEL_ARGS=(") : text.rindex(")")]
+    return shlex.split(body, comments=True)
+
+
+def check_argv(script: str, argv: list[str]) -> list[str]:
+    problems = []
+    expected = model_args()
+    if argv[: len(expected)] != expected:
+        problems.append(f"MODEL_ARGS must come first; got {argv[:4]}")
+    if script == "train_async.py" and "--colocate" in argv:
+        problems.append("train_async.py does not accept --colocate")
+    if "--num-rollout" not in argv:
+        problems.append("--num-rollout is missing")
+    if "--wandb-key" in argv and argv[argv.index("--wandb-key") + 1] != os.environ.get("WANDB_API_KEY"):
+        problems.append("--wandb-key is not the caller's WANDB_API_KEY")
+    return problems
+
+
+def check_env(argv: list[str]) -> list[str]:
+    problems = [
+        f"{name} is not set" for name in ("PYTHONPATH", "MASTER_ADDR", "no_proxy") if name not in os.environ
+    ]
+    problems += [f"{name}={value!r} was not filled in" for name, value in os.environ.items() if "${" in value]
+    if os.environ.get("NCCL_NVLS_ENABLE") not in ("0", "1"):
+        problems.append(f"NCCL_NVLS_ENABLE={os.environ.get('NCCL_NVLS_ENABLE')!r} should be 0 or 1")
+    problems += [f"argument {token!r} was not expanded" for token in argv if "${" in token]
+    return problems
+
+
+def lose_the_job_once() -> None:
+    marker = os.environ.get("FAKE_MILES_LOSE_JOB_ONCE")
+    if not marker or Path(marker).exists():
+        return
+    Path(marker).write_text("lost once\n")
+    shell = os.getppid()  # Ray runs the entrypoint with /bin/sh -c under its JobSupervisor actor
+    supervisor = int(Path(f"/proc/{shell}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    print(f"fake miles: killing the job supervisor (pid {supervisor})", flush=True)
+    os.kill(supervisor, signal.SIGKILL)
+    time.sleep(5)
+    sys.exit(0)
+
+
+def log(actor: str, line: str) -> None:
+    print(f"({actor} pid={os.getpid()}) [2026-05-13 12:00:00] log_utils.py:453 - {line}", flush=True)
+
+
+def train(rollouts: int) -> None:
+    diff = float(os.environ.get("FAKE_MILES_LOGPROB_DIFF", "0.077"))
+    step_time = float(os.environ.get("FAKE_MILES_STEP_TIME", "26.0"))
+    for step in range(rollouts):
+        log("RolloutManager", f"rollout {step}: {{'rollout/raw_reward': 0.5, 'rollout/response_len': 87.5}}")
+        metrics = {
+            "train/ppo_kl": 0.0 if step == 0 else 1e-4,
+            "train/train_rollout_logprob_abs_diff": diff,
+            "train/step": step,
+        }
+        payload = repr(metrics)[:-1] + ", 'train/grad_norm': nan}"  # miles prints nan as Python does
+        log("MegatronTrainRayActor", f"step {step}: {payload}")
+        log(
+            "MegatronTrainRayActor",
+            f"perf {step}: {{'perf/step_time': {step_time}, 'perf/actor_train_tok_per_s': 1234.5}}",
+        )
+        if step == 0:
+            after_step_0()
+    print("fake miles: training done", flush=True)
+
+
+def after_step_0() -> None:
+    if "FAKE_MILES_SLEEP" in os.environ:
+        time.sleep(float(os.environ["FAKE_MILES_SLEEP"]))
+    if "FAKE_MILES_EXIT" in os.environ:
+        print("AssertionError: train/ppo_kl must be < 1e-8 at step 0 (fake)", flush=True)
+        sys.exit(int(os.environ["FAKE_MILES_EXIT"]))

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import pytest
+
+from runner import pipeline
+from runner.errors import EnvironmentProblem
+from runner.render import Context, render
+from runner.run.environment import Redactor, entrypoint, job_env, probe
+from runner.run.plan import Planned
+
+NV = pipeline.locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml"
+
+
+def planned(caller: dict[str, str]) -> Planned:
+    cell = pipeline.cell(NV)
+    return Planned(cell, render(cell, Context(caller, "/miles")), "nv/glm5-colocate.yaml", "")
+
+
+@pytest.mark.allow_subprocess
+def test_probes_run_here_unless_the_caller_decided():
+    probes = {"NCCL_NVLS_ENABLE": "echo 1", "OTHER": "printf ' x '"}
+    assert probe(probes, {"NCCL_NVLS_ENABLE": "0"}) == {"NCCL_NVLS_ENABLE": "0", "OTHER": "x"}
+    with pytest.raises(EnvironmentProblem) as caught:
+        probe({"BAD": "echo oops >&2; exit 3"}, {})
+    assert str(caught.value) == "the probe for BAD failed (echo oops >&2; exit 3): oops"
+
+
+def test_the_job_env_fills_references_and_carries_the_secrets_the_command_line_needs():
+    caller = {"WANDB_API_KEY": "wandb-secret-123"}
+    launch = planned(caller)
+    env = job_env(launch, {"NCCL_NVLS_ENABLE": "0"}, caller)
+    assert env["NCCL_NVLS_ENABLE"] == "0"
+    assert env["WANDB_API_KEY"] == "wandb-secret-123"  # the entrypoint says "${WANDB_API_KEY}"
+    assert list(env)[:3] == ["PYTHONPATH", "CUDA_DEVICE_MAX_CONNECTIONS", "NCCL_NVLS_ENABLE"]
+    line = entrypoint(launch)
+    assert '--wandb-key "${WANDB_API_KEY}"' in line and "wandb-secret-123" not in line
+    assert line.startswith("python3 /miles/train.py --spec miles_plugins.models.glm5.glm5 get_glm5_spec ")
+
+
+def test_a_reference_nobody_sets_is_an_environment_problem():
+    with pytest.raises(EnvironmentProblem) as caught:
+        job_env(planned({}), {}, {})
+    assert str(caught.value) == "env.NCCL_NVLS_ENABLE refers to ${NCCL_NVLS_ENABLE}, which is not set: export NCCL_NVLS_ENABLE"
+
+
+def test_redaction_replaces_secret_values_with_their_reference():
+    redact = Redactor.of(["WANDB_API_KEY", "HF_TOKEN", "EMPTY"], {"WANDB_API_KEY": "abcd1234", "HF_TOKEN": "hf_x", "EMPTY": ""})
+    assert redact("key abcd1234 and hf_x, twice abcd1234") == "key ${WANDB_API_KEY} and ${HF_TOKEN}, twice ${WANDB_API_KEY}"

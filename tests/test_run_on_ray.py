@@ -1,0 +1,271 @@
+"""`run-matrix run` for real: a real Ray, the fake miles checkout, no GPU.
+
+One Ray cluster plays the user's existing cluster (started here, in its own session, with
+8 GPUs declared); most tests submit to it with --ray-address. One test lets run-matrix
+start and stop its own head. Processes named like upstream's `pkill` targets (ray,
+sglang, redis-server, miles) stand by: nothing run-matrix does may touch them or the
+user's cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.run.cluster import free_ports
+from runner.run.processes import in_session, stop_session
+from tests.conftest import DATA
+
+pytestmark = pytest.mark.allow_subprocess
+ray_jobs = pytest.importorskip("ray.job_submission")
+
+FAKE_MILES = DATA / "fake-miles"
+FAKE_BIN = DATA / "fake-bin"
+MATRICES = Path(__file__).parents[1] / "matrices"
+SECRET = "wandb-secret-value-42"
+
+
+@dataclass(frozen=True)
+class UsersCluster:
+    process: subprocess.Popen[bytes]
+    address: str
+
+    def alive(self) -> bool:
+        with urllib.request.urlopen(f"{self.address}/api/version", timeout=5) as response:
+            return self.process.poll() is None and response.status == 200
+
+    def status(self, submission_id: str) -> str:
+        return str(ray_jobs.JobSubmissionClient(self.address).get_job_status(submission_id).value)
+
+
+@pytest.fixture(scope="module")
+def users_cluster() -> Iterator[UsersCluster]:
+    """A Ray cluster run-matrix did not start (as a user's would be)."""
+    temp = Path(tempfile.mkdtemp(prefix="rm-users-ray-"))
+    names = ("port", "dashboard-port", "dashboard-agent-listen-port", "dashboard-agent-grpc-port")
+    names += ("runtime-env-agent-port", "ray-client-server-port", "metrics-export-port")
+    ports = dict(zip(names, free_ports(len(names)), strict=True))
+    argv = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", "--num-gpus", "8"]
+    argv += ["--node-ip-address", "127.0.0.1", "--disable-usage-stats", "--temp-dir", str(temp)]
+    argv += [token for name, port in ports.items() for token in (f"--{name}", str(port))]
+    with (temp / "head.log").open("wb") as log:
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    cluster = UsersCluster(process, f"http://127.0.0.1:{ports['dashboard-port']}")
+    deadline = time.monotonic() + 120
+    while not _answers(cluster):
+        assert process.poll() is None and time.monotonic() < deadline, (temp / "head.log").read_text()
+        time.sleep(0.2)
+    yield cluster
+    stop_session(process, grace=30)
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+def _answers(cluster: UsersCluster) -> bool:
+    """The dashboard answers and the head node has registered (it may lag behind)."""
+    from ray.util.state import list_nodes
+
+    try:
+        return cluster.alive() and bool(list_nodes(address=cluster.address, filters=[("state", "=", "ALIVE")]))
+    except Exception:  # not up yet: connection refused, or the state API's own error
+        return False
+
+
+@pytest.fixture(scope="module")
+def bystanders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Processes named like the ones upstream kills by name: run-matrix must leave them alone."""
+    folder = tmp_path_factory.mktemp("bystanders")
+    started = []
+    for name in ("ray", "sglang", "redis-server", "miles"):
+        shutil.copy(shutil.which("sleep") or "/bin/sleep", folder / name)
+        started.append(subprocess.Popen([str(folder / name), "600"], start_new_session=True))
+    yield started
+    for process in started:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
+def specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Path]:
+    """Write specs extending the shipped GLM-5 ones, with paths in tmp_path; cwd is tmp_path."""
+    (tmp_path / "m" / "hardware").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("MILES_ROOT", str(FAKE_MILES))
+    for name in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "WANDB_API_KEY", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("RUN_MATRIX_GPUS", "NCCL_NVLS_ENABLE", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"):
+        monkeypatch.delenv(name, raising=False)
+
+    def write(name: str, base: str = "rocm/glm5-async", extra: str = "") -> Path:
+        path = tmp_path / "m" / "fake" / f"{name}.yaml"
+        path.parent.mkdir(exist_ok=True)
+        paths = f"{{models: {tmp_path}/models, datasets: {tmp_path}/datasets, shared_data: {tmp_path}/shared}}"
+        lines = [f"extends: {MATRICES}/{base}.yaml", f"vars: {paths}", "matrix: !delete"]
+        lines += ["requires: !delete"] if base.startswith("rocm") else []
+        lines += ["retry: {infra: 1, delay_seconds: 0}", extra]
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    return write
+
+
+def run(cli: Callable[..., Any], *argv: str, address: str | None = None) -> tuple[int, dict[str, Any], str]:
+    """run-matrix run in-process with a JSON report; (exit code, report, stderr)."""
+    where = ["--ray-address", address] if address else []
+    result = cli("run", *argv, *where, "--log-dir", "logs", "--format", "json", "--junit", "junit.xml")
+    return result.code, json.loads(result.out) if result.out else {}, result.err
+
+
+def cells(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {cell["id"]: cell for cell in report["cells"]}
+
+
+def test_two_cells_pass_and_no_secret_is_written(cli, specs, users_cluster, tmp_path, monkeypatch):
+    specs("async")
+    specs("colocate", base="nv/glm5-colocate")
+    monkeypatch.setenv("WANDB_API_KEY", SECRET)  # the fake train checks it arrives as --wandb-key
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    code, report, err = run(cli, "m/fake", address=users_cluster.address)
+    assert code == 0, err
+    found = cells(report)
+    assert [(c["id"], c["status"], c["reason"]) for c in found.values()] == [
+        ("fake/async", "passed", ""),
+        ("fake/colocate", "passed", ""),
+    ]
+    checks = [(c["metric"], c["ok"]) for c in found["fake/async"]["checks"]]
+    assert checks == [
+        ("train/ppo_kl", True),
+        ("train/train_rollout_logprob_abs_diff", True),
+        ("perf/step_time", True),
+    ]
+    assert [s["value"] for s in found["fake/async"]["metrics"]["perf/step_time"]] == [26.0, 26.0, 26.0]
+    assert [p["status"] for p in found["fake/async"]["prepare"]] == ["ran"] * 5
+    assert [p["status"] for p in found["fake/colocate"]["prepare"]] == ["skipped"] * 5  # the same files
+    assert report["clusters"] == [{"address": users_cluster.address, "started": False, "pid": None}] * 2
+    log = (tmp_path / "logs" / "fake-colocate.log").read_text()
+    assert "fake miles train.py: " in log and "wandb: logged in with key ${WANDB_API_KEY}" in log
+    written = [tmp_path / "junit.xml", tmp_path / "summary.md", *(tmp_path / "logs").iterdir()]
+    for text in [json.dumps(report), err, *(path.read_text() for path in written)]:
+        assert SECRET not in text
+    assert (tmp_path / "summary.md").read_text().startswith("## run-matrix: 2 passed in ")
+    assert users_cluster.alive()
+
+
+def test_metrics_out_of_bounds_fail_the_cell(cli, specs, users_cluster):
+    extra = "env: {FAKE_MILES_LOGPROB_DIFF: '0.5'}\nexpect: {train/never: {max: 1}}"
+    specs("async", extra=extra)
+    code, report, _ = run(cli, "m/fake/async.yaml", address=users_cluster.address)
+    assert code == 1
+    assert report["cells"][0]["status"] == "failed"
+    assert report["cells"][0]["reason"] == (
+        "train/train_rollout_logprob_abs_diff is 0.5 at step 0 (and 2 more); expected value <= 0.1 at every "
+        "step; train/never was never printed (expected value <= 1 at every step)"
+    )
+
+
+def test_a_crash_fails_is_not_retried_and_stops_the_run(cli, specs, users_cluster, tmp_path):
+    specs("a-crash", extra="env: {FAKE_MILES_EXIT: '3'}")
+    specs("b-fine")
+    code, report, _ = run(cli, "m/fake", address=users_cluster.address)
+    assert code == 1
+    crash, fine = report["cells"]
+    assert (crash["status"], crash["reason"]) == (
+        "failed",
+        "the job exited with code 3: AssertionError: train/ppo_kl must be < 1e-8 at step 0 (fake)",
+    )
+    assert [a["outcome"] for a in crash["attempts"]] == ["failed"]  # retry.infra is 1: tests are not retried
+    assert (fine["status"], fine["reason"]) == ("skipped", "not run: fake/a-crash failed (--keep-going runs the rest)")
+    junit = (tmp_path / "junit.xml").read_text()
+    assert 'tests="2" errors="0" failures="1" skipped="1"' in junit
+
+
+def test_a_timeout_stops_the_job(cli, specs, users_cluster):
+    specs("async", extra="env: {FAKE_MILES_SLEEP: '120'}")
+    code, report, _ = run(cli, "m/fake/async.yaml", "--timeout", "4", address=users_cluster.address)
+    (cell,) = report["cells"]
+    assert (code, cell["status"], cell["reason"]) == (1, "failed", "timed out after 4 s; the job was stopped")
+    assert [s["step"] for s in cell["metrics"]["train/ppo_kl"]] == [0]
+    assert users_cluster.status(cell["attempts"][0]["submission_id"]) == "STOPPED"
+
+
+def test_a_lost_job_is_retried_and_every_attempt_recorded(cli, specs, users_cluster, tmp_path):
+    specs("async", extra=f"env: {{FAKE_MILES_LOSE_JOB_ONCE: {tmp_path}/lost}}")
+    code, report, _ = run(cli, "m/fake/async.yaml", address=users_cluster.address)
+    (cell,) = report["cells"]
+    assert (code, cell["status"]) == (0, "passed")
+    first, second = cell["attempts"]
+    assert (first["outcome"], second["outcome"]) == ("infra", "succeeded")
+    assert first["detail"].startswith("Ray lost the job (JOB_SUPERVISOR_ACTOR_DIED): Job supervisor actor died")
+    assert first["submission_id"] != second["submission_id"]
+    assert first["submission_id"].startswith("fake-async-")
+
+
+def test_an_unmet_requirement_skips_and_strict_fails(cli, specs):
+    requires = "requires: {sg: {kind: package, name: run-matrix-no-such-package}}\nwhy: {requires.sg: NSA kernels}"
+    specs("async", base="nv/glm5-colocate", extra=requires)
+    code, report, _ = run(cli, "m/fake/async.yaml")
+    (cell,) = report["cells"]
+    assert (code, cell["status"], report["clusters"]) == (0, "skipped", [])
+    assert cell["reason"] == "requires.sg: run-matrix-no-such-package is not installed (NSA kernels)"
+    assert run(cli, "m/fake/async.yaml", "--strict")[0] == 1
+
+
+def test_its_own_head_is_started_and_stopped_and_nothing_else_is_touched(
+    cli, specs, users_cluster, bystanders, monkeypatch
+):
+    specs("async")
+    monkeypatch.setenv("RUN_MATRIX_GPUS", "amd:8")  # this machine has none; the head declares 8
+    code, report, err = run(cli, "m/fake/async.yaml")
+    assert (code, report["cells"][0]["status"]) == (0, "passed"), err
+    (head,) = report["clusters"]
+    assert head["started"] and head["address"] != users_cluster.address
+    assert in_session(head["pid"]) == []  # every process of its head is gone
+    assert users_cluster.alive()
+    assert [p.poll() for p in bystanders] == [None] * 4
+
+
+def test_ctrl_c_stops_the_job_writes_the_partial_report_and_exits_130(specs, users_cluster, bystanders, tmp_path):
+    specs("async", extra="env: {FAKE_MILES_SLEEP: '120'}")
+    argv = [sys.executable, "-c", "from runner.cli import console; console()", "m/fake/async.yaml"]
+    argv += ["--ray-address", users_cluster.address, "--log-dir", "logs", "--report", "report.json"]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    log = tmp_path / "logs" / "fake-async.log"
+    deadline = time.monotonic() + 60
+    while not (log.exists() and "step 0:" in log.read_text()):
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    (cell,) = json.loads((tmp_path / "report.json").read_text())["cells"]
+    assert (cell["status"], cell["reason"]) == ("interrupted", "interrupted (Ctrl-C); the job was stopped")
+    assert list(cell["metrics"]["train/ppo_kl"]) == [{"kind": "step", "step": 0, "value": 0.0}]
+    assert users_cluster.status(cell["attempts"][0]["submission_id"]) == "STOPPED"
+    assert users_cluster.alive()
+    assert [p.poll() for p in bystanders] == [None] * 4
+
+
+def test_dry_run_runs_nothing_and_a_bare_spec_means_run(cli, specs):
+    specs("async")
+    result = cli("m/fake/async.yaml", "--dry-run", "--format", "json")
+    assert result.code == 0, result.err
+    (cell,) = json.loads(result.out)["cells"]
+    assert (cell["id"], cell["would"]) == ("fake/async", "run")
+    assert [s["would"] for s in cell["prepare"]][:2] == ["run", "run"]
+    assert cell["job"]["entrypoint"].startswith(f"python3 {FAKE_MILES}/train_async.py --spec ")
+    assert not Path("logs").exists()
+    nothing = cli("run", "m/fake/async.yaml", "-k", "nv/*")
+    assert (nothing.code, nothing.err) == (2, "run-matrix: -k 'nv/*' matches none of 1 cells: fake/async\n")

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from runner import pipeline
+from runner.render import Context, render
+from runner.run.prepare import run_step, skip_reason
+from runner.run.results import PrepareRecord
+from tests.conftest import DATA
+from tests.test_model import VALID
+
+FAKE_MILES = DATA / "fake-miles"
+FAKE_BIN = DATA / "fake-bin"
+
+
+def spec(tmp_path: Path) -> str:
+    models = tmp_path / "models"
+    return (
+        VALID
+        + f"""
+prepare:
+  dirs: {{kind: mkdir, paths: ["{models}", "{tmp_path}/datasets"]}}
+  model: {{kind: hf-download, repo: Pinaster/GLM-5_4layer, local_dir: "{models}/GLM-5_4layer"}}
+  dataset:
+    kind: hf-download
+    repo_type: dataset
+    repo: zhuzilin/dapo-math-17k
+    local_dir: "{tmp_path}/datasets/dapo-math-17k"
+  patch:
+    kind: patch-hf-config
+    config: "{models}/GLM-5_4layer/config.json"
+    unless: {{model_type: deepseek_v32}}
+    set: {{model_type: deepseek_v32}}
+    copy_rope_theta: true
+  convert:
+    kind: convert-torch-dist
+    hf_checkpoint: "{models}/GLM-5_4layer"
+    save: "{models}/GLM-5_4layer_torch_dist"
+  fp8:
+    kind: convert-fp8
+    python: python3
+    model_dir: "{models}/GLM-5_4layer"
+    save_dir: "{models}/GLM-5_4layer_fp8"
+"""
+    )
+
+
+def run_all(write, tmp_path: Path) -> list[PrepareRecord]:
+    cell = pipeline.cell(write("spec.yaml", spec(tmp_path)))
+    launch = render(cell, Context(miles_root=str(FAKE_MILES)))
+    commands = {c.name: c for c in launch.commands}
+    env = {**os.environ, "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}"}
+    output: list[str] = []
+    records = [run_step(n, s, commands[n], env, output.append) for n, s in cell.spec.prepare.items()]
+    return [PrepareRecord(r.name, r.kind, r.status, r.detail) for r in records]  # without timings
+
+
+@pytest.mark.allow_subprocess
+def test_every_kind_runs_then_skips(write, tmp_path):
+    models = tmp_path / "models"
+    first = run_all(write, tmp_path)
+    assert [(r.name, r.status) for r in first] == [
+        ("dirs", "ran"),
+        ("model", "ran"),
+        ("dataset", "ran"),
+        ("patch", "ran"),
+        ("convert", "ran"),
+        ("fp8", "ran"),
+    ]
+    assert first[0].detail == f"created {models}, {tmp_path}/datasets"
+    assert first[1].detail == f"downloaded Pinaster/GLM-5_4layer to {models}/GLM-5_4layer"
+    assert first[4].detail == f"converted {models}/GLM-5_4layer to {models}/GLM-5_4layer_torch_dist"
+    assert json.loads((models / "GLM-5_4layer" / "config.json").read_text()) == {
+        "model_type": "deepseek_v32",
+        "num_hidden_layers": 4,
+        "rope_parameters": {"rope_theta": 1000000},
+        "rope_theta": 1000000,
+    }
+    assert (models / "GLM-5_4layer_torch_dist" / "latest_checkpointed_iteration.txt").read_text() == "release"
+    assert run_all(write, tmp_path) == [
+        PrepareRecord("dirs", "mkdir", "skipped", "every directory exists"),
+        PrepareRecord("model", "hf-download", "skipped", f"{models}/GLM-5_4layer exists"),
+        PrepareRecord("dataset", "hf-download", "skipped", f"{tmp_path}/datasets/dapo-math-17k exists"),
+        PrepareRecord("patch", "patch-hf-config", "skipped", f"{models}/GLM-5_4layer/config.json is already patched"),
+        PrepareRecord(
+            "convert",
+            "convert-torch-dist",
+            "skipped",
+            f"{models}/GLM-5_4layer_torch_dist/latest_checkpointed_iteration.txt says release",
+        ),
+        PrepareRecord("fp8", "convert-fp8", "skipped", f"{models}/GLM-5_4layer_fp8 exists"),
+    ]
+
+
+def test_skip_conditions_read_the_disk(write, tmp_path):
+    cell = pipeline.cell(write("spec.yaml", spec(tmp_path)))
+    steps = cell.spec.prepare
+    assert skip_reason(steps["patch"]) == f"{tmp_path}/models/GLM-5_4layer/config.json does not exist"
+    assert skip_reason(steps["convert"]) is None
+    marker = tmp_path / "models" / "GLM-5_4layer_torch_dist" / "latest_checkpointed_iteration.txt"
+    marker.parent.mkdir(parents=True)
+    marker.write_text("20")  # a training checkpoint, not the converted release
+    assert skip_reason(steps["convert"]) is None
+
+
+@pytest.mark.allow_subprocess
+def test_a_failing_or_missing_program_is_a_failed_step(write, tmp_path):
+    cell = pipeline.cell(write("spec.yaml", spec(tmp_path)))
+    launch = render(cell, Context(miles_root=str(FAKE_MILES)))
+    command = next(c for c in launch.commands if c.name == "model")
+    lines: list[str] = []
+    no_hf = run_step("model", cell.spec.prepare["model"], command, {"PATH": str(tmp_path)}, lines.append)
+    assert (no_hf.status, no_hf.detail) == ("failed", "hf is not installed (not on PATH)")
+    (tmp_path / "hf").write_text("#!/bin/sh\necho 'no network' >&2\nexit 4\n")
+    (tmp_path / "hf").chmod(0o755)
+    failed = run_step("model", cell.spec.prepare["model"], command, {"PATH": str(tmp_path)}, lines.append)
+    assert (failed.status, failed.detail) == ("failed", "hf exited with code 4 (the log has its output)")
+    assert lines == ["no network"]

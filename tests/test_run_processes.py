@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+
+from runner.run.processes import in_session, stop_session
+
+# A leader that leaves two children behind when it exits: one in its own process group
+# (as Ray's workers are), one in the leader's.
+LEADER = "(set -m; sleep 300 &); sleep 300 & trap 'exit 0' TERM; echo ready; wait"
+
+
+def wait_for(predicate, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+@pytest.mark.allow_subprocess
+def test_stop_session_kills_the_whole_session_and_nothing_else():
+    outsider = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    leader = subprocess.Popen(["bash", "-c", LEADER], start_new_session=True, stdout=subprocess.PIPE)
+    try:
+        assert leader.stdout is not None and leader.stdout.readline() == b"ready\n"
+        wait_for(lambda: len(in_session(leader.pid)) == 3)
+        children = sorted(set(in_session(leader.pid)) - {leader.pid})
+        assert sorted(stop_session(leader, grace=0.5)) == children
+        assert in_session(leader.pid) == []
+        assert leader.returncode == 0  # it exited on SIGTERM; its children needed SIGKILL
+        assert outsider.poll() is None
+    finally:
+        outsider.kill()
+        outsider.wait()
