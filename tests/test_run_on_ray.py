@@ -223,6 +223,28 @@ def test_an_unmet_requirement_skips_and_strict_fails(cli, specs):
     assert run(cli, "m/fake/async.yaml", "--strict")[0] == 1
 
 
+def test_a_cell_the_matrix_skips_is_reported_with_its_reason(cli, specs):
+    skip = "{match: {fp8_rollout: false}, skip: {reason: no H200 in this lab, issue: 'https://example.com/1'}}"
+    path = specs("nv", base="nv/glm5-colocate")
+    text = path.read_text().replace("matrix: !delete", f"matrix:\n  axes: {{fp8_rollout: [false]}}\n  adjust: {{broken: {skip}}}")
+    path.write_text(text)
+    code, report, _ = run(cli, "m/fake/nv.yaml")
+    assert (code, report["cells"][0]["status"], report["cells"][0]["reason"]) == (
+        0,
+        "skipped",
+        "skip: no H200 in this lab (https://example.com/1)",
+    )
+
+
+def test_an_unreachable_cluster_is_an_infrastructure_error_after_the_retries(cli, specs):
+    specs("async")
+    code, report, _ = run(cli, "m/fake/async.yaml", "--no-preflight", address="http://127.0.0.1:9")
+    (cell,) = report["cells"]
+    assert (code, cell["status"], [a["outcome"] for a in cell["attempts"]]) == (1, "error", ["infra", "infra"])
+    assert cell["reason"].startswith("Ray at http://127.0.0.1:9 is unreachable: ")
+    assert cell["reason"].endswith(" (2 attempts)")
+
+
 def test_its_own_head_is_started_and_stopped_and_nothing_else_is_touched(
     cli, specs, users_cluster, bystanders, monkeypatch
 ):

@@ -210,11 +210,7 @@ class CellRun:
         self, records: tuple[PrepareRecord, ...], attempts: list[Attempt], interrupted: str, seconds: float
     ) -> CellResult:
         checks = metrics.check(self.planned.cell.spec.expect, self.series) if attempts else ()
-        status, reason = (
-            (Status.INTERRUPTED, interrupted) if interrupted else verdict(records, attempts, checks)
-        )
-        if status is Status.FAILED and self.planned.cell.xfail:
-            status, reason = Status.XFAIL, f"expected to fail ({self.planned.cell.xfail}): {reason}"
+        status, reason = verdict(records, attempts, checks, interrupted, self.planned.cell.xfail)
         return replace(
             _result(self.planned, status, reason, self.requirements),
             log=display_path(self.log_path),
@@ -227,6 +223,20 @@ class CellRun:
 
 
 def verdict(
+    records: tuple[PrepareRecord, ...],
+    attempts: list[Attempt],
+    checks: tuple[Check, ...],
+    interrupted: str = "",
+    xfail: str | None = None,
+) -> tuple[Status, str]:
+    """A cell's status and the reason for it; a failure the matrix expects (xfail) is not one."""
+    status, reason = (Status.INTERRUPTED, interrupted) if interrupted else _status(records, attempts, checks)
+    if status is Status.FAILED and xfail:
+        return Status.XFAIL, f"expected to fail ({xfail}): {reason}"
+    return status, reason
+
+
+def _status(
     records: tuple[PrepareRecord, ...], attempts: list[Attempt], checks: tuple[Check, ...]
 ) -> tuple[Status, str]:
     failed_step = next((r for r in records if r.status == "failed"), None)
