@@ -194,10 +194,9 @@ def test_a_crash_fails_is_not_retried_and_stops_the_run(cli, specs, users_cluste
 
 def test_a_timeout_stops_the_job(cli, specs, users_cluster):
     specs("async", extra="env: {FAKE_MILES_SLEEP: '120'}")
-    code, report, _ = run(cli, "m/fake/async.yaml", "--timeout", "4", address=users_cluster.address)
+    code, report, _ = run(cli, "m/fake/async.yaml", "--timeout", "2", address=users_cluster.address)
     (cell,) = report["cells"]
-    assert (code, cell["status"], cell["reason"]) == (1, "failed", "timed out after 4 s; the job was stopped")
-    assert [s["step"] for s in cell["metrics"]["train/ppo_kl"]] == [0]
+    assert (code, cell["status"], cell["reason"]) == (1, "failed", "timed out after 2 s; the job was stopped")
     assert users_cluster.status(cell["attempts"][0]["submission_id"]) == "STOPPED"
 
 

@@ -80,7 +80,10 @@ def watch(
     emit(tail.finish(_logs(client, submission_id)))
     if ended is not None:
         return ended
-    return classify(client.get_job_info(submission_id), list(last))
+    try:
+        return classify(client.get_job_info(submission_id), list(last))
+    except (OSError, RuntimeError) as exc:
+        return JobOutcome("infra", f"Ray became unreachable: {_first_line(exc)}")
 
 
 def _until_terminal(

@@ -190,16 +190,21 @@ class CellRun:
                 outcome = self.submit_and_watch(on, submission_id, number)
         except EnvironmentProblem as exc:
             outcome = job.JobOutcome("infra", str(exc))
-        self.write(f"==> attempt {number} ({submission_id}): {outcome.outcome}: {outcome.detail}")
+        detail = self.redact(outcome.detail)  # it may quote the job's last line
+        self.write(f"==> attempt {number} ({submission_id}): {outcome.outcome}: {detail}")
         seconds = round(time.monotonic() - started, 3)
-        return Attempt(number, submission_id, outcome.outcome, outcome.detail, seconds)
+        return Attempt(number, submission_id, outcome.outcome, detail, seconds)
 
     def submit_and_watch(self, on: cluster.Connection, submission_id: str, number: int) -> job.JobOutcome:
         self.enter(f"submit: {submission_id} on {on.record.address}")
         self.write(f"==> attempt {number}: job {submission_id} on {on.record.address}")
         entrypoint = environment.entrypoint(self.planned)
         metadata = {"run-matrix-cell": self.id, "content-hash": self.planned.cell.content_hash}
-        refused = job.submit(on.client, submission_id, entrypoint, self.env, metadata)
+        try:
+            refused = job.submit(on.client, submission_id, entrypoint, self.env, metadata)
+        except KeyboardInterrupt:
+            job.stop(on.client, submission_id)  # Ray may have taken it before the Ctrl-C
+            raise
         if refused is not None:
             return refused
         self.enter(f"running: {submission_id}")
