@@ -164,16 +164,17 @@ def test_two_cells_pass_and_no_secret_is_written(cli, specs, users_cluster, tmp_
     assert users_cluster.alive()
 
 
-def test_metrics_out_of_bounds_fail_the_cell(cli, specs, users_cluster):
-    extra = "env: {FAKE_MILES_LOGPROB_DIFF: '0.5'}\nexpect: {train/never: {max: 1}}"
-    specs("async", extra=extra)
-    code, report, _ = run(cli, "m/fake/async.yaml", address=users_cluster.address)
-    assert code == 1
-    assert report["cells"][0]["status"] == "failed"
-    assert report["cells"][0]["reason"] == (
+def test_metrics_out_of_bounds_fail_the_cell_and_keep_going_runs_the_rest(cli, specs, users_cluster):
+    specs("a-metrics", extra="env: {FAKE_MILES_LOGPROB_DIFF: '0.5'}\nexpect: {train/never: {max: 1}}")
+    specs("b-fine")
+    code, report, _ = run(cli, "m/fake", "--keep-going", "--skip-prepare", address=users_cluster.address)
+    broken, fine = report["cells"]
+    assert (code, broken["status"], fine["status"]) == (1, "failed", "passed")
+    assert broken["reason"] == (
         "train/train_rollout_logprob_abs_diff is 0.5 at step 0 (and 2 more); expected value <= 0.1 at every "
         "step; train/never was never printed (expected value <= 1 at every step)"
     )
+    assert {(p["status"], p["detail"]) for p in broken["prepare"]} == {("skipped", "--skip-prepare")}
 
 
 def test_a_crash_fails_is_not_retried_and_stops_the_run(cli, specs, users_cluster, tmp_path):

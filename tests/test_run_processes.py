@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
 
 import pytest
 
-from runner.run.processes import in_session, stop_session
+from runner.run.processes import deferred_interrupt, in_session, sigterm_interrupts, stop_session
 
 # A leader that leaves two children behind when it exits: one in its own process group
 # (as Ray's workers are), one in the leader's.
@@ -34,3 +36,20 @@ def test_stop_session_kills_the_whole_session_and_nothing_else():
     finally:
         outsider.kill()
         outsider.wait()
+
+
+def test_a_ctrl_c_during_clean_up_waits_for_its_end():
+    finished = []
+    with pytest.raises(KeyboardInterrupt), deferred_interrupt():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.1)  # the signal is delivered here, and only noted
+        finished.append(True)
+    assert finished == [True]
+
+
+def test_sigterm_stops_the_run_as_ctrl_c_does():
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt), sigterm_interrupts():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    assert signal.getsignal(signal.SIGTERM) == before

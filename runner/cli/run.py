@@ -86,12 +86,14 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(planned, options, args.format)
     from runner.run import session
+    from runner.run.processes import sigterm_interrupts
     from runner.run.view import for_console
 
     console = Console(stderr=True)
     view = for_console(console)
     try:
-        result = session.run(planned, options, view)
+        with sigterm_interrupts():
+            result = session.run(planned, options, view)
     finally:
         view.close()
     summary = options.caller_env.get("GITHUB_STEP_SUMMARY")

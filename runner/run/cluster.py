@@ -105,8 +105,9 @@ def start_head(head: Command, log: Path) -> LocalHead:
 
 
 def stop_head(head: LocalHead) -> None:
-    processes.stop_session(head.process, STOP_GRACE_SECONDS)
-    shutil.rmtree(head.temp_dir, ignore_errors=True)
+    with processes.deferred_interrupt():
+        processes.stop_session(head.process, STOP_GRACE_SECONDS)
+        shutil.rmtree(head.temp_dir, ignore_errors=True)
 
 
 def _wait_ready(head: LocalHead, log: Path) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from runner.run import processes
 from runner.run.results import AttemptOutcome
 
 INFRA_ERRORS = {
@@ -130,7 +131,7 @@ def classify(info: Any, last_lines: list[str]) -> JobOutcome:
 
 
 def stop(client: Any, submission_id: str) -> None:
-    with contextlib.suppress(OSError, RuntimeError):
+    with processes.deferred_interrupt(), contextlib.suppress(OSError, RuntimeError):
         client.stop_job(submission_id)
         deadline = time.monotonic() + STOP_SECONDS
         while time.monotonic() < deadline and not client.get_job_status(submission_id).is_terminal():

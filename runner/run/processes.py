@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -35,9 +37,7 @@ def stop_session(process: subprocess.Popen[bytes], grace: float) -> list[int]:
     leader = process.pid
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and (process.poll() is None or _alive(leader)):
-        time.sleep(0.1)
+    _wait_empty(process, grace)
     left = _alive(leader)
     for pid in left:
         _kill(pid, lambda p: os.kill(p, signal.SIGKILL))
@@ -46,7 +46,14 @@ def stop_session(process: subprocess.Popen[bytes], grace: float) -> list[int]:
     if process.poll() is None:
         process.kill()
     process.wait()
+    _wait_empty(process, 5.0)  # SIGKILL is delivered, not awaited
     return left
+
+
+def _wait_empty(process: subprocess.Popen[bytes], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and (process.poll() is None or _alive(process.pid)):
+        time.sleep(0.1)
 
 
 _HAVE_PROC = Path("/proc/self/stat").exists()
@@ -64,3 +71,38 @@ def _kill(pid: int, how: Callable[[int], None]) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+@contextmanager
+def deferred_interrupt() -> Iterator[None]:
+    """Finish a clean-up before a Ctrl-C takes effect: a second Ctrl-C while a Ray head or a job
+    is being stopped would otherwise leave it running."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (a CI job cancelled, a `kill`) stops the run as Ctrl-C does: jobs and heads are
+    stopped and the reports written, instead of Python exiting on the spot."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(number: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
