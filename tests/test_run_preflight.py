@@ -8,7 +8,7 @@ from runner import pipeline
 from runner.errors import EnvironmentProblem
 from runner.render import Context, render
 from runner.run.plan import Options, Planned
-from runner.run.preflight import Gpus, check, local_gpus
+from runner.run.preflight import Gpus, check, local_gpus, need_checkout
 from tests.conftest import DATA
 
 FAKE_MILES = DATA / "fake-miles"
@@ -92,9 +92,10 @@ def test_every_finding_at_once(tmp_path):
         "  rocm/glm5-async: prepare step dataset needs hf, which is not on PATH\n"
         "  rocm/glm5-async: prepare step convert needs torchrun, which is not on PATH"
     )
-    assert failure([planned()], miles_root=None, caller_env=env, skip_prepare=True) == (
-        "preflight failed (--no-preflight runs anyway):\n"
-        "  rocm/glm5-async: no miles checkout: pass --miles-root DIR or set MILES_ROOT"
+    with pytest.raises(EnvironmentProblem) as caught:
+        need_checkout(Options(None, None, Path("logs")))
+    assert str(caught.value) == (
+        "preflight failed (--no-preflight runs anyway):\n  no miles checkout: pass --miles-root DIR or set MILES_ROOT"
     )
 
 

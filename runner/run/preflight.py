@@ -40,6 +40,12 @@ class Gpus:
         return f"{' and '.join(found) or 'no'} GPUs ({self.source})"
 
 
+def need_checkout(options: Options) -> None:
+    """Checked first: without a checkout, requirements on it would skip cells rather than say so."""
+    if options.miles_root is None:
+        _fail(["no miles checkout: pass --miles-root DIR or set MILES_ROOT"])
+
+
 def check(planned: Sequence[Planned], options: Options) -> None:
     findings = []
     has_ray = importlib.util.find_spec("ray") is not None
@@ -53,14 +59,18 @@ def check(planned: Sequence[Planned], options: Options) -> None:
     elif has_ray:
         findings += _cluster_gpus(planned, options.ray_address)
     if findings:
-        raise EnvironmentProblem(
-            "preflight failed (--no-preflight runs anyway):\n" + "\n".join(f"  {f}" for f in findings)
-        )
+        _fail(findings)
+
+
+def _fail(findings: list[str]) -> None:
+    raise EnvironmentProblem(
+        "preflight failed (--no-preflight runs anyway):\n" + "\n".join(f"  {f}" for f in findings)
+    )
 
 
 def _checkout(planned: Planned, miles_root: Path | None) -> list[str]:
     if miles_root is None:
-        return ["no miles checkout: pass --miles-root DIR or set MILES_ROOT"]
+        return []  # need_checkout says so
     script = miles_root / planned.cell.spec.launch.script
     return [] if script.is_file() else [f"the miles checkout {miles_root} has no {script.name}"]
 

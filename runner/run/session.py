@@ -36,6 +36,8 @@ from runner.run.view import View
 def run(planned: Sequence[Planned], options: Options, view: View) -> RunResult:
     started_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     started = time.monotonic()
+    if options.preflight and planned:
+        preflight.need_checkout(options)
     checked = {p.cell.id: requires.check(p.cell, options.miles_root, options.caller_env) for p in planned}
     skips = {p.cell.id: _skip_reason(p, checked[p.cell.id]) for p in planned}
     runnable = [p for p in planned if not skips[p.cell.id]]
