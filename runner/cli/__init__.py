@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from runner.cli import cells, coverage, diff, explain, hardware, port, render, run, schema, validate
+from runner.cli import cells, coverage, diff, explain, hardware, importer, port, render, run, schema, validate
 from runner.cli.output import print_problems
 from runner.errors import ExitCode, RunMatrixError, SpecError
 
@@ -22,6 +22,7 @@ COMMANDS = {
     "coverage": coverage,
     "schema": schema,
     "run": run,
+    "import": importer,
 }
 
 DESCRIPTION = """\

@@ -1,0 +1,71 @@
+"""run-matrix import: turn an existing miles test script into a spec (nothing of it is run)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from runner.cli.output import add_format, print_json, print_problems
+from runner.errors import display_path
+
+
+def add_parser(subcommands: Any, name: str) -> None:
+    parser = subcommands.add_parser(
+        name,
+        help="write a spec from an existing miles test script (nothing of it is run)",
+        description="Run a miles test script with miles' command helpers replaced by recorders (nothing is "
+        "executed, downloaded or started), capture every execute_train call and the prepare commands before "
+        "it, and write a spec that renders exactly that launch: flags grouped by the script's variables, env "
+        "vars, train script, GPUs, model type, prepare steps. Variant switches the script reads "
+        "(MILES_TEST_USE_FP8_ROLLOUT, MILES_TEST_FEW_GPU, ...) and repeated execute_train calls become "
+        "matrix axes. The round trip is checked before anything is written.",
+    )
+    parser.add_argument("script", type=Path, metavar="TEST.py", help="the miles test script")
+    parser.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", help="the spec to write (default: ./<script name>.yaml)"
+    )
+    parser.add_argument(
+        "--base", metavar="SPEC", help="write an overlay of this spec: only what differs from it"
+    )
+    parser.add_argument("--hardware", metavar="NAME", help="the hardware profile (default: the base's)")
+    parser.add_argument(
+        "--miles-root",
+        type=Path,
+        default=os.environ.get("MILES_ROOT") or None,
+        help="miles checkout (default: $MILES_ROOT): its own helper module is loaded, its command and "
+        "network calls replaced by recorders; MODEL_ARGS come from its scripts/models/",
+    )
+    parser.add_argument("--force", action="store_true", help="replace files that exist")
+    add_format(parser, "text", "json")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from runner import locate
+    from runner.importer import Request, import_test
+
+    output = args.output or Path(f"{args.script.stem}.yaml")
+    base = locate.find_spec(args.base) if args.base else None
+    request = Request(args.script, output, base, args.hardware, args.miles_root, args.force)
+    result = import_test(request)
+    print_problems(result.warnings, sys.stderr)
+    if args.format == "json":
+        print_json(
+            {
+                "files": [display_path(path) for path in result.files],
+                "cells": result.cells,
+                "axes": result.axes,
+                "switches": result.switches,
+                "notes": [{"message": n.message, "at": str(n.at)} for n in result.notes],
+                "warnings": [p.to_json() for p in result.warnings],
+            }
+        )
+        return 0
+    for note in result.notes:
+        print(f"{note.at}: note: {note.message}", file=sys.stderr)
+    print(f"wrote {', '.join(display_path(path) for path in result.files)}")
+    print(f"{len(result.cells)} cell(s): {', '.join(result.cells)}; each renders what the script launches")
+    return 0

@@ -1,0 +1,182 @@
+"""run-matrix import: an existing miles test script -> a spec that renders exactly what it launches.
+
+    record (capture) -> explore (variants) -> fit -> check (rules, round trip) -> write
+
+Glossary:
+
+* **sandbox** — a fresh interpreter (``harness.py``) that runs the script with miles' command
+  helpers replaced by recorders (``recorder.py``, or miles' own module with its process and
+  network calls swapped out); nothing is executed, downloaded or started.
+* **run** — one run of the script in the sandbox, with some variant switches set.
+* **call** — one ``execute_train`` call of a run: its arguments, the commands it would run, the
+  script's flag-string variables at that moment.
+* **target** — what one cell of the imported spec must hold (spec keys) and render (the launch).
+* **switch** — an environment variable that selects a variant of the test (``miles/import.yaml``);
+  switches that change the launch, and repeated calls, become matrix axes.
+* **plan** — the files to write as data: the spec (with ``--base``, an overlay) and a component
+  per cell that differs from the default cell.
+* **round trip** — ``render`` of every imported cell equals the script's launch; checked before
+  anything is written.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner import locate, pipeline
+from runner.cell import Cell
+from runner.compose import compose
+from runner.errors import Location, Problem, SpecError, UsageError
+from runner.importer import capture, plan, roundtrip, write
+from runner.importer.capture import Note
+from runner.importer.fit import Layout, cell_of, final_texts, grow, staged
+from runner.importer.knowledge import knowledge
+from runner.importer.variants import Variants, explore
+from schemas.matrix import AxisValue
+
+
+@dataclass(frozen=True)
+class Request:
+    script: Path
+    output: Path
+    base: Path | None = None
+    hardware: str | None = None
+    miles_root: Path | None = None
+    force: bool = False
+    timeout: float = capture.TIMEOUT_S
+
+
+@dataclass(frozen=True)
+class Imported:
+    files: dict[Path, str]  # what was written
+    cells: list[str]  # the ids of the spec's cells
+    axes: dict[str, list[AxisValue]]
+    switches: dict[str, str]  # environment variable -> axis
+    notes: list[Note]  # what the spec does not hold
+    warnings: list[Problem]  # what the rules say about the imported cells
+
+
+def import_test(request: Request) -> Imported:
+    layout = Layout(request.output.resolve(), components_folder(request.output))
+    _check_request(request)
+    conventions = pipeline.conventions()
+    record = functools.partial(
+        capture.record,
+        request.script,
+        secrets=conventions.secrets,
+        miles_root=request.miles_root,
+        timeout=request.timeout,
+    )
+    variants = explore(request.script, record, conventions, knowledge())
+    draft = _plan(request, variants)
+    render = functools.partial(plan.texts, header=_header(request, variants), notes=variants.notes)
+    grow(draft, variants.cells, request.hardware, layout, render)
+    warnings = staged(draft, layout, render, lambda cells: _checked(cells, variants, request.miles_root))
+    files = final_texts(draft, layout, render)
+    write.write_all(files, request.force)
+    ids = [cell.id for cell in pipeline.cells(request.output)]
+    return Imported(files, ids, variants.axes, variants.switches, variants.notes, warnings)
+
+
+def components_folder(spec: Path) -> Path:
+    """``matrices/components/`` for a spec in a matrices tree, else ``components/`` beside it."""
+    folder = spec.resolve().parent
+    tree = any((folder.parent / name).is_dir() for name in ("hardware", "base", "components"))
+    return folder.parent / "components" if tree else folder / "components"
+
+
+def _check_request(request: Request) -> None:
+    if not request.script.is_file():
+        raise UsageError(f"no test script {request.script}")
+    if request.miles_root is not None and not request.miles_root.is_dir():
+        raise UsageError(f"--miles-root {request.miles_root}: no such directory")
+    if request.hardware is None and request.base is None:
+        known = sorted(p.stem for p in (locate.BUNDLED_MATRICES / "hardware").glob("*.yaml"))
+        raise UsageError(
+            "a test script does not say which hardware it runs on: pass --hardware NAME"
+            f" ({', '.join(known)}), or --base SPEC to take it from a spec"
+        )
+    if request.hardware is not None:
+        locate.hardware_profile(request.hardware, request.output, Location(request.output))
+    write.refuse_existing([request.output], request.force)
+
+
+def _plan(request: Request, variants: Variants) -> plan.Plan:
+    """The spec's fixed keys, and the axes it must declare itself (a base may declare some)."""
+    spec: dict[str, Any] = {"description": _description(request.script)}
+    base_matrix: dict[str, Any] = {}
+    if request.base is not None:
+        spec = {"extends": os.path.relpath(request.base.resolve(), request.output.resolve().parent), **spec}
+        base_matrix = compose(request.base).data.get("matrix") or {}
+    base_axes: dict[str, Any] = base_matrix.get("axes") or {}
+    axes = {axis: values for axis, values in variants.axes.items() if base_axes.get(axis) != values}
+    axes |= {axis: values[:1] for axis, values in base_axes.items() if axis not in variants.axes}
+    taken = set(base_matrix.get("adjust") or {})
+    spec_path = request.output.resolve().with_suffix("")
+    prefix = os.path.relpath(spec_path, components_folder(request.output).parent).replace(os.sep, "-")
+    return plan.Plan(prefix, spec, axes, sources=_sources(variants), taken=taken)
+
+
+def _sources(variants: Variants) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for _, target in variants.cells:
+        for name, source in target.source_of.items():
+            found.setdefault(name, source)
+    return found
+
+
+def _description(script: Path) -> str:
+    try:
+        docstring = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8")))
+    except (SyntaxError, UnicodeDecodeError, ValueError):
+        docstring = None
+    first = (docstring or "").strip().splitlines()[:1]
+    return first[0] if first else f"imported from {script.name}"
+
+
+def _header(request: Request, variants: Variants) -> list[str]:
+    source = os.path.relpath(request.script.resolve(), request.output.resolve().parent)
+    lines = [f"imported by `run-matrix import` from {source}; nothing of it was run"]
+    lines += [f"switch {name} is the {axis} axis" for name, axis in variants.switches.items()]
+    return lines
+
+
+def _checked(cells: list[Cell], variants: Variants, miles_root: Path | None) -> list[Problem]:
+    """The rules on every cell (errors stop the import), then the round trip of each."""
+    warnings: list[Problem] = []
+    errors: list[Problem] = []
+    for cell in cells:
+        try:
+            warnings += pipeline.problems(cell)
+        except SpecError as exc:
+            errors += exc.problems
+    if errors:
+        raise SpecError(_unique(errors))
+    wrong = {
+        _shown(combo): roundtrip.differences(cell_of(cells, combo), target, miles_root)
+        for combo, target in variants.cells
+    }
+    if any(wrong.values()):
+        lines = [f"{cell}: {line}" for cell, found in wrong.items() for line in found]
+        raise SpecError.one(
+            "import-roundtrip",
+            "the imported spec does not render what the script launches:\n  " + "\n  ".join(lines),
+            hint="nothing was written; please report it with the script",
+        )
+    return _unique(warnings)
+
+
+def _shown(combo: Mapping[str, AxisValue]) -> str:
+    return (
+        "[" + ",".join(f"{axis}={value}" for axis, value in combo.items()) + "]" if combo else "default cell"
+    )
+
+
+def _unique(problems: list[Problem]) -> list[Problem]:
+    return list(dict.fromkeys(problems))

@@ -1,0 +1,206 @@
+"""capture: run a test script once in the import sandbox and read back what it did.
+
+The sandbox (``harness.py``) is a fresh interpreter with a fixed environment: only the variant
+switches being tried, and each secret the launch conventions name set to a stand-in value that
+is turned back into a ``${NAME}`` reference here — a real secret never enters the sandbox, and
+none can leak into a spec. Everything the script would have done arrives as data; anything the
+recorder could not stand in for is an error that names the script's line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.errors import EnvironmentProblem, Location, RunMatrixError, SpecError
+
+HARNESS = Path(__file__).with_name("harness.py")
+TIMEOUT_S = 60.0
+_STAND_IN = "run-matrix-secret-{}"
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing the script did through miles' helpers before launching: a command or a helper call."""
+
+    kind: str  # command | helper
+    name: str  # exec_command, hf_download_dataset, convert_checkpoint, ...
+    command: str
+    args: dict[str, Any]
+    at: Location
+
+
+@dataclass(frozen=True)
+class Call:
+    """One ``execute_train`` call: its arguments, the commands it runs, the script's flag variables."""
+
+    args: dict[str, Any]
+    commands: tuple[str, ...]
+    variables: dict[str, str]
+    function: str  # the function that called it
+    parameters: dict[str, Any]  # that function's arguments
+    at: Location
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something the script did that a spec does not hold (a file it wrote, code the recorder cannot see)."""
+
+    message: str
+    at: Location
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of the script under the recorder."""
+
+    switches: dict[str, str]  # the environment variables set for this run
+    prepare: tuple[Event, ...]
+    calls: tuple[Call, ...]
+    wandb: tuple[str, ...]  # what get_default_wandb_args returned
+    notes: tuple[Note, ...]
+    env_reads: dict[str, Location]
+    root: str  # the miles checkout as the recorded commands name it
+
+
+def record(
+    script: Path,
+    switches: Mapping[str, str],
+    secrets: Sequence[str],
+    miles_root: Path | None = None,
+    timeout: float = TIMEOUT_S,
+) -> Run:
+    """Run ``script`` in the sandbox with ``switches`` set; nothing it would do is done."""
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": os.environ.get("HOME", "/"),
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+        **{name: _STAND_IN.format(name) for name in secrets},
+        **switches,
+    }
+    with tempfile.TemporaryDirectory(prefix="run-matrix-import-") as folder:
+        result = Path(folder) / "trace.json"
+        argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), str(result)]
+        try:
+            done = subprocess.run(
+                [*argv, *([str(miles_root)] if miles_root else [])],
+                env=env,
+                cwd=miles_root or script.parent,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            raise _refused(
+                script,
+                f"did not finish within {timeout:.0f} s under the recorder (does it wait for something?)",
+                Location(script),
+            ) from None
+        if done.returncode != 0 or not result.is_file():
+            raise RunMatrixError(f"the import sandbox failed on {script}:\n{done.stderr[-2000:]}")
+        trace = _references(json.loads(result.read_text(encoding="utf-8")), secrets)
+    return _run(script, dict(switches), trace, done.stdout + done.stderr)
+
+
+def _references(data: Any, secrets: Sequence[str]) -> Any:
+    """The trace with every stand-in secret written back as a ``${NAME}`` reference."""
+    if isinstance(data, str):
+        for name in secrets:
+            data = data.replace(_STAND_IN.format(name), f"${{{name}}}")
+        return data
+    if isinstance(data, list):
+        return [_references(item, secrets) for item in data]
+    if isinstance(data, dict):
+        return {key: _references(value, secrets) for key, value in data.items()}
+    return data
+
+
+def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: str) -> Run:
+    if trace["refusal"]:
+        raise _refused(script, trace["refusal"]["reason"], _location(trace["refusal"]["at"]))
+    failure = trace["failure"]
+    if failure and failure.get("environment"):
+        raise EnvironmentProblem(f"{failure['reason']} (at {_location(failure['at'])})")
+    if failure:
+        tail = "\n".join(output.strip().splitlines()[-5:])
+        raise _refused(
+            script,
+            f"{failure['reason']} under the recorder (commands run nothing there and return no output)"
+            + (f"; its last output:\n{tail}" if tail else ""),
+            _location(failure["at"]),
+        )
+    events = trace["events"]
+    calls = tuple(_call(e) for e in events if e["kind"] == "train")
+    if not calls:
+        raise _refused(script, "never calls execute_train: there is no launch to import", Location(script))
+    first = events.index(next(e for e in events if e["kind"] == "train"))
+    late = [e for e in events[first:] if e["kind"] in ("command", "helper")]
+    if late:
+        raise _refused(
+            script,
+            f"runs {_what(late[0])} after its first execute_train; a spec prepares before the launch only",
+            _location(late[0]["at"]),
+        )
+    return Run(
+        switches,
+        tuple(_event(e) for e in events[:first] if e["kind"] in ("command", "helper")),
+        calls,
+        tuple(e["text"] for e in events if e["kind"] == "wandb"),
+        tuple(_note(e) for e in events if e["kind"] in ("effect", "silent")),
+        {name: _location(at) for name, at in trace["env_reads"].items()},
+        trace["root"],
+    )
+
+
+def _call(event: dict[str, Any]) -> Call:
+    caller = event["caller"]
+    return Call(
+        event["args"],
+        tuple(event["commands"]),
+        event["variables"],
+        caller["function"],
+        caller["parameters"],
+        _location(event["at"]),
+    )
+
+
+def _event(event: dict[str, Any]) -> Event:
+    if event["kind"] == "command":
+        return Event("command", event["helper"], event["command"], {}, _location(event["at"]))
+    return Event("helper", event["name"], "", event["args"], _location(event["at"]))
+
+
+def _note(event: dict[str, Any]) -> Note:
+    if event["kind"] == "effect":
+        return Note(f"{event['what']}: recorded, not done; a spec does not hold it", _location(event["at"]))
+    return Note(
+        f"prepare() calls {event['function']}(), code of the script's own that uses no miles helper and"
+        " touched no file here: what it does on a real node is not in the spec",
+        _location(event["at"]),
+    )
+
+
+def _what(event: dict[str, Any]) -> str:
+    return f"`{event['command']}`" if event["kind"] == "command" else f"{event['name']}()"
+
+
+def _location(at: Sequence[Any]) -> Location:
+    return Location(Path(at[0]), at[1])
+
+
+def _refused(script: Path, reason: str, at: Location) -> SpecError:
+    return SpecError.one(
+        "import",
+        f"{script.name} cannot be imported: it {reason}",
+        at=[at],
+        hint="nothing was written",
+    )

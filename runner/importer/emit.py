@@ -1,0 +1,127 @@
+"""emit: the YAML text of an imported spec or component, with comments.
+
+Values are written so that run-matrix reads back exactly what the script launched: a flag value
+is a :class:`Text` that must load as the same text (``0.70`` stays ``0.70``, ``true`` is quoted
+so it does not become a switch), other strings load as strings, and every literal ``${`` is
+written ``$${`` so the resolver leaves it alone (secret references stay shell references).
+Each scalar is checked by loading it back; nothing is guessed about YAML's rules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from runner.errors import SpecError
+from runner.load import DELETE, Key, loads
+
+INDENT = "  "
+SPACED = ("matrix", "prepare", "args", "env")  # top-level sections set off by a blank line
+FLOW = ("match",)  # small mappings written on one line
+Comments = Mapping[Key, str]  # a comment line written above the key
+
+
+class Text(str):
+    """A scalar that must read back as exactly this text; a number may stay a number."""
+
+
+def flag_value(values: Sequence[str]) -> Any:
+    """What a spec writes for a flag: ``true`` for a switch, one value, or a list of them."""
+    if not values:
+        return True
+    return Text(values[0]) if len(values) == 1 else [Text(v) for v in values]
+
+
+def dump(data: Mapping[str, Any], comments: Comments | None = None, header: Sequence[str] = ()) -> str:
+    comments = comments or {}
+    lines = [f"# {line}" if line else "#" for line in header]
+    for index, (name, value) in enumerate(data.items()):
+        if index and name in SPACED:
+            lines.append("")
+        lines += _entry((name,), value, comments)
+    return "\n".join(lines) + "\n"
+
+
+def _entry(key: Key, value: Any, comments: Comments) -> Iterator[str]:
+    indent = INDENT * (len(key) - 1)
+    if key in comments:
+        yield f"{indent}# {comments[key]}"
+    head = f"{indent}{_key(key[-1])}:"
+    if key[-1] in FLOW and isinstance(value, Mapping):
+        yield f"{head} {{{', '.join(f'{_key(k)}: {scalar(v)}' for k, v in value.items())}}}"
+    elif isinstance(value, Mapping) and value:
+        yield head
+        for name, child in value.items():
+            yield from _entry((*key, name), child, comments)
+    elif isinstance(value, Mapping):
+        yield f"{head} {{}}"
+    elif isinstance(value, list):
+        yield f"{head} {_flow(value)}"
+    else:
+        yield f"{head} {scalar(value)}"
+
+
+def scalar(value: Any) -> str:
+    if value is DELETE:
+        return "!delete"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    text = _escaped(value)
+    for candidate in (text, _quoted(text)):
+        if _reads_back(f"v: {candidate}", [value]):
+            return candidate
+    raise _cannot(text)
+
+
+def _flow(items: list[Any]) -> str:
+    for candidates in ([scalar(item) for item in items], [_quoted(_escaped(item)) for item in items]):
+        written = f"[{', '.join(candidates)}]"
+        if _reads_back(f"v: {written}", items):
+            return written
+    raise _cannot(str(items))
+
+
+def _key(name: str) -> str:
+    loaded = _load(f"{name}: 0")
+    return name if loaded is not None and list(loaded) == [name] else _quoted(name)
+
+
+def _reads_back(document: str, wanted: list[Any]) -> bool:
+    """Whether ``document``'s ``v`` loads as ``wanted`` (a :class:`Text` as its text, whatever its type)."""
+    loaded = _load(document)
+    got = loaded["v"] if loaded is not None else None
+    got = got if isinstance(got, list) or len(wanted) != 1 else [got]
+    if not isinstance(got, list) or len(got) != len(wanted):
+        return False
+    return all(_same(g, w) for g, w in zip(got, wanted, strict=True))
+
+
+def _same(got: Any, wanted: Any) -> bool:
+    if isinstance(wanted, (bool, int)) or wanted is None:
+        return type(got) is type(wanted) and got == wanted
+    if isinstance(wanted, Text):
+        return not isinstance(got, bool) and got is not None and str(got) == _escaped(wanted)
+    return isinstance(got, str) and got == _escaped(wanted)
+
+
+def _escaped(value: Any) -> str:
+    return str(value).replace("${", "$${")
+
+
+def _load(document: str) -> dict[str, Any] | None:
+    try:
+        return loads(document + "\n", Path("<import>")).data
+    except SpecError:
+        return None
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'" if "\n" not in text else json.dumps(text)
+
+
+def _cannot(text: str) -> SpecError:
+    return SpecError.one("import", f"cannot write {text!r} as YAML that reads back the same")

@@ -1,0 +1,94 @@
+"""launch: what one ``execute_train`` call launches, read from the commands it would run.
+
+This is the script's side of the round trip: the train script and the GPUs of ``ray start``,
+and the runtime env, MODEL_ARGS and flags of ``ray job submit``, parsed as the shell would
+split them. It is read independently of the spec the import writes, so comparing the two
+checks the import.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from runner.errors import Location, SpecError
+
+MODEL_ARGS = "${MODEL_ARGS[@]}"
+
+
+@dataclass(frozen=True)
+class Launched:
+    train_script: str  # relative to the miles checkout, as a spec names it
+    num_gpus_per_node: int
+    model_type: str | None  # the scripts/models/<type>.sh the submission sources
+    model_args: tuple[str, ...] | None  # MODEL_ARGS written out; None: ${MODEL_ARGS[@]} of model_type
+    train_args: tuple[str, ...]
+    env: dict[str, str]
+
+
+def launched(
+    commands: Sequence[str], train_args: str, root: str, secrets: Sequence[str], at: Location
+) -> Launched:
+    """Parse the ``ray start`` and ``ray job submit`` commands of one execute_train call."""
+    start = _tokens(_one(commands, "ray start", at), secrets, at)
+    submit = _tokens(_one(commands, "ray job submit", at), secrets, at)
+    argv = submit[submit.index("--") + 1 :]
+    script = argv[1]
+    if not script.startswith(f"{root}/"):
+        raise _error(f"launches {script}, which is not in the miles checkout", at)
+    rest = argv[2:]
+    tail = tuple(shlex.split(train_args))
+    if rest[:1] == [MODEL_ARGS]:
+        model_args = None
+        flags = tuple(rest[1:])
+    elif tuple(rest[len(rest) - len(tail) :]) == tail:
+        model_args, flags = tuple(rest[: len(rest) - len(tail)]), tail
+    else:
+        raise _error("launches flags other than the train_args it was given", at)
+    env_json = next(t for t in submit if t.startswith("--runtime-env-json=")).split("=", 1)[1]
+    return Launched(
+        script.removeprefix(f"{root}/"),
+        int(start[start.index("--num-gpus") + 1]),
+        _sourced_model(submit, root),
+        model_args,
+        flags,
+        {name: str(value) for name, value in json.loads(env_json)["env_vars"].items()},
+    )
+
+
+def _one(commands: Sequence[str], what: str, at: Location) -> str:
+    found = [c for c in commands if what in c]
+    if len(found) != 1:
+        raise _error(f"runs {len(found)} `{what}` commands in one execute_train call; expected one", at)
+    return found[0]
+
+
+def _tokens(command: str, secrets: Sequence[str], at: Location) -> list[str]:
+    """The command's words as the shell splits them; words the shell would expand are refused."""
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise _error(f"runs a command the shell cannot split ({exc}): {command[:200]}", at) from None
+    allowed = [MODEL_ARGS, *(f"${{{name}}}" for name in secrets)]
+    for word in words:
+        rest = word
+        for reference in allowed:
+            rest = rest.replace(reference, "")
+        if "$" in rest or "`" in rest:
+            raise _error(f"launches {word!r}, which the shell would expand: its value is not known here", at)
+    return words
+
+
+def _sourced_model(words: Sequence[str], root: str) -> str | None:
+    prefix, suffix = f"{root}/scripts/models/", ".sh"
+    for before, word in itertools.pairwise(words):
+        if before == "source" and word.startswith(prefix) and word.endswith(suffix):
+            return word[len(prefix) : -len(suffix)]
+    return None
+
+
+def _error(message: str, at: Location) -> SpecError:
+    return SpecError.one("import", f"the script {message}", at=[at], hint="nothing was written")

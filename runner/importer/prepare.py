@@ -1,0 +1,118 @@
+"""prepare: the commands and helper calls a script makes before launching -> prepare steps.
+
+Each recorded command or helper call maps to one step kind of the spec (``mkdir``,
+``hf-download``, ``convert-torch-dist``, ``convert-fp8``), with the arguments miles' helpers
+would have used. One that maps to no step kind stops the import: a spec cannot run it, and
+leaving it out would write a test that fails on a fresh node. Pure.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+from runner.errors import Location, SpecError
+from runner.importer.capture import Event
+from runner.importer.emit import flag_value
+from runner.importer.groups import flags
+
+Step = dict[str, Any]
+NAMES = {"mkdir": "dirs", "convert-torch-dist": "convert", "convert-fp8": "fp8"}
+
+
+def steps(events: Sequence[Event], root: str, model_type: str, megatron_path: str) -> dict[str, Step]:
+    """Named steps in the order the script runs them (``dirs``, ``model``, ``dataset``, ``convert``, ...)."""
+    named: dict[str, Step] = {}
+    for event in events:
+        step = _helper(event, model_type, megatron_path) if event.kind == "helper" else _command(event, root)
+        name = _name(step)
+        unique, count = name, 1
+        while unique in named:
+            count += 1
+            unique = f"{name}-{count}"
+        named[unique] = step
+    return named
+
+
+def _name(step: Step) -> str:
+    if step["kind"] == "hf-download":
+        return "dataset" if step.get("repo_type") == "dataset" else "model"
+    return NAMES[step["kind"]]
+
+
+def _command(event: Event, root: str) -> Step:
+    words = shlex.split(event.command)
+    if words[:1] == ["mkdir"]:
+        paths = [w for w in words[1:] if w != "-p"]
+        if paths and not any(p.startswith("-") for p in paths):
+            return {"kind": "mkdir", "paths": paths}
+    if words[:2] in (["hf", "download"], ["huggingface-cli", "download"]):
+        return _download(words[2:], event)
+    if len(words) > 1 and words[1] == f"{root}/tools/convert_hf_to_fp8.py":
+        return _fp8(words, event)
+    raise _unknown(f"`{event.command}`", event.at)
+
+
+def _download(words: list[str], event: Event) -> Step:
+    kind = "model"
+    if words[:1] == ["--repo-type"] and len(words) > 1:
+        kind, words = words[1], words[2:]
+    if len(words) == 3 and words[1] == "--local-dir" and kind in ("model", "dataset"):
+        step: Step = {"kind": "hf-download", "repo": words[0], "local_dir": words[2]}
+        return {**step, "repo_type": kind} if kind == "dataset" else step
+    raise _unknown(f"`{event.command}` (hf download takes the repo and --local-dir only)", event.at)
+
+
+def _fp8(words: list[str], event: Event) -> Step:
+    options = dict(flags(words[2:]))
+    model_dir, save_dir = options.pop("model-dir", ()), options.pop("save-dir", ())
+    if len(model_dir) != 1 or len(save_dir) != 1:
+        raise _unknown(f"`{event.command}` (no --model-dir or --save-dir)", event.at)
+    step: Step = {"kind": "convert-fp8", "model_dir": model_dir[0], "save_dir": save_dir[0]}
+    if options:
+        step["extra"] = {name: flag_value(values) for name, values in options.items()}
+    return {**step, "python": words[0]} if words[0] != "python" else step
+
+
+def _helper(event: Event, model_type: str, megatron_path: str) -> Step:
+    args = event.args
+    if event.name == "hf_download_dataset":
+        local = f"{args['data_dir']}/{args['full_name'].split('/')[-1]}"
+        return {"kind": "hf-download", "repo": args["full_name"], "local_dir": local, "repo_type": "dataset"}
+    if event.name != "convert_checkpoint":
+        raise _unknown(f"{event.name}()", event.at)
+    if args["multinode"]:
+        raise _error(
+            "converts the checkpoint on several nodes; a convert-torch-dist step runs on one", event.at
+        )
+    if args["megatron_model_type"] != model_type:
+        raise _error(
+            f"converts with model type {args['megatron_model_type']} but trains {model_type}", event.at
+        )
+    if args["megatron_path"] != megatron_path:
+        raise _error(
+            f"converts with Megatron at {args['megatron_path']}; the conventions say {megatron_path}",
+            event.at,
+        )
+    name = args["model_name"]
+    step: Step = {
+        "kind": "convert-torch-dist",
+        "hf_checkpoint": args["hf_checkpoint"] or f"/root/models/{name}",
+        "save": f"{args['dir_dst']}/{name}_torch_dist",
+        "nproc_per_node": args["num_gpus_per_node"],
+    }
+    parallel = flags(shlex.split(args["extra_args"] or ""))
+    return {**step, "parallel": {n: flag_value(v) for n, v in parallel}} if parallel else step
+
+
+def _unknown(what: str, at: Location) -> SpecError:
+    return _error(
+        f"runs {what} before launching, which is no prepare step run-matrix has"
+        " (mkdir, hf-download, convert-torch-dist, convert-fp8)",
+        at,
+    )
+
+
+def _error(message: str, at: Location) -> SpecError:
+    return SpecError.one("import", f"the script {message}", at=[at], hint="nothing was written")

@@ -1,0 +1,376 @@
+"""A stand-in for miles' ``miles.utils.external_utils.command_utils``, and the trace it writes.
+
+Loaded only inside the import sandbox (``harness.py``, a separate interpreter), under the
+helper module's import name; run-matrix itself never imports it for use. Each helper keeps
+miles' signature (miles d94ee8cb, the version ``miles/launch.yaml`` describes): the ones that
+would run a command or touch the network record the call instead; ``execute_train`` builds the
+commands miles would run (cluster reset, ``ray start``, ``ray job submit``) and records them,
+starting nothing. Standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+ROOT = Path("/__miles_root__")  # the miles checkout, as recorded commands name it
+NVLINK_PROBE = "nvidia-smi topo -m"
+PARAMETER_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+class Refused(BaseException):
+    """The script did something the recorder cannot stand in for. A BaseException, so that a
+    script's ``except Exception`` cannot swallow it."""
+
+
+@dataclasses.dataclass
+class Trace:
+    """Everything the script did through miles' helpers, and everything refused, as JSON-able data."""
+
+    script: str = ""
+    own_files: set[str] = dataclasses.field(default_factory=set)  # recorder, harness, miles' helpers
+    events: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    env_reads: dict[str, list[Any]] = dataclasses.field(default_factory=dict)  # name -> where
+    refusal: dict[str, Any] | None = None
+    train: dict[str, Any] | None = None  # the execute_train call in progress
+
+    def where(self) -> list[Any]:
+        """[file, line] of the script line that led here (else the nearest caller outside us)."""
+        frame: FrameType | None = sys._getframe(1)
+        nearest: list[Any] | None = None
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name == self.script:
+                return [name, frame.f_lineno]
+            if nearest is None and name not in self.own_files:
+                nearest = [name, frame.f_lineno]
+            frame = frame.f_back
+        return nearest or [self.script, None]
+
+    def record(self, kind: str, **data: Any) -> dict[str, Any]:
+        event = {"kind": kind, "at": self.where(), **data}
+        self.events.append(event)
+        return event
+
+    def refuse(self, reason: str) -> Refused:
+        if self.refusal is None:  # the first reason is the one to report
+            self.refusal = {"reason": reason, "at": self.where()}
+        return Refused(reason)
+
+    def command(self, helper: str, command: str, capture_output: bool) -> str | None:
+        """A command a helper would run: recorded, never run."""
+        if self.train is not None:
+            self.train["commands"].append(command)
+            if capture_output and NVLINK_PROBE in command:
+                return "0"  # no NVLink links: the probe's answer on a machine without NVLink
+        else:
+            self.record("command", helper=helper, command=command)
+        if capture_output:
+            raise self.refuse(f"reads the output of `{command}`, which the recorder cannot know")
+        return None
+
+
+TRACE = Trace()
+
+
+def plain(value: Any) -> Any:
+    """A value as JSON: dataclasses as mappings, callables by name, the rest as text."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if callable(value):
+        return {"callable": getattr(value, "__qualname__", repr(value))}
+    return str(value)
+
+
+def arguments(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments by name, defaults filled in (a wrong call raises TypeError, as the real one)."""
+    bound = inspect.signature(function).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def recording(name: str, signature_of: Callable[..., Any]) -> Callable[..., None]:
+    """A helper that records its call (with ``signature_of``'s defaults) and does nothing else."""
+
+    def helper(*args: Any, **kwargs: Any) -> None:
+        TRACE.record("helper", name=name, args=plain(arguments(signature_of, args, kwargs)))
+
+    helper.__name__ = helper.__qualname__ = name
+    return helper
+
+
+def command_recorder(name: str) -> Callable[..., str | None]:
+    """``exec_command`` and its per-device variants: record the command, run nothing."""
+
+    def run(cmd: str, *args: Any, capture_output: bool = False, **kwargs: Any) -> str | None:
+        return TRACE.command(name, cmd, capture_output)
+
+    run.__name__ = run.__qualname__ = name
+    return run
+
+
+def begin_train(call: dict[str, Any]) -> None:
+    """An execute_train call starts: what it was given, and the script's flag-string variables."""
+    if TRACE.train is not None:
+        raise TRACE.refuse("calls execute_train from inside execute_train")
+    if call.get("before_ray_job_submit") is not None:
+        raise TRACE.refuse(
+            "passes execute_train a before_ray_job_submit hook: code of its own runs between `ray start`"
+            " and the job submission, and a spec has no place for it"
+        )
+    caller = sys._getframe(2)
+    TRACE.train = TRACE.record(
+        "train",
+        args=plain(call),
+        commands=[],
+        variables=_flag_variables(caller),
+        caller=_caller(caller),
+    )
+
+
+def end_train() -> None:
+    TRACE.train = None
+
+
+def _flag_variables(frame: FrameType | None) -> dict[str, str]:
+    """Every text variable holding flags, from the caller out to the script's module (nearer wins)."""
+    found: dict[str, str] = {}
+    while frame is not None:
+        for name, value in frame.f_locals.items():
+            if isinstance(value, str) and "--" in value and name not in found:
+                found[name] = value
+        if frame.f_code.co_name == "<module>" and frame.f_code.co_filename == TRACE.script:
+            break
+        frame = frame.f_back
+    return found
+
+
+def _caller(frame: FrameType) -> dict[str, Any]:
+    code = frame.f_code
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    return {
+        "function": code.co_name,
+        "file": code.co_filename,
+        "line": frame.f_lineno,
+        "parameters": {name: plain(frame.f_locals.get(name)) for name in names},
+    }
+
+
+# ---- the helpers, with miles' signatures ------------------------------------------------------
+
+repo_base_dir = ROOT
+exec_command = command_recorder("exec_command")
+exec_command_cpu = command_recorder("exec_command_cpu")
+exec_command_gpu = command_recorder("exec_command_gpu")
+exec_command_all_ray_node = command_recorder("exec_command_all_ray_node")
+exec_command_multi_node = command_recorder("exec_command_multi_node")
+
+
+def _convert_checkpoint(
+    model_name: str,
+    megatron_model_type: str,
+    num_gpus_per_node: int,
+    multinode: bool = False,
+    num_nodes: int | None = None,
+    extra_args: str = "",
+    dir_dst: str = "/root",
+    hf_checkpoint: str | None = None,
+    megatron_path: str = "/root/Megatron-LM",
+) -> None: ...
+
+
+def _hf_download_dataset(full_name: str, data_dir: str = "/root/datasets") -> None: ...
+
+
+def _fp8_cast_bf16(path_src: str, path_dst: str) -> None: ...
+
+
+def _rsync_simple(path_src: str, path_dst: str) -> None: ...
+
+
+def _save_to_temp_file(text: str, ext: str) -> None: ...
+
+
+convert_checkpoint = recording("convert_checkpoint", _convert_checkpoint)
+hf_download_dataset = recording("hf_download_dataset", _hf_download_dataset)
+fp8_cast_bf16 = recording("fp8_cast_bf16", _fp8_cast_bf16)
+rsync_simple = recording("rsync_simple", _rsync_simple)
+save_to_temp_file = recording("save_to_temp_file", _save_to_temp_file)
+HELPERS = ("convert_checkpoint", "hf_download_dataset", "fp8_cast_bf16", "rsync_simple", "save_to_temp_file")
+
+
+@dataclasses.dataclass
+class ExecuteTrainConfig:
+    cuda_core_dump: bool = False
+    num_nodes: int = dataclasses.field(
+        default_factory=lambda: int(os.environ.get("SLURM_JOB_NUM_NODES", "1"))
+    )
+    extra_env_vars: str = ""
+    output_dir: str = "/root/shared_data"
+
+
+def execute_train(
+    train_args: str,
+    num_gpus_per_node: int,
+    megatron_model_type: str | None,
+    train_script: str = "train.py",
+    before_ray_job_submit: Callable[[], None] | None = None,
+    extra_env_vars: dict[str, str] | None = None,
+    config: ExecuteTrainConfig | None = None,
+    megatron_path: str = "/root/Megatron-LM",
+) -> None:
+    begin_train(dict(locals()))
+    try:
+        _launch(
+            train_args,
+            num_gpus_per_node,
+            megatron_model_type,
+            train_script,
+            extra_env_vars,
+            config,
+            megatron_path,
+        )
+    finally:
+        end_train()
+
+
+def _launch(
+    train_args: str,
+    gpus: int,
+    model_type: str | None,
+    script: str,
+    extra_env: dict[str, str] | None,
+    config: ExecuteTrainConfig | None,
+    megatron_path: str,
+) -> None:
+    """The commands execute_train runs (miles-facts §1), recorded in order."""
+    script = script if os.path.isabs(script) else f"{ROOT}/{script}"
+    master = os.environ.get("MASTER_ADDR", "127.0.0.1")
+    external_ray = get_bool_env_var("MILES_SCRIPT_EXTERNAL_RAY")
+    ray = "" if external_ray else "ray stop --force; pkill -9 ray; "
+    exec_command(
+        f"pkill -9 sglang; sleep 3; {ray}pkill -9 miles; sleep 3; pkill -9 miles; pkill -9 redis; true; "
+    )
+    if not external_ray:
+        exec_command(
+            f"export PYTHONBUFFERED=16 && ray start --head --node-ip-address {master} --num-gpus {gpus}"
+            " --disable-usage-stats"
+        )
+    env = _runtime_env(
+        master, megatron_path, model_type is None, extra_env or {}, config or ExecuteTrainConfig()
+    )
+    source = f'source "{ROOT}/scripts/models/{model_type}.sh" && ' if model_type else ""
+    address = "" if "RAY_ADDRESS" in os.environ else '--address="http://127.0.0.1:8265" '
+    model_args = "${MODEL_ARGS[@]}" if model_type else ""
+    if get_bool_env_var("MILES_SCRIPT_ENABLE_RAY_SUBMIT", "1"):
+        runtime_env = json.dumps({"env_vars": env})
+        exec_command(
+            f"export no_proxy=127.0.0.1 && export PYTHONBUFFERED=16 && {source}ray job submit {address}"
+            f"--runtime-env-json='{runtime_env}' -- python3 {script} {model_args} {train_args}"
+        )
+
+
+def _runtime_env(
+    master: str, megatron_path: str, fsdp: bool, extra: dict[str, str], config: ExecuteTrainConfig
+) -> dict[str, Any]:
+    env: dict[str, Any] = {"PYTHONPATH": megatron_path}
+    if not fsdp:
+        env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
+    env["NCCL_NVLS_ENABLE"] = os.environ.get("NCCL_NVLS_ENABLE") or str(int(_has_nvlink()))
+    env.update({k: os.environ[k] for k in ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME") if k in os.environ})
+    env.update({"no_proxy": f"127.0.0.1,{master}", "MASTER_ADDR": master})
+    if config.cuda_core_dump:
+        env.update(core_dump_env(config.output_dir))
+    env.update(extra)
+    env.update(parse_extra_env_vars(config.extra_env_vars))
+    return env
+
+
+def core_dump_env(output_dir: str) -> dict[str, str]:
+    return {
+        "CUDA_ENABLE_COREDUMP_ON_EXCEPTION": "1",
+        "CUDA_COREDUMP_SHOW_PROGRESS": "1",
+        "CUDA_COREDUMP_GENERATION_FLAGS": "skip_nonrelocated_elf_images,skip_global_memory,"
+        "skip_shared_memory,skip_local_memory,skip_constbank_memory",
+        "CUDA_COREDUMP_FILE": f"{output_dir}/cuda_coredump_%h.%p.%t",
+    }
+
+
+def parse_extra_env_vars(text: str) -> dict[str, str]:
+    """``ExecuteTrainConfig.extra_env_vars``: JSON, or ``NAME=VALUE`` words."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return dict(item.split("=", 1) for item in text.split() if "=" in item)
+    return {str(k): str(v) for k, v in parsed.items()} if isinstance(parsed, dict) else {}
+
+
+def _has_nvlink() -> bool:
+    output = exec_command_gpu(
+        f"{NVLINK_PROBE} 2>/dev/null | grep -o 'NV[0-9][0-9]*' | wc -l", capture_output=True
+    )
+    return int(output or 0) > 0
+
+
+def check_has_nvlink() -> bool:
+    raise TRACE.refuse(
+        "asks whether this machine has NVLink (check_has_nvlink): the answer depends on the node"
+    )
+
+
+def get_default_wandb_args(
+    test_file: str, run_name_prefix: str | None = None, run_id: str | None = None
+) -> str:
+    if not os.environ.get("WANDB_API_KEY"):
+        return ""
+    path = Path(test_file)
+    name = path.stem if len(path.stem) >= 6 else f"{path.parent.name}_{path.stem}"
+    group = run_id or create_run_id()
+    if (commit := os.environ.get("GITHUB_COMMIT_NAME")) is not None:
+        group += f"_{commit}"
+    if run_name_prefix is not None:
+        group = f"{run_name_prefix}_{group}"
+    text = (
+        f"--use-wandb --wandb-project miles-{name} --wandb-group {group} "
+        f"--wandb-key '{os.environ.get('WANDB_API_KEY')}' --disable-wandb-random-suffix "
+    )
+    TRACE.record("wandb", text=text)
+    return text
+
+
+def create_run_id() -> str:
+    return "run-matrix-import"  # miles: a timestamp; the recording must not depend on the clock
+
+
+def get_bool_env_var(name: str, default: str = "false") -> bool:
+    return os.getenv(name, default).lower() in ("true", "1")
+
+
+def get_env_enable_infinite_run() -> bool:
+    return get_bool_env_var("MILES_TEST_ENABLE_INFINITE_RUN", "false")
+
+
+NUM_GPUS_OF_HARDWARE = {"H100": 8, "GB200": 4, "GB300": 4}
+GENERATION_HARDWARE = {"H100": "Hopper", "GB200": "Blackwell", "GB300": "Blackwell"}
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise TRACE.refuse(
+        f"uses command_utils.{name}, which the recorder does not stand in for;"
+        " import with --miles-root DIR to load miles' own helpers"
+    )

@@ -1,0 +1,196 @@
+"""target: one recorded ``execute_train`` call -> what one cell of the imported spec must hold.
+
+The spec keys come from the call as the script made it (its flag variables, its own env vars,
+its prepare commands); the launch they must render comes from the commands the call runs
+(``launch.py``). Secrets written as literals are replaced by references, on both sides. Pure.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from runner import locate
+from runner.errors import Location, SpecError
+from runner.importer import groups, prepare
+from runner.importer.capture import Call, Note, Run
+from runner.importer.emit import flag_value
+from runner.importer.knowledge import Knowledge
+from runner.importer.launch import Launched, launched
+from schemas import GROUPS, Group, LaunchConventions
+from schemas.spec import TrainScript
+from schemas.values import flag_tokens
+
+SCRIPTS: tuple[TrainScript, ...] = ("train.py", "train_async.py")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Every spec key the import owns for one cell, and the launch that cell must render."""
+
+    model_type: str
+    gpus_per_node: int
+    script: TrainScript
+    master_addr: str
+    flags: dict[str, Any]  # flag -> spec value, in launch order
+    group_of: dict[str, Group]
+    source_of: dict[str, str]  # flag -> the script variable it came from ("" when inline)
+    env: dict[str, str]
+    prepare: dict[str, prepare.Step]
+    wandb_project: str | None
+    launched: Launched  # what the script launches, secrets as references
+    wandb_args: tuple[str, ...]  # the flags the script adds when WANDB_API_KEY is set
+
+
+def target_of(
+    run: Run, call: Call, conventions: LaunchConventions, known: Knowledge
+) -> tuple[Target, list[Note]]:
+    """The target of one call, and what the spec will not hold (notes)."""
+    model_type = _model_type(call)
+    script = _script(call, run, conventions)
+    found = launched(call.commands, call.args["train_args"], run.root, conventions.secrets, call.at)
+    found, wandb_args = _without_wandb(found, run.wandb)
+    words, notes = _secret_flags(found, known, call.at)
+    flags, group_of, source_of = _grouped(words, call, known)
+    env, env_notes = _env(found, call, conventions)
+    project = next((wandb_args[i + 1] for i, w in enumerate(wandb_args[:-1]) if w == "--wandb-project"), None)
+    built = Target(
+        model_type,
+        found.num_gpus_per_node,
+        script,
+        found.env.get("MASTER_ADDR", "127.0.0.1"),
+        flags,
+        group_of,
+        source_of,
+        env,
+        prepare.steps(run.prepare, run.root, model_type, conventions.megatron_path),
+        project,
+        replace(found, train_args=words),
+        wandb_args,
+    )
+    return built, notes + env_notes
+
+
+def _script(call: Call, run: Run, conventions: LaunchConventions) -> TrainScript:
+    given = str(call.args["train_script"])
+    for script in SCRIPTS:
+        if given in (script, f"{run.root}/{script}"):
+            return script
+    raise _error(f"launches {given}; a spec launches train.py or train_async.py", call.at)
+
+
+def _model_type(call: Call) -> str:
+    model_type = call.args["megatron_model_type"]
+    if model_type is None:
+        raise _error(
+            "trains with the FSDP backend (megatron_model_type=None); a spec needs a Megatron model"
+            " type (model.type) and run-matrix renders Megatron's launch (MODEL_ARGS,"
+            " CUDA_DEVICE_MAX_CONNECTIONS): FSDP tests cannot be imported yet",
+            call.at,
+        )
+    locate.model_preset(model_type, call.at)  # unknown: an error naming the presets there are
+    return str(model_type)
+
+
+def _without_wandb(found: Launched, texts: Sequence[str]) -> tuple[Launched, tuple[str, ...]]:
+    """The launch less the W&B flags of get_default_wandb_args (render adds its own), and those flags."""
+    words = list(found.train_args)
+    for text in texts:
+        wandb = shlex.split(text)
+        for start in range(len(words) - len(wandb) + 1):
+            if wandb and words[start : start + len(wandb)] == wandb:
+                del words[start : start + len(wandb)]
+                return replace(found, train_args=tuple(words)), tuple(wandb)
+    return found, ()
+
+
+def _secret_flags(found: Launched, known: Knowledge, at: Location) -> tuple[tuple[str, ...], list[Note]]:
+    words, notes = list(found.train_args), []
+    for index, word in enumerate(words[:-1]):
+        name = known.secret_flags.get(word[2:]) if word.startswith("--") else None
+        if name and words[index + 1] != f"${{{name}}}":
+            words[index + 1] = f"${{{name}}}"
+            notes.append(
+                Note(f"{word} is a literal secret in the script; the spec reads ${{{name}}} instead", at)
+            )
+    return tuple(words), notes
+
+
+def _grouped(
+    words: Sequence[str], call: Call, known: Knowledge
+) -> tuple[dict[str, Any], dict[str, Group], dict[str, str]]:
+    values: dict[str, tuple[str, ...]] = {}
+    group_of: dict[str, Group] = {}
+    source_of: dict[str, str] = {}
+    try:
+        segments = groups.segments(words, call.variables)
+    except ValueError as exc:
+        raise _error(f"launches train args that do not start with a flag: {exc}", call.at) from None
+    for segment in segments:
+        for name, given in segment.flags:
+            if name in values and values[name] != given:
+                raise _error(
+                    f"gives --{name} twice with different values ({' '.join(values[name]) or 'switch'} in"
+                    f" {source_of[name] or 'train_args'}, {' '.join(given) or 'switch'} in"
+                    f" {segment.source or 'train_args'}); a spec holds one value per flag",
+                    call.at,
+                )
+            if name not in values:
+                values[name], group_of[name], source_of[name] = (
+                    given,
+                    _group(segment.source, known),
+                    segment.source,
+                )
+    return {name: flag_value(given) for name, given in values.items()}, group_of, source_of
+
+
+def _group(source: str, known: Knowledge) -> Group:
+    stem = source.lower().removesuffix("_args")
+    for group in GROUPS:
+        if group == stem:
+            return group
+    return known.groups.get(stem, "misc")
+
+
+def _env(found: Launched, call: Call, conventions: LaunchConventions) -> tuple[dict[str, str], list[Note]]:
+    """The test's own env vars: what it passes, and any default of miles it changes."""
+    given = set(call.args.get("extra_env_vars") or {})
+    fill = {
+        "master_addr": found.env.get("MASTER_ADDR", "127.0.0.1"),
+        "megatron_path": conventions.megatron_path,
+    }
+    defaults = {d.name: d for d in conventions.runtime_env}
+    env, notes = {}, []
+    for name, value in found.env.items():
+        default = defaults.get(name)
+        if default is None or name in given:
+            env[name] = value
+        elif default.value is not None and not default.from_caller and default.value.format(**fill) != value:
+            env[name] = value
+            shown = default.value.format(**fill)
+            notes.append(
+                Note(f"the launch sets {name}={value} where miles/launch.yaml says {shown}", call.at)
+            )
+    for name in set(env) & set(conventions.secrets):
+        if env[name] != f"${{{name}}}":
+            env[name] = f"${{{name}}}"
+            notes.append(
+                Note(f"env {name} is a literal secret in the script; the spec reads ${{{name}}}", call.at)
+            )
+    return env, notes
+
+
+def flag_map(words: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """``--flag v1 v2 --switch`` -> {flag: (v1, v2), switch: ()}."""
+    return {name: values for name, values in groups.flags(words)}
+
+
+def tokens(flags: dict[str, Any]) -> Iterator[str]:
+    for name, value in flags.items():
+        yield from flag_tokens(name, value)
+
+
+def _error(message: str, at: Location) -> SpecError:
+    return SpecError.one("import", f"the script {message}", at=[at], hint="nothing was written")
