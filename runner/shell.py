@@ -1,8 +1,9 @@
 """Shell text for display: argv -> one line that bash parses back to the same argv.
 
-Tokens are quoted with ``shlex.quote``, except tokens holding ``${NAME}``
-references (secrets, the miles checkout, run-time probes): those are
-double-quoted so that bash expands the reference and nothing else.
+Tokens are quoted with ``shlex.quote``; a token holding ``${NAME}`` references
+(secrets, the miles checkout, run-time probes) is written as single-quoted
+literal parts joined to double-quoted references, so that bash expands the
+references and nothing else, and ``shlex.split`` gives the token back.
 """
 
 from __future__ import annotations
@@ -20,15 +21,13 @@ def quote(token: str) -> str:
     parts: list[str] = []
     position = 0
     for match in _REFERENCE.finditer(token):
-        parts.append(_escape(token[position : match.start()]))
-        parts.append(match.group())
+        if match.start() > position:
+            parts.append(shlex.quote(token[position : match.start()]))
+        parts.append(f'"{match.group()}"')
         position = match.end()
-    parts.append(_escape(token[position:]))
-    return '"' + "".join(parts) + '"'
-
-
-def _escape(text: str) -> str:
-    return re.sub(r'([\\"`$])', r"\\\1", text)
+    if position < len(token):
+        parts.append(shlex.quote(token[position:]))
+    return "".join(parts)
 
 
 def line(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
