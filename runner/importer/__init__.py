@@ -136,8 +136,8 @@ def _description(script: Path) -> str:
         docstring = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8")))
     except (SyntaxError, UnicodeDecodeError, ValueError):
         docstring = None
-    first = (docstring or "").strip().splitlines()[:1]
-    return first[0] if first else f"imported from {script.name}"
+    paragraph = (docstring or "").strip().split("\n\n")[0]
+    return " ".join(paragraph.split()) or f"imported from {script.name}"
 
 
 def _header(request: Request, variants: Variants) -> list[str]:

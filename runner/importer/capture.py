@@ -100,10 +100,9 @@ def record(
                 timeout=timeout,
             )
         except subprocess.TimeoutExpired:
-            raise _refused(
-                script,
-                f"did not finish within {timeout:.0f} s under the recorder (does it wait for something?)",
+            raise refused(
                 Location(script),
+                f"did not finish within {timeout:g} s under the recorder (does it wait for something?)",
             ) from None
         if done.returncode != 0 or not result.is_file():
             raise RunMatrixError(f"the import sandbox failed on {script}:\n{done.stderr[-2000:]}")
@@ -126,29 +125,27 @@ def _references(data: Any, secrets: Sequence[str]) -> Any:
 
 def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: str) -> Run:
     if trace["refusal"]:
-        raise _refused(script, trace["refusal"]["reason"], _location(trace["refusal"]["at"]))
+        raise refused(_location(trace["refusal"]["at"]), trace["refusal"]["reason"])
     failure = trace["failure"]
     if failure and failure.get("environment"):
         raise EnvironmentProblem(f"{failure['reason']} (at {_location(failure['at'])})")
     if failure:
         tail = "\n".join(output.strip().splitlines()[-5:])
-        raise _refused(
-            script,
+        raise refused(
+            _location(failure["at"]),
             f"{failure['reason']} under the recorder (commands run nothing there and return no output)"
             + (f"; its last output:\n{tail}" if tail else ""),
-            _location(failure["at"]),
         )
     events = trace["events"]
     calls = tuple(_call(e) for e in events if e["kind"] == "train")
     if not calls:
-        raise _refused(script, "never calls execute_train: there is no launch to import", Location(script))
+        raise refused(Location(script), "never calls execute_train: there is no launch to import")
     first = events.index(next(e for e in events if e["kind"] == "train"))
     late = [e for e in events[first:] if e["kind"] in ("command", "helper")]
     if late:
-        raise _refused(
-            script,
-            f"runs {_what(late[0])} after its first execute_train; a spec prepares before the launch only",
+        raise refused(
             _location(late[0]["at"]),
+            f"runs {_what(late[0])} after its first execute_train; a spec prepares before the launch only",
         )
     return Run(
         switches,
@@ -197,10 +194,8 @@ def _location(at: Sequence[Any]) -> Location:
     return Location(Path(at[0]), at[1])
 
 
-def _refused(script: Path, reason: str, at: Location) -> SpecError:
+def refused(at: Location, reason: str) -> SpecError:
+    """The one shape of every import refusal: which script, the line, why; nothing was written."""
     return SpecError.one(
-        "import",
-        f"{script.name} cannot be imported: it {reason}",
-        at=[at],
-        hint="nothing was written",
+        "import", f"{at.file.name} cannot be imported: it {reason}", at=[at], hint="nothing was written"
     )

@@ -288,7 +288,9 @@ def _silent_prepare_code(trace: Any) -> Callable[[FrameType, str, Any], None]:
 
 
 def _show(args: tuple[Any, ...]) -> str:
-    text = " ".join(str(a) for a in args[:2]) if args else ""
+    """The call's first plain arguments (a command, a path, an address), short."""
+    plain = [a for a in args if isinstance(a, (str, bytes, os.PathLike, list, tuple, int))][:2]
+    text = " ".join(str(a) for a in plain)
     return text if len(text) <= 160 else text[:157] + "..."
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner.errors import Location, SpecError
+from runner.importer.capture import refused
 
 MODEL_ARGS = "${MODEL_ARGS[@]}"
 
@@ -91,4 +92,4 @@ def _sourced_model(words: Sequence[str], root: str) -> str | None:
 
 
 def _error(message: str, at: Location) -> SpecError:
-    return SpecError.one("import", f"the script {message}", at=[at], hint="nothing was written")
+    return refused(at, message)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from runner.errors import Location, SpecError
-from runner.importer.capture import Event
+from runner.importer.capture import Event, refused
 from runner.importer.emit import flag_value
 from runner.importer.groups import flags
 
@@ -115,4 +115,4 @@ def _unknown(what: str, at: Location) -> SpecError:
 
 
 def _error(message: str, at: Location) -> SpecError:
-    return SpecError.one("import", f"the script {message}", at=[at], hint="nothing was written")
+    return refused(at, message)

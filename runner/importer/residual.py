@@ -31,10 +31,17 @@ def residual(spec: Spec, target: Target, hardware: str | None, own_steps: set[st
         edit["hardware"] = hardware
     if spec.model.type != target.model_type:
         edit["model"] = {"type": target.model_type}
-    if spec.cluster.gpus_per_node != target.gpus_per_node or spec.cluster.nodes != 1:
-        edit["cluster"] = {"nodes": 1, "gpus_per_node": target.gpus_per_node}
-    if spec.launch.script != target.script or spec.launch.master_addr != target.master_addr:
-        edit["launch"] = {"script": target.script, "master_addr": target.master_addr}
+    cluster = {
+        "nodes": (spec.cluster.nodes, 1),
+        "gpus_per_node": (spec.cluster.gpus_per_node, target.gpus_per_node),
+    }
+    launch = {
+        "script": (spec.launch.script, target.script),
+        "master_addr": (spec.launch.master_addr, target.master_addr),
+    }
+    for name, pairs in (("cluster", cluster), ("launch", launch)):
+        if changed := {key: wanted for key, (old, wanted) in pairs.items() if old != wanted}:
+            edit[name] = changed
     if target.wandb_project and spec.wandb.project != target.wandb_project:
         edit["wandb"] = {"project": target.wandb_project}
     for name, part in (

@@ -14,11 +14,10 @@ from pathlib import Path
 
 from runner import checkout
 from runner.cell import Cell
-from runner.importer.target import Target, flag_map
+from runner.importer.target import RUN_NAMED_BY_CLOCK, Target, flag_map
 from runner.render import MILES_ROOT_REFERENCE, Context, Launch, preset_tokens, render
 
 WANDB_KEY = "WANDB_API_KEY"
-RUN_NAMED_BY_CLOCK = "wandb-group"
 
 
 def differences(cell: Cell, target: Target, miles_root: Path | None) -> list[str]:
@@ -40,7 +39,7 @@ def differences(cell: Cell, target: Target, miles_root: Path | None) -> list[str
     if target.wandb_args:
         wandb = render(cell, Context({WANDB_KEY: "set"}, context.miles_root, context.model_args))
         ours = {k: v for k, v in flag_map(_added(wandb, launch)).items() if k != RUN_NAMED_BY_CLOCK}
-        theirs = {k: v for k, v in flag_map(target.wandb_args).items() if k != RUN_NAMED_BY_CLOCK}
+        theirs = flag_map(target.wandb_args)
         wrong += _mapping("W&B flag", ours, theirs)
     return wrong
 

@@ -15,7 +15,7 @@ from typing import Any
 from runner import locate
 from runner.errors import Location, SpecError
 from runner.importer import groups, prepare
-from runner.importer.capture import Call, Note, Run
+from runner.importer.capture import Call, Note, Run, refused
 from runner.importer.emit import flag_value
 from runner.importer.knowledge import Knowledge
 from runner.importer.launch import Launched, launched
@@ -24,6 +24,7 @@ from schemas.spec import TrainScript
 from schemas.values import flag_tokens
 
 SCRIPTS: tuple[TrainScript, ...] = ("train.py", "train_async.py")
+RUN_NAMED_BY_CLOCK = "wandb-group"
 
 
 @dataclass(frozen=True)
@@ -95,14 +96,18 @@ def _model_type(call: Call) -> str:
 
 
 def _without_wandb(found: Launched, texts: Sequence[str]) -> tuple[Launched, tuple[str, ...]]:
-    """The launch less the W&B flags of get_default_wandb_args (render adds its own), and those flags."""
+    """The launch less the W&B flags of get_default_wandb_args (render adds its own), and those flags
+    less ``--wandb-group``: upstream names the run by the clock, so no two recordings agree on it."""
     words = list(found.train_args)
     for text in texts:
         wandb = shlex.split(text)
         for start in range(len(words) - len(wandb) + 1):
             if wandb and words[start : start + len(wandb)] == wandb:
                 del words[start : start + len(wandb)]
-                return replace(found, train_args=tuple(words)), tuple(wandb)
+                kept = [(n, v) for n, v in groups.flags(wandb) if n != RUN_NAMED_BY_CLOCK]
+                return replace(found, train_args=tuple(words)), tuple(
+                    w for n, v in kept for w in (f"--{n}", *v)
+                )
     return found, ()
 
 
@@ -193,4 +198,4 @@ def tokens(flags: dict[str, Any]) -> Iterator[str]:
 
 
 def _error(message: str, at: Location) -> SpecError:
-    return SpecError.one("import", f"the script {message}", at=[at], hint="nothing was written")
+    return refused(at, message)

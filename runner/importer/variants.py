@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.errors import Location, SpecError
-from runner.importer.capture import Note, Run
+from runner.errors import Location
+from runner.importer.capture import Note, Run, refused
 from runner.importer.knowledge import Knowledge
 from runner.importer.target import Target, target_of
 from schemas import LaunchConventions
@@ -28,6 +28,10 @@ from schemas.matrix import AxisValue
 Combo = dict[str, AxisValue]
 Record = Callable[[Mapping[str, str]], Run]  # one run of the script with these switches set
 MAX_SWITCHES = 4
+NO_WANDB = (
+    "the script adds no W&B flags (it never calls get_default_wandb_args); with WANDB_API_KEY set,"
+    " run-matrix adds them"
+)
 
 
 @dataclass(frozen=True)
@@ -40,10 +44,13 @@ class Variants:
 
 def explore(script: Path, record: Record, conventions: LaunchConventions, known: Knowledge) -> Variants:
     unset = record({})
-    switches = _switches_read([unset], known)
+    switches = _switches_read(script, [unset], known)
     while True:
-        runs = {combo: record(_env(combo, switches, known)) for combo in _combos(len(switches))}
-        more = _switches_read([unset, *runs.values()], known)
+        runs = {
+            combo: record(env) if (env := _env(combo, switches, known)) else unset
+            for combo in _combos(len(switches))
+        }
+        more = _switches_read(script, [unset, *runs.values()], known)
         if more == switches:
             break
         switches = more
@@ -57,20 +64,21 @@ def explore(script: Path, record: Record, conventions: LaunchConventions, known:
     call_axis, call_values = _call_axis(unset)
     if len(call_values) > 1:
         axes[call_axis] = call_values
-    cells = _cells(axes, switches, known, built, call_axis)
+    cells = _cells(script, axes, switches, known, built, call_axis)
     notes += _other_reads(unset, switches, known)
+    if not unset.wandb:
+        notes.append(Note(NO_WANDB, Location(script)))
     used = {name: known.switches[name].axis for name in switches if known.switches[name].axis in axes}
     return Variants(axes, cells, used, _unique(notes))
 
 
-def _switches_read(runs: list[Run], known: Knowledge) -> list[str]:
+def _switches_read(script: Path, runs: list[Run], known: Knowledge) -> list[str]:
     names = list(dict.fromkeys(name for run in runs for name in run.env_reads if name in known.switches))
     if len(names) > MAX_SWITCHES:
-        raise SpecError.one(
-            "import",
-            f"the script reads {len(names)} variant switches ({', '.join(names)}): more than {MAX_SWITCHES}"
-            " are not tried (each doubles the runs)",
-            hint="nothing was written",
+        raise refused(
+            Location(script),
+            f"reads {len(names)} variant switches ({', '.join(names)}); more than {MAX_SWITCHES} are not"
+            " tried (each doubles the runs)",
         )
     return names
 
@@ -99,12 +107,10 @@ def _defaults(
     idle = [all(built[c] == built[_flip(c, i)] for c in built) for i in range(len(switches))]
     same = [c for c in built if built[c] == unset and not any(c[i] for i in range(len(c)) if idle[i])]
     if not same:
-        raise SpecError.one(
-            "import",
-            f"{script.name}: with {', '.join(switches)} unset the script launches what no value of"
-            " the switches launches; run-matrix cannot give the axes a default",
-            at=[Location(script)],
-            hint="nothing was written",
+        raise refused(
+            Location(script),
+            f"launches with {', '.join(switches)} unset what no value of them launches; the axes would have"
+            " no default",
         )
     return [None if idle[i] else same[0][i] for i in range(len(switches))]
 
@@ -127,6 +133,7 @@ def _call_axis(run: Run) -> tuple[str, list[AxisValue]]:
 
 
 def _cells(
+    script: Path,
     axes: dict[str, list[AxisValue]],
     switches: list[str],
     known: Knowledge,
@@ -139,10 +146,8 @@ def _cells(
         run = tuple(bool(combo.get(known.switches[name].axis, False)) for name in switches)
         calls = built[run]
         if len(calls) != len(built[next(iter(built))]):
-            raise SpecError.one(
-                "import",
-                "the script calls execute_train a different number of times in different variants",
-                hint="nothing was written",
+            raise refused(
+                Location(script), "calls execute_train a different number of times in different variants"
             )
         index = axes[call_axis].index(combo[call_axis]) if call_axis in combo else 0
         cells.append((combo, calls[index]))

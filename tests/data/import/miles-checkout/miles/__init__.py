@@ -1,0 +1,1 @@
+"""A stand-in miles package for run-matrix import tests."""

@@ -1,0 +1,1 @@
+"""Helpers for launching jobs and tests."""
