@@ -71,7 +71,7 @@ def diff(a: Cell, b: Cell, allow: Sequence[str] = ()) -> Diff:
 def _spec_differences(a: Cell, b: Cell) -> Iterator[Difference]:
     left, right = _leaves(a), _leaves(b)
     for key in _merged_order(list(left), list(right)):
-        if left.get(key, _ABSENT) != right.get(key, _ABSENT):
+        if left.get(key) != right.get(key):  # an unset default (None) is no difference from absent
             yield Difference(
                 dotted(key),
                 left.get(key),
@@ -202,10 +202,3 @@ def _layout_facts(cell: Cell, facts: Layout) -> dict[str, Any]:
 def _count(value: float) -> int | float:
     return int(value) if value.is_integer() else round(value, 2)
 
-
-class _Absent:
-    def __repr__(self) -> str:
-        return "<absent>"
-
-
-_ABSENT: Any = _Absent()

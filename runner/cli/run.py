@@ -19,8 +19,8 @@ from rich.console import Console
 
 from runner import pipeline, report
 from runner.cell import Cell
+from runner.checkout import launch_context
 from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
-from runner.cli.render import _context as render_context
 from runner.errors import Problem, UsageError, display_path
 from runner.render import render
 from runner.run.plan import Options, Planned
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
 def plan(selected: Selected, miles_root: Path | None) -> Planned:
     cell = selected.cell
-    context, drift = render_context(cell, miles_root)
+    context, drift = launch_context(cell, miles_root, os.environ)
     warnings = [*selected.warnings, *drift]
     print_problems(warnings, sys.stderr)
     spec = display_path(cell.path)
