@@ -7,7 +7,7 @@ from runner.checkout import model_args
 from runner.render import preset_tokens
 from tests.conftest import DATA
 
-CHECKOUT = DATA / "miles-checkout"
+CHECKOUT = DATA / "fake-miles"
 
 
 def test_reads_model_args_statically():

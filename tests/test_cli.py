@@ -98,7 +98,7 @@ def test_render_shell_is_the_default(cli, in_repo):
 
 def test_render_reads_model_args_from_a_checkout_and_warns_on_drift(cli, in_repo, tmp_path):
     checkout = tmp_path / "miles"
-    shutil.copytree(DATA / "miles-checkout", checkout)
+    shutil.copytree(DATA / "fake-miles", checkout)
     same = cli("render", "rocm/glm5-async", "-k", "rocm/glm5-async", "--miles-root", str(checkout), "--format", "json")
     assert same.err == ""
     assert json.loads(same.out)["cells"][0]["commands"][-1]["argv"][7] == f"{checkout}/train_async.py"
@@ -116,9 +116,9 @@ def test_render_reads_model_args_from_a_checkout_and_warns_on_drift(cli, in_repo
 
 
 def test_render_miles_root_from_the_environment(cli, in_repo, monkeypatch):
-    monkeypatch.setenv("MILES_ROOT", str(DATA / "miles-checkout"))
+    monkeypatch.setenv("MILES_ROOT", str(DATA / "fake-miles"))
     cell = json.loads(cli("render", "rocm/glm5-async.yaml", "--format", "json").out)["cells"][0]
-    assert cell["commands"][-1]["argv"][7] == f"{DATA / 'miles-checkout'}/train_async.py"
+    assert cell["commands"][-1]["argv"][7] == f"{DATA / 'fake-miles'}/train_async.py"
 
 
 def test_render_missing_miles_root(cli, in_repo):

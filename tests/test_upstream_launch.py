@@ -14,7 +14,7 @@ from tests.conftest import DATA
 
 MATRICES = Path(__file__).parents[1] / "matrices"
 CASES = [("nv", "nv/glm5-colocate.yaml"), ("rocm", "rocm/glm5-async.yaml")]
-MODEL_SCRIPT = DATA / "miles-checkout" / "scripts" / "models" / "glm5-744B-A40B_4layer.sh"
+MODEL_SCRIPT = DATA / "fake-miles" / "scripts" / "models" / "glm5-744B-A40B_4layer.sh"
 
 
 def upstream(platform: str) -> dict[str, object]:
