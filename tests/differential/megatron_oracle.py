@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shlex
 import subprocess
 import tempfile
 import threading
@@ -48,48 +49,10 @@ def _flags(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
-# MODEL_ARGS of miles' scripts/models/glm5-744B-A40B_4layer.sh, in order.
-GLM5_MODEL_ARGS = _flags(
-    """
-    --spec miles_plugins.models.glm5.glm5 get_glm5_spec
-    --moe-layer-freq [0]*3+[1]*1
-    --num-experts 256
-    --moe-shared-expert-intermediate-size 2048
-    --moe-router-topk 8
-    --moe-grouped-gemm
-    --moe-permute-fusion
-    --moe-ffn-hidden-size 2048
-    --moe-router-score-function sigmoid
-    --moe-router-pre-softmax
-    --moe-router-enable-expert-bias
-    --moe-router-bias-update-rate 0
-    --moe-router-load-balancing-type seq_aux_loss
-    --moe-router-topk-scaling-factor 2.5
-    --moe-aux-loss-coeff 0
-    --moe-router-dtype fp32
-    --make-vocab-size-divisible-by 16
-    --num-layers 4
-    --hidden-size 6144
-    --ffn-hidden-size 12288
-    --num-attention-heads 64
-    --disable-bias-linear
-    --swiglu
-    --untie-embeddings-and-output-weights
-    --position-embedding-type rope
-    --no-position-embedding
-    --normalization RMSNorm
-    --qk-layernorm
-    --multi-latent-attention
-    --q-lora-rank 2048
-    --kv-lora-rank 512
-    --qk-head-dim 192
-    --v-head-dim 256
-    --kv-channels 192
-    --qk-pos-emb-head-dim 64
-    --vocab-size 154880
-    --rotary-base 1000000
-    --enable-experimental
-    """
+# MODEL_ARGS of miles' scripts/models/glm5-744B-A40B_4layer.sh, read from the fake checkout's copy.
+_MODEL_SCRIPT = REPO_ROOT / "tests" / "data" / "fake-miles" / "scripts" / "models" / "glm5-744B-A40B_4layer.sh"
+GLM5_MODEL_ARGS = tuple(
+    shlex.split(_MODEL_SCRIPT.read_text().split("MODEL_ARGS=(", 1)[1].split(")", 1)[0], comments=True)
 )
 
 # The Megatron flags (miles-only flags left out) of the two upstream GLM-5 tests,
