@@ -32,7 +32,7 @@ from typing import Any
 from runner import locate, pipeline
 from runner.cell import Cell
 from runner.compose import compose
-from runner.errors import Location, Problem, SpecError, UsageError
+from runner.errors import Location, Problem, SpecError, UsageError, display_path
 from runner.importer import capture, plan, roundtrip, write
 from runner.importer.capture import Note
 from runner.importer.fit import Layout, cell_of, final_texts, grow, staged
@@ -141,8 +141,7 @@ def _description(script: Path) -> str:
 
 
 def _header(request: Request, variants: Variants) -> list[str]:
-    source = os.path.relpath(request.script.resolve(), request.output.resolve().parent)
-    lines = [f"imported by `run-matrix import` from {source}; nothing of it was run"]
+    lines = [f"imported by `run-matrix import` from {display_path(request.script)}; nothing of it was run"]
     lines += [f"switch {name} is the {axis} axis" for name, axis in variants.switches.items()]
     return lines
 

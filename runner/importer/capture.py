@@ -78,6 +78,7 @@ def record(
     timeout: float = TIMEOUT_S,
 ) -> Run:
     """Run ``script`` in the sandbox with ``switches`` set; nothing it would do is done."""
+    script = script.resolve()
     env = {
         "PATH": os.environ.get("PATH", os.defpath),
         "HOME": os.environ.get("HOME", "/"),
