@@ -34,7 +34,7 @@ from runner.cell import Cell
 from runner.compose import compose
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
 from runner.importer import capture, plan, roundtrip, write
-from runner.importer.capture import Note
+from runner.importer.capture import Note, refused
 from runner.importer.fit import Layout, cell_of, final_texts, grow, staged
 from runner.importer.knowledge import knowledge
 from runner.importer.variants import Variants, explore
@@ -77,7 +77,7 @@ def import_test(request: Request) -> Imported:
     draft = _plan(request, variants)
     render = functools.partial(plan.texts, header=_header(request, variants), notes=variants.notes)
     grow(draft, variants.cells, request.hardware, layout, render)
-    warnings = staged(draft, layout, render, lambda cells: _checked(cells, variants, request.miles_root))
+    warnings = staged(draft, layout, render, lambda cells: _checked(cells, variants, request))
     files = final_texts(draft, layout, render)
     write.write_all(files, request.force)
     ids = [cell.id for cell in pipeline.cells(request.output)]
@@ -146,8 +146,8 @@ def _header(request: Request, variants: Variants) -> list[str]:
     return lines
 
 
-def _checked(cells: list[Cell], variants: Variants, miles_root: Path | None) -> list[Problem]:
-    """The rules on every cell (errors stop the import), then the round trip of each."""
+def _checked(cells: list[Cell], variants: Variants, request: Request) -> list[Problem]:
+    """The rules on every cell (an error stops the import), then the round trip of each."""
     warnings: list[Problem] = []
     errors: list[Problem] = []
     for cell in cells:
@@ -156,9 +156,11 @@ def _checked(cells: list[Cell], variants: Variants, miles_root: Path | None) -> 
         except SpecError as exc:
             errors += exc.problems
     if errors:
-        raise SpecError(_unique(errors))
+        at = Location(request.script)
+        broken = refused(at, f"launches what run-matrix's rules reject ({len(set(errors))} error(s) below)")
+        raise SpecError([*broken.problems, *_unique(errors)])
     wrong = {
-        _shown(combo): roundtrip.differences(cell_of(cells, combo), target, miles_root)
+        _shown(combo): roundtrip.differences(cell_of(cells, combo), target, request.miles_root)
         for combo, target in variants.cells
     }
     if any(wrong.values()):
@@ -166,6 +168,7 @@ def _checked(cells: list[Cell], variants: Variants, miles_root: Path | None) -> 
         raise SpecError.one(
             "import-roundtrip",
             "the imported spec does not render what the script launches:\n  " + "\n  ".join(lines),
+            at=[Location(request.script)],
             hint="nothing was written; please report it with the script",
         )
     return _unique(warnings)

@@ -129,7 +129,7 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
         raise refused(_location(trace["refusal"]["at"]), trace["refusal"]["reason"])
     failure = trace["failure"]
     if failure and failure.get("environment"):
-        raise EnvironmentProblem(f"{failure['reason']} (at {_location(failure['at'])})")
+        raise EnvironmentProblem(failure["reason"])
     if failure:
         tail = "\n".join(output.strip().splitlines()[-5:])
         raise refused(

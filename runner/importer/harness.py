@@ -99,7 +99,7 @@ def _run(script: Path, miles_root: Path | None, recorder: Any, trace: Any) -> di
             _use_checkout(miles_root, recorder, trace)
     except BaseException as error:
         reason = f"cannot load miles' helpers from {miles_root}: {type(error).__name__}: {error}"
-        return {"reason": reason, "at": _last_line(error, trace), "environment": True}
+        return {"reason": reason, "at": [str(miles_root), None], "environment": True}
     try:
         sys.setprofile(_silent_prepare_code(trace))
         runpy.run_path(str(script), run_name="__main__")
@@ -210,7 +210,9 @@ def _record_environment_reads(trace: Any) -> None:
 def _guard(trace: Any) -> None:
     def refuse(what: str) -> Callable[..., Any]:
         def refused(*args: Any, **kwargs: Any) -> Any:
-            raise trace.refuse(f"{what} ({_show(args)}), outside miles' helpers: nothing may run here")
+            raise trace.refuse(
+                f"{what} ({_show(args, port=True)}), outside miles' helpers: nothing may run here"
+            )
 
         return refused
 
@@ -287,10 +289,17 @@ def _silent_prepare_code(trace: Any) -> Callable[[FrameType, str, Any], None]:
     return profile
 
 
-def _show(args: tuple[Any, ...]) -> str:
-    """The call's first plain arguments (a command, a path, an address), short."""
-    plain = [a for a in args if isinstance(a, (str, bytes, os.PathLike, list, tuple, int))][:2]
-    text = " ".join(str(a) for a in plain)
+def _show(args: tuple[Any, ...], port: bool = False) -> str:
+    """What a guarded call was asked to do: its first plain argument (a command, a path, a host[, port])."""
+    at = next(
+        (i for i, a in enumerate(args) if isinstance(a, (str, bytes, os.PathLike, list, tuple)) and a), None
+    )
+    if at is None:
+        return ""
+    first, after = args[at], args[at + 1 : at + 2]
+    text = " ".join(map(str, first)) if isinstance(first, (list, tuple)) else str(first)
+    if port and after and isinstance(after[0], int) and not isinstance(after[0], bool):
+        text += f" {after[0]}"
     return text if len(text) <= 160 else text[:157] + "..."
 
 

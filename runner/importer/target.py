@@ -54,6 +54,7 @@ def target_of(
     found = launched(call.commands, call.args["train_args"], run.root, conventions.secrets, call.at)
     found, wandb_args = _without_wandb(found, run.wandb)
     words, notes = _secret_flags(found, known, call.at)
+    found, secret_notes = _secret_env(found, conventions, call.at)
     flags, group_of, source_of = _grouped(words, call, known)
     env, env_notes = _env(found, call, conventions)
     project = next((wandb_args[i + 1] for i, w in enumerate(wandb_args[:-1]) if w == "--wandb-project"), None)
@@ -71,7 +72,7 @@ def target_of(
         replace(found, train_args=words),
         wandb_args,
     )
-    return built, notes + env_notes
+    return built, notes + secret_notes + env_notes
 
 
 def _script(call: Call, run: Run, conventions: LaunchConventions) -> TrainScript:
@@ -178,13 +179,19 @@ def _env(found: Launched, call: Call, conventions: LaunchConventions) -> tuple[d
             notes.append(
                 Note(f"the launch sets {name}={value} where miles/launch.yaml says {shown}", call.at)
             )
-    for name in set(env) & set(conventions.secrets):
-        if env[name] != f"${{{name}}}":
+    return env, notes
+
+
+def _secret_env(found: Launched, conventions: LaunchConventions, at: Location) -> tuple[Launched, list[Note]]:
+    """A secret the script gives the job as a literal becomes a reference (in the launch compared too)."""
+    env, notes = dict(found.env), []
+    for name in conventions.secrets:
+        if name in env and env[name] != f"${{{name}}}":
             env[name] = f"${{{name}}}"
             notes.append(
-                Note(f"env {name} is a literal secret in the script; the spec reads ${{{name}}}", call.at)
+                Note(f"env {name} is a literal secret in the script; the spec reads ${{{name}}}", at)
             )
-    return env, notes
+    return replace(found, env=env), notes
 
 
 def flag_map(words: Sequence[str]) -> dict[str, tuple[str, ...]]:

@@ -20,7 +20,8 @@ def launch(misc="", **execute_train):
     optimizer_args = "--optimizer adam --lr 1e-6 "
     perf_args = (
         "--tensor-model-parallel-size 4 --sequence-parallel --context-parallel-size 2 "
-        "--expert-model-parallel-size 8 --use-dynamic-batch-size --max-tokens-per-gpu 2048 "
+        "--expert-model-parallel-size 8 --expert-tensor-parallel-size 1 --use-dynamic-batch-size "
+        "--max-tokens-per-gpu 2048 "
     )
     sglang_args = (
         "--rollout-num-gpus-per-engine 8 --sglang-enable-dp-attention --sglang-ep-size 8 --sglang-dp-size 8 "

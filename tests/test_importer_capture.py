@@ -1,0 +1,132 @@
+"""The import sandbox (harness.py + recorder.py, through capture.record): what is refused, what
+is recorded and not done, and what a run reports."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from runner.errors import SpecError
+from runner.importer import capture
+
+pytestmark = pytest.mark.allow_subprocess
+
+LAUNCH = """
+import miles.utils.external_utils.command_utils as U
+U.execute_train(train_args="--lr 1e-6 ", num_gpus_per_node=8, megatron_model_type="glm5-744B-A40B_4layer")
+"""
+
+
+def script(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "case.py"
+    path.write_text(textwrap.dedent(body).lstrip() + LAUNCH)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("import os\nos.system('true')\n", "starts a process or sends a signal: os.system (true)"),
+        ("import subprocess\nsubprocess.check_output(['ls'])\n", "starts a process: subprocess (ls)"),
+        ("import os, signal\nos.kill(1, signal.SIGTERM)\n", "starts a process or sends a signal: os.kill"),
+        (
+            "import socket\nsocket.socket().connect(('127.0.0.1', 6379))\n",
+            "opens a network connection: socket.connect (127.0.0.1 6379)",
+        ),
+        ("import multiprocessing as m\nm.Process(target=print).start()\n", "starts a process"),
+    ],
+)
+def test_processes_signals_and_the_network_are_refused(tmp_path, body, reason):
+    with pytest.raises(SpecError) as error:
+        capture.record(script(tmp_path, body), {}, [])
+    assert f"case.py cannot be imported: it {reason}" in str(error.value)
+
+
+def test_a_refusal_cannot_be_swallowed_by_the_script(tmp_path):
+    body = "import os\ntry:\n    os.system('true')\nexcept Exception:\n    pass\n"
+    with pytest.raises(SpecError, match=r"case.py:3: error \[import\]"):
+        capture.record(script(tmp_path, body), {}, [])
+
+
+def test_file_changes_are_recorded_and_not_done(tmp_path):
+    body = f"""
+    import os, shutil
+    from pathlib import Path
+    Path({str(tmp_path / "new.txt")!r}).write_text("x")
+    os.makedirs({str(tmp_path / "made")!r})
+    (Path({str(tmp_path)!r}) / "keep").mkdir()
+    shutil.rmtree({str(tmp_path)!r})
+    """
+    run = capture.record(script(tmp_path, body), {}, [])
+    assert [note.message.split(":")[0] for note in run.notes] == [
+        f"writes {tmp_path / 'new.txt'}",
+        f"os.makedirs {tmp_path / 'made'}",
+        f"os.mkdir {tmp_path / 'keep'}",
+        f"shutil.rmtree {tmp_path}",
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["case.py"]
+
+
+def test_environment_reads_and_switch_values(tmp_path):
+    body = """
+    import os
+    import miles.utils.external_utils.command_utils as U
+    FP8 = U.get_bool_env_var("MILES_TEST_USE_FP8_ROLLOUT")
+    assert FP8 == (os.environ.get("EXPECTED") == "on")
+    OTHER = os.getenv("SOME_KNOB", "1")
+    """
+    run = capture.record(script(tmp_path, body), {"MILES_TEST_USE_FP8_ROLLOUT": "true", "EXPECTED": "on"}, [])
+    assert run.switches == {"MILES_TEST_USE_FP8_ROLLOUT": "true", "EXPECTED": "on"}
+    assert [name for name in run.env_reads][:3] == ["MILES_TEST_USE_FP8_ROLLOUT", "EXPECTED", "SOME_KNOB"]
+    assert run.env_reads["SOME_KNOB"].line == 5
+
+
+def test_secrets_enter_the_sandbox_only_as_stand_ins(tmp_path, monkeypatch):
+    monkeypatch.setenv("WANDB_API_KEY", "the-real-key")
+    body = """
+    import os
+    assert os.environ["WANDB_API_KEY"] != "the-real-key"
+    import miles.utils.external_utils.command_utils as U
+    WANDB = U.get_default_wandb_args(__file__)
+    """
+    run = capture.record(script(tmp_path, body), {}, ["WANDB_API_KEY"])
+    assert run.wandb == (
+        f"--use-wandb --wandb-project miles-{tmp_path.name}_case --wandb-group run-matrix-import"
+        " --wandb-key '${WANDB_API_KEY}' --disable-wandb-random-suffix ",
+    )
+    assert "the-real-key" not in repr(run)
+
+
+def test_a_run_reports_the_launch_commands_and_the_calling_function(tmp_path):
+    run = capture.record(script(tmp_path, ""), {}, [])
+    (call,) = run.calls
+    assert call.function == "<module>" and call.at.line == 3
+    assert [c.split(" && ")[-1][:16] for c in call.commands] == [
+        "pkill -9 sglang;",
+        "ray start --head",
+        "nvidia-smi topo ",
+        "ray job submit -",
+    ]
+    assert call.args["train_script"] == "train.py" and call.args["extra_env_vars"] is None
+
+
+def test_commands_after_the_launch_are_refused(tmp_path):
+    path = script(tmp_path, "")
+    path.write_text(path.read_text() + "U.exec_command('rm -rf /root/shared_data/checkpoints')\n")
+    with pytest.raises(
+        SpecError, match="it runs `rm -rf /root/shared_data/checkpoints` after its first execute_train"
+    ):
+        capture.record(path, {}, [])
+
+
+def test_ci_registration_is_accepted_and_other_parts_of_miles_are_not(tmp_path):
+    run = capture.record(
+        script(tmp_path, "from tests.ci.ci_register import register_cuda_ci\nregister_cuda_ci(suite='x')\n"),
+        {},
+        [],
+    )
+    assert len(run.calls) == 1
+    with pytest.raises(SpecError, match=r"it imports miles\.rollout, which needs miles itself"):
+        capture.record(script(tmp_path, "import miles.rollout\n"), {}, [])

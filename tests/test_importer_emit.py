@@ -1,0 +1,73 @@
+"""emit: imported values read back exactly as the script launched them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner.importer.emit import Text, dump, flag_value, scalar
+from runner.load import DELETE, loads
+from schemas.values import flag_tokens
+
+
+@pytest.mark.parametrize(
+    ("token", "written"),
+    [
+        ("8", "8"),
+        ("0.70", "0.70"),
+        ("1e-6", "1e-6"),
+        ("true", "'true'"),  # a string, not a switch
+        ("null", "'null'"),
+        ("[0]*3+[1]*1", "'[0]*3+[1]*1'"),
+        ("#x", "'#x'"),
+        ("it's", "it's"),
+        ("a: b", "'a: b'"),
+        ("${WANDB_API_KEY}", "$${WANDB_API_KEY}"),  # a shell reference, never resolved by run-matrix
+    ],
+)
+def test_flag_values_render_as_the_script_wrote_them(token, written):
+    assert scalar(Text(token)) == written
+    loaded = loads(f"v: {written}\n", Path("x.yaml")).data["v"]
+    assert flag_tokens("f", loaded) == ["--f", token.replace("${", "$${")]
+
+
+def test_env_values_stay_text():
+    assert [scalar(v) for v in ("1", "0,1,2,3", "", "yes")] == ["'1'", "0,1,2,3", "''", "'yes'"]
+
+
+def test_flags_as_a_spec_writes_them():
+    assert flag_value(()) is True
+    assert flag_value(("4",)) == Text("4")
+    assert flag_value(("m", "f")) == [Text("m"), Text("f")]
+
+
+def test_a_document_with_lists_deletes_matches_and_comments():
+    text = dump(
+        {
+            "matrix": {"adjust": {"x": {"match": {"fp8_rollout": True}}}},
+            "args": {
+                "misc": {
+                    "spec": [Text("m.glm5"), Text("get_spec")],
+                    "block-size": [Text("128"), Text("128")],
+                    "colocate": DELETE,
+                }
+            },
+        },
+        {("args", "misc", "spec"): "from misc_args"},
+        ["header"],
+    )
+    assert text == (
+        "# header\n"
+        "matrix:\n"
+        "  adjust:\n"
+        "    x:\n"
+        "      match: {fp8_rollout: true}\n"
+        "\n"
+        "args:\n"
+        "  misc:\n"
+        "    # from misc_args\n"
+        "    spec: [m.glm5, get_spec]\n"
+        "    block-size: [128, 128]\n"
+        "    colocate: !delete\n"
+    )
