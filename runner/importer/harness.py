@@ -4,9 +4,10 @@
 ``capture.py``. Before the script runs:
 
 * miles' command helpers are replaced: without ``MILES_ROOT`` the whole helper module is
-  ``recorder.py``; with it, miles' own module is loaded from the checkout and its process-running
-  helpers (``exec_command*``, conversions, downloads) are swapped for recorders with the same
-  signatures, and ``execute_train`` runs with its commands recorded;
+  ``recorder.py`` (recording into ``trace.py``); with it, miles' own module is loaded from the
+  checkout and its process-running helpers (``exec_command*``, conversions, downloads) are
+  swapped for recorders with the same signatures, and ``execute_train`` runs with its commands
+  recorded;
 * everything else that could reach out is guarded: starting a process, sending a signal or
   opening a network connection refuses the import; writing, moving or deleting a file is
   recorded and not done (writes go to ``/dev/null``);
@@ -67,43 +68,46 @@ def main(argv: Sequence[str]) -> int:
     script, result = Path(argv[0]).resolve(), Path(argv[1])
     miles_root = Path(argv[2]).resolve() if len(argv) > 2 else None
     with result.open("w", encoding="utf-8") as out:  # opened before any guard is in place
-        recorder = _load_recorder()
-        trace = recorder.TRACE
+        tracing = _load("runner.importer.trace", "trace.py")  # its own name: recorder.py imports it so
+        recorder = _load("_run_matrix_recorder", "recorder.py")
+        trace = tracing.TRACE
         trace.script = str(script)
-        trace.own_files |= {str(HERE / "harness.py"), str(HERE / "recorder.py")}
+        trace.own_files |= {str(HERE / name) for name in ("harness.py", "trace.py", "recorder.py")}
         _record_environment_reads(trace)
         _guard(trace)
-        failure = _run(script, miles_root, recorder, trace)
+        failure = _run(script, miles_root, recorder, tracing)
         data = {"events": trace.events, "env_reads": trace.env_reads, "refusal": trace.refusal}
         json.dump({**data, "failure": failure, "root": str(miles_root or recorder.ROOT)}, out)
     return 0
 
 
-def _load_recorder() -> Any:
-    spec = importlib.util.spec_from_file_location("_run_matrix_recorder", HERE / "recorder.py")
+def _load(name: str, file: str) -> Any:
+    """A sibling file as module ``name`` (registered: dataclasses and imports look modules up by name)."""
+    spec = importlib.util.spec_from_file_location(name, HERE / file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-def _run(script: Path, miles_root: Path | None, recorder: Any, trace: Any) -> dict[str, Any] | None:
+def _run(script: Path, miles_root: Path | None, recorder: Any, tracing: Any) -> dict[str, Any] | None:
     """Run the script as ``python SCRIPT`` would; the reason it stopped early, if it did."""
+    trace = tracing.TRACE
     sys.argv = [str(script)]
     sys.path.insert(0, str(script.parent))
     try:
         if miles_root is None:
-            sys.meta_path.insert(0, _StandIns(recorder))
+            sys.meta_path.insert(0, _StandIns(recorder, trace))
         else:
-            _use_checkout(miles_root, recorder, trace)
+            _use_checkout(miles_root, recorder, tracing)
     except BaseException as error:
         reason = f"cannot load miles' helpers from {miles_root}: {type(error).__name__}: {error}"
         return {"reason": reason, "at": [str(miles_root), None], "environment": True}
     try:
         sys.setprofile(_silent_prepare_code(trace))
         runpy.run_path(str(script), run_name="__main__")
-    except recorder.Refused:
+    except tracing.Refused:
         return None  # trace.refusal says why
     except SystemExit as stop:
         if stop.code not in (None, 0):
@@ -129,8 +133,9 @@ class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """The helper module is the recorder; CI registration modules accept any call; any other
     module of miles needs the real checkout."""
 
-    def __init__(self, recorder: ModuleType) -> None:
+    def __init__(self, recorder: ModuleType, trace: Any) -> None:
         self.recorder = recorder
+        self.trace = trace
 
     def find_spec(
         self, name: str, path: Any = None, target: Any = None
@@ -138,7 +143,7 @@ class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if name == HELPERS_MODULE or name in STUB_PACKAGES or name in STUB_MODULES:
             return importlib.machinery.ModuleSpec(name, self, is_package=name in STUB_PACKAGES)
         if name.startswith(("miles.", "tests.ci.")):
-            raise self.recorder.TRACE.refuse(
+            raise self.trace.refuse(
                 f"imports {name}, which needs miles itself: import with --miles-root DIR (a miles checkout)"
             )
         return None
@@ -159,37 +164,37 @@ def _accept_anything(name: str) -> Callable[..., None]:
     return lambda *args, **kwargs: None
 
 
-def _use_checkout(root: Path, recorder: Any, trace: Any) -> None:
+def _use_checkout(root: Path, recorder: Any, tracing: Any) -> None:
     """miles' own helper module, its command-running helpers replaced by recorders."""
     sys.path.insert(0, str(root))
     real = importlib.import_module(HELPERS_MODULE)
-    trace.own_files.add(str(Path(real.__file__ or "").resolve()))
+    tracing.TRACE.own_files.add(str(Path(real.__file__ or "").resolve()))
     for name in dir(real):
         if name.startswith("exec_command") and callable(getattr(real, name)):
-            setattr(real, name, recorder.command_recorder(name))
+            setattr(real, name, tracing.command_recorder(name))
     for name in recorder.HELPERS:
         if callable(getattr(real, name, None)):
-            setattr(real, name, recorder.recording(name, getattr(real, name)))
+            setattr(real, name, tracing.recording(name, getattr(real, name)))
     for name, wrap in (("execute_train", _recorded_train), ("get_default_wandb_args", _recorded_wandb)):
-        setattr(real, name, wrap(getattr(real, name), recorder))
+        setattr(real, name, wrap(getattr(real, name), tracing))
 
 
-def _recorded_train(execute_train: Callable[..., None], recorder: Any) -> Callable[..., None]:
+def _recorded_train(execute_train: Callable[..., None], tracing: Any) -> Callable[..., None]:
     def recorded(*args: Any, **kwargs: Any) -> None:
-        recorder.begin_train(recorder.arguments(execute_train, args, kwargs))
+        tracing.begin_train(tracing.arguments(execute_train, args, kwargs))
         try:
             execute_train(*args, **kwargs)
         finally:
-            recorder.end_train()
+            tracing.end_train()
 
     return recorded
 
 
-def _recorded_wandb(get_default_wandb_args: Callable[..., str], recorder: Any) -> Callable[..., str]:
+def _recorded_wandb(get_default_wandb_args: Callable[..., str], tracing: Any) -> Callable[..., str]:
     def recorded(*args: Any, **kwargs: Any) -> str:
         text = get_default_wandb_args(*args, **kwargs)
         if text:
-            recorder.TRACE.record("wandb", text=text)
+            tracing.TRACE.record("wandb", text=text)
         return text
 
     return recorded

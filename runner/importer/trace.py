@@ -1,0 +1,162 @@
+"""The trace of one script in the import sandbox: every helper call, command and refusal, as data.
+
+Shared by ``harness.py`` (which installs the guards and writes the trace out) and ``recorder.py``
+(the helpers that record into it). Loaded by path inside the sandbox, where the harness also
+registers it under this module's own name, so ``recorder.py``'s import finds this same object
+without run-matrix on the sandbox's path. Standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+NVLINK_PROBE = "nvidia-smi topo -m"
+
+
+class Refused(BaseException):
+    """The script did something the recorder cannot stand in for. A BaseException, so that a
+    script's ``except Exception`` cannot swallow it."""
+
+
+@dataclasses.dataclass
+class Trace:
+    """Everything the script did through miles' helpers, and everything refused, as JSON-able data."""
+
+    script: str = ""
+    own_files: set[str] = dataclasses.field(default_factory=set)  # recorder, harness, miles' helpers
+    events: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    env_reads: dict[str, list[Any]] = dataclasses.field(default_factory=dict)  # name -> where
+    refusal: dict[str, Any] | None = None
+    train: dict[str, Any] | None = None  # the execute_train call in progress
+
+    def where(self) -> list[Any]:
+        """[file, line] of the script line that led here (else the nearest caller outside us)."""
+        frame: FrameType | None = sys._getframe(1)
+        nearest: list[Any] | None = None
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name == self.script:
+                return [name, frame.f_lineno]
+            if nearest is None and name not in self.own_files:
+                nearest = [name, frame.f_lineno]
+            frame = frame.f_back
+        return nearest or [self.script, None]
+
+    def record(self, kind: str, **data: Any) -> dict[str, Any]:
+        event = {"kind": kind, "at": self.where(), **data}
+        self.events.append(event)
+        return event
+
+    def refuse(self, reason: str) -> Refused:
+        if self.refusal is None:  # the first reason is the one to report
+            self.refusal = {"reason": reason, "at": self.where()}
+        return Refused(reason)
+
+    def command(self, helper: str, command: str, capture_output: bool) -> str | None:
+        """A command a helper would run: recorded, never run."""
+        if self.train is not None:
+            self.train["commands"].append(command)
+            if capture_output and NVLINK_PROBE in command:
+                return "0"  # no NVLink links: the probe's answer on a machine without NVLink
+        else:
+            self.record("command", helper=helper, command=command)
+        if capture_output:
+            raise self.refuse(f"reads the output of `{command}`, which the recorder cannot know")
+        return None
+
+
+TRACE = Trace()
+
+
+def plain(value: Any) -> Any:
+    """A value as JSON: dataclasses as mappings, callables by name, the rest as text."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if callable(value):
+        return {"callable": getattr(value, "__qualname__", repr(value))}
+    return str(value)
+
+
+def arguments(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments by name, defaults filled in (a wrong call raises TypeError, as the real one)."""
+    bound = inspect.signature(function).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def recording(name: str, signature_of: Callable[..., Any]) -> Callable[..., None]:
+    """A helper that records its call (with ``signature_of``'s defaults) and does nothing else."""
+
+    def helper(*args: Any, **kwargs: Any) -> None:
+        TRACE.record("helper", name=name, args=plain(arguments(signature_of, args, kwargs)))
+
+    helper.__name__ = helper.__qualname__ = name
+    return helper
+
+
+def command_recorder(name: str) -> Callable[..., str | None]:
+    """``exec_command`` and its per-device variants: record the command, run nothing."""
+
+    def run(cmd: str, *args: Any, capture_output: bool = False, **kwargs: Any) -> str | None:
+        return TRACE.command(name, cmd, capture_output)
+
+    run.__name__ = run.__qualname__ = name
+    return run
+
+
+def begin_train(call: dict[str, Any]) -> None:
+    """An execute_train call starts: what it was given, and the script's flag-string variables."""
+    if TRACE.train is not None:
+        raise TRACE.refuse("calls execute_train from inside execute_train")
+    if call.get("before_ray_job_submit") is not None:
+        raise TRACE.refuse(
+            "passes execute_train a before_ray_job_submit hook: code of its own runs between `ray start`"
+            " and the job submission, and a spec has no place for it"
+        )
+    caller = sys._getframe(2)
+    TRACE.train = TRACE.record(
+        "train",
+        args=plain(call),
+        commands=[],
+        variables=_flag_variables(caller),
+        caller=_caller(caller),
+    )
+
+
+def end_train() -> None:
+    TRACE.train = None
+
+
+def _flag_variables(frame: FrameType | None) -> dict[str, str]:
+    """Every text variable holding flags, from the caller out to the script's module (nearer wins)."""
+    found: dict[str, str] = {}
+    while frame is not None:
+        for name, value in frame.f_locals.items():
+            if isinstance(value, str) and "--" in value and name not in found:
+                found[name] = value
+        if frame.f_code.co_name == "<module>" and frame.f_code.co_filename == TRACE.script:
+            break
+        frame = frame.f_back
+    return found
+
+
+def _caller(frame: FrameType) -> dict[str, Any]:
+    code = frame.f_code
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    return {
+        "function": code.co_name,
+        "file": code.co_filename,
+        "line": frame.f_lineno,
+        "parameters": {name: plain(frame.f_locals.get(name)) for name in names},
+    }
