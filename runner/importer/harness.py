@@ -13,28 +13,20 @@
   recorded and not done (writes go to ``/dev/null``);
 * reads of environment variables are recorded (the variant switches are found that way), and so
   are functions of the script that ``prepare()`` calls which use no helper and touch no file
-  (their effect is invisible to the recorder).
+  (their effect is invisible to the recorder); the guards themselves are in ``guards.py``.
 
 The trace goes to RESULT as JSON. Standard library only: this file runs outside run-matrix.
 """
 
 from __future__ import annotations
 
-import _posixsubprocess
-import builtins
 import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
-import io
 import json
-import os
 import runpy
-import shutil
-import socket
-import subprocess
 import sys
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -43,22 +35,7 @@ from typing import Any
 
 HELPERS_MODULE = "miles.utils.external_utils.command_utils"
 HERE = Path(__file__).resolve().parent
-WRITE_MODES = set("wax+")
-WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-Guarded = tuple[tuple[ModuleType, tuple[str, ...]], ...]
-FILE_CHANGES: Guarded = (
-    (
-        os,
-        ("remove", "unlink", "rmdir", "mkdir", "makedirs", "rename", "renames", "replace", "symlink", "link"),
-    ),
-    (os, ("chmod", "chown", "truncate", "utime")),
-    (shutil, ("rmtree", "move", "copytree", "copy", "copy2", "copyfile")),
-)
-PROCESSES: Guarded = (
-    (os, ("system", "popen", "fork", "forkpty", "kill", "killpg", "posix_spawn", "posix_spawnp")),
-    (os, ("execv", "execve", "execl", "execle", "execlp", "execlpe", "execvp", "execvpe")),
-    (os, ("spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe")),
-)
+SANDBOX = ("harness.py", "guards.py", "trace.py", "recorder.py")  # the files that run in the sandbox
 # Stand-ins for the packages a miles test imports besides the helpers (CI registration only).
 STUB_PACKAGES = ("miles", "miles.utils", "miles.utils.external_utils", "tests", "tests.ci")
 STUB_MODULES = ("tests.ci.ci_register", "tests.ci.metric_history")
@@ -72,9 +49,12 @@ def main(argv: Sequence[str]) -> int:
         recorder = _load("_run_matrix_recorder", "recorder.py")
         trace = tracing.TRACE
         trace.script = str(script)
-        trace.own_files |= {str(HERE / name) for name in ("harness.py", "trace.py", "recorder.py")}
-        _record_environment_reads(trace)
-        _guard(trace)
+        trace.own_files |= {
+            str(HERE / name) for name in ("harness.py", "guards.py", "trace.py", "recorder.py")
+        }
+        guards = _load("_run_matrix_guards", "guards.py")
+        guards.record_environment_reads(trace)
+        guards.install(trace)
         failure = _run(script, miles_root, recorder, tracing)
         data = {"events": trace.events, "env_reads": trace.env_reads, "refusal": trace.refusal}
         json.dump({**data, "failure": failure, "root": str(miles_root or recorder.ROOT)}, out)
@@ -200,76 +180,6 @@ def _recorded_wandb(get_default_wandb_args: Callable[..., str], tracing: Any) ->
     return recorded
 
 
-def _record_environment_reads(trace: Any) -> None:
-    """Every ``os.environ`` lookup (``os.getenv`` and ``get`` included) notes the name and line."""
-    environ_class = type(os.environ)
-
-    class Recording(environ_class):  # type: ignore[valid-type, misc]
-        def __getitem__(self, key: str) -> str:
-            trace.env_reads.setdefault(key, trace.where())
-            return str(super().__getitem__(key))
-
-    os.environ.__class__ = Recording
-
-
-def _guard(trace: Any) -> None:
-    def refuse(what: str) -> Callable[..., Any]:
-        def refused(*args: Any, **kwargs: Any) -> Any:
-            raise trace.refuse(
-                f"{what} ({_show(args, port=True)}), outside miles' helpers: nothing may run here"
-            )
-
-        return refused
-
-    def skip(what: str) -> Callable[..., None]:
-        def recorded(*args: Any, **kwargs: Any) -> None:
-            trace.record("effect", what=f"{what} {_show(args)}")
-
-        return recorded
-
-    for module, names in PROCESSES:
-        for name in names:
-            if hasattr(module, name):
-                setattr(module, name, refuse(f"starts a process or sends a signal: os.{name}"))
-    starters: tuple[tuple[object, str, str], ...] = (
-        (subprocess.Popen, "_execute_child", "subprocess"),
-        (_posixsubprocess, "fork_exec", "multiprocessing"),
-    )
-    for owner, name, what in starters:
-        setattr(owner, name, refuse(f"starts a process: {what}"))
-    for name in ("connect", "connect_ex", "sendto"):
-        setattr(socket.socket, name, refuse(f"opens a network connection: socket.{name}"))
-    socket.getaddrinfo = refuse("looks up a host name: socket.getaddrinfo")
-    for module, names in FILE_CHANGES:
-        for name in names:
-            setattr(module, name, skip(f"{module.__name__}.{name}"))
-    recorded_open = _recorded_open(trace, io.open)
-    builtins.open = recorded_open
-    io.open = recorded_open
-    os.open = _recorded_os_open(trace, os.open)
-    time.sleep = lambda seconds: None  # nothing runs, so there is nothing to wait for
-
-
-def _recorded_open(trace: Any, real_open: Callable[..., Any]) -> Callable[..., Any]:
-    def open_(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        if WRITE_MODES & set(mode) and not isinstance(file, int):
-            trace.record("effect", what=f"writes {file}")
-            return real_open(os.devnull, mode.replace("x", "w"), *args, **kwargs)
-        return real_open(file, mode, *args, **kwargs)
-
-    return open_
-
-
-def _recorded_os_open(trace: Any, real_open: Callable[..., int]) -> Callable[..., int]:
-    def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if flags & WRITE_FLAGS:
-            trace.record("effect", what=f"writes {path}")
-            return real_open(os.devnull, flags & ~(os.O_CREAT | os.O_EXCL | os.O_TRUNC))
-        return real_open(path, flags, *args, **kwargs)
-
-    return open_
-
-
 def _silent_prepare_code(trace: Any) -> Callable[[FrameType, str, Any], None]:
     """Note each function of the script that ``prepare()`` calls and that records nothing."""
     running: dict[int, tuple[str, int, int]] = {}
@@ -292,20 +202,6 @@ def _silent_prepare_code(trace: Any) -> Callable[[FrameType, str, Any], None]:
                 trace.events.append({"kind": "silent", "function": name, "at": [trace.script, line]})
 
     return profile
-
-
-def _show(args: tuple[Any, ...], port: bool = False) -> str:
-    """What a guarded call was asked to do: its first plain argument (a command, a path, a host[, port])."""
-    at = next(
-        (i for i, a in enumerate(args) if isinstance(a, (str, bytes, os.PathLike, list, tuple)) and a), None
-    )
-    if at is None:
-        return ""
-    first, after = args[at], args[at + 1 : at + 2]
-    text = " ".join(map(str, first)) if isinstance(first, (list, tuple)) else str(first)
-    if port and after and isinstance(after[0], int) and not isinstance(after[0], bool):
-        text += f" {after[0]}"
-    return text if len(text) <= 160 else text[:157] + "..."
 
 
 if __name__ == "__main__":
