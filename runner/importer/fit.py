@@ -48,8 +48,8 @@ class Layout:
 
 def grow(
     plan: Plan, cells: list[tuple[Combo, Target]], hardware: str | None, layout: Layout, render: Texts
-) -> list[Cell]:
-    """Grow ``plan`` until each cell resolves to its target; the staged cells of the last pass."""
+) -> None:
+    """Grow ``plan`` until each cell resolves to its target."""
     defaults = cells[0][0]
     ordered = sorted(cells, key=lambda cell: sum(v != defaults[a] for a, v in cell[0].items()))
     own_steps = {name for _, target in cells for name in target.prepare}
@@ -63,11 +63,8 @@ def grow(
         plan.add(combo, defaults, edit)
     else:
         raise RunMatrixError("run-matrix import did not converge on a spec; please report it with the script")
-    return (
+    if "extends" in plan.spec:
         _drop_redundant(plan, layout, render, ordered, hardware, own_steps)
-        if "extends" in plan.spec
-        else built
-    )
 
 
 def _first_difference(
@@ -98,9 +95,8 @@ def _drop_redundant(
     ordered: list[tuple[Combo, Target]],
     hardware: str | None,
     own: set[str],
-) -> list[Cell]:
+) -> None:
     """Keys of the skeleton the base already gives: dropped when every cell stays on target."""
-    built = staged(plan, layout, render, _all)
     for key in ("hardware", "model", "cluster", "launch"):
         if key not in plan.spec or plan.spec[key] is DELETE:
             continue
@@ -112,9 +108,6 @@ def _drop_redundant(
             candidate = None
         if candidate is None or _first_difference(candidate, ordered, hardware, own) is not None:
             plan.spec[key] = kept
-        else:
-            built = candidate
-    return built
 
 
 def staged(plan: Plan, layout: Layout, render: Texts, then: Callable[[list[Cell]], T]) -> T:

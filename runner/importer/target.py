@@ -8,7 +8,7 @@ its prepare commands); the launch they must render comes from the commands the c
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,7 +21,6 @@ from runner.importer.knowledge import Knowledge
 from runner.importer.launch import Launched, launched
 from schemas import GROUPS, Group, LaunchConventions
 from schemas.spec import TrainScript
-from schemas.values import flag_tokens
 
 SCRIPTS: tuple[TrainScript, ...] = ("train.py", "train_async.py")
 RUN_NAMED_BY_CLOCK = "wandb-group"
@@ -197,11 +196,6 @@ def _secret_env(found: Launched, conventions: LaunchConventions, at: Location) -
 def flag_map(words: Sequence[str]) -> dict[str, tuple[str, ...]]:
     """``--flag v1 v2 --switch`` -> {flag: (v1, v2), switch: ()}."""
     return {name: values for name, values in groups.flags(words)}
-
-
-def tokens(flags: dict[str, Any]) -> Iterator[str]:
-    for name, value in flags.items():
-        yield from flag_tokens(name, value)
 
 
 def _error(message: str, at: Location) -> SpecError:
