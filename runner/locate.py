@@ -34,7 +34,7 @@ def find_spec(name: str) -> Path:
 
 def matrices_root(spec: Path) -> Path | None:
     """The nearest folder above ``spec`` that holds a ``hardware/`` folder."""
-    return _matrices_root(spec.resolve())
+    return _matrices_root(spec if spec.is_absolute() else spec.resolve())
 
 
 @lru_cache(maxsize=1024)
@@ -64,7 +64,7 @@ def _existing(name: str, folders: tuple[Path, ...]) -> Path | None:
 
 
 def model_preset(name: str, where: Location) -> Path:
-    return _one_of(name, [PRESETS], "model preset", "model.type", where)
+    return _existing(name, (PRESETS,)) or _one_of(name, [PRESETS], "model preset", "model.type", where)
 
 
 def _one_of(name: str, folders: list[Path], what: str, key: str, where: Location) -> Path:

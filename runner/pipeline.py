@@ -17,6 +17,7 @@ from runner import adjust, check, locate, selection
 from runner.cell import Cell
 from runner.compose import Composed, compose
 from runner.errors import Location, Problem, SpecError, UsageError
+from runner.load import Key
 from runner.matrix import Combo, cell_id, expand
 from runner.model import build
 from runner.resolve import Resolver, resolve
@@ -32,7 +33,9 @@ def cells(path: Path, today: datetime.date | None = None) -> list[Cell]:
     matrix = build(MatrixBlock, {"matrix": composed.data.get("matrix", {})}, composed).matrix
     combos = expand(matrix, composed.location) if matrix.axes or matrix.include else [{}]
     name = locate.cell_name(path)
-    return [_cell(composed, name, combo, matrix, today or datetime.date.today()) for combo in combos]
+    shared: dict[Any, dict[Key, Any]] = {}  # values no axis changes, per set of overlays applied
+    day = today or datetime.date.today()
+    return [_cell(composed, name, combo, matrix, day, shared) for combo in combos]
 
 
 def cell(path: Path) -> Cell:
@@ -87,15 +90,26 @@ def one(name: str) -> Cell:
     raise UsageError(f"{name!r} has {len(found)} cells; name one: {', '.join(c.id for c in found)}")
 
 
-def _cell(composed: Composed, name: str, combo: Combo, matrix: Matrix, today: datetime.date) -> Cell:
+def _cell(
+    composed: Composed,
+    name: str,
+    combo: Combo,
+    matrix: Matrix,
+    today: datetime.date,
+    shared: dict[Any, dict[Key, Any]],
+) -> Cell:
     adjustments = adjust.applicable(matrix, combo, composed)
     composed = adjust.with_overlays(composed, adjustments, combo)
+    # a value depends on the axes through ${matrix.*}, or through the profile when hardware does
+    hardware_varies = "${" in str(composed.data.get("hardware", ""))
+    varying = frozenset({"matrix", "profile", "visible_devices"} if hardware_varies else {"matrix"})
+    same = shared.setdefault(tuple(name for name, _ in adjustments), {})
     composed = Composed(
         {**composed.data, "matrix": dict(combo)}, dict(composed.provenance), composed.files, composed.path
     )
     profile = _profile(composed)
     derived = {"profile": lambda _: _profile_data(profile), "visible_devices": _visible_devices}
-    resolved = {k: v for k, v in resolve(composed, derived).data.items() if k != "matrix"}
+    resolved = {k: v for k, v in resolve(composed, derived, same, varying).data.items() if k != "matrix"}
     spec = build(Spec, resolved, composed)
     preset, preset_source = load_preset(spec.model.type, composed.location(("model", "type")))
     identity = cell_id(name, combo, matrix)
@@ -164,7 +178,17 @@ def _visible_devices(resolver: Resolver) -> str:
 def _hf_config(checkpoint: Any) -> dict[str, Any] | None:
     """The checkpoint's config.json when it exists on this machine (for rule L12)."""
     path = Path(str(checkpoint)) / "config.json" if checkpoint else None
-    if path is None or not path.is_file():
+    try:
+        stat = path.stat() if path else None
+    except OSError:
+        return None
+    return _read_hf_config(path, stat.st_mtime_ns, stat.st_size) if path and stat else None
+
+
+@cache
+def _read_hf_config(path: Path, mtime_ns: int, size: int) -> dict[str, Any] | None:
+    """Read once per content: a thousand cells share one checkpoint."""
+    if not path.is_file():
         return None
     try:
         config = json.loads(path.read_text(encoding="utf-8"))

@@ -47,17 +47,35 @@ class Resolved:
     composed: Composed
 
 
-def resolve(composed: Composed, derived: Derived) -> Resolved:
-    """Evaluate every ``${...}`` of ``composed``; record each evaluation as a step."""
-    resolver = Resolver(composed, derived)
+def resolve(
+    composed: Composed,
+    derived: Derived,
+    shared: dict[Key, Any] | None = None,
+    varying: frozenset[str] = frozenset(),
+) -> Resolved:
+    """Evaluate every ``${...}`` of ``composed``; record each evaluation as a step.
+
+    Cells of one matrix share most values: ``shared`` carries, from cell to cell, every value
+    that depends on none of the ``varying`` names (``matrix``), so each is evaluated once.
+    """
+    resolver = Resolver(composed, derived, shared, varying)
     data = resolver.resolve_tree(composed.data, ())
     return Resolved(data, resolver.composed)
 
 
 class Resolver:
-    def __init__(self, composed: Composed, derived: Derived) -> None:
+    def __init__(
+        self,
+        composed: Composed,
+        derived: Derived,
+        shared: dict[Key, Any] | None = None,
+        varying: frozenset[str] = frozenset(),
+    ) -> None:
         self.composed = composed
         self.derived = derived
+        self.shared = {} if shared is None else shared
+        self.varying = varying
+        self.tainted: set[Key] = set()  # keys whose value depends on a varying name
         self.done: dict[Key, Any] = {}
         self.stack: list[Key] = []
         self.referrer: Key = ()  # the key whose expression is being evaluated
@@ -75,6 +93,8 @@ class Resolver:
 
     def lookup(self, key: Key, referrer: Key) -> Any:
         """The resolved value at ``key``: a view for a mapping, the value for a leaf."""
+        if key and key[0] in self.varying:
+            self.tainted.update(self.stack)
         node: Any = self.composed.data
         for depth, name in enumerate(key):
             if not isinstance(node, dict) or name not in node:
@@ -88,8 +108,17 @@ class Resolver:
         return _View(self, key, referrer) if isinstance(node, dict) else self.leaf(key)
 
     def leaf(self, key: Key) -> Any:
+        if key[0] in self.varying:  # the axis values themselves
+            self.tainted.update((key, *self.stack))
         if key in self.done:
+            if key in self.tainted:
+                self.tainted.update(self.stack)
             return self.done[key]
+        if key in self.shared:
+            value = self.shared[key]
+            self.record(key, self._raw(key), value)
+            self.done[key] = value
+            return value
         if key in self.stack:
             cycle = [*self.stack[self.stack.index(key) :], key]
             chain = " -> ".join(f"{dotted(k)} ({self.composed.location(k)})" for k in cycle)
@@ -98,16 +127,22 @@ class Resolver:
             )
         self.stack.append(key)
         try:
-            raw = self.composed.data
-            for name in key:
-                raw = raw[name]
+            raw = self._raw(key)
             value = self.evaluate(raw, key)
         finally:
             self.stack.pop()
         if _has_reference(raw):
             self.record(key, raw, value)
         self.done[key] = value
+        if key not in self.tainted:
+            self.shared[key] = value
         return value
+
+    def _raw(self, key: Key) -> Any:
+        raw: Any = self.composed.data
+        for name in key:
+            raw = raw[name]
+        return raw
 
     def evaluate(self, raw: Any, key: Key) -> Any:
         if isinstance(raw, list):
@@ -146,6 +181,8 @@ class Resolver:
 
     def name(self, node: ast.Name) -> Any:
         referrer = self.referrer
+        if node.id in self.varying:
+            self.tainted.update(self.stack)
         if node.id in self.composed.data:
             return self.lookup((node.id,), referrer)
         if node.id in self.derived:
