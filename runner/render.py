@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from typing_extensions import assert_never
+
 from runner import shell
 from runner.cell import Cell
 from schemas import GROUPS
@@ -180,6 +182,8 @@ def _prepare(
                 *extra,
             )
             return Command("prepare", name, argv, skip_if=f"{step.save_dir} exists")
+        case _:
+            assert_never(step)
 
 
 def _ray_start(cell: Cell) -> Command:
