@@ -205,7 +205,7 @@ REFUSED = {
     "refuse_miles_internals.py": "4: error [import]: refuse_miles_internals.py cannot be imported: it imports"
     " miles.utils.misc, which needs miles itself: import with --miles-root DIR (a miles checkout)",
     "refuse_prepare_only.py": " error [import]: refuse_prepare_only.py cannot be imported: it never calls"
-    " execute_train: there is no launch to import",
+    " execute_train when run as `python SCRIPT`: there is no launch to import",
     "refuse_reads_output.py": "7: error [import]: refuse_reads_output.py cannot be imported: it reads the output"
     " of `nvidia-smi -L`, which the recorder cannot know",
     "refuse_spawns_a_process.py": "7: error [import]: refuse_spawns_a_process.py cannot be imported: it starts a"

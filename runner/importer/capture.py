@@ -140,7 +140,10 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
     events = trace["events"]
     calls = tuple(_call(e) for e in events if e["kind"] == "train")
     if not calls:
-        raise refused(Location(script), "never calls execute_train: there is no launch to import")
+        raise refused(
+            Location(script),
+            "never calls execute_train when run as `python SCRIPT`: there is no launch to import",
+        )
     first = events.index(next(e for e in events if e["kind"] == "train"))
     late = [e for e in events[first:] if e["kind"] in ("command", "helper")]
     if late:

@@ -44,16 +44,7 @@ class Variants:
 
 def explore(script: Path, record: Record, conventions: LaunchConventions, known: Knowledge) -> Variants:
     unset = record({})
-    switches = _switches_read(script, [unset], known)
-    while True:
-        runs = {
-            combo: record(env) if (env := _env(combo, switches, known)) else unset
-            for combo in _combos(len(switches))
-        }
-        more = _switches_read(script, [unset, *runs.values()], known)
-        if more == switches:
-            break
-        switches = more
+    switches, runs = _runs(script, record, unset, known)
     notes = [note for run in (unset, *runs.values()) for note in run.notes]
     built = {combo: _targets(run, conventions, known, notes) for combo, run in runs.items()}
     defaults = _defaults(script, switches, _targets(unset, conventions, known, []), built)
@@ -70,6 +61,22 @@ def explore(script: Path, record: Record, conventions: LaunchConventions, known:
         notes.append(Note(NO_WANDB, Location(script)))
     used = {name: known.switches[name].axis for name in switches if known.switches[name].axis in axes}
     return Variants(axes, cells, used, _unique(notes))
+
+
+def _runs(
+    script: Path, record: Record, unset: Run, known: Knowledge
+) -> tuple[list[str], dict[tuple[bool, ...], Run]]:
+    """A run per combination of the switches read (a switch read only in some variant is found too)."""
+    switches = _switches_read(script, [unset], known)
+    while True:
+        runs = {
+            combo: record(env) if (env := _env(combo, switches, known)) else unset
+            for combo in _combos(len(switches))
+        }
+        more = _switches_read(script, [unset, *runs.values()], known)
+        if more == switches:
+            return switches, runs
+        switches = more
 
 
 def _switches_read(script: Path, runs: list[Run], known: Knowledge) -> list[str]:
