@@ -59,7 +59,7 @@ def launch_context(
     if miles_root is None:
         return Context(dict(environ), MILES_ROOT_REFERENCE), []
     root = str(miles_root.resolve())
-    found = model_args(miles_root, cell.spec.model.type)
+    found = model_args(miles_root, cell.spec.model.type) if cell.spec.model.type else None
     where = (cell.location("model", "type"),)
     if found is None:
         return Context(dict(environ), root), []

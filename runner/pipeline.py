@@ -111,7 +111,7 @@ def _cell(
     derived = {"profile": lambda _: _profile_data(profile), "visible_devices": _visible_devices}
     resolved = {k: v for k, v in resolve(composed, derived, same, varying).data.items() if k != "matrix"}
     spec = build(Spec, resolved, composed)
-    preset, preset_source = load_preset(spec.model.type, composed.location(("model", "type")))
+    preset, preset_source = load_preset(spec.model.type, composed.location(("model", "type")), composed.path)
     identity = cell_id(name, combo, matrix)
     control = adjust.control(matrix, combo, spec, profile, composed, today, identity)
     return Cell(
@@ -220,7 +220,10 @@ def load_profile(path: Path) -> HardwareProfile:
     return profile
 
 
-def load_preset(name: str, where: Location) -> tuple[ModelPreset, Composed]:
+def load_preset(name: str | None, where: Location, spec: Path) -> tuple[ModelPreset, Composed]:
+    """The model preset (MODEL_ARGS) of a Megatron model type; none at all without a type (FSDP)."""
+    if name is None:
+        return ModelPreset(type="", model_args={}), Composed({}, {}, (spec,))
     preset, source = _modelled_with_source(ModelPreset, locate.model_preset(name, where))
     return preset, source
 

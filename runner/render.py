@@ -96,7 +96,10 @@ def runtime_env(cell: Cell, caller_env: Mapping[str, str]) -> tuple[dict[str, st
     fill = {"master_addr": cell.spec.launch.master_addr, "megatron_path": conventions.megatron_path}
     env: dict[str, str] = {}
     probes: dict[str, str] = {}
+    backend = cell.flag("train-backend", "megatron")
     for default in conventions.runtime_env:
+        if default.backend not in (None, backend):
+            continue
         if default.from_caller and default.name in caller_env:
             env[default.name] = _secret_safe(default.name, caller_env[default.name], conventions.secrets)
         elif default.probe:

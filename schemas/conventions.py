@@ -14,6 +14,7 @@ class EnvDefault(Model):
     value: str | None = Field(default=None, description="{master_addr} is replaced")
     from_caller: bool = Field(default=False, description="the caller's value wins when set")
     probe: str | None = Field(default=None, description="else decided on the node by this probe (see probes)")
+    backend: str | None = Field(default=None, description="only for this --train-backend (megatron, fsdp)")
 
 
 class LaunchConventions(Model):

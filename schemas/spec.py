@@ -15,7 +15,11 @@ TrainScript = Literal["train.py", "train_async.py"]
 
 
 class ModelRef(Model):
-    type: str = Field(description="Megatron model type: miles/models/<type>.yaml, scripts/models/<type>.sh")
+    type: str | None = Field(
+        default=None,
+        description="Megatron model type: miles/models/<type>.yaml, scripts/models/<type>.sh (MODEL_ARGS);"
+        " none for the FSDP backend (--train-backend fsdp), which reads the HF checkpoint",
+    )
 
 
 class Cluster(Model):
@@ -97,7 +101,7 @@ class Args(Model):
 class Spec(Model):
     description: str = ""
     hardware: str = Field(description="name of a profile in matrices/hardware/")
-    model: ModelRef
+    model: ModelRef = ModelRef()
     cluster: Cluster
     launch: Launch
     vars: dict[str, Any] = Field(default={}, description="free values for ${...} references")

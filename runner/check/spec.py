@@ -142,3 +142,17 @@ def todos_are_open(cell: Cell, _: Layout) -> Iterator[Problem]:
             "warning",
             "decide, then delete the todo entry",
         )
+
+
+@rule("G7")
+def megatron_needs_a_model_type(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """Megatron builds the model from MODEL_ARGS; only FSDP reads the HF checkpoint alone."""
+    backend = cell.flag("train-backend", "megatron")
+    if backend == "megatron" and not cell.spec.model.type:
+        yield Problem(
+            "G7",
+            "the Megatron backend needs model.type: its MODEL_ARGS describe the model",
+            "model.type",
+            (cell.location("model"),),
+            hint="set model.type (a preset in miles/models/), or train-backend: fsdp in args",
+        )
