@@ -53,12 +53,13 @@ def launches(name: str, switches: dict[str, str]) -> list[dict[str, object]]:
         submit = shlex.split(next(c for c in call.commands if "ray job submit" in c))
         argv = submit[submit.index("--") + 1 :]
         env = next(t for t in submit if t.startswith("--runtime-env-json=")).split("=", 1)[1]
+        megatron = argv[2] == "${MODEL_ARGS[@]}"  # FSDP: no MODEL_ARGS at all
         found.append(
             {
                 "train_script": Path(argv[1]).name,
                 "num_gpus_per_node": int(start[start.index("--num-gpus") + 1]),
-                "model_args": argv[2],
-                "train_args": flag_map(argv[3:]),
+                "model_args": model_args_of_upstream() if megatron else [],
+                "train_args": flag_map(argv[3:] if megatron else argv[2:]),
                 "env": json.loads(env)["env_vars"],
             }
         )
@@ -89,7 +90,7 @@ def rendered(cli, monkeypatch, spec: Path, wandb: bool = True) -> dict[str, dict
 def assert_round_trip(cell: dict, launched: dict) -> None:
     assert cell["train_script"] == launched["train_script"]
     assert cell["num_gpus_per_node"] == launched["num_gpus_per_node"]
-    assert launched["model_args"] == "${MODEL_ARGS[@]}" and cell["model_args"] == model_args_of_upstream()
+    assert cell["model_args"] == launched["model_args"]  # GLM-5's MODEL_ARGS, or none (FSDP)
     assert flag_map(cell["train_args"]) == launched["train_args"]
     probed = {
         name for name, value in cell["env"].items() if value == f"${{{name}}}" and name in cell["probes"]
@@ -153,23 +154,17 @@ def test_async_calls_and_fp8_become_two_axes(cli, here, monkeypatch):
     )
 
 
-def test_fsdp_is_refused_with_the_reason(cli, here):
+def test_fsdp_without_a_model_type(cli, here, monkeypatch):
     result = run_import(cli, "test_qwen3_fsdp.py", here / "fsdp.yaml", "--hardware", "h200")
-    assert (result.code, result.out) == (2, "")
-    assert result.err == (
-        "tests/data/import/test_qwen3_fsdp.py:29: error [import]: test_qwen3_fsdp.py cannot be imported: it"
-        " trains with the FSDP backend (megatron_model_type=None); a spec needs a Megatron model type"
-        " (model.type) and run-matrix renders Megatron's launch (MODEL_ARGS, CUDA_DEVICE_MAX_CONNECTIONS):"
-        " FSDP tests cannot be imported yet\n  ==> nothing was written\n"
-    )
-    assert list(here.iterdir()) == []
-
-
-@pytest.mark.xfail(
-    strict=True, reason="a spec has no FSDP launch yet: model.type is required, render adds MODEL_ARGS"
-)
-def test_fsdp_round_trips(cli, here):
-    assert run_import(cli, "test_qwen3_fsdp.py", here / "fsdp.yaml", "--hardware", "h200").code == 0
+    assert result.code == 0, result.err
+    text = (here / "fsdp.yaml").read_text()
+    assert "\nmodel:" not in text and "    train-backend: fsdp\n" in text
+    assert "  axes:\n    few_gpu: [true, false]\n" in text  # the script's default is the few-GPU mode
+    cells = rendered(cli, monkeypatch, here / "fsdp.yaml", wandb=False)
+    assert_round_trip(cells[""], launches("test_qwen3_fsdp.py", {})[0])
+    assert_round_trip(cells["few_gpu=false"], launches("test_qwen3_fsdp.py", {"MILES_TEST_FEW_GPU": "0"})[0])
+    assert cells[""]["model_args"] == [] and "CUDA_DEVICE_MAX_CONNECTIONS" not in cells[""]["env"]
+    assert (cells[""]["num_gpus_per_node"], cells["few_gpu=false"]["num_gpus_per_node"]) == (2, 4)
 
 
 def test_literal_secrets_become_references_and_file_writes_are_not_done(cli, here):
@@ -192,6 +187,9 @@ def test_literal_secrets_become_references_and_file_writes_are_not_done(cli, her
 
 
 REFUSED = {
+    "refuse_backend_mismatch.py": "6: error [import]: refuse_backend_mismatch.py cannot be imported: it calls"
+    " execute_train with megatron_model_type and --train-backend disagreeing (miles asserts that FSDP, and only"
+    " FSDP, has no model type)",
     "refuse_conflicting_flags.py": "6: error [import]: refuse_conflicting_flags.py cannot be imported: it gives --lr"
     " twice with different values (1e-6 in optimizer_args, 2e-6 in misc_args); a spec holds one value per flag",
     "refuse_crashes.py": "8: error [import]: refuse_crashes.py cannot be imported: it raises FileNotFoundError:"

@@ -152,4 +152,4 @@ def _schema_line(spec: Path) -> list[str]:
 
 
 def _note(note: Note) -> str:
-    return f"{note.message} ({note.at.file.name}:{note.at.line})"
+    return f"{note.message} ({note.at.file.name}{f':{note.at.line}' if note.at.line else ''})"

@@ -21,7 +21,7 @@ Step = dict[str, Any]
 NAMES = {"mkdir": "dirs", "convert-torch-dist": "convert", "convert-fp8": "fp8"}
 
 
-def steps(events: Sequence[Event], root: str, model_type: str, megatron_path: str) -> dict[str, Step]:
+def steps(events: Sequence[Event], root: str, model_type: str | None, megatron_path: str) -> dict[str, Step]:
     """Named steps in the order the script runs them (``dirs``, ``model``, ``dataset``, ``convert``, ...)."""
     named: dict[str, Step] = {}
     for event in events:
@@ -75,7 +75,7 @@ def _fp8(words: list[str], event: Event) -> Step:
     return {**step, "python": words[0]} if words[0] != "python" else step
 
 
-def _helper(event: Event, model_type: str, megatron_path: str) -> Step:
+def _helper(event: Event, model_type: str | None, megatron_path: str) -> Step:
     args = event.args
     if event.name == "hf_download_dataset":
         local = f"{args['data_dir']}/{args['full_name'].split('/')[-1]}"
@@ -87,9 +87,8 @@ def _helper(event: Event, model_type: str, megatron_path: str) -> Step:
             "converts the checkpoint on several nodes; a convert-torch-dist step runs on one", event.at
         )
     if args["megatron_model_type"] != model_type:
-        raise _error(
-            f"converts with model type {args['megatron_model_type']} but trains {model_type}", event.at
-        )
+        trains = model_type or "with FSDP (no model type)"
+        raise _error(f"converts with model type {args['megatron_model_type']} but trains {trains}", event.at)
     if args["megatron_path"] != megatron_path:
         raise _error(
             f"converts with Megatron at {args['megatron_path']}; the conventions say {megatron_path}",

@@ -86,6 +86,12 @@ def execute_train(
     megatron_path: str = "/root/Megatron-LM",
 ) -> None:
     begin_train(dict(locals()))
+    if ("--train-backend fsdp" in train_args) != (megatron_model_type is None):
+        end_train()
+        raise TRACE.refuse(
+            "calls execute_train with megatron_model_type and --train-backend disagreeing (miles asserts"
+            " that FSDP, and only FSDP, has no model type)"
+        )
     try:
         _launch(
             train_args,

@@ -29,8 +29,8 @@ def residual(spec: Spec, target: Target, hardware: str | None, own_steps: set[st
     edit: Edit = {}
     if hardware is not None and spec.hardware != hardware:
         edit["hardware"] = hardware
-    if spec.model.type != target.model_type:
-        edit["model"] = {"type": target.model_type}
+    if spec.model.type != target.model_type:  # FSDP: no type, so a base's is deleted
+        edit["model"] = {"type": target.model_type if target.model_type is not None else DELETE}
     cluster = {
         "nodes": (spec.cluster.nodes, 1),
         "gpus_per_node": (spec.cluster.gpus_per_node, target.gpus_per_node),
@@ -57,12 +57,9 @@ def residual(spec: Spec, target: Target, hardware: str | None, own_steps: set[st
 def skeleton(target: Target, hardware: str | None) -> Edit:
     """The keys every spec needs before it can be resolved at all."""
     edit: Edit = {} if hardware is None else {"hardware": hardware}
-    return {
-        **edit,
-        "model": {"type": target.model_type},
-        "cluster": {"gpus_per_node": target.gpus_per_node},
-        "launch": {"script": target.script},
-    }
+    if target.model_type is not None:
+        edit["model"] = {"type": target.model_type}
+    return {**edit, "cluster": {"gpus_per_node": target.gpus_per_node}, "launch": {"script": target.script}}
 
 
 def _flags(spec: Spec, target: Target) -> Edit:

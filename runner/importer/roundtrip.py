@@ -47,6 +47,8 @@ def differences(cell: Cell, target: Target, miles_root: Path | None) -> list[str
 def _context(cell: Cell, miles_root: Path | None) -> Context:
     if miles_root is None:
         return Context({}, MILES_ROOT_REFERENCE)
+    if cell.spec.model.type is None:  # FSDP: no MODEL_ARGS
+        return Context({}, str(miles_root.resolve()))
     found = checkout.model_args(miles_root, cell.spec.model.type)
     tokens = found.tokens if found is not None else None
     return Context({}, str(miles_root.resolve()), tokens)

@@ -1,7 +1,7 @@
 """Qwen3-0.6B trained with the FSDP backend: no Megatron model type, so no MODEL_ARGS.
 
-Written for run-matrix's import tests: run-matrix's specs render Megatron launches only, so
-the import must refuse this script and say why.
+Written for run-matrix's import tests: an FSDP launch (no model type, no
+CUDA_DEVICE_MAX_CONNECTIONS), async, with the few-GPU switch on by default.
 """
 
 import miles.utils.external_utils.command_utils as U
@@ -24,7 +24,7 @@ def execute():
     )
     misc_args = (
         f"--actor-num-nodes 1 --actor-num-gpus-per-node {1 if FEW_GPU else 2} "
-        f"--rollout-num-gpus {1 if FEW_GPU else 2} --train-backend fsdp "
+        f"--rollout-num-gpus {1 if FEW_GPU else 2} --num-gpus-per-node {2 if FEW_GPU else 4} --train-backend fsdp "
     )
     U.execute_train(
         train_args=f"{ckpt_args}{rollout_args}{misc_args}",
