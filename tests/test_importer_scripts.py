@@ -167,18 +167,21 @@ def test_fsdp_without_a_model_type(cli, here, monkeypatch):
     assert (cells[""]["num_gpus_per_node"], cells["few_gpu=false"]["num_gpus_per_node"]) == (2, 4)
 
 
-def test_literal_secrets_become_references_and_file_writes_are_not_done(cli, here):
+def test_literal_secrets_become_references_and_file_writes_are_not_done(cli, here, monkeypatch):
+    home = here / "home"
+    (home / "precious").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))  # the script writes there, and deletes home/precious
     result = run_import(cli, "secrets_and_files.py", here / "s.yaml", "--hardware", "h200")
     assert result.code == 0, result.err
     text = (here / "s.yaml").read_text()
     assert "    wandb-key: $${WANDB_API_KEY}\n" in text and "  HF_TOKEN: $${HF_TOKEN}\n" in text
     assert "0123456789abcdef" not in text + result.out + result.err
     assert "hf_literal_token" not in text + result.out + result.err
-    assert not (SCRIPTS / "written-by-import.txt").exists() and CHECKOUT.is_dir()
+    assert [p.name for p in home.iterdir()] == ["precious"]
     notes = [line.split(": note: ", 1)[1] for line in result.err.splitlines() if ": note: " in line]
     assert notes == [
-        f"writes {SCRIPTS / 'written-by-import.txt'}: recorded, not done; a spec does not hold it",
-        f"shutil.rmtree {CHECKOUT}: recorded, not done; a spec does not hold it",
+        f"writes {home / 'written-by-import.txt'}: recorded, not done; a spec does not hold it",
+        f"shutil.rmtree {home / 'precious'}: recorded, not done; a spec does not hold it",
         "--wandb-key is a literal secret in the script; the spec reads ${WANDB_API_KEY} instead",
         "env HF_TOKEN is a literal secret in the script; the spec reads ${HF_TOKEN}",
         "the script adds no W&B flags (it never calls get_default_wandb_args); with WANDB_API_KEY set,"

@@ -80,10 +80,7 @@ def record(
     """Run ``script`` in the sandbox with ``switches`` set; nothing it would do is done."""
     script = script.resolve()
     env = {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "HOME": os.environ.get("HOME", "/"),
-        "LANG": "C.UTF-8",
-        "PYTHONHASHSEED": "0",
+        **base_env(),
         **{name: _STAND_IN.format(name) for name in secrets},
         **switches,
     }
@@ -109,6 +106,16 @@ def record(
             raise RunMatrixError(f"the import sandbox failed on {script}:\n{done.stderr[-2000:]}")
         trace = _references(json.loads(result.read_text(encoding="utf-8")), secrets)
     return _run(script, dict(switches), trace, done.stdout + done.stderr)
+
+
+def base_env() -> dict[str, str]:
+    """What the sandbox's environment holds besides switches and secrets."""
+    return {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": os.environ.get("HOME", "/"),
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+    }
 
 
 def _references(data: Any, secrets: Sequence[str]) -> Any:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import Location
+from runner.importer import capture
 from runner.importer.capture import Note, Run, refused
 from runner.importer.knowledge import Knowledge
 from runner.importer.target import Target, target_of
@@ -165,7 +166,10 @@ def _other_reads(run: Run, switches: list[str], known: Knowledge) -> list[Note]:
     return [
         Note(f"reads {name}, which is no known switch; imported as the script runs with it unset", at)
         for name, at in run.env_reads.items()
-        if name not in switches and name not in known.helper_env and name not in known.switches
+        if name not in switches
+        and name not in known.helper_env
+        and name not in known.switches
+        and name not in capture.base_env()
     ]
 
 
