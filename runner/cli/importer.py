@@ -34,6 +34,7 @@ def add_parser(subcommands: Any, name: str) -> None:
     parser.add_argument(
         "--miles-root",
         type=Path,
+        metavar="DIR",
         default=os.environ.get("MILES_ROOT") or None,
         help="miles checkout (default: $MILES_ROOT): its own helper module is loaded, its command and "
         "network calls replaced by recorders; MODEL_ARGS come from its scripts/models/",
