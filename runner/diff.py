@@ -201,4 +201,3 @@ def _layout_facts(cell: Cell, facts: Layout) -> dict[str, Any]:
 
 def _count(value: float) -> int | float:
     return int(value) if value.is_integer() else round(value, 2)
-

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """How long does validation take? Two figures, as `validate` does the work:
 
-  * N separate spec files (overlays on the shipped GLM-5 specs, varied parallelism);
-  * one spec whose matrix expands into M cells (axes feed the parallelism via ${matrix.*}).
+* N separate spec files (overlays on the shipped GLM-5 specs, varied parallelism);
+* one spec whose matrix expands into M cells (axes feed the parallelism via ${matrix.*}).
 
-    python tools/bench_validate.py [N] [M]     # defaults: 1000 files, 10000 matrix cells
+  python tools/bench_validate.py [N] [M]     # defaults: 1000 files, 10000 matrix cells
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def overlays(count: int) -> list[str]:
 
 
 def matrix_spec(cells: int) -> str:
-    side = round(cells ** 0.25)
+    side = round(cells**0.25)
     values = ", ".join(str(v) for v in range(1, side + 1))
     return (
         f"extends: {BASES[1]}\nmatrix:\n  max_cells: {2 * side**4}\n"

@@ -12,6 +12,7 @@ import _posixsubprocess
 import builtins
 import io
 import os
+import pathlib
 import shutil
 import socket
 import subprocess
@@ -87,6 +88,12 @@ def install(trace: Any) -> None:
     builtins.open = recorded_open
     io.open = recorded_open
     os.open = _recorded_os_open(trace, os.open)
+    accessor = getattr(pathlib, "_NormalAccessor", None)
+    if accessor is not None:  # Python 3.10's pathlib bound io.open and os.* when it was imported
+        accessor.open = staticmethod(recorded_open)
+        for name in ("mkdir", "unlink", "rmdir", "rename", "replace", "symlink", "link", "chmod"):
+            if hasattr(accessor, name):
+                setattr(accessor, name, staticmethod(skip(f"os.{name}")))
     time.sleep = lambda seconds: None  # nothing runs, so there is nothing to wait for
 
 
