@@ -1,0 +1,34 @@
+"""run-matrix: declarative test matrices for miles end-to-end tests across hardware.
+
+The pipeline, one module a step, chained in ``runner.pipeline``::
+
+    load -> compose -> expand (matrix) -> resolve -> model -> check -> render -> run -> report
+
+Glossary
+--------
+spec
+    One YAML file; it may ``extends:`` others.
+base
+    A spec meant to be extended (``matrices/base/``).
+overlay
+    A spec that extends another and changes it; ``why:`` says why, ``why_not:`` why not.
+hardware profile
+    Facts about one kind of machine (``matrices/hardware/<name>.yaml``); rules read only these.
+model preset
+    miles' MODEL_ARGS of one Megatron model type, as data (``miles/models/<type>.yaml``).
+resolved spec
+    The ``extends:`` chain merged, then every ``${...}`` evaluated.
+provenance
+    For every key, the chain of (file, line, operation, reason) that produced its value.
+matrix, cell
+    Axes in a spec expand it into cells; each cell has a stable id
+    (``rocm/glm5-async[fp8_rollout=true]``) and a content hash.
+problem
+    One finding of validation: severity, rule id, message, dotted key, file:line.
+launch
+    The rendered commands of one cell: prepare steps, Ray head, job submission.
+result
+    The outcome of running one cell: status, metrics, checks, logs, timings.
+"""
+
+__version__ = "0.1.0"
