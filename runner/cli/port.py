@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import schemas
 from runner import check, locate, pipeline
 from runner.cli.hardware import profiles
 from runner.cli.output import add_format, print_json, print_problems
@@ -137,7 +138,7 @@ def _errors(problems: list[Problem]) -> bool:
 
 
 def _schema() -> Path:
-    return locate.PROJECT / "schemas" / "spec.schema.json"
+    return Path(schemas.__file__).parent / "spec.schema.json"
 
 
 def _relative(path: Path, start: Path) -> str:
