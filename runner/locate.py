@@ -25,12 +25,9 @@ CONVENTIONS = PROJECT / "miles" / "launch.yaml"
 def find_spec(name: str) -> Path:
     """The file (or folder) a user means by ``name``."""
     # run-matrix's own matrices last, also as "matrices/..." when it is installed as a wheel
-    candidates = [
-        Path(name),
-        Path("matrices") / name,
-        BUNDLED_MATRICES / name,
-        BUNDLED_MATRICES.parent / name,
-    ]
+    candidates = [Path(name), Path("matrices") / name, BUNDLED_MATRICES / name]
+    if Path(name).parts[:1] == ("matrices",):
+        candidates.append(BUNDLED_MATRICES.parent / name)
     for candidate in candidates:
         for path in (candidate, Path(f"{candidate}.yaml")):
             if path.exists():
