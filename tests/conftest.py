@@ -79,3 +79,16 @@ def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
         assert actual == path.read_text(), f"{path} is out of date: review, then pytest --update-golden"
 
     return check
+
+
+ROOT = Path(__file__).parents[1]
+CALLER_ENV = ("MILES_ROOT", "WANDB_API_KEY", "NCCL_NVLS_ENABLE", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME")
+
+
+@pytest.fixture
+def in_repo(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The repository as the current directory, without the caller's env vars that change a launch."""
+    monkeypatch.chdir(ROOT)
+    for name in CALLER_ENV:
+        monkeypatch.delenv(name, raising=False)
+    return ROOT

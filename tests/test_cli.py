@@ -15,18 +15,6 @@ from tests.test_model import VALID
 ROOT = Path(__file__).parents[1]
 
 
-@pytest.fixture
-def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
-    for name in (
-        "MILES_ROOT",
-        "WANDB_API_KEY",
-        "NCCL_NVLS_ENABLE",
-        "NCCL_SOCKET_IFNAME",
-        "GLOO_SOCKET_IFNAME",
-    ):
-        monkeypatch.delenv(name, raising=False)
-
 
 def test_validate_the_shipped_matrices(cli, in_repo):
     result = cli("validate", "matrices/")

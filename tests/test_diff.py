@@ -3,8 +3,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from runner import pipeline
 from runner.diff import diff
 
@@ -12,12 +10,6 @@ ROOT = Path(__file__).parents[1]
 NV = "nv/glm5-colocate.yaml"
 ROCM = "rocm/glm5-async.yaml"
 
-
-@pytest.fixture
-def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
-    monkeypatch.delenv("WANDB_API_KEY", raising=False)
-    monkeypatch.delenv("NCCL_NVLS_ENABLE", raising=False)
 
 
 def test_markdown_golden(cli, in_repo, golden):

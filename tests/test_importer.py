@@ -29,17 +29,8 @@ pytestmark = pytest.mark.allow_subprocess  # the import runs each script in a sa
 
 
 @pytest.fixture
-def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def tree(tmp_path: Path, in_repo: Path) -> Path:
     """A copy of the shipped matrices; the current directory is the repository (scripts are named from it)."""
-    monkeypatch.chdir(ROOT)
-    for name in (
-        "MILES_ROOT",
-        "WANDB_API_KEY",
-        "NCCL_NVLS_ENABLE",
-        "NCCL_SOCKET_IFNAME",
-        "GLOO_SOCKET_IFNAME",
-    ):
-        monkeypatch.delenv(name, raising=False)
     shutil.copytree(ROOT / "matrices", tmp_path / "matrices")
     return tmp_path / "matrices"
 

@@ -20,22 +20,13 @@ from tests.test_upstream_launch import model_args_of_upstream
 
 ROOT = Path(__file__).parents[1]
 SCRIPTS = DATA / "import"
-CHECKOUT = SCRIPTS / "miles-checkout"
+CHECKOUT = DATA / "fake-miles"
 
 pytestmark = pytest.mark.allow_subprocess  # the import runs each script in a sandbox interpreter
 
 
 @pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(ROOT)
-    for name in (
-        "MILES_ROOT",
-        "WANDB_API_KEY",
-        "NCCL_NVLS_ENABLE",
-        "NCCL_SOCKET_IFNAME",
-        "GLOO_SOCKET_IFNAME",
-    ):
-        monkeypatch.delenv(name, raising=False)
+def here(tmp_path: Path, in_repo: Path) -> Path:
     return tmp_path
 
 
