@@ -29,7 +29,9 @@ DESCRIPTION = """\
 Declarative test matrices for miles end-to-end tests: a base spec, hardware
 overlays, validation before any GPU is touched, and the exact launch.
 
-Spec paths are looked up relative to the current directory, then under matrices/.
+`run-matrix SPEC ...` is short for `run-matrix run SPEC ...`. Spec paths are looked
+up relative to the current directory, then under matrices/; a cell id
+('rocm/glm5-async[fp8_rollout=true]') names one cell of a matrix.
 Exit codes: 0 ok, 1 a run failed, 2 the spec is invalid, 3 the environment cannot
 run it, 130 interrupted.
 """
