@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from runner import pipeline, report
 from runner.cell import Cell
 from runner.checkout import launch_context
@@ -85,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     planned = [plan(each, options.miles_root) for each in select_cells(args.specs, args.k)]
     if args.dry_run:
         return _dry_run(planned, options, args.format)
+    from rich.console import Console  # only when something runs
+
     from runner.run import session
     from runner.run.processes import sigterm_interrupts
     from runner.run.view import for_console

@@ -56,8 +56,8 @@ GLM5_MODEL_ARGS = tuple(
 )
 
 # The Megatron flags (miles-only flags left out) of the two upstream GLM-5 tests,
-# in the order they pass them (shared/reference/miles-facts.md §2).
-GLM5_NV_ACTOR_ARGS = _flags(
+# in the order they pass them (shared/reference/miles-facts.md §2): what both share first.
+_GLM5_SHARED_ARGS = _flags(
     """
     --load /root/shared_data/checkpoints
     --save /root/shared_data/checkpoints
@@ -69,6 +69,10 @@ GLM5_NV_ACTOR_ARGS = _flags(
     --weight-decay 0.1
     --adam-beta1 0.9
     --adam-beta2 0.98
+    """
+)
+GLM5_NV_ACTOR_ARGS = _GLM5_SHARED_ARGS + _flags(
+    """
     --tensor-model-parallel-size 4
     --sequence-parallel
     --pipeline-model-parallel-size 1
@@ -89,18 +93,8 @@ GLM5_NV_ACTOR_ARGS = _flags(
 )
 GLM5_NV_WORLD_SIZE = 8  # actor-num-nodes 1 x actor-num-gpus-per-node 8
 
-GLM5_ROCM_ACTOR_ARGS = _flags(
+GLM5_ROCM_ACTOR_ARGS = _GLM5_SHARED_ARGS + _flags(
     """
-    --load /root/shared_data/checkpoints
-    --save /root/shared_data/checkpoints
-    --save-interval 20
-    --global-batch-size 64
-    --optimizer adam
-    --lr 1e-6
-    --lr-decay-style constant
-    --weight-decay 0.1
-    --adam-beta1 0.9
-    --adam-beta2 0.98
     --optimizer-cpu-offload
     --overlap-cpu-optimizer-d2h-h2d
     --use-precision-aware-optimizer
