@@ -20,6 +20,7 @@ U.execute_train(train_args="--lr 1e-6 ", num_gpus_per_node=8, megatron_model_typ
 
 
 def script(tmp_path: Path, body: str) -> Path:
+    tmp_path.chmod(0o755)  # the sandbox reads it as the unprivileged user nobody
     path = tmp_path / "case.py"
     path.write_text(textwrap.dedent(body).lstrip() + LAUNCH)
     return path

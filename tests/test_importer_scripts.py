@@ -15,6 +15,7 @@ import pytest
 
 from runner.errors import SpecError
 from runner.importer import Request, capture, import_test
+from runner.sandbox.bwrap import HOME as SANDBOX_HOME
 from tests.conftest import DATA
 from tests.test_upstream_launch import model_args_of_upstream
 
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.allow_subprocess  # the import runs each script in a sa
 
 @pytest.fixture
 def here(tmp_path: Path, in_repo: Path) -> Path:
+    tmp_path.chmod(0o755)  # a checkout made here is read by the sandbox as the unprivileged user nobody
     return tmp_path
 
 
@@ -161,7 +163,7 @@ def test_fsdp_without_a_model_type(cli, here, monkeypatch):
 def test_literal_secrets_become_references_and_file_writes_are_not_done(cli, here, monkeypatch):
     home = here / "home"
     (home / "precious").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(home))  # the script writes there, and deletes home/precious
+    monkeypatch.setenv("HOME", str(home))  # the script writes to ~ and deletes ~/precious
     result = run_import(cli, "secrets_and_files.py", here / "s.yaml", "--hardware", "h200")
     assert result.code == 0, result.err
     text = (here / "s.yaml").read_text()
@@ -171,8 +173,9 @@ def test_literal_secrets_become_references_and_file_writes_are_not_done(cli, her
     assert [p.name for p in home.iterdir()] == ["precious"]
     notes = [line.split(": note: ", 1)[1] for line in result.err.splitlines() if ": note: " in line]
     assert notes == [
-        f"writes {home / 'written-by-import.txt'}: recorded, not done; a spec does not hold it",
-        f"shutil.rmtree {home / 'precious'}: recorded, not done; a spec does not hold it",
+        # the sandbox's HOME is a private one: the caller's is neither seen nor touched
+        f"writes {SANDBOX_HOME}/written-by-import.txt: recorded, not done; a spec does not hold it",
+        f"shutil.rmtree {SANDBOX_HOME}/precious: recorded, not done; a spec does not hold it",
         "--wandb-key is a literal secret in the script; the spec reads ${WANDB_API_KEY} instead",
         "env HF_TOKEN is a literal secret in the script; the spec reads ${HF_TOKEN}",
         "the script adds no W&B flags (it never calls get_default_wandb_args); with WANDB_API_KEY set,"

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runner.cli.output import add_format, print_json, print_problems
+from runner.cli.output import add_format, add_trust_checkout, print_json, print_problems
 from runner.errors import display_path
 
 
@@ -40,6 +40,7 @@ def add_parser(subcommands: Any, name: str) -> None:
         "network calls replaced by recorders; MODEL_ARGS come from its scripts/models/",
     )
     parser.add_argument("--force", action="store_true", help="replace files that exist")
+    add_trust_checkout(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
@@ -50,7 +51,15 @@ def run(args: argparse.Namespace) -> int:
 
     output = args.output or Path(f"{args.script.stem}.yaml")
     base = locate.find_spec(args.base) if args.base else None
-    request = Request(args.script, output, base, args.hardware, args.miles_root, args.force)
+    request = Request(
+        args.script,
+        output,
+        base,
+        args.hardware,
+        args.miles_root,
+        args.force,
+        trust_checkout=args.trust_checkout,
+    )
     result = import_test(request)
     print_problems(result.warnings, sys.stderr)
     if args.format == "json":

@@ -22,6 +22,15 @@ def add_format(parser: argparse.ArgumentParser, *choices: str) -> None:
     )
 
 
+def add_trust_checkout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--trust-checkout",
+        action="store_true",
+        help="run the checkout's code without the sandbox's isolation (only where the machine has no "
+        "bubblewrap or namespaces): it then sees your files and the network, as you",
+    )
+
+
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, default=_plain)
     sys.stdout.write("\n")

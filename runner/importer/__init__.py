@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from runner.importer.capture import Note, refused
 from runner.importer.fit import Layout, cell_of, final_texts, grow, staged
 from runner.importer.knowledge import knowledge
 from runner.importer.variants import Variants, explore
+from runner.sandbox.secrets import caller_secrets, redact
 from schemas.matrix import AxisValue
 
 
@@ -50,6 +51,7 @@ class Request:
     miles_root: Path | None = None
     force: bool = False
     timeout: float = capture.TIMEOUT_S
+    trust_checkout: bool = False  # run the script without the sandbox's isolation (where it has none)
 
 
 @dataclass(frozen=True)
@@ -72,16 +74,34 @@ def import_test(request: Request) -> Imported:
         secrets=conventions.secrets,
         miles_root=request.miles_root,
         timeout=request.timeout,
+        trust=request.trust_checkout,
     )
     variants = explore(request.script, record, conventions, knowledge())
     draft = _plan(request, variants)
     render = functools.partial(plan.texts, header=_header(request, variants), notes=variants.notes)
     grow(draft, variants.cells, request.hardware, layout, render)
     warnings = staged(draft, layout, render, lambda cells: _checked(cells, variants, request))
-    files = final_texts(draft, layout, render)
+    files, scrubbed = _without_secrets(
+        final_texts(draft, layout, render), conventions.secrets, request.script
+    )
     write.write_all(files, request.force)
     ids = [cell.id for cell in pipeline.cells(request.output)]
-    return Imported(files, ids, variants.axes, variants.switches, variants.notes, warnings)
+    return Imported(files, ids, variants.axes, variants.switches, [*variants.notes, *scrubbed], warnings)
+
+
+def _without_secrets(
+    files: dict[Path, str], names: Sequence[str], script: Path
+) -> tuple[dict[Path, str], list[Note]]:
+    """The files with any value of the caller's secrets replaced by its ``${NAME}`` reference."""
+    secrets = caller_secrets(names)
+    found: dict[str, None] = {}
+    for path, text in files.items():
+        files[path], names_found = redact(text, secrets)
+        found |= dict.fromkeys(names_found)
+    return files, [
+        Note(f"the value of your ${name} reached the spec; written as ${{{name}}} instead", Location(script))
+        for name in found
+    ]
 
 
 def components_folder(spec: Path) -> Path:

@@ -10,20 +10,21 @@ recorder could not stand in for is an error that names the script's line.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
+import math
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner import sandbox
 from runner.errors import EnvironmentProblem, Location, RunMatrixError, SpecError
 
 HARNESS = Path(__file__).with_name("harness.py")
 TIMEOUT_S = 60.0
 _STAND_IN = "run-matrix-secret-{}"
+# what the sandbox's environment holds besides switches and secrets: never a switch of the script's
+SANDBOX_VARIABLES = frozenset({*sandbox.BASE_ENV, "HOME", sandbox.OUT_VARIABLE})
 
 
 @dataclass(frozen=True)
@@ -76,46 +77,32 @@ def record(
     secrets: Sequence[str],
     miles_root: Path | None = None,
     timeout: float = TIMEOUT_S,
+    trust: bool = False,
 ) -> Run:
     """Run ``script`` in the sandbox with ``switches`` set; nothing it would do is done."""
     script = script.resolve()
-    env = {
-        **base_env(),
-        **{name: _STAND_IN.format(name) for name in secrets},
-        **switches,
-    }
-    with tempfile.TemporaryDirectory(prefix="run-matrix-import-") as folder:
-        result = Path(folder) / "trace.json"
-        argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), str(result)]
-        try:
-            done = subprocess.run(
-                [*argv, *([str(miles_root)] if miles_root else [])],
-                env=env,
-                cwd=miles_root or script.parent,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-            )
-        except subprocess.TimeoutExpired:
-            raise refused(
-                Location(script),
-                f"did not finish within {timeout:g} s under the recorder (does it wait for something?)",
-            ) from None
-        if done.returncode != 0 or not result.is_file():
-            raise RunMatrixError(f"the import sandbox failed on {script}:\n{done.stderr[-2000:]}")
-        trace = _references(json.loads(result.read_text(encoding="utf-8")), secrets)
-    return _run(script, dict(switches), trace, done.stdout + done.stderr)
-
-
-def base_env() -> dict[str, str]:
-    """What the sandbox's environment holds besides switches and secrets."""
-    return {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "HOME": os.environ.get("HOME", "/"),
-        "LANG": "C.UTF-8",
-        "PYTHONHASHSEED": "0",
-    }
+    env = {**{name: _STAND_IN.format(name) for name in secrets}, **switches}
+    argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), *([str(miles_root)] if miles_root else [])]
+    done = sandbox.run(
+        argv,
+        reads=[script.parent, *([miles_root] if miles_root else [])],
+        cwd=miles_root or script.parent,
+        env=env,
+        limits=sandbox.Limits(wall_s=timeout, cpu_s=math.ceil(timeout)),
+        trust=trust,
+        secret_names=secrets,
+    )
+    if done.timed_out:
+        raise refused(
+            Location(script),
+            f"did not finish within {timeout:g} s under the recorder (does it wait for something?)",
+        )
+    if "trace.json" not in done.files:
+        raise RunMatrixError(
+            f"the import sandbox failed on {script} (exit status {done.returncode}):\n{done.output[-2000:]}"
+        )
+    trace = _references(json.loads(done.files["trace.json"]), secrets)
+    return _run(script, dict(switches), trace, done.output)
 
 
 def _references(data: Any, secrets: Sequence[str]) -> Any:

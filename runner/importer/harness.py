@@ -1,7 +1,8 @@
 """The import sandbox: runs one miles test script with nothing executed, downloaded or started.
 
-``python -I -B harness.py SCRIPT RESULT [MILES_ROOT]`` — a fresh interpreter, started by
-``capture.py``. Before the script runs:
+``python -I -B harness.py SCRIPT [MILES_ROOT]`` — a fresh interpreter that ``capture.py`` starts
+in run-matrix's sandbox (``runner.sandbox``: no network, a read-only view of the script and the
+checkout, its own PID namespace, resource limits). Before the script runs:
 
 * miles' command helpers are replaced: without ``MILES_ROOT`` the whole helper module is
   ``recorder.py`` (recording into ``trace.py``); with it, miles' own module is loaded from the
@@ -15,7 +16,10 @@
   are functions of the script that ``prepare()`` calls which use no helper and touch no file
   (their effect is invisible to the recorder); the guards themselves are in ``guards.py``.
 
-The trace goes to RESULT as JSON. Standard library only: this file runs outside run-matrix.
+The guards turn an attempt into a refusal that names the script's line; the sandbox makes the
+attempt harmless where they miss it. The trace goes to ``$RUN_MATRIX_OUT/trace.json``.
+
+Standard library only: this file runs outside run-matrix.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
+import os
 import runpy
 import sys
 import traceback
@@ -42,8 +47,9 @@ STUB_MODULES = ("tests.ci.ci_register", "tests.ci.metric_history")
 
 
 def main(argv: Sequence[str]) -> int:
-    script, result = Path(argv[0]).resolve(), Path(argv[1])
-    miles_root = Path(argv[2]).resolve() if len(argv) > 2 else None
+    script = Path(argv[0]).resolve()
+    miles_root = Path(argv[1]).resolve() if len(argv) > 1 else None
+    result = Path(os.environ["RUN_MATRIX_OUT"]) / "trace.json"  # the sandbox's one writable folder
     with result.open("w", encoding="utf-8") as out:  # opened before any guard is in place
         tracing = _load("runner.importer.trace", "trace.py")  # its own name: recorder.py imports it so
         recorder = _load("_run_matrix_recorder", "recorder.py")

@@ -169,7 +169,7 @@ def _other_reads(run: Run, switches: list[str], known: Knowledge) -> list[Note]:
         if name not in switches
         and name not in known.helper_env
         and name not in known.switches
-        and name not in capture.base_env()
+        and name not in capture.SANDBOX_VARIABLES
     ]
 
 

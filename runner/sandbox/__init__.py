@@ -1,0 +1,39 @@
+"""sandbox: the one place where code from a miles checkout runs.
+
+Reading a miles test script (``import``), a ``scripts/models/*.py`` preset or a launcher means
+running code that someone else wrote. ``run()`` runs such a command in a child that the operating
+system isolates (``bwrap.py``):
+
+* no network (a network namespace of its own, loopback only);
+* a file system that holds only what the run needs, read-only: the system's ``/usr``, the Python
+  installation, run-matrix's own package, and the paths the caller names (the checkout, the
+  script's folder) — plus a private, size-limited ``/tmp`` with the child's ``HOME`` and one
+  writable results folder (``$RUN_MATRIX_OUT``). The caller's home, ``/root``, ``/etc`` and the
+  rest of the machine do not exist there;
+* its own PID namespace: it sees no process of the caller's (so no ``/proc/<pid>/environ``) and
+  everything it starts dies with it;
+* started as ``root``, run-matrix drops the child to the unprivileged ``nobody`` user;
+* resource limits (``limits.py``): address space, CPU time, file size, processes, open files,
+  wall-clock time, and a bounded capture of its output;
+* an environment built from nothing (``secrets.py``): no variable of the caller's reaches it, and
+  whatever it prints is scrubbed of the caller's secret values.
+
+Where the system cannot isolate (no bubblewrap, no namespaces) ``run()`` refuses with an
+environment error unless the caller passes ``trust=True`` (``--trust-checkout``): then the child
+runs as the caller with the same limits, environment and new process session, but sees the whole
+file system and network.
+"""
+
+from runner.sandbox.bwrap import IsolationUnavailable, isolation_problem
+from runner.sandbox.limits import Limits
+from runner.sandbox.run import BASE_ENV, OUT_VARIABLE, Outcome, run
+
+__all__ = [
+    "BASE_ENV",
+    "OUT_VARIABLE",
+    "IsolationUnavailable",
+    "Limits",
+    "Outcome",
+    "isolation_problem",
+    "run",
+]

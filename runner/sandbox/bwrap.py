@@ -1,0 +1,148 @@
+"""bwrap: the isolated child's command line (bubblewrap), and whether this machine can run it.
+
+bubblewrap rather than ``unshare`` directly: one small, audited program (Debian's ``bubblewrap``)
+sets up every namespace and mount from its arguments, works as root and, where user namespaces
+are allowed, as an ordinary user; ``unshare`` would leave the read-only bind mounts, the private
+``/proc`` and the cleanup of the mount tree to code of ours.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from runner.errors import EnvironmentProblem
+
+NOBODY = 65534
+HOME = "/tmp/home"
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
+DROP_TO_NOBODY = (
+    "setpriv",
+    f"--reuid={NOBODY}",
+    f"--regid={NOBODY}",
+    "--clear-groups",
+    "--inh-caps=-all",
+    "--bounding-set=-all",
+    "--no-new-privs",
+    "--",
+)
+
+
+class IsolationUnavailable(EnvironmentProblem):
+    """This machine cannot isolate checkout code; only ``--trust-checkout`` runs it."""
+
+
+def command(
+    argv: Sequence[str],
+    *,
+    reads: Iterable[Path],
+    out: Path,
+    cwd: Path,
+    env: Mapping[str, str],
+    scratch: int,
+) -> list[str]:
+    """``bwrap ... -- argv``: ``argv`` run in ``cwd`` with only ``reads`` (read-only), ``out``
+    (writable) and a private ``/tmp`` of ``scratch`` bytes visible."""
+    root = os.geteuid() == 0
+    line = ["bwrap", *NAMESPACES, "--die-with-parent", "--new-session", "--hostname", "sandbox"]
+    if not root:
+        line.append("--unshare-user")
+    line += ["--ro-bind", "/usr", "/usr", *_system_links(), "--proc", "/proc", "--dev", "/dev"]
+    line += ["--perms", "1777", "--size", str(scratch), "--tmpfs", "/tmp", "--perms", "0777", "--dir", HOME]
+    made: set[Path] = {Path("/"), Path("/usr"), Path("/tmp")}
+    for path in _outermost([*_runtime(), *reads]):
+        line += [*_parents(path, made), "--ro-bind", str(path), str(path)]
+    line += [*_parents(out, made), "--bind", str(out), str(out)]
+    line += ["--chdir", str(cwd), "--clearenv"]
+    for name, value in env.items():
+        line += ["--setenv", name, value]
+    if root:  # bwrap keeps these two for setpriv alone, which drops them and every other
+        line += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", *DROP_TO_NOBODY]
+    else:
+        line.append("--")
+    return [*line, *argv]
+
+
+def _system_links() -> list[str]:
+    """``/bin``, ``/lib``, ... as the machine has them: links into ``/usr``, or folders bound read-only."""
+    args: list[str] = []
+    for name in SYSTEM_LINKS:
+        path = Path(name)
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), name]
+        elif path.is_dir():
+            args += ["--ro-bind", name, name]
+    return args
+
+
+def _runtime() -> list[Path]:
+    """What a Python child needs besides ``/usr``: the interpreter's installation and run-matrix."""
+    import runner
+
+    interpreter = Path(os.path.realpath(sys.executable)).parent.parent
+    places = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), interpreter}
+    places.add(Path(runner.__file__).resolve().parent)
+    cache = Path("/etc/ld.so.cache")
+    return [*places, *([cache] if cache.is_file() else [])]
+
+
+def _outermost(paths: Iterable[Path]) -> list[Path]:
+    """Each path once, resolved, without those inside another or inside ``/usr``; parents first."""
+    resolved = sorted({Path(os.path.realpath(p)) for p in paths}, key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for path in resolved:
+        if not any(path == k or k in path.parents for k in [Path("/usr"), *kept]):
+            kept.append(path)
+    return kept
+
+
+def _parents(path: Path, made: set[Path]) -> list[str]:
+    """``--dir`` for each missing parent of ``path`` (bwrap would make them unreadable to nobody)."""
+    args: list[str] = []
+    for parent in reversed(path.parents):
+        if parent not in made:
+            made.add(parent)
+            args += ["--perms", "0755", "--dir", str(parent)]
+    return args
+
+
+@functools.cache
+def isolation_problem() -> str | None:
+    """Why checkout code cannot be isolated here, or ``None`` when it can (tried once per process)."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        return "setpriv (util-linux) is not installed, so the sandbox cannot drop root"
+    try:
+        with tempfile.TemporaryDirectory(prefix="run-matrix-probe-") as out:
+            probe = command(
+                [sys.executable, "-I", "-c", "pass"],
+                reads=[],
+                out=Path(out),
+                cwd=Path("/"),
+                env={},
+                scratch=1 << 20,
+            )
+            done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"bubblewrap could not start: {error}"
+    if done.returncode != 0:
+        reason = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+        return f"bubblewrap cannot create the namespaces it needs here ({reason[0]})"
+    return None
+
+
+def unavailable(reason: str) -> IsolationUnavailable:
+    return IsolationUnavailable(
+        f"cannot isolate code from the miles checkout on this machine: {reason}.\n"
+        "  ==> run-matrix runs checkout code (test scripts, presets, launchers) only in a sandbox with no "
+        "network and no view of your files; pass --trust-checkout to run it without that isolation, "
+        "as yourself, if you trust this checkout"
+    )
