@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -40,9 +41,26 @@ def add_parser(subcommands: Any, name: str) -> None:
         "network calls replaced by recorders; MODEL_ARGS come from its scripts/models/",
     )
     parser.add_argument("--force", action="store_true", help="replace files that exist")
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
+        help="seconds each run of the script may take in the sandbox (default: 60)",
+    )
     add_trust_checkout(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         args.hardware,
         args.miles_root,
         args.force,
+        timeout=args.timeout,
         trust_checkout=args.trust_checkout,
     )
     result = import_test(request)

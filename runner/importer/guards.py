@@ -4,16 +4,23 @@ Starting a process, sending a signal, resolving a host or opening a connection r
 (``Refused`` is raised, and the first reason kept). Writing, moving or deleting a file is recorded
 and not done: writes go to ``/dev/null``. Environment lookups are recorded, to find the variant
 switches a script reads. Loaded by path by ``harness.py``; standard library only.
+
+These guards are what turns an attempt into a refusal that names the script's line; they are not
+what makes it harmless. Python has more doors than any list of names (``ctypes``, ``_socket``):
+the sandbox around the interpreter (``runner.sandbox``) holds where a guard is walked around.
 """
 
 from __future__ import annotations
 
+import _io
 import _posixsubprocess
 import builtins
 import io
 import os
 import pathlib
+import posix
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -24,19 +31,29 @@ from typing import Any
 Guarded = tuple[tuple[ModuleType, tuple[str, ...]], ...]
 WRITE_MODES = set("wax+")
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+# os's functions are posix's: each is guarded under both names (``importlib.reload(os)`` copies
+# posix's again, so posix's must be the guarded ones too)
+FILE_CHANGE_NAMES = (
+    *("remove", "unlink", "rmdir", "mkdir", "makedirs", "rename", "renames", "replace", "symlink", "link"),
+    *("chmod", "lchmod", "fchmod", "chown", "lchown", "fchown", "truncate", "ftruncate", "utime"),
+    *("mkfifo", "mknod", "setxattr", "removexattr", "chflags", "lchflags"),
+)
 FILE_CHANGES: Guarded = (
-    (
-        os,
-        ("remove", "unlink", "rmdir", "mkdir", "makedirs", "rename", "renames", "replace", "symlink", "link"),
-    ),
-    (os, ("chmod", "chown", "truncate", "utime")),
+    (os, FILE_CHANGE_NAMES),
+    (posix, FILE_CHANGE_NAMES),
     (shutil, ("rmtree", "move", "copytree", "copy", "copy2", "copyfile")),
 )
-PROCESSES: Guarded = (
-    (os, ("system", "popen", "fork", "forkpty", "kill", "killpg", "posix_spawn", "posix_spawnp")),
-    (os, ("execv", "execve", "execl", "execle", "execlp", "execlpe", "execvp", "execvpe")),
-    (os, ("spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe")),
+PROCESS_NAMES = (
+    *("system", "popen", "fork", "forkpty", "kill", "killpg", "posix_spawn", "posix_spawnp", "pidfd_open"),
+    *("execv", "execve", "execl", "execle", "execlp", "execlpe", "execvp", "execvpe"),
+    *("spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe"),
 )
+PROCESSES: Guarded = (
+    (os, PROCESS_NAMES),
+    (posix, PROCESS_NAMES),
+    (signal, ("pidfd_send_signal", "pthread_kill", "raise_signal")),
+)
+NETWORK = ("connect", "connect_ex", "sendto", "sendmsg", "bind", "listen")
 
 
 def record_environment_reads(trace: Any) -> None:
@@ -71,14 +88,15 @@ def install(trace: Any) -> None:
     for module, names in PROCESSES:
         for name in names:
             if hasattr(module, name):
-                setattr(module, name, refuse(f"starts a process or sends a signal: os.{name}"))
+                what = f"starts a process or sends a signal: {module.__name__}.{name}"
+                setattr(module, name, refuse(what))
     starters: tuple[tuple[object, str, str], ...] = (
         (subprocess.Popen, "_execute_child", "subprocess"),
         (_posixsubprocess, "fork_exec", "multiprocessing"),
     )
     for owner, name, what in starters:
         setattr(owner, name, refuse(f"starts a process: {what}"))
-    for name in ("connect", "connect_ex", "sendto"):
+    for name in NETWORK:
         setattr(socket.socket, name, refuse(f"opens a network connection: socket.{name}"))
     socket.getaddrinfo = refuse("looks up a host name: socket.getaddrinfo")
     for module, names in FILE_CHANGES:
@@ -86,8 +104,9 @@ def install(trace: Any) -> None:
             setattr(module, name, skip(f"{module.__name__}.{name}"))
     recorded_open = _recorded_open(trace, io.open)
     builtins.open = recorded_open
-    io.open = recorded_open
-    os.open = _recorded_os_open(trace, os.open)
+    io.open = _io.open = recorded_open
+    io.FileIO = _io.FileIO = _recorded_file_io(trace, _io.FileIO)  # type: ignore[misc]
+    os.open = posix.open = _recorded_os_open(trace, os.open)
     accessor = getattr(pathlib, "_NormalAccessor", None)
     if accessor is not None:  # Python 3.10's pathlib bound io.open and os.* when it was imported
         accessor.open = staticmethod(recorded_open)
@@ -105,6 +124,17 @@ def _recorded_open(trace: Any, real_open: Callable[..., Any]) -> Callable[..., A
         return real_open(file, mode, *args, **kwargs)
 
     return open_
+
+
+def _recorded_file_io(trace: Any, real: type[_io.FileIO]) -> type[_io.FileIO]:
+    class RecordedFileIO(real):  # type: ignore[valid-type, misc]
+        def __init__(self, file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> None:
+            if WRITE_MODES & set(mode) and not isinstance(file, int):
+                trace.record("effect", what=f"writes {file}")
+                file, mode = os.devnull, mode.replace("x", "w")
+            super().__init__(file, mode, *args, **kwargs)
+
+    return RecordedFileIO
 
 
 def _recorded_os_open(trace: Any, real_open: Callable[..., int]) -> Callable[..., int]:

@@ -1,0 +1,149 @@
+"""runner.sandbox: what the isolated child sees and may use, what comes back, and the fallback."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from runner import sandbox
+from runner.errors import EnvironmentProblem, ExitCode
+from runner.sandbox import bwrap
+from runner.sandbox.secrets import caller_secrets, redact
+
+pytestmark = pytest.mark.allow_subprocess
+
+
+def python(code: str, tmp_path: Path, **options: object) -> sandbox.Outcome:
+    tmp_path.chmod(0o755)
+    return sandbox.run([sys.executable, "-I", "-c", code], cwd=tmp_path, reads=[tmp_path], **options)  # type: ignore[arg-type]
+
+
+def test_the_child_sees_only_what_it_was_given(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOME_API_KEY", "a-secret-of-the-caller")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    code = (
+        "import os, json\n"
+        f"print(json.dumps([sorted(os.environ), os.path.exists({str(outside)!r}), os.path.exists('/etc/passwd'),"
+        " sorted(os.listdir('/proc'))[:3], os.getuid(), os.listdir('.')]))"
+    )
+    (tmp_path / "given.txt").write_text("x")
+    done = python(code, tmp_path, env={"SWITCH": "1"})
+    assert done.returncode == 0, done.output
+    names, sees_outside, sees_etc, pids, uid, listing = __import__("json").loads(done.output)
+    assert names == ["HOME", "LANG", "PATH", "PWD", "PYTHONHASHSEED", "RUN_MATRIX_OUT", "SWITCH"]
+    assert (sees_outside, sees_etc, listing) == (False, False, ["given.txt"])
+    assert "1" in pids and str(os.getpid()) not in pids  # a PID namespace of its own
+    assert uid == (bwrap.NOBODY if os.geteuid() == 0 else os.getuid())
+    assert done.isolated
+
+
+def test_what_the_child_cannot_change(tmp_path):
+    code = (
+        "import os\n"
+        "for path in ('given.txt', '/usr/x', os.environ['HOME'] + '/x', os.environ['RUN_MATRIX_OUT'] + '/r'):\n"
+        "    try:\n        open(path, 'w').write('x'); print('wrote', path)\n"
+        "    except OSError as e:\n        print('refused', path, e.errno)\n"
+    )
+    (tmp_path / "given.txt").write_text("mine\n")
+    done = python(code, tmp_path)
+    lines = done.output.splitlines()
+    assert [line.split()[0] for line in lines] == ["refused", "refused", "wrote", "wrote"]
+    assert (tmp_path / "given.txt").read_text() == "mine\n"
+    assert done.files == {"r": b"x"}
+
+
+def test_limits_hold(tmp_path):
+    limits = sandbox.Limits(file_size=1 << 20, open_files=32, address_space=512 << 20, output=1000)
+    code = (
+        "import os, sys\n"
+        "try:\n    open('/tmp/big', 'wb').write(b'x' * (2 << 20))\nexcept OSError as e: print('fsize', e.errno)\n"
+        "try:\n    [open('/dev/null') for _ in range(64)]\nexcept OSError as e: print('nofile', e.errno)\n"
+        "try:\n    bytearray(1 << 30)\nexcept MemoryError: print('memory')\n"
+        "sys.stdout.flush()\nsys.stdout.write('y' * 100000)\n"
+    )
+    done = python(code, tmp_path, limits=limits)
+    assert done.output.startswith("fsize 27\nnofile 24\nmemory\nyyy")
+    assert done.output_cut and done.output.endswith("\n[run-matrix: output cut at 1000 bytes]")
+    assert len(done.output) < 1100
+
+
+def test_cpu_and_wall_time_end_the_child_and_all_it_started(tmp_path):
+    started = time.monotonic()
+    done = python("while True: pass", tmp_path, limits=sandbox.Limits(cpu_s=1, wall_s=20))
+    assert done.returncode == 128 + 9 and not done.timed_out  # SIGXCPU, then SIGKILL (bwrap reports 128+N)
+    code = "import os, select\nif os.fork() == 0:\n    os.setsid()\nwhile True: select.select([], [], [], 1)"
+    done = python(code, tmp_path, limits=sandbox.Limits(wall_s=1))
+    assert done.timed_out and time.monotonic() - started < 10
+
+
+def test_results_never_follow_a_link_or_open_a_fifo(tmp_path):
+    code = (
+        "import os\nout = os.environ['RUN_MATRIX_OUT']\n"
+        "os.symlink('/etc/shadow', out + '/link')\nos.mkfifo(out + '/fifo')\nopen(out + '/ok', 'w').write('1')"
+    )
+    done = python(code, tmp_path)
+    assert done.files == {"ok": b"1"}
+
+
+def test_a_folder_nobody_cannot_read_is_named(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("the child runs as nobody only when run-matrix is root")
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    with pytest.raises(EnvironmentProblem) as error:
+        sandbox.run([sys.executable, "-c", "pass"], cwd=private, reads=[private])
+    assert str(error.value).startswith(f"{private} is not readable to other users (mode drwx------)")
+
+
+def test_without_isolation_only_trust_runs_checkout_code(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on it
+    bwrap.isolation_problem.cache_clear()
+    try:
+        with pytest.raises(sandbox.IsolationUnavailable) as error:
+            python("pass", tmp_path)
+        trusted = python("import os; print(os.path.exists('/etc/passwd'))", tmp_path, trust=True)
+    finally:
+        bwrap.isolation_problem.cache_clear()
+    assert error.value.exit_code == ExitCode.ENVIRONMENT
+    assert str(error.value).startswith(
+        "cannot isolate code from the miles checkout on this machine: bubblewrap is not installed"
+    )
+    assert "pass --trust-checkout to run it without that isolation" in str(error.value)
+    assert (trusted.output, trusted.isolated) == ("True\n", False)
+
+
+def test_import_without_isolation_is_an_environment_error_until_trusted(cli, tmp_path, monkeypatch, in_repo):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    bwrap.isolation_problem.cache_clear()
+    script = "tests/data/import/test_glm5_744b_a40b_4layer.py"
+    try:
+        refused = cli("import", script, "--hardware", "h200", "-o", str(tmp_path / "a.yaml"))
+        trusted = cli(
+            "import", script, "--hardware", "h200", "-o", str(tmp_path / "b.yaml"), "--trust-checkout"
+        )
+    finally:
+        bwrap.isolation_problem.cache_clear()
+    assert refused.code == 3 and "bubblewrap is not installed" in refused.err
+    assert not (tmp_path / "a.yaml").exists()
+    assert trusted.code == 0, trusted.err
+
+
+def test_secrets_of_the_caller():
+    environ = {"WANDB_API_KEY": "k" * 12, "MY_TOKEN": "short", "HF_HOME": "/x", "NAMED": "named-value"}
+    secrets = caller_secrets(["NAMED"], environ)
+    assert secrets == {"WANDB_API_KEY": "k" * 12, "NAMED": "named-value"}
+    assert redact(f"a {'k' * 12} b named-value", secrets) == (
+        "a ${WANDB_API_KEY} b ${NAMED}",
+        ["WANDB_API_KEY", "NAMED"],
+    )
+
+
+def test_the_childs_output_is_scrubbed_of_the_callers_secrets(tmp_path, monkeypatch):
+    monkeypatch.setenv("SERVICE_TOKEN", "tok-123456789")
+    done = python("print('tok-' + '123456789')", tmp_path)  # what it could only have guessed
+    assert done.output == "${SERVICE_TOKEN}\n"
