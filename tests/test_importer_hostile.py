@@ -15,13 +15,12 @@ then checks what must hold whatever the script did:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -112,10 +111,8 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_repo: Path) -> Ite
 def _listen(w: World, stop: threading.Event) -> None:
     while not stop.is_set():
         for receive in (lambda: w.tcp.accept()[0].recv(100) or b"<connected>", lambda: w.udp.recv(100)):
-            try:
+            with contextlib.suppress(TimeoutError, OSError):
                 w.received.append(receive())
-            except (TimeoutError, OSError):
-                pass
 
 
 def processes_naming(text: str) -> list[str]:
