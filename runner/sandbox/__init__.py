@@ -24,13 +24,18 @@ runs as the caller with the same limits, environment and new process session, bu
 file system and network.
 """
 
+import sys
+
 from runner.sandbox.bwrap import IsolationUnavailable, isolation_problem
 from runner.sandbox.limits import Limits
 from runner.sandbox.run import BASE_ENV, OUT_VARIABLE, Outcome, run
 
+PYTHON = sys.executable  # the interpreter a Python child runs with (bound into the sandbox)
+
 __all__ = [
     "BASE_ENV",
     "OUT_VARIABLE",
+    "PYTHON",
     "IsolationUnavailable",
     "Limits",
     "Outcome",

@@ -1,0 +1,203 @@
+"""presets: a model type's MODEL_ARGS as a miles checkout defines them, expanded in the sandbox.
+
+Two forms, both run (never parsed), since that is the only way to get what miles launches:
+
+* ``scripts/models/<type>.py`` (miles main): ``model_args()``, loaded through the checkout's own
+  ``model_args_utils.load_model_args`` (``model_args_driver.py``), as ``execute_train`` does;
+* ``scripts/models/<type>.sh`` (the PR #1124 era): bash sources the file and the ``MODEL_ARGS``
+  array is read back — files that source a sibling and patch it, or call ``dirname``, expand
+  exactly as they do for miles.
+
+A type with both forms is the ``.py`` one (miles main loads only those). One sandbox run expands
+every type of a form; the result is cached on disk under the content hash of every file the
+expansion can read, so a second look costs a file read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner import sandbox
+from runner.errors import RunMatrixError
+
+MODELS = Path("scripts/models")
+UTILS = Path("miles/utils/external_utils/model_args_utils.py")
+DRIVER = Path(__file__).with_name("model_args_driver.py")
+CACHE_VERSION = "1"
+# bash, in the checkout's scripts/models: each file's MODEL_ARGS as length-prefixed fields
+# (LC_ALL=C, so lengths are bytes) in one results file; a file that fails, or sets no MODEL_ARGS
+# (97), leaves its negated exit status and the last line it printed to stderr instead
+EXPAND_SH = r"""
+out="$RUN_MATRIX_OUT/presets.txt"
+field() { printf '%d:%s,' "${#1}" "$1" >> "$out"; }
+for file in "$@"; do
+  ( MODEL_ARGS=()
+    source "$PWD/$file" >/dev/null 2>/tmp/stderr || exit $?
+    ((${#MODEL_ARGS[@]})) || exit 97
+    field "$file"; field "${#MODEL_ARGS[@]}"; for token in "${MODEL_ARGS[@]}"; do field "$token"; done )
+  status=$?
+  if ((status)); then field "$file"; field "-$status"; field "$(tail -n 1 /tmp/stderr)"; fi
+done
+"""
+
+
+@dataclass(frozen=True)
+class Expanded:
+    """One type's MODEL_ARGS from a checkout, or why it could not be expanded."""
+
+    type: str
+    source: Path  # the preset file
+    tokens: tuple[str, ...] = ()
+    error: str = ""
+
+
+class PresetError(RunMatrixError):
+    """A checkout's presets could not be expanded at all (not one type's failure)."""
+
+
+def types(checkout: Path) -> dict[str, Path]:
+    """Every model type of the checkout and its preset file (``.py`` over ``.sh``)."""
+    folder = checkout / MODELS
+    found = {p.stem: p for p in sorted(folder.glob("*.sh")) if p.is_file()}
+    found |= {p.stem: p for p in sorted(folder.glob("*.py")) if p.is_file() and not p.stem.startswith("_")}
+    return found
+
+
+def expand(checkout: Path, *, trust: bool = False) -> dict[str, Expanded]:
+    """MODEL_ARGS of every type of ``checkout``."""
+    checkout = checkout.resolve()
+    presets = types(checkout)
+    expanded: dict[str, Expanded] = {}
+    for suffix, run in ((".sh", _run_sh), (".py", _run_py)):
+        names = sorted(name for name, path in presets.items() if path.suffix == suffix)
+        if names:
+            found = _cached(checkout, suffix, names, lambda names=names, run=run: run(checkout, names, trust))
+            expanded |= {name: _expanded(name, presets[name], found.get(name)) for name in names}
+    return expanded
+
+
+def commit_of(checkout: Path) -> str | None:
+    """The checkout's commit, read from ``.git`` (no git command: a checkout's config can run code)."""
+    git = checkout / ".git"
+    try:
+        head = (git / "HEAD").read_text(encoding="ascii").strip()
+        if not head.startswith("ref: "):
+            return head or None
+        ref = head[5:]
+        if (git / ref).is_file():
+            return (git / ref).read_text(encoding="ascii").strip()
+        packed = (git / "packed-refs").read_text(encoding="ascii").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return next((line.split()[0] for line in packed if line.endswith(f" {ref}")), None)
+
+
+def _expanded(name: str, source: Path, found: Any) -> Expanded:
+    if isinstance(found, dict) and isinstance(found.get("tokens"), list) and found["tokens"]:
+        return Expanded(name, source, tuple(str(token) for token in found["tokens"]))
+    error = found.get("error") if isinstance(found, dict) else None
+    return Expanded(name, source, error=str(error or "expanded to no MODEL_ARGS"))
+
+
+def _run_sh(checkout: Path, names: list[str], trust: bool) -> dict[str, Any]:
+    done = sandbox.run(
+        ["bash", "-c", EXPAND_SH, "expand", *(f"{name}.sh" for name in names)],
+        reads=[checkout],
+        cwd=checkout / MODELS,
+        env={"LC_ALL": "C"},
+        trust=trust,
+    )
+    data = done.files.get("presets.txt")
+    if data is None:
+        raise PresetError(f"bash could not expand {checkout / MODELS}/*.sh:\n{done.output[-2000:]}")
+    try:
+        return _parse_fields(data)
+    except (ValueError, StopIteration):
+        raise PresetError(f"bash left unreadable MODEL_ARGS for {checkout / MODELS}/*.sh") from None
+
+
+def _parse_fields(data: bytes) -> dict[str, Any]:
+    """``{type: {"tokens": [...]} | {"error": ...}}`` from EXPAND_SH's length-prefixed fields."""
+    fields = iter(_netstrings(data))
+    found: dict[str, Any] = {}
+    for file in fields:
+        count = int(next(fields))
+        name = file.removesuffix(".sh")
+        if count < 0:
+            reason = "sets no MODEL_ARGS" if count == -97 else f"fails with status {-count}"
+            said = next(fields)
+            found[name] = {"error": f"{reason} when bash sources it" + (f": {said}" if said else "")}
+        else:
+            found[name] = {"tokens": [next(fields) for _ in range(count)]}
+    return found
+
+
+def _netstrings(data: bytes) -> Iterable[str]:
+    at = 0
+    while at < len(data):
+        colon = data.index(b":", at)
+        length = int(data[at:colon])
+        if data[colon + 1 + length : colon + 2 + length] != b",":
+            raise ValueError("a field is cut short")
+        yield data[colon + 1 : colon + 1 + length].decode("utf-8", "replace")
+        at = colon + 2 + length
+
+
+def _run_py(checkout: Path, names: list[str], trust: bool) -> dict[str, Any]:
+    if not (checkout / UTILS).is_file():
+        raise PresetError(f"{checkout} has scripts/models/*.py but no {UTILS}, which loads them")
+    done = sandbox.run(
+        [sandbox.PYTHON, "-I", "-B", str(DRIVER), str(checkout), *names],
+        reads=[checkout],
+        cwd=checkout,
+        trust=trust,
+    )
+    try:
+        found = json.loads(done.files["presets.json"])
+    except (KeyError, ValueError):
+        raise PresetError(f"the checkout's model_args_utils failed:\n{done.output[-2000:]}") from None
+    return found if isinstance(found, dict) else {}
+
+
+def _cached(checkout: Path, suffix: str, names: list[str], expand_now: Any) -> dict[str, Any]:
+    """What ``expand_now()`` gives, from the cache when every file it may read is unchanged."""
+    path = _cache_folder() / f"{_content_hash(checkout, suffix, names)}.json"
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(found, dict):
+            return found
+    except (OSError, ValueError):
+        pass
+    found = expand_now()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        hidden = path.with_name(f".{path.name}.{os.getpid()}")
+        hidden.write_text(json.dumps(found), encoding="utf-8")
+        hidden.replace(path)
+    except OSError:  # a cache that cannot be written only costs time
+        pass
+    return dict(found)
+
+
+def _content_hash(checkout: Path, suffix: str, names: list[str]) -> str:
+    """Every file the expansion may read: the presets folder (siblings are sourced or loaded), the
+    loader, run-matrix's own side of it."""
+    digest = hashlib.sha256(f"{CACHE_VERSION}\0{suffix}\0{' '.join(names)}\0".encode())
+    readable = sorted(p for p in (checkout / MODELS).rglob("*") if p.is_file())
+    for path in [*readable, checkout / UTILS, DRIVER]:
+        if path.is_file():
+            digest.update(f"{path.relative_to(path.anchor)}\0".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    digest.update(EXPAND_SH.encode())
+    return digest.hexdigest()
+
+
+def _cache_folder() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "run-matrix" / "presets"

@@ -1,0 +1,2 @@
+echo "tiny-broken: no such base" >&2
+return 3

@@ -1,0 +1,139 @@
+"""Presets read from a miles checkout: both forms expanded in the sandbox, cached, and shown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from runner import sandbox
+from runner.knowledge import presets
+from tests.conftest import DATA
+
+pytestmark = pytest.mark.allow_subprocess
+CHECKOUT = DATA / "fake-miles"
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def snapshot(name: str) -> tuple[str, ...]:
+    text = (CHECKOUT / "tests/snapshots/model_args" / f"{name}.txt").read_text()
+    return tuple(json.loads(line) for line in text.splitlines())
+
+
+def test_both_forms_expand_as_miles_expands_them():
+    found = presets.expand(CHECKOUT)
+    assert sorted(found) == [
+        "glm5-744B-A40B_4layer", "tiny-broken", "tiny-dense", "tiny-dense-deep", "tiny-moe", "tiny-moe-2layer",
+    ]  # fmt: skip
+    assert found["tiny-dense"].tokens == snapshot("tiny-dense")
+    assert found["tiny-dense-deep"].tokens == snapshot("tiny-dense-deep")  # loads its sibling
+    assert found["tiny-moe-2layer"].tokens == (  # sources its sibling through dirname, then patches it
+        "--num-layers", "2", "--num-experts", "8", "--moe-layer-freq", "[0]*1+[1]*1", "--hidden-size", "64",
+    )  # fmt: skip
+    assert found["tiny-moe-2layer"].source == (CHECKOUT / "scripts/models/tiny-moe-2layer.sh").resolve()
+    assert found["tiny-broken"] == presets.Expanded(
+        "tiny-broken",
+        (CHECKOUT / "scripts/models/tiny-broken.sh").resolve(),
+        error="fails with status 3 when bash sources it: tiny-broken: no such base",
+    )
+
+
+def test_expansions_are_cached_by_the_content_of_what_they_read(tmp_path, monkeypatch):
+    checkout = tmp_path / "checkout"
+    (checkout / "scripts").mkdir(parents=True)
+    checkout.chmod(0o755)
+    tmp_path.chmod(0o755)
+    models = checkout / "scripts/models"
+    models.mkdir()
+    (models / "a.sh").write_text("MODEL_ARGS=(--num-layers 1)\n")
+    assert presets.expand(checkout)["a"].tokens == ("--num-layers", "1")
+    runs: list[object] = []
+    real = sandbox.run
+    monkeypatch.setattr(sandbox, "run", lambda *a, **k: runs.append(a) or real(*a, **k))
+    assert presets.expand(checkout)["a"].tokens == ("--num-layers", "1")
+    assert runs == []
+    (models / "b.sh").write_text("N=2\n")  # a sibling a.sh could source: it changes the key
+    (models / "a.sh").write_text('MODEL_ARGS=(--num-layers "$((1 + 1))")\n')
+    assert presets.expand(checkout)["a"].tokens == ("--num-layers", "2")
+    assert len(runs) == 1
+
+
+def test_a_preset_sees_nothing_of_the_caller(tmp_path, monkeypatch):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("do-not-read")
+    monkeypatch.setenv("MODEL_ARGS_ROTARY_BASE", "from-the-caller")
+    checkout = tmp_path / "checkout"
+    (checkout / "scripts/models").mkdir(parents=True)
+    tmp_path.chmod(0o755)
+    (checkout / "scripts/models/spy.sh").write_text(
+        f'MODEL_ARGS=(--seen "$(cat {secret} 2>/dev/null || echo nothing)" --env "${{MODEL_ARGS_ROTARY_BASE:-unset}}")\n'
+    )
+    assert presets.expand(checkout)["spy"].tokens == ("--seen", "nothing", "--env", "unset")
+
+
+@pytest.mark.parametrize(
+    ("head", "files", "commit"),
+    [
+        ("ref: refs/heads/main\n", {"refs/heads/main": "a" * 40 + "\n"}, "a" * 40),
+        ("ref: refs/heads/main\n", {"packed-refs": f"# pack-refs\n{'b' * 40} refs/heads/main\n"}, "b" * 40),
+        ("c" * 40 + "\n", {}, "c" * 40),
+        ("ref: refs/heads/gone\n", {}, None),
+    ],
+)
+def test_the_commit_is_read_without_running_git(tmp_path, head, files, commit):
+    git = tmp_path / ".git"
+    git.mkdir()
+    (git / "HEAD").write_text(head)
+    for name, text in files.items():
+        (git / name).parent.mkdir(parents=True, exist_ok=True)
+        (git / name).write_text(text)
+    assert presets.commit_of(tmp_path) == commit
+    assert presets.commit_of(tmp_path / "none") is None
+
+
+def test_presets_list_and_show(cli, in_repo):
+    shipped = cli("presets", "list")
+    assert shipped.code == 0
+    assert shipped.out.splitlines()[1].split() == [
+        "glm5-744B-A40B_4layer", "miles/models/glm5-744B-A40B_4layer.yaml", "66", "tokens",
+    ]  # fmt: skip
+    listed = cli("presets", "list", "--miles-root", str(CHECKOUT))
+    assert "tiny-broken" in listed.out and "fails with status 3 when bash sources it" in listed.out
+    shown = cli("presets", "show", "tiny-dense-deep", "--miles-root", str(CHECKOUT), "--format", "json")
+    assert json.loads(shown.out) == {
+        "type": "tiny-dense-deep",
+        "model_args": list(snapshot("tiny-dense-deep")),
+        "source": "scripts/models/tiny-dense-deep.py",
+        "miles_commit": None,
+    }
+    text = cli("presets", "show", "tiny-moe", "--miles-root", str(CHECKOUT))
+    assert text.out.splitlines() == [
+        "# tiny-moe: scripts/models/tiny-moe.sh (miles commit unknown)",
+        "--num-layers 4 --num-experts 8 --moe-layer-freq [0]*1+[1]*3 --hidden-size 64",
+    ]
+
+
+def test_presets_show_refuses_what_it_cannot_show(cli, in_repo, tmp_path):
+    unknown = cli("presets", "show", "tiny-dens", "--miles-root", str(CHECKOUT))
+    assert unknown.code == 2
+    assert unknown.err.endswith(
+        "error [unknown-name] model.type: no model preset 'tiny-dens' in "
+        f"{CHECKOUT / 'scripts/models'}\n  ==> did you mean 'tiny-dense'?\n"
+    )
+    broken = cli("presets", "show", "tiny-broken", "--miles-root", str(CHECKOUT))
+    assert broken.code == 2
+    assert broken.err == (
+        "tests/data/fake-miles/scripts/models/tiny-broken.sh: error [model-args] model.type: tiny-broken: "
+        "fails with status 3 when bash sources it: tiny-broken: no such base\n"
+    )
+    missing = cli("presets", "list", "--miles-root", str(tmp_path / "none"))
+    assert (missing.code, missing.err) == (
+        2,
+        f"run-matrix: --miles-root {tmp_path / 'none'}: no such directory\n",
+    )
