@@ -76,7 +76,7 @@ def launch_context(
         "model.type",
         where,
         "warning",
-        hint=f"update miles/models/{cell.preset.type}.yaml if the checkout is right",
+        hint="if the checkout is right, `run-matrix presets sync --miles-root DIR` ships its presets",
     )
     return Context(dict(environ), root, found.tokens), [drift]
 

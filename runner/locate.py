@@ -66,10 +66,6 @@ def _existing(name: str, folders: tuple[Path, ...]) -> Path | None:
     return next((f / f"{name}.yaml" for f in folders if (f / f"{name}.yaml").is_file()), None)
 
 
-def model_preset(name: str, where: Location) -> Path:
-    return _existing(name, (PRESETS,)) or _one_of(name, [PRESETS], "model preset", "model.type", where)
-
-
 def _one_of(name: str, folders: list[Path], what: str, key: str, where: Location) -> Path:
     for folder in folders:
         if (folder / f"{name}.yaml").is_file():

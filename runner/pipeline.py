@@ -17,6 +17,7 @@ from runner import adjust, check, locate, selection
 from runner.cell import Cell
 from runner.compose import Composed, compose
 from runner.errors import Location, Problem, SpecError, UsageError
+from runner.knowledge import preset_data
 from runner.load import Key
 from runner.matrix import Combo, cell_id, expand
 from runner.model import build
@@ -220,11 +221,15 @@ def load_profile(path: Path) -> HardwareProfile:
     return profile
 
 
-def load_preset(name: str | None, where: Location, spec: Path) -> tuple[ModelPreset, Composed]:
-    """The model preset (MODEL_ARGS) of a Megatron model type; none at all without a type (FSDP)."""
+def load_preset(
+    name: str | None, where: Location, spec: Path, version: str | None = None
+) -> tuple[ModelPreset, Composed]:
+    """The model preset (MODEL_ARGS) of a Megatron model type at the spec's miles ``version`` (None:
+    the newest shipped that has it); none at all without a type (FSDP)."""
     if name is None:
         return ModelPreset(type="", model_args={}), Composed({}, {}, (spec,))
-    preset, source = _modelled_with_source(ModelPreset, locate.model_preset(name, where))
+    chosen = preset_data.choose(name, version, where)
+    preset, source = _modelled_with_source(ModelPreset, chosen.path)
     return preset, source
 
 

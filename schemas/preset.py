@@ -9,6 +9,8 @@ from schemas.values import Flags, Model
 
 class ModelPreset(Model):
     type: str
+    miles_commit: str | None = Field(default=None, description="the miles commit these MODEL_ARGS are of")
+    source: str = Field(default="", description="the file of that commit they were expanded from")
     description: str = ""
     sparse_attention: bool = Field(
         default=False,

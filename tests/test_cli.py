@@ -116,7 +116,7 @@ def test_render_reads_model_args_from_a_checkout_and_warns_on_drift(cli, in_repo
     assert drift.err == (
         f"matrices/base/glm5-744b-a40b-4layer.yaml:6: warning [model-args] model.type: MODEL_ARGS of {script}"
         " differ from the preset glm5-744B-A40B_4layer: checkout has 6; preset has 4; rendering the checkout's\n"
-        "  ==> update miles/models/glm5-744B-A40B_4layer.yaml if the checkout is right\n"
+        "  ==> if the checkout is right, `run-matrix presets sync --miles-root DIR` ships its presets\n"
     )
     cell = json.loads(drift.out)["cells"][0]
     assert cell["model_args"][cell["model_args"].index("--num-layers") + 1] == "6"

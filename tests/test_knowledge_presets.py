@@ -100,9 +100,15 @@ def test_the_commit_is_read_without_running_git(tmp_path, head, files, commit):
 def test_presets_list_and_show(cli, in_repo):
     shipped = cli("presets", "list")
     assert shipped.code == 0
-    assert shipped.out.splitlines()[1].split() == [
-        "glm5-744B-A40B_4layer", "miles/models/glm5-744B-A40B_4layer.yaml", "66", "tokens",
-    ]  # fmt: skip
+    rows = {line.split()[0]: line.split()[1:] for line in shipped.out.splitlines()}
+    assert len(rows) == 68  # miles main's 66, and two of the PR era's that main deleted
+    assert rows["glm5-744B-A40B_4layer"] == [
+        "31f1ca96",
+        "scripts/models/glm5-744B-A40B_4layer.py",
+        "66",
+        "tokens",
+    ]
+    assert rows["moonlight"] == ["dc8b499b", "scripts/models/moonlight.sh", "78", "tokens"]
     listed = cli("presets", "list", "--miles-root", str(CHECKOUT))
     assert "tiny-broken" in listed.out and "fails with status 3 when bash sources it" in listed.out
     shown = cli("presets", "show", "tiny-dense-deep", "--miles-root", str(CHECKOUT), "--format", "json")
@@ -137,3 +143,59 @@ def test_presets_show_refuses_what_it_cannot_show(cli, in_repo, tmp_path):
         2,
         f"run-matrix: --miles-root {tmp_path / 'none'}: no such directory\n",
     )
+
+
+def test_the_shipped_version_is_chosen_explicitly(cli, in_repo):
+    at_pr = cli("presets", "show", "kimi-k2", "--miles-version", "dc8b499b", "--format", "json")
+    at_main = cli("presets", "show", "kimi-k2", "--format", "json")
+    pr, main = json.loads(at_pr.out), json.loads(at_main.out)
+    assert (pr["source"], pr["miles_commit"][:8]) == ("scripts/models/kimi-k2.sh", "dc8b499b")
+    assert (main["source"], main["miles_commit"][:8]) == ("scripts/models/kimi-k2.py", "31f1ca96")
+    assert pr["model_args"] != main["model_args"]  # both kept: they differ
+    gone = cli("presets", "show", "moonlight", "--miles-version", "31f1ca96")
+    assert gone.code == 2
+    assert gone.err == (
+        "--miles-version: error [unknown-name] model.type: no model preset named 'moonlight' at miles 31f1ca96;"
+        " miles dc8b499b has it\n  ==> miles_version: dc8b499b\n"
+    )
+    unknown = cli("presets", "show", "kimi-k2", "--miles-version", "abc")
+    assert unknown.code == 2 and "miles_version 'abc' names no shipped preset folder" in unknown.err
+
+
+def test_sync_writes_a_folder_per_commit_and_check_finds_drift(cli, in_repo, tmp_path, monkeypatch):
+    from runner import locate
+    from runner.knowledge import presets as knowledge_presets
+
+    monkeypatch.setattr(locate, "PRESETS", tmp_path / "models")
+    (tmp_path / "models").mkdir()
+    monkeypatch.setattr(knowledge_presets, "identity", lambda checkout, trust=False: ("f" * 40, "2026-11-30"))
+    check = cli("presets", "sync", "--miles-root", str(CHECKOUT), "--check")
+    assert check.code == 1  # nothing shipped yet, and tiny-broken does not expand
+    written = cli("presets", "sync", "--miles-root", str(CHECKOUT), "--format", "json")
+    report = json.loads(written.out)
+    assert report["presets"] == 5 and report["failed"] == {
+        "tiny-broken": "fails with status 3 when bash sources it: tiny-broken: no such base"
+    }
+    assert report["snapshots"] == {"tiny-dense": True, "tiny-dense-deep": True}
+    folder = tmp_path / "models/2026-11-30-ffffffff"
+    text = (folder / "tiny-moe-2layer.yaml").read_text()
+    assert text.splitlines()[3:] == [
+        "type: tiny-moe-2layer",
+        f"miles_commit: {'f' * 40}",
+        "source: scripts/models/tiny-moe-2layer.sh",
+        "model_args:",
+        "  num-layers: 2",
+        "  num-experts: 8",
+        "  moe-layer-freq: '[0]*1+[1]*1'",
+        "  hidden-size: 64",
+    ]
+    shown = cli("presets", "show", "tiny-moe-2layer", "--miles-version", "ffffffff")
+    assert (
+        shown.out.splitlines()[1]
+        == "--num-layers 2 --num-experts 8 --moe-layer-freq [0]*1+[1]*1 --hidden-size 64"
+    )
+    (folder / "tiny-moe.yaml").write_text((folder / "tiny-moe.yaml").read_text().replace("64", "65"))
+    (folder / "gone.yaml").write_text("type: gone\nmodel_args: {}\n")
+    drift = cli("presets", "sync", "--miles-root", str(CHECKOUT), "--check")
+    assert drift.code == 1
+    assert "tiny-moe: differs from" in drift.out and "gone: left in" in drift.out

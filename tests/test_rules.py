@@ -13,6 +13,7 @@ from runner.layout import describe, layout
 MATRICES = pipeline.locate.BUNDLED_MATRICES
 ROCM = MATRICES / "rocm" / "glm5-async.yaml"
 NV = MATRICES / "nv" / "glm5-colocate.yaml"
+PRESET = MATRICES.parent / "miles/models/2026-08-21-31f1ca96/glm5-744B-A40B_4layer.yaml"  # the newest
 
 
 def problems(write, base: Path, overlay: str, *, only: str = "") -> list[str]:
@@ -68,7 +69,7 @@ def test_pr1124_ep3_is_s7_and_s8(write) -> None:
     assert rules(write, ROCM, "args:\n  sglang:\n    sglang-ep-size: 3\n") == ["e:S7", "e:S8"]
     assert problems(write, ROCM, "args:\n  sglang:\n    sglang-ep-size: 3\n", only="S8") == [
         "spec.yaml:4: error [S8] args.sglang.sglang-ep-size: 256 experts do not split over sglang-ep-size 3\n"
-        f"  ==> also at {_rel(MATRICES.parent / 'miles/models/glm5-744B-A40B.yaml')}:9\n"
+        f"  ==> also at {_rel(PRESET)}:12\n"
         "  ==> use an ep that divides 256"
     ]
 
@@ -79,7 +80,7 @@ def test_pr1124_actor_ep3_is_m3(write) -> None:
     assert problems(write, ROCM, "args:\n  perf:\n    expert-model-parallel-size: 3\n", only="M3") == [
         'spec.yaml:4: error [M3] args.perf.expert-model-parallel-size: "Number of experts should be a multiple of'
         ' expert model parallel_size.": 256 experts, EP 3\n'
-        f"  ==> also at {_rel(MATRICES.parent / 'miles/models/glm5-744B-A40B.yaml')}:9\n"
+        f"  ==> also at {_rel(PRESET)}:12\n"
         "  ==> use an EP that divides 256"
     ]
 
@@ -169,10 +170,10 @@ def test_l12_hf_config_cross_check(write, tmp_path: Path) -> None:
         json.dumps({**config, "num_hidden_layers": 78, "tie_word_embeddings": True})
     )
     assert problems(write, ROCM, overlay, only="L12") == [
-        f"{_rel(MATRICES.parent / 'miles/models/glm5-744B-A40B_4layer.yaml')}:8: error [L12] model_args.num-layers:"
+        f"{_rel(PRESET)}:27: error [L12] model_args.num-layers:"
         ' config.json has num_hidden_layers = 78 but --num-layers is 4: miles stops with "hf_validate_args failed"\n'
         "  ==> point hf-checkpoint at the model the flags describe, or fix the flags",
-        f"{_rel(MATRICES.parent / 'miles/models/glm5-744B-A40B.yaml')}:30: error [L12]"
+        f"{_rel(PRESET)}:33: error [L12]"
         " model_args.untie-embeddings-and-output-weights: config.json has tied embeddings (tie_word_embeddings ="
         " True) but --untie-embeddings-and-output-weights says otherwise",
     ]

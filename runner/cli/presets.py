@@ -9,7 +9,8 @@ from typing import Any
 
 from runner import locate, pipeline
 from runner.cli.output import add_format, add_trust_checkout, print_json
-from runner.errors import Location, SpecError, UsageError, did_you_mean
+from runner.errors import Location, SpecError, UsageError, did_you_mean, display_path
+from runner.knowledge import preset_data
 
 
 def add_parser(subcommands: Any, name: str) -> None:
@@ -26,7 +27,21 @@ def add_parser(subcommands: Any, name: str) -> None:
     listing = actions.add_parser("list", help="every model type, its source and whether it expands")
     show = actions.add_parser("show", help="one type's MODEL_ARGS")
     show.add_argument("type", metavar="TYPE")
-    for sub in (listing, show):
+    show.add_argument(
+        "--miles-version",
+        metavar="COMMIT",
+        help="the shipped miles version to show (default: the newest that has the type)",
+    )
+    sync = actions.add_parser(
+        "sync",
+        help="rewrite run-matrix's shipped presets from a miles checkout (every model type of it)",
+        description="Expand every scripts/models/ preset of the checkout in the sandbox and write "
+        "miles/models/<date>-<commit8>/<type>.yaml (description and sparse_attention carried over). "
+        "--check writes nothing: exit 1 on any drift, a preset that does not expand, or one that differs "
+        "from the checkout's tests/snapshots/model_args/<type>.txt. Takes --format json.",
+    )
+    sync.add_argument("--check", action="store_true", help="report drift, write nothing")
+    for sub in (listing, show, sync):
         sub.add_argument(
             "--miles-root",
             type=Path,
@@ -40,17 +55,34 @@ def add_parser(subcommands: Any, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    found = _from_checkout(args) if args.miles_root is not None else _shipped()
+    if args.action == "sync":
+        return _sync(args)
     if args.action == "list":
+        found = _from_checkout(args) if args.miles_root is not None else _shipped()
         rows = [{"type": name, **entry} for name, entry in found.items()]
         if args.format == "json":
             print_json({"presets": rows})
         for row in rows if args.format == "text" else ():
             state = row["error"] or f"{len(row['model_args'])} tokens"
-            print(f"{row['type']:<40} {row['source']:<50} {state}")
+            print(f"{row['type']:<36} {(row['miles_commit'] or '')[:8]:<9} {row['source']:<44} {state}")
         return 0
+    entry = {"type": args.type, **_one(args)}
+    if args.format == "json":
+        print_json({k: entry[k] for k in ("type", "model_args", "source", "miles_commit")})
+    else:
+        print(f"# {entry['type']}: {entry['source']} (miles {entry['miles_commit'] or 'commit unknown'})")
+        print(" ".join(entry["model_args"]))
+    return 0
+
+
+def _one(args: argparse.Namespace) -> dict[str, Any]:
+    """The preset ``presets show`` shows: the checkout's, else the shipped one the version names."""
+    if args.miles_root is None:
+        chosen = preset_data.choose(args.type, args.miles_version, Location(Path("--miles-version")))
+        return _shipped_entry(chosen)
+    found = _from_checkout(args)
     if args.type not in found:
-        where = args.miles_root / "scripts/models" if args.miles_root else locate.PRESETS
+        where = args.miles_root / "scripts/models"
         raise SpecError.one(
             "unknown-name",
             f"no model preset {args.type!r} in {where}",
@@ -58,20 +90,12 @@ def run(args: argparse.Namespace) -> int:
             at=[Location(where)],
             hint=did_you_mean(args.type, found) or f"known: {', '.join(found)}",
         )
-    entry = {"type": args.type, **found[args.type]}
-    if entry["error"]:
+    if found[args.type]["error"]:
+        at = [Location(Path(found[args.type]["path"]))]
         raise SpecError.one(
-            "model-args",
-            f"{args.type}: {entry['error']}",
-            key="model.type",
-            at=[Location(Path(entry["path"]))],
+            "model-args", f"{args.type}: {found[args.type]['error']}", key="model.type", at=at
         )
-    if args.format == "json":
-        print_json({k: entry[k] for k in ("type", "model_args", "source", "miles_commit")})
-    else:
-        print(f"# {entry['type']}: {entry['source']} (miles {entry['miles_commit'] or 'commit unknown'})")
-        print(" ".join(entry["model_args"]))
-    return 0
+    return found[args.type]
 
 
 def _from_checkout(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
@@ -94,17 +118,65 @@ def _from_checkout(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 
 def _shipped() -> dict[str, dict[str, Any]]:
+    """Every shipped preset, the newest version of each type."""
+    names = sorted({p.stem for v in preset_data.shipped() for p in v.path.glob("*.yaml")})
+    return {name: _shipped_entry(preset_data.choose(name, None, Location(locate.PRESETS))) for name in names}
+
+
+def _shipped_entry(chosen: preset_data.Chosen) -> dict[str, Any]:
     from schemas.values import flag_tokens
 
-    found: dict[str, dict[str, Any]] = {}
-    for path in sorted(locate.PRESETS.glob("*.yaml")):
-        preset, _ = pipeline.load_preset(path.stem, Location(path), path)
-        tokens = [t for flag, value in preset.model_args.items() for t in flag_tokens(flag, value)]
-        found[path.stem] = {
-            "model_args": tokens,
-            "source": f"miles/models/{path.name}",
-            "path": str(path),
-            "miles_commit": None,
-            "error": "",
-        }
-    return found
+    preset, _ = pipeline.load_preset(
+        chosen.path.stem, Location(chosen.path), chosen.path, chosen.version.commit
+    )
+    return {
+        "model_args": [t for flag, value in preset.model_args.items() for t in flag_tokens(flag, value)],
+        "source": preset.source,
+        "path": str(chosen.path),
+        "miles_commit": preset.miles_commit,
+        "error": "",
+    }
+
+
+def _sync(args: argparse.Namespace) -> int:
+    from runner.knowledge import preset_sync
+
+    if args.miles_root is None:
+        raise UsageError("presets sync needs a miles checkout: --miles-root DIR (or $MILES_ROOT)")
+    if not args.miles_root.is_dir():
+        raise UsageError(f"--miles-root {args.miles_root}: no such directory")
+    planned = preset_sync.plan(args.miles_root, trust=args.trust_checkout)
+    if not args.check:
+        preset_sync.write(planned)
+    folder = display_path(planned.folder)
+    report = {
+        "folder": folder,
+        "presets": len(planned.texts),
+        "changed": planned.changed,
+        "removed": [p.stem for p in planned.stale],
+        "failed": planned.failed,
+        "snapshots": planned.snapshots,
+    }
+    if args.format == "json":
+        print_json(report)
+    else:
+        _print_sync(planned, folder, args.check)
+    return 1 if args.check and not planned.in_sync else 0
+
+
+def _print_sync(planned: Any, folder: str, check: bool) -> None:
+    verb = "differs from" if check else "written to"
+    for name in planned.changed:
+        print(f"{name}: {verb} {folder}/{name}.yaml")
+    for path in planned.stale:
+        print(
+            f"{path.stem}: {'left in' if check else 'removed from'} {folder} (the checkout has no such type)"
+        )
+    for name, error in planned.failed.items():
+        print(f"{name}: not expanded: {error}")
+    for name, same in planned.snapshots.items():
+        if not same:
+            print(f"{name}: differs from the checkout's tests/snapshots/model_args/{name}.txt")
+    counts = f"{len(planned.changed)} changed, {len(planned.stale)} stale, {len(planned.failed)} not expanded"
+    equal = f"{sum(planned.snapshots.values())}/{len(planned.snapshots)}"
+    print(f"{len(planned.texts)} presets in {folder}; {counts}; {equal} equal to the checkout's snapshots")

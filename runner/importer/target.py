@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from runner import locate
 from runner.errors import Location, SpecError
 from runner.importer import groups, prepare
 from runner.importer.capture import Call, Note, Run, refused
 from runner.importer.emit import flag_value
 from runner.importer.knowledge import Knowledge
 from runner.importer.launch import Launched, launched
+from runner.knowledge import preset_data
 from schemas import GROUPS, Group, LaunchConventions
 from schemas.spec import TrainScript
 
@@ -86,7 +86,7 @@ def _model_type(call: Call) -> str | None:
     """The Megatron model type (a preset run-matrix has), or None for the FSDP backend."""
     model_type = call.args["megatron_model_type"]
     if model_type is not None:
-        locate.model_preset(model_type, call.at)  # unknown: an error naming the presets there are
+        preset_data.choose(model_type, None, call.at)  # unknown: an error naming the presets there are
     return None if model_type is None else str(model_type)
 
 

@@ -82,6 +82,26 @@ def expand(checkout: Path, *, trust: bool = False) -> dict[str, Expanded]:
     return expanded
 
 
+def identity(checkout: Path, *, trust: bool = False) -> tuple[str, str]:
+    """The checkout's commit and its date (YYYY-MM-DD), asked of git in the sandbox."""
+    git = checkout / ".git"
+    alternates = git / "objects/info/alternates"
+    shared = alternates.read_text(encoding="utf-8").split() if alternates.is_file() else []
+    done = sandbox.run(
+        ["git", "-c", "safe.directory=*", "--no-pager", "log", "-1", "--format=%H %cs"],
+        reads=[checkout, *(Path(p) for p in shared if Path(p).is_dir())],
+        cwd=checkout,
+        trust=trust,
+    )
+    words = done.output.split()
+    if done.returncode != 0 or len(words) != 2 or len(words[0]) != 40:
+        raise PresetError(
+            f"{checkout} is not a git checkout that git can read: presets are named by its commit and date"
+            f"\n{done.output[-500:]}"
+        )
+    return words[0], words[1]
+
+
 def commit_of(checkout: Path) -> str | None:
     """The checkout's commit, read from ``.git`` (no git command: a checkout's config can run code)."""
     git = checkout / ".git"

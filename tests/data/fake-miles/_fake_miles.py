@@ -36,8 +36,7 @@ def main(script: str) -> None:
 
 
 def model_args() -> list[str]:
-    (script,) = (CHECKOUT / "scripts" / "models").glob("*.sh")
-    text = script.read_text()
+    text = (CHECKOUT / "scripts" / "models" / "glm5-744B-A40B_4layer.sh").read_text()
     body = text[text.index("MODEL_ARGS=(") + len("MODEL_ARGS=(") : text.rindex(")")]
     return shlex.split(body, comments=True)
 
