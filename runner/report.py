@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-
 from runner.run.results import CellResult, RunResult, Status
 
 MARKS = {

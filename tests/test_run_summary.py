@@ -7,8 +7,22 @@ from runner.run.summary import print_summary
 from runner.run.view import PlainView
 
 UNMET = (
-    RequirementResult("indexer-topk-clamp", "git", False, False, "/m is not a git checkout, so fix/a cannot be checked", "the GLM-5 indexer top-k clamp, in flight with PR 1124"),
-    RequirementResult("sparse-mla-gfx950", "git", False, False, "/m is not a git checkout, so fix/b cannot be checked", "sparse-MLA kernels retuned for gfx950, in flight with PR 1124"),
+    RequirementResult(
+        "indexer-topk-clamp",
+        "git",
+        False,
+        False,
+        "/m is not a git checkout, so fix/a cannot be checked",
+        "the GLM-5 indexer top-k clamp, in flight with PR 1124",
+    ),
+    RequirementResult(
+        "sparse-mla-gfx950",
+        "git",
+        False,
+        False,
+        "/m is not a git checkout, so fix/b cannot be checked",
+        "sparse-MLA kernels retuned for gfx950, in flight with PR 1124",
+    ),
 )
 REASON = "; ".join(r.describe() for r in UNMET)
 SKIPPED = tuple(
@@ -16,7 +30,15 @@ SKIPPED = tuple(
     for cell in ("rocm/glm5-async", "rocm/glm5-async[fp8_rollout=true]")
 )
 PASSED = CellResult(
-    "nv/glm5-colocate", Status.PASSED, "", "", (), "", "", "", seconds=31.5,
+    "nv/glm5-colocate",
+    Status.PASSED,
+    "",
+    "",
+    (),
+    "",
+    "",
+    "",
+    seconds=31.5,
     checks=(Check("train/ppo_kl", "value <= 1e-08 at step 0", True, "ok"),),
 )
 
@@ -56,7 +78,10 @@ def test_on_a_terminal_the_table_never_cuts_a_cell_id_and_cuts_reasons():
     text = console.export_text()
     lines = text.splitlines()
     assert len(lines) == 7 and all(len(line) <= 100 for line in lines)
-    assert "│ rocm/glm5-async[fp8_rollout=true] │ skipped │ 0 s  │ 0        │ requires.indexer-topk-clamp:" in text
+    assert (
+        "│ rocm/glm5-async[fp8_rollout=true] │ skipped │ 0 s  │ 0        │ requires.indexer-topk-clamp:"
+        in text
+    )
     assert lines[-2].endswith("… │")
 
 
