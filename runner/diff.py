@@ -196,6 +196,9 @@ def _why_not(cell: Cell, key: Key) -> str:
 # --- launch ---------------------------------------------------------------------------------------
 
 
+_LAUNCH_FACTS = (("train_script", ("launch", "script")), ("num_gpus_per_node", ("cluster", "gpus_per_node")))
+
+
 def _launch_differences(a: Cell, b: Cell, shown: set[str]) -> Iterator[Difference]:
     """What the rendered launches differ in, less what a spec row in ``shown`` already says."""
     la, lb = render(a), render(b)
