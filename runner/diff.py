@@ -138,7 +138,7 @@ def _written(cell: Cell, entry: Key, leaves: dict[Key, Any]) -> dict[str, Any]:
     """The entry's leaves that a file sets (defaults left out), by their path under the entry."""
     provenance = cell.composed.provenance
     keys = [key for key in leaves if key[: len(entry)] == entry and key in provenance]
-    keys.sort(key=lambda k: provenance[k][-1].location.line)  # as the file has them
+    keys.sort(key=lambda k: provenance[k][-1].location.line or 0)  # as the file has them
     return {".".join(key[len(entry) :]): leaves[key] for key in keys}
 
 
