@@ -96,8 +96,9 @@ def _allowed(difference: Difference, globs: Sequence[str]) -> bool:
 def _spec_differences(a: Cell, b: Cell) -> Iterator[Difference]:
     left, right = _leaves(a), _leaves(b)
     entries: set[Key] = set()
+    both = {k[:2] for k in left if k[0] in FOLDED} & {k[:2] for k in right if k[0] in FOLDED}
     for key in _merged_order(list(left), list(right)):
-        if key[0] in FOLDED and len(key) > 2:
+        if key[0] in FOLDED and len(key) > 2 and key[:2] not in both:  # an entry one side lacks: one row
             if key[:2] not in entries:
                 entries.add(key[:2])
                 yield from _entry_difference(a, b, key[:2], left, right)
@@ -118,15 +119,15 @@ def _unwritten_default(a: Cell, b: Cell, key: Key, va: Any, vb: Any) -> bool:
 def _entry_difference(
     a: Cell, b: Cell, entry: Key, left: dict[Key, Any], right: dict[Key, Any]
 ) -> Iterator[Difference]:
-    """One row for one ``requires:``/``expect:``/``prepare:`` entry: the sub-keys someone wrote."""
+    """One row for an entry only one side has: the sub-keys someone wrote, nested as written."""
     ea, eb = _written(a, entry, left), _written(b, entry, right)
     if ea == eb:
         return
     parts = tuple(name for name in dict.fromkeys([*ea, *eb]) if ea.get(name) != eb.get(name))
     yield Difference(
         dotted(entry),
-        ea or None,
-        eb or None,
+        _nested(ea) or None,
+        _nested(eb) or None,
         _entry_source(a, entry, ea),
         _entry_source(b, entry, eb),
         _why(a, b, (*entry, *next(iter(eb or ea)).split(".")), not eb),
@@ -140,6 +141,18 @@ def _written(cell: Cell, entry: Key, leaves: dict[Key, Any]) -> dict[str, Any]:
     keys = [key for key in leaves if key[: len(entry)] == entry and key in provenance]
     keys.sort(key=lambda k: provenance[k][-1].location.line or 0)  # as the file has them
     return {".".join(key[len(entry) :]): leaves[key] for key in keys}
+
+
+def _nested(flat: dict[str, Any]) -> dict[str, Any]:
+    """``{"extra.strategy": "block"}`` -> ``{"extra": {"strategy": "block"}}``."""
+    nested: dict[str, Any] = {}
+    for path, value in flat.items():
+        *parents, name = path.split(".")
+        here = nested
+        for parent in parents:
+            here = here.setdefault(parent, {})
+        here[name] = value
+    return nested
 
 
 def _entry_source(cell: Cell, entry: Key, written: dict[str, Any]) -> str | None:

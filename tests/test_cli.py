@@ -80,8 +80,30 @@ def test_render_json(cli, in_repo):
 
 
 def test_render_shell_is_the_default(cli, in_repo):
-    result = cli("render", "nv/glm5-colocate")
+    result = cli("render", "nv/glm5-colocate", "-k", "nv/glm5-colocate")
     assert result.out.startswith("#!/usr/bin/env bash\n# nv/glm5-colocate: rendered by run-matrix from")
+    assert result.out.count("#!/usr/bin/env bash") == 1
+
+
+def test_render_writes_one_script_per_cell(cli, in_repo, tmp_path):
+    several = cli("render", "nv/glm5-colocate")
+    assert (several.code, several.out) == (2, "")
+    assert several.err == (
+        "run-matrix: 2 cells selected, and a shell script runs one: use -o DIR for one script per cell, "
+        "or -k to pick a cell (nv/glm5-colocate, nv/glm5-colocate[fp8_rollout=true])\n"
+    )
+    result = cli("render", "nv/glm5-colocate", "-o", str(tmp_path / "out"))
+    assert result.code == 0 and result.out == ""
+    scripts = sorted((tmp_path / "out").iterdir())
+    assert [p.name for p in scripts] == ["nv-glm5-colocate-fp8_rollout=true.sh", "nv-glm5-colocate.sh"]
+    for script in scripts:
+        text = script.read_text()
+        assert text.count("#!/usr/bin/env bash") == 1 and script.stat().st_mode & 0o111 == 0o111
+    assert "# nv/glm5-colocate[fp8_rollout=true]: rendered" in scripts[0].read_text()
+    as_json = cli("render", "nv/glm5-colocate", "-k", "nv/glm5-colocate", "--format", "json", "-o", str(tmp_path / "j"))
+    assert json.loads((tmp_path / "j" / "nv-glm5-colocate.json").read_text())["id"] == "nv/glm5-colocate"
+    (tmp_path / "file").write_text("")
+    assert cli("render", "nv/glm5-colocate", "-o", str(tmp_path / "file")).code == 2
 
 
 def test_render_reads_model_args_from_a_checkout_and_warns_on_drift(cli, in_repo, tmp_path):
@@ -242,7 +264,5 @@ def test_commands_accept_cell_ids(cli, in_repo):
     assert json.loads(cli("validate", cell, "--format", "json").out)["files"][0]["cell"] == cell
     assert cli("explain", cell, "args.ckpt.hf-checkpoint").out.startswith("args.ckpt.hf-checkpoint = /root/models/GLM-5_4layer_fp8\n")
     diff = json.loads(cli("diff", "rocm/glm5-async", cell, "--format", "json").out)
-    assert [d["key"] for d in diff["differences"]] == [
-        "prepare.fp8.kind", "prepare.fp8.model_dir", "prepare.fp8.save_dir", "prepare.fp8.python",
-        "prepare.fp8.extra.strategy", "prepare.fp8.extra.block-size", "args.ckpt.hf-checkpoint",
-    ]
+    assert [d["key"] for d in diff["differences"]] == ["prepare.fp8", "args.ckpt.hf-checkpoint"]
+    assert diff["differences"][0]["parts"] == ["kind", "model_dir", "save_dir", "extra.strategy", "extra.block-size"]

@@ -80,7 +80,7 @@ def test_unchanged_values_are_not_shown_and_order_is_stable():
 
 
 def test_allow_guards_against_drift(cli, in_repo):
-    running = ["--allow", "requires.*", "--allow", "expect.*", "--allow", "retry.*"]  # what running ROCm needs
+    running = ["--allow", "requires.*", "--allow", "expect.*", "--allow", "retry.*", "--allow", "prepare.*"]
     allowed = ["--allow", "hardware", "--allow", "launch.*", "--allow", "args.*", "--allow", "env.*", *running]
     assert cli("diff", NV, ROCM, "--format", "json", *allowed).code == 0
     partial = cli("diff", NV, ROCM, "--format", "json", "--allow", "args.*", "--allow", "hardware", *running)
@@ -90,7 +90,8 @@ def test_allow_guards_against_drift(cli, in_repo):
 
 
 def test_allow_globs_reach_the_sub_keys_of_an_entry(cli, in_repo):
-    base = ["--allow", "hardware", "--allow", "launch.*", "--allow", "args.*", "--allow", "env.*", "--allow", "retry.*"]
+    base = ["--allow", "hardware", "--allow", "launch.*", "--allow", "args.*", "--allow", "env.*", "--allow", "retry.*",
+            "--allow", "prepare.*"]
     sub_keys = ["--allow", "requires.*.kind", "--allow", "requires.*.contains", "--allow", "requires.*.name",
                 "--allow", "requires.*.optional", "--allow", "expect.*.max", "--allow", "expect.*.step*"]
     assert cli("diff", NV, ROCM, "--format", "json", *base, *sub_keys).code == 0
