@@ -100,7 +100,7 @@ def test_render_writes_one_script_per_cell(cli, in_repo, tmp_path):
         text = script.read_text()
         assert text.count("#!/usr/bin/env bash") == 1 and script.stat().st_mode & 0o111 == 0o111
     assert "# nv/glm5-colocate[fp8_rollout=true]: rendered" in scripts[0].read_text()
-    as_json = cli("render", "nv/glm5-colocate", "-k", "nv/glm5-colocate", "--format", "json", "-o", str(tmp_path / "j"))
+    assert cli("render", "nv/glm5-colocate", "-k", "nv/glm5-colocate", "--format", "json", "-o", str(tmp_path / "j")).code == 0
     assert json.loads((tmp_path / "j" / "nv-glm5-colocate.json").read_text())["id"] == "nv/glm5-colocate"
     (tmp_path / "file").write_text("")
     assert cli("render", "nv/glm5-colocate", "-o", str(tmp_path / "file")).code == 2
