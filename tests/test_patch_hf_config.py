@@ -30,7 +30,12 @@ GLM5 = {
 }
 UNLESS = {"model_type": "deepseek_v32"}
 # sample config.json files: name -> (text, what the NVIDIA test leaves, what the ROCm test leaves)
-V5 = {"architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa", "rope_parameters": {"rope_theta": 1e6, "rope_type": "default"}, "name": "GLM-5 ✓"}
+V5 = {
+    "architectures": ["GlmMoeDsaForCausalLM"],
+    "model_type": "glm_moe_dsa",
+    "rope_parameters": {"rope_theta": 1e6, "rope_type": "default"},
+    "name": "GLM-5 ✓",
+}
 V4 = {"architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa", "rope_theta": 1e6}
 PATCHED_V5 = {**V5, **GLM5}
 SAMPLES = {
@@ -66,10 +71,14 @@ def test_the_rendered_step_runs_without_run_matrix(spec: str, sample: str, tmp_p
     path = tmp_path / "config.json"
     original = json.dumps(config)
     path.write_text(original, encoding="utf-8")
-    step = next(c for c in render(pipeline.cell(MATRICES / f"{spec}.yaml")).commands if c.name == "patch-config")
+    step = next(
+        c for c in render(pipeline.cell(MATRICES / f"{spec}.yaml")).commands if c.name == "patch-config"
+    )
     argv = [step.argv[0], "-I", *step.argv[1:]]
     argv[argv.index("/root/models/GLM-5_4layer/config.json")] = str(path)
-    done = subprocess.run(argv, input=step.stdin, text=True, capture_output=True, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        argv, input=step.stdin, text=True, capture_output=True, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}
+    )
     assert done.returncode == 0, done.stderr
     expected = _expected(rocm if spec.startswith("rocm") else nv)
     assert path.read_text(encoding="utf-8") == (original if expected is None else expected)
