@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,19 +71,22 @@ def run_ours(cell_id: str, folder: Path) -> str:
     return Path(config).read_text(encoding="utf-8")
 
 
+def _in_scratch(sample: Path, run: Callable[[Path], str]) -> str:
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        (folder / "model").mkdir()
+        shutil.copyfile(sample, folder / "model" / "config.json")
+        return run(folder)
+
+
 def compare(miles_root: Path, samples: list[Path]) -> int:
     differ = 0
     for cell_id, test in PAIRS.items():
         function = upstream_function(miles_root / test)
         for sample in samples:
-            results = []
-            for run in (lambda f: run_upstream(function, f), lambda f: run_ours(cell_id, f)):
-                with tempfile.TemporaryDirectory() as scratch:
-                    folder = Path(scratch)
-                    (folder / "model").mkdir()
-                    shutil.copyfile(sample, folder / "model" / "config.json")
-                    results.append(run(folder))
-            same = results[0] == results[1]
+            same = _in_scratch(sample, lambda f: run_upstream(function, f)) == _in_scratch(
+                sample, lambda f: run_ours(cell_id, f)
+            )
             differ += not same
             print(f"{'same' if same else 'DIFFERENT'}  {cell_id:18} {sample.name}")
     print(f"{len(PAIRS) * len(samples) - differ} of {len(PAIRS) * len(samples)} equal")
