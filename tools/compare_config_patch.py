@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import shutil
 import subprocess
 import sys
@@ -84,9 +85,8 @@ def compare(miles_root: Path, samples: list[Path]) -> int:
     for cell_id, test in PAIRS.items():
         function = upstream_function(miles_root / test)
         for sample in samples:
-            same = _in_scratch(sample, lambda f: run_upstream(function, f)) == _in_scratch(
-                sample, lambda f: run_ours(cell_id, f)
-            )
+            theirs = _in_scratch(sample, functools.partial(run_upstream, function))
+            same = theirs == _in_scratch(sample, functools.partial(run_ours, cell_id))
             differ += not same
             print(f"{'same' if same else 'DIFFERENT'}  {cell_id:18} {sample.name}")
     print(f"{len(PAIRS) * len(samples) - differ} of {len(PAIRS) * len(samples)} equal")
