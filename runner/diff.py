@@ -185,8 +185,17 @@ def _why(a: Cell, b: Cell, key: Key | None, b_lacks: bool) -> str:
     if key is None:
         return ""
     if b_lacks:  # never A's reason for setting what B removes
-        return _why_not(b, key)
+        return _why_not(b, key) or _deleted_because(b, key)
     return _set_reason(b, key) or _why_not(a, key) or _set_reason(a, key)
+
+
+def _deleted_because(cell: Cell, key: Key) -> str:
+    """The reason written for a ``!delete`` of the key (or of an entry above it)."""
+    for depth in range(len(key), 0, -1):
+        steps = cell.composed.provenance.get(key[:depth], ())
+        if steps and steps[-1].op == "delete":
+            return steps[-1].why
+    return ""
 
 
 def _set_reason(cell: Cell, key: Key) -> str:
