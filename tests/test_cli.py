@@ -266,3 +266,22 @@ def test_commands_accept_cell_ids(cli, in_repo):
     diff = json.loads(cli("diff", "rocm/glm5-async", cell, "--format", "json").out)
     assert [d["key"] for d in diff["differences"]] == ["prepare.fp8", "args.ckpt.hf-checkpoint"]
     assert diff["differences"][0]["parts"] == ["kind", "model_dir", "save_dir", "extra.strategy", "extra.block-size"]
+
+
+def test_list_with_a_checkout_checks_requirements(cli, write, tmp_path):
+    write("base.yaml", VALID)
+    marker = tmp_path / "built.marker"
+    write("spec.yaml", f"extends: base.yaml\nrequires:\n  built: {{kind: file, path: {marker}}}\n"
+                       "  tool: {kind: package, name: no-such-package-rm, optional: true}\n"
+                       "why:\n  requires.built: the kernels must be built first\n")
+    plain = cli("list", "spec.yaml").out.splitlines()[1]
+    assert plain.endswith("  runnable")  # nothing checked without a checkout
+    unmet = cli("list", "spec.yaml", "--miles-root", str(tmp_path)).out.splitlines()[1]
+    assert unmet.endswith(f"  unmet: requires.built: {marker} does not exist")
+    marker.write_text("")
+    met = cli("list", "spec.yaml", "--miles-root", str(tmp_path)).out.splitlines()[1]
+    assert met.endswith("  runnable (1 requirement met; optional requires.tool: no-such-package-rm is not installed)")
+    data = json.loads(cli("list", "spec.yaml", "--miles-root", str(tmp_path), "--format", "json").out)["cells"][0]
+    assert data["status"] == "runnable"
+    assert [(r["name"], r["met"], r["optional"]) for r in data["requirements"]] == [("built", True, False), ("tool", False, True)]
+    assert cli("list", "spec.yaml", "--miles-root", str(tmp_path / "none")).code == 2
