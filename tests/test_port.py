@@ -148,4 +148,15 @@ def test_coverage_markdown_and_json(cli, tree):
                         " not tuned for gfx942 (until 2999-01-01) (`rocm/glm5-mi300x`) | — | runs: `rocm/glm5-async` |")
     data = json.loads(cli("coverage", "matrices", "--format", "json").out)
     assert data["tests"][1]["variant"] == "fp8_rollout=true"
+    assert data["tests"][0]["hardware"]["mi300x"]["reasons"] == ["sparse MLA kernels not tuned for gfx942 (until 2999-01-01)"]
     assert data["tests"][0]["hardware"]["b200"] == {"status": "missing", "cells": [], "reasons": []}
+
+
+def test_coverage_markdown_escapes_what_would_break_the_table(cli, tree):
+    (tree / "rocm" / "glm5-mi300x.yaml").write_text(
+        "extends: glm5-async.yaml\nhardware: mi300x\nmatrix:\n  adjust:\n    broken:\n      match: {profile.arch: gfx942}\n"
+        "      skip:\n        reason: |-\n          TP|EP kernels fail\n          see the issue\n        expires: 2999-01-01\n"
+    )
+    row = cli("coverage", "matrices", "--format", "markdown").out.splitlines()[2]
+    assert "| skipped: TP\\|EP kernels fail see the issue (until 2999-01-01) (`rocm/glm5-mi300x`) |" in row
+    assert row.count(" | ") == 7  # eight columns, still

@@ -10,6 +10,7 @@ from runner import pipeline
 from runner.cli.output import add_format, print_json
 from runner.diff import LEVELS, Diff, Difference, diff
 from runner.errors import ExitCode
+from runner.markdown import escape
 
 SECTIONS = (("spec", "Spec"), ("launch", "Launch"), ("layout", "Layout"))
 
@@ -77,7 +78,7 @@ def markdown(result: Diff) -> str:
             continue
         lines += [f"### {title}", "", f"| key | `{result.a}` | `{result.b}` | why |", "|---|---|---|---|"]
         lines += [
-            f"| `{d.key}` | {_cell(d.a, d.a_source)} | {_cell(d.b, d.b_source)} | {escape_markdown(d.why)} |"
+            f"| `{d.key}` | {_cell(d.a, d.a_source)} | {_cell(d.b, d.b_source)} | {escape(d.why)} |"
             for d in differences
         ]
         lines.append("")
@@ -98,7 +99,7 @@ def compact_markdown(result: Diff) -> str:
             parent = key.rpartition(".")[0]
             key = f"{parent}.{{{', '.join(d.key.rpartition('.')[2] for d in group)}}}"
         a, b = _values([d.a for d in group]), _values([d.b for d in group])
-        lines.append(f"| `{escape_markdown(key)}` | {a} | {b} | {escape_markdown(group[0].why)} |")
+        lines.append(f"| `{escape(key)}` | {a} | {b} | {escape(group[0].why)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -131,7 +132,7 @@ def _values(values: list[Any]) -> str:
 
 
 def _cell(value: Any, source: str | None) -> str:
-    shown = "—" if value is None else f"`{escape_markdown(_text(value))}`"
+    shown = "—" if value is None else f"`{escape(_text(value))}`"
     return f"{shown} <sub>{source}</sub>" if source else shown
 
 
@@ -143,11 +144,6 @@ def _text(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {_text(v)}" for k, v in value.items()) + "}"
     return str(value)
-
-
-def escape_markdown(text: str) -> str:
-    """Safe inside a Markdown table cell: no column breaks, no row breaks."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def _rich(result: Diff, compact: bool) -> None:
