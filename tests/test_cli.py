@@ -285,3 +285,22 @@ def test_list_with_a_checkout_checks_requirements(cli, write, tmp_path):
     assert data["status"] == "runnable"
     assert [(r["name"], r["met"], r["optional"]) for r in data["requirements"]] == [("built", True, False), ("tool", False, True)]
     assert cli("list", "spec.yaml", "--miles-root", str(tmp_path / "none")).code == 2
+
+
+def test_the_pre_commit_hook_validates_the_tree(cli, in_repo, tmp_path, monkeypatch):
+    import re
+
+    import yaml
+
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert (hook["id"], hook["entry"], hook["language"], hook["pass_filenames"]) == (
+        "run-matrix-validate", "run-matrix validate", "python", False,
+    )
+    assert re.search(hook["files"], "matrices/rocm/glm5-async.yaml") and not re.search(hook["files"], "README.md")
+    command = hook["entry"].split()[1:] + hook["args"]
+    assert cli(*command).code == 0
+    shutil.copytree(ROOT / "matrices", tmp_path / "matrices")
+    monkeypatch.chdir(tmp_path)
+    base = tmp_path / "matrices/base/glm5-744b-a40b-4layer.yaml"
+    base.write_text(base.read_text().replace("nodes: 1", "nodes: 0"))  # a base change breaks its specs
+    assert cli(*command).code == 2
