@@ -86,11 +86,18 @@ def test_render_shell_is_the_default(cli, in_repo):
 
 
 def test_render_writes_one_script_per_cell(cli, in_repo, tmp_path):
-    several = cli("render", "nv/glm5-colocate")
+    spec = cli("render", "nv/glm5-colocate")  # a spec named alone: its default cell, as explain and diff
+    assert spec.code == 0 and spec.out.count("#!/usr/bin/env bash") == 1
+    assert spec.err == (
+        "run-matrix: nv/glm5-colocate has 2 cells; this is its default cell nv/glm5-colocate "
+        "(-o DIR writes every cell's script; also nv/glm5-colocate[fp8_rollout=true])\n"
+    )
+    several = cli("render", "matrices/nv", "matrices/rocm")
     assert (several.code, several.out) == (2, "")
     assert several.err == (
-        "run-matrix: 2 cells selected, and a shell script runs one: use -o DIR for one script per cell, "
-        "or -k to pick a cell (nv/glm5-colocate, nv/glm5-colocate[fp8_rollout=true])\n"
+        "run-matrix: 4 cells selected, and a shell script runs one: use -o DIR for one script per cell, "
+        "or -k to pick a cell (nv/glm5-colocate, nv/glm5-colocate[fp8_rollout=true], rocm/glm5-async, "
+        "rocm/glm5-async[fp8_rollout=true])\n"
     )
     result = cli("render", "nv/glm5-colocate", "-o", str(tmp_path / "out"))
     assert result.code == 0 and result.out == ""

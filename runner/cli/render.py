@@ -61,15 +61,34 @@ def run(args: argparse.Namespace) -> int:
             print(f"run-matrix: wrote {display_path(path)}", file=sys.stderr)
     elif args.format == "json":
         print_json({"cells": [_json(launch, problems) for launch, problems, _ in launches]})
-    elif len(launches) > 1:
-        raise UsageError(
-            f"{len(launches)} cells selected, and a shell script runs one: use -o DIR for one script per "
-            "cell, or -k to pick a cell (" + ", ".join(launch.id for launch, _, _ in launches) + ")"
-        )
     else:
-        launch, _, path = launches[0]
+        launch, _, path = _one_script(launches, args)
         sys.stdout.write(to_shell(launch, display_path(path)))
     return 0
+
+
+def _one_script(
+    launches: list[tuple[Launch, list[Problem], Path]], args: argparse.Namespace
+) -> tuple[Launch, list[Problem], Path]:
+    """What stdout gets: a shell script runs one cell. One spec named alone gives its default cell
+    (as explain and diff do) and says which cells it left out; any other choice of several is an error."""
+    if len(launches) == 1:
+        return launches[0]
+    ids = [launch.id for launch, _, _ in launches]
+    default = [each for each in launches if "[" not in each[0].id]
+    one_spec = len(args.specs) == 1 and len({path for _, _, path in launches}) == 1
+    if args.k is None and one_spec and len(default) == 1:
+        others = ", ".join(i for i in ids if i != default[0][0].id)
+        print(
+            f"run-matrix: {args.specs[0]} has {len(ids)} cells; this is its default cell {default[0][0].id} "
+            f"(-o DIR writes every cell's script; also {others})",
+            file=sys.stderr,
+        )
+        return default[0]
+    raise UsageError(
+        f"{len(ids)} cells selected, and a shell script runs one: use -o DIR for one script per cell, "
+        "or -k to pick a cell (" + ", ".join(ids) + ")"
+    )
 
 
 def _json(launch: Launch, problems: list[Problem]) -> dict[str, Any]:
