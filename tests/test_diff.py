@@ -102,8 +102,9 @@ def test_allow_globs_reach_the_sub_keys_of_an_entry(cli, in_repo):
     )
 
 
-def test_compact_markdown_for_a_pr_description(cli, in_repo):
+def test_compact_markdown_for_a_pr_description(cli, in_repo, golden):
     table = cli("diff", NV, ROCM, "--compact", "--format", "markdown").out
+    golden("diff/nv-glm5-colocate--rocm-glm5-async.compact.md", table)
     lines = table.splitlines()
     assert len(lines) <= 60 and "<sub>" not in table
     rows = [line for line in lines if line.startswith("| `")]
