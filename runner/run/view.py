@@ -112,22 +112,31 @@ class PlainView:
         pass
 
 
+COLUMNS = (("phase", 12), ("elapsed", 5), ("step", 4), ("key metrics", 12), ("last line", 12))  # least widths
+
+
 class LiveView:
     """A board that redraws itself four times a second."""
 
     def __init__(self, console: Console) -> None:
+        self.console = console  # its width is read at each redraw: terminals get resized
         self.rows: dict[str, _Row] = {}
         self.live = Live(self, console=console, refresh_per_second=4, transient=False)
         self.live.start()
 
     def __rich__(self) -> Table:
         table = Table(box=None, pad_edge=False)
-        # a cell id is never cut (``rocm/gl…`` names nothing); the other columns give way
-        table.add_column("cell", no_wrap=True, min_width=max(map(len, self.rows), default=4))
-        for column in ("phase", "elapsed", "step", "key metrics", "last line"):
+        # a cell id is never cut (``rocm/gl…`` names nothing); the other columns give way, last first
+        id_width = max(map(len, self.rows), default=4)
+        table.add_column("cell", no_wrap=True, min_width=id_width)
+        room = self.console.width - id_width
+        for column, least in COLUMNS:
+            room -= least + 2
+            if room < 0:
+                break
             table.add_column(column, overflow="ellipsis", no_wrap=True, max_width=60)
         for cell_id, row in self.rows.items():
-            table.add_row(*self._cells(cell_id, row))
+            table.add_row(*self._cells(cell_id, row)[: len(table.columns)])
         return table
 
     @staticmethod
