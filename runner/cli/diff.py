@@ -22,8 +22,10 @@ def add_parser(subcommands: Any, name: str) -> None:
         description="Compare two resolved specs at three levels: the spec (dotted keys), the rendered "
         "launch (train script, flags, env vars) and the derived layout (GPUs for training and rollout, "
         "engines, TP/DP/EP). Each difference shows both values, the file:line that set each and the "
-        "reason (B's why:/why_not:, else A's). With --allow or a spec's allowed_deltas:, exit 1 when "
-        "the specs differ at a key no glob allows.",
+        "reason: the why: of the side that sets a value (B's first); for what B leaves out, B's why: "
+        "for its !delete or its why_not: (never A's reason for setting it). Defaults nobody wrote are "
+        "not differences; a requires:/expect:/prepare: entry one side lacks is one row. With --allow "
+        "or a spec's allowed_deltas:, exit 1 when the specs differ at a key no glob allows.",
     )
     parser.add_argument("a", metavar="A", help="a spec (its default cell) or a cell id")
     parser.add_argument("b", metavar="B", help="a spec (its default cell) or a cell id")

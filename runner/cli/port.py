@@ -23,8 +23,8 @@ from runner.port import (
     plan,
     porting,
     refits,
-    stale_reasons,
 )
+from runner.port_reasons import stale_reasons
 from schemas import HardwareProfile
 
 FOLDERS = {"nvidia": "nv", "amd": "rocm"}
