@@ -46,7 +46,8 @@ def add_parser(subcommands: Any, name: str) -> None:
     parser.add_argument(
         "--compact",
         action="store_true",
-        help="one table of key, A, B, why — no sources, equal siblings in one row (for a PR description)",
+        help="one table of key, A, B, why — no sources; neighbours that change for one reason share a row "
+        "(for a PR description)",
     )
     add_format(parser, "rich", "markdown", "json")
     parser.set_defaults(handler=run)
