@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runner.cell import Cell
+from runner.markdown import escape
 
 
 @dataclass
@@ -54,7 +55,7 @@ def _test(cell: Cell) -> str:
 def markdown(rows: list[Row], hardware: list[str]) -> str:
     lines = ["| test | " + " | ".join(hardware) + " |", "|---|" + "---|" * len(hardware)]
     for row in rows:
-        name = f"`{row.test}`" + (f" `[{row.variant}]`" if row.variant else "")
+        name = f"`{escape(row.test)}`" + (f" `[{escape(row.variant)}]`" if row.variant else "")
         lines.append(
             f"| {name} | " + " | ".join(_shown(row.entries[h], markdown=True) for h in hardware) + " |"
         )
@@ -72,7 +73,8 @@ def text(rows: list[Row], hardware: list[str]) -> str:
 def _shown(entry: Entry, markdown: bool) -> str:
     if entry.status == "missing":
         return "—" if markdown else "missing"
-    cells = ", ".join(f"`{c}`" if markdown else c for c in entry.cells)
+    cells = ", ".join(f"`{escape(c)}`" if markdown else c for c in entry.cells)
     if entry.status == "runs":
         return f"runs: {cells}"
-    return f"skipped: {'; '.join(entry.reasons)} ({cells})"
+    reasons = "; ".join(entry.reasons)
+    return f"skipped: {escape(reasons) if markdown else reasons} ({cells})"

@@ -1,44 +1,64 @@
 """Prepare step: patch a Hugging Face ``config.json`` in place (miles-facts §3).
 
-Run on the node as ``python3 -m runner.patch_hf_config CONFIG --set JSON
-[--unless JSON] [--copy-rope-theta]``. Skipped when the file is absent or
-already has every ``--unless`` value; the file is rewritten as JSON, indent 2.
+A stand-alone program (standard library only): ``render`` puts this file's text into the
+launch script (``python3 - CONFIG --set JSON [--unless JSON] [--copy-rope-theta]``,
+the program on stdin), so the GPU node needs no run-matrix. ``--set`` is applied unless
+the config already has every ``--unless`` value; ``--copy-rope-theta`` copies
+``rope_parameters.rope_theta`` to a top-level ``rope_theta`` when there is none (older
+mbridge reads it there; transformers v5 nests it). The file is rewritten, as miles' own
+tests write it (indent 2, UTF-8 as is), only when something changed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 
-def patch(config: dict[str, Any], updates: dict[str, Any], copy_rope_theta: bool) -> dict[str, Any]:
-    patched = {**config, **updates}
-    rope_theta = (config.get("rope_parameters") or {}).get("rope_theta")
-    if copy_rope_theta and "rope_theta" not in patched and rope_theta is not None:
-        patched["rope_theta"] = rope_theta  # older mbridge reads it at the top level
-    return patched
+def patched(
+    config: dict[str, Any], updates: dict[str, Any], unless: dict[str, Any], copy_rope_theta: bool
+) -> dict[str, Any] | None:
+    """The patched config, or None when there is nothing to do."""
+    result = dict(config)
+    dirty = False
+    if not (unless and all(config.get(k) == v for k, v in unless.items())):
+        result.update(updates)
+        dirty = bool(updates)
+    rope = config.get("rope_parameters")
+    if copy_rope_theta and "rope_theta" not in result and isinstance(rope, dict) and "rope_theta" in rope:
+        result["rope_theta"] = rope["rope_theta"]
+        dirty = True
+    return result if dirty else None
+
+
+def text(config: dict[str, Any]) -> str:
+    return json.dumps(config, indent=2, ensure_ascii=False)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m runner.patch_hf_config", description=__doc__)
+    parser = argparse.ArgumentParser(prog="patch-hf-config", description="Patch a Hugging Face config.json.")
     parser.add_argument("config", type=Path)
     parser.add_argument("--set", type=json.loads, required=True, help="JSON object of keys to set")
-    parser.add_argument("--unless", type=json.loads, default={}, help="skip when these values are present")
+    parser.add_argument(
+        "--unless", type=json.loads, default={}, help="skip --set when these values are present"
+    )
     parser.add_argument("--copy-rope-theta", action="store_true")
     args = parser.parse_args(argv)
     if not args.config.is_file():
         print(f"skip: {args.config} does not exist")
         return 0
     config = json.loads(args.config.read_text(encoding="utf-8"))
-    if args.unless and all(config.get(k) == v for k, v in args.unless.items()):
-        print(f"skip: {args.config} already has {args.unless}")
+    result = patched(config, args.set, args.unless, args.copy_rope_theta)
+    if result is None:
+        print(f"skip: {args.config} is already patched")
         return 0
-    args.config.write_text(json.dumps(patch(config, args.set, args.copy_rope_theta), indent=2) + "\n")
+    args.config.write_text(text(result), encoding="utf-8")
     print(f"patched {args.config}")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

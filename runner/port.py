@@ -10,6 +10,7 @@ cells need go into a component the overlay applies to those cells (``matrix.adju
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import json
 import math
@@ -27,7 +28,7 @@ from runner.compose import compose
 from runner.errors import SpecError
 from runner.model import build
 from schemas import HardwareProfile
-from schemas.porting import Porting, PortRule
+from schemas.porting import Porting, PortRule, RequirementRule
 
 PORTING = locate.PROJECT / "miles" / "porting.yaml"
 _TEMPLATE = re.compile(r"^\$\{(.+)\}$")
@@ -81,8 +82,58 @@ def plan(cells: list[Cell], target: HardwareProfile, rules: Porting) -> Plan:
         for name in review.names
         if name in default.spec.env
     }
+    dropped, open_entries = _requirements(default, scope, rules.requirements)
+    todo.update(open_entries)
     axes = {cell.id: dict(cell.axes) for cell in cells}
-    return Plan(default.id, target, common, {k: v for k, v in per_cell.items() if v}, axes, todo)
+    per_cell_only = {k: v for k, v in per_cell.items() if v}
+    return Plan(default.id, target, (*common, *dropped), per_cell_only, axes, todo)
+
+
+def _requirements(
+    cell: Cell, scope: _Scope, rules: list[RequirementRule]
+) -> tuple[tuple[Change, ...], dict[str, str]]:
+    """The source's requires:/expect: entries a rule drops (as deletions) or leaves open (as TODOs)."""
+    dropped: list[Change] = []
+    todo: dict[str, str] = {}
+    decided: set[str] = set()
+    for rule in rules:
+        if not scope.evaluate(rule.when, rule.id):
+            continue
+        words = [str(scope.fill(word, rule.id)) for word in rule.mentions]
+        entries: Mapping[str, Any] = cell.spec.requires if rule.section == "requires" else cell.spec.expect
+        for name, entry in entries.items():
+            dotted = f"{rule.section}.{name}"
+            if dotted in decided or not _selects(
+                rule, words, name, entry, _reasons(cell, (rule.section, name))
+            ):
+                continue
+            decided.add(dotted)
+            if rule.action == "drop":
+                dropped.append(Change((rule.section, name), None, rule.because, rule.id))
+            else:
+                todo[dotted] = rule.because
+    return tuple(dropped), todo
+
+
+def _reasons(cell: Cell, prefix: tuple[str, ...]) -> str:
+    """Every ``why:`` written for the key or anything under it."""
+    found = {
+        step.why: None
+        for key, steps in cell.composed.provenance.items()
+        if key[: len(prefix)] == prefix
+        for step in steps
+        if step.why
+    }
+    return " ".join(found)
+
+
+def _selects(rule: RequirementRule, words: list[str], name: str, entry: Any, reason: str) -> bool:
+    if any(fnmatch.fnmatchcase(name, glob) for glob in rule.names):
+        return True
+    text = " ".join([name, json.dumps(entry.model_dump(mode="json")), reason])
+    return any(
+        re.search(rf"(?<![A-Za-z0-9]){re.escape(w)}(?![A-Za-z0-9])", text, re.IGNORECASE) for w in words
+    )
 
 
 def _changes(cell: Cell, target: HardwareProfile, rules: list[PortRule]) -> tuple[Change, ...]:
@@ -172,7 +223,11 @@ def scalar(value: Any) -> str:
     if isinstance(value, (int, float)):
         return str(value)
     text = str(value)
-    return text if _PLAIN.match(text) and text.lower() not in _YAML_WORDS else json.dumps(text)
+    return (
+        text
+        if _PLAIN.match(text) and text.lower() not in _YAML_WORDS
+        else json.dumps(text, ensure_ascii=False)
+    )
 
 
 def overlay_text(
@@ -215,12 +270,20 @@ def _changes_text(changes: tuple[Change, ...]) -> list[str]:
         for group in dict.fromkeys(c.key[1] for c in flags):
             lines.append(f"  {group}:")
             lines += [f"    {c.key[2]}: {scalar(c.value)}" for c in flags if c.key[1] == group]
-    for section in ("cluster", "env"):
+    for section in ("cluster", "env", "requires", "expect"):
         entries = [c for c in changes if c.key[0] == section]
         if entries:
             lines.append(f"{section}:")
             lines += [f"  {c.key[1]}: {scalar(c.value)}" for c in entries]
     return lines
+
+
+# --- after a re-fit: what it made pointless, and reasons whose numbers went stale ---------------
+
+
+def after_refit(ported: Cell, target: HardwareProfile, rules: Porting) -> tuple[Change, ...]:
+    """The ``after_refit`` rules that fire on the re-fitted cell (e.g. sequence-parallel at TP 1)."""
+    return _changes(ported, target, rules.after_refit)
 
 
 # --- re-fitting to a smaller node ----------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from importlib import resources
 from typing import Any, Literal
 
 from typing_extensions import assert_never
@@ -30,11 +31,34 @@ class Command:
     name: str
     argv: tuple[str, ...]
     env: dict[str, str] = field(default_factory=dict)
-    skip_if: str = ""
+    skip_if: str = ""  # when the step need not run, in words
+    guard: tuple[str, ...] = ()  # a ``test`` argv: the step is skipped when it succeeds
+    stdin: str = ""  # a program the command reads on stdin (``python3 -``)
+
+    @property
+    def line(self) -> str:
+        """The command alone, quoted: ``shlex.split`` gives back env assignments and argv."""
+        return shell.line(self.argv, self.env)
 
     @property
     def shell(self) -> str:
-        return shell.line(self.argv, self.env)
+        """The command as the script runs it: behind its guard, with its program on stdin."""
+        text = self.line
+        if self.guard:
+            text = f"{_test_text(self.guard)} || {text}"
+        if self.stdin:
+            text += f" <<'{HEREDOC}'\n{self.stdin.rstrip()}\n{HEREDOC}"
+        return text
+
+
+HEREDOC = "RUN_MATRIX_PROGRAM"
+
+
+def _test_text(guard: tuple[str, ...]) -> str:
+    """``[ -e DIR ]`` for a ``test`` argv; anything else as its own line."""
+    if guard[0] == "test":
+        return "[ " + " ".join(shell.quote(t) for t in guard[1:]) + " ]"
+    return shell.line(guard)
 
 
 @dataclass(frozen=True)
@@ -143,14 +167,9 @@ def _prepare(
         case HfDownload():
             kind = ("--repo-type", "dataset") if step.repo_type == "dataset" else ()
             argv = ("hf", "download", *kind, step.repo, "--local-dir", step.local_dir)
-            return Command("prepare", name, argv, skip_if=f"{step.local_dir} exists")
+            return _exists_guarded(name, argv, step.local_dir)
         case PatchHfConfig():
-            argv = (python, "-m", "runner.patch_hf_config", step.config, "--set", json.dumps(step.set))
-            if step.unless:
-                argv += ("--unless", json.dumps(step.unless))
-            if step.copy_rope_theta:
-                argv += ("--copy-rope-theta",)
-            return Command("prepare", name, argv, skip_if=f"{step.config} is absent or already patched")
+            return _patch_config(name, step, python)
         case ConvertTorchDist():
             parallel = [t for flag, value in step.parallel.items() for t in flag_tokens(flag, value)]
             argv = (
@@ -172,6 +191,7 @@ def _prepare(
                 argv,
                 {"PYTHONPATH": cell.conventions.megatron_path},
                 skip_if=f"{marker} says release",
+                guard=("grep", "-qsx", "release", marker),
             )
         case ConvertFp8():
             extra = [t for flag, value in step.extra.items() for t in flag_tokens(flag, value)]
@@ -184,9 +204,26 @@ def _prepare(
                 step.save_dir,
                 *extra,
             )
-            return Command("prepare", name, argv, skip_if=f"{step.save_dir} exists")
+            return _exists_guarded(name, argv, step.save_dir)
         case _:
             assert_never(step)
+
+
+def _exists_guarded(name: str, argv: tuple[str, ...], output: str) -> Command:
+    return Command("prepare", name, argv, skip_if=f"{output} exists", guard=("test", "-e", output))
+
+
+def _patch_config(name: str, step: PatchHfConfig, python: str) -> Command:
+    """The patch program itself goes on stdin: the node needs python3, not run-matrix."""
+    argv: tuple[str, ...] = (python, "-", step.config, "--set", json.dumps(step.set))
+    if step.unless:
+        argv += ("--unless", json.dumps(step.unless))
+    if step.copy_rope_theta:
+        argv += ("--copy-rope-theta",)
+    program = resources.files("runner").joinpath("patch_hf_config.py").read_text(encoding="utf-8")
+    return Command(
+        "prepare", name, argv, skip_if=f"{step.config} is absent or already patched", stdin=program
+    )
 
 
 def _ray_start(cell: Cell) -> Command:

@@ -1,4 +1,4 @@
-"""report: a run's results as a rich table, JSON, JUnit XML and GitHub step-summary Markdown.
+"""report: a run's results as JSON, JUnit XML and GitHub step-summary Markdown.
 
 Presentation only: everything here reads ``RunResult`` and writes text. Nothing in a
 result holds a secret's value (the run step redacts them), so nothing here can leak one.
@@ -11,11 +11,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from rich.table import Table
-from rich.text import Text
-
 from runner.run.results import CellResult, RunResult, Status
-from runner.run.view import STYLES
 
 MARKS = {
     Status.PASSED: "✅",
@@ -32,22 +28,6 @@ def headline(result: RunResult) -> str:
     counts = Counter(c.status for c in result.cells)
     parts = [f"{counts[s]} {s.value}" for s in Status if counts[s]]
     return f"{', '.join(parts) or 'no cells'} in {result.seconds:.0f} s"
-
-
-def table(result: RunResult) -> Table:
-    summary = Table(title=f"run-matrix: {headline(result)}", title_justify="left")
-    for column in ("cell", "status", "time", "attempts"):
-        summary.add_column(column, no_wrap=True)
-    summary.add_column("why", overflow="fold")
-    for cell in result.cells:
-        summary.add_row(
-            Text(cell.id),  # Text: a cell id's [axis=value] is not markup
-            Text(cell.status.value, style=STYLES[cell.status]),
-            f"{cell.seconds:.0f} s",
-            str(len(cell.attempts)),
-            Text(cell.reason or _checks_summary(cell)),
-        )
-    return summary
 
 
 def _checks_summary(cell: CellResult) -> str:

@@ -3,7 +3,7 @@ lacks capability C, use Y, because R."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -30,8 +30,29 @@ class ReviewEnv(Model):
     note: str
 
 
+class RequirementRule(Model):
+    """What a source's ``requires:``/``expect:`` entry becomes on the target (unmatched: carried)."""
+
+    id: str
+    section: Literal["requires", "expect"]
+    when: str = Field(default="True", description="an expression as in rules")
+    names: list[str] = Field(default=[], description="globs over entry names (expect: metric names)")
+    mentions: list[str] = Field(
+        default=[],
+        description="words (may be ${source...}) that select an entry whose name, values or reason holds "
+        "one (case-insensitive, as a whole word)",
+    )
+    action: Literal["drop", "todo"]
+    because: str = Field(description="the overlay's why: for a drop, the TODO's note for a todo")
+
+
 class Porting(Model):
     rules: list[PortRule]
     review_env: list[ReviewEnv] = []
+    requirements: list[RequirementRule] = []
+    after_refit: list[PortRule] = Field(
+        default=[],
+        description="rules evaluated on the re-fitted cell: what a re-fit makes pointless or wrong",
+    )
     refit_flags: list[str] = Field(description="literal parallelism flags port may re-fit to fewer GPUs")
     extra: dict[str, Any] = {}

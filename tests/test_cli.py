@@ -82,8 +82,37 @@ def test_render_json(cli, in_repo):
 
 
 def test_render_shell_is_the_default(cli, in_repo):
-    result = cli("render", "nv/glm5-colocate")
+    result = cli("render", "nv/glm5-colocate", "-k", "nv/glm5-colocate")
     assert result.out.startswith("#!/usr/bin/env bash\n# nv/glm5-colocate: rendered by run-matrix from")
+    assert result.out.count("#!/usr/bin/env bash") == 1
+
+
+def test_render_writes_one_script_per_cell(cli, in_repo, tmp_path):
+    spec = cli("render", "nv/glm5-colocate")  # a spec named alone: its default cell, as explain and diff
+    assert spec.code == 0 and spec.out.count("#!/usr/bin/env bash") == 1
+    assert spec.err == (
+        "run-matrix: nv/glm5-colocate has 2 cells; this is its default cell nv/glm5-colocate "
+        "(-o DIR writes every cell's script; also nv/glm5-colocate[fp8_rollout=true])\n"
+    )
+    several = cli("render", "matrices/nv", "matrices/rocm")
+    assert (several.code, several.out) == (2, "")
+    assert several.err == (
+        "run-matrix: 4 cells selected, and a shell script runs one: use -o DIR for one script per cell, "
+        "or -k to pick a cell (nv/glm5-colocate, nv/glm5-colocate[fp8_rollout=true], rocm/glm5-async, "
+        "rocm/glm5-async[fp8_rollout=true])\n"
+    )
+    result = cli("render", "nv/glm5-colocate", "-o", str(tmp_path / "out"))
+    assert result.code == 0 and result.out == ""
+    scripts = sorted((tmp_path / "out").iterdir())
+    assert [p.name for p in scripts] == ["nv-glm5-colocate-fp8_rollout=true.sh", "nv-glm5-colocate.sh"]
+    for script in scripts:
+        text = script.read_text()
+        assert text.count("#!/usr/bin/env bash") == 1 and script.stat().st_mode & 0o111 == 0o111
+    assert "# nv/glm5-colocate[fp8_rollout=true]: rendered" in scripts[0].read_text()
+    assert cli("render", "nv/glm5-colocate", "-k", "nv/glm5-colocate", "--format", "json", "-o", str(tmp_path / "j")).code == 0
+    assert json.loads((tmp_path / "j" / "nv-glm5-colocate.json").read_text())["id"] == "nv/glm5-colocate"
+    (tmp_path / "file").write_text("")
+    assert cli("render", "nv/glm5-colocate", "-o", str(tmp_path / "file")).code == 2
 
 
 def test_render_reads_model_args_from_a_checkout_and_warns_on_drift(cli, in_repo, tmp_path):
@@ -283,12 +312,43 @@ def test_commands_accept_cell_ids(cli, in_repo):
         "args.ckpt.hf-checkpoint = /root/models/GLM-5_4layer_fp8\n"
     )
     diff = json.loads(cli("diff", "rocm/glm5-async", cell, "--format", "json").out)
-    assert [d["key"] for d in diff["differences"]] == [
-        "prepare.fp8.kind",
-        "prepare.fp8.model_dir",
-        "prepare.fp8.save_dir",
-        "prepare.fp8.python",
-        "prepare.fp8.extra.strategy",
-        "prepare.fp8.extra.block-size",
-        "args.ckpt.hf-checkpoint",
-    ]
+    assert [d["key"] for d in diff["differences"]] == ["prepare.fp8", "args.ckpt.hf-checkpoint"]
+    assert diff["differences"][0]["parts"] == ["kind", "model_dir", "save_dir", "extra.strategy", "extra.block-size"]
+
+
+def test_list_with_a_checkout_checks_requirements(cli, write, tmp_path):
+    write("base.yaml", VALID)
+    marker = tmp_path / "built.marker"
+    write("spec.yaml", f"extends: base.yaml\nrequires:\n  built: {{kind: file, path: {marker}}}\n"
+                       "  tool: {kind: package, name: no-such-package-rm, optional: true}\n"
+                       "why:\n  requires.built: the kernels must be built first\n")
+    plain = cli("list", "spec.yaml").out.splitlines()[1]
+    assert plain.endswith("  runnable")  # nothing checked without a checkout
+    unmet = cli("list", "spec.yaml", "--miles-root", str(tmp_path)).out.splitlines()[1]
+    assert unmet.endswith(f"  unmet: requires.built: {marker} does not exist")
+    marker.write_text("")
+    met = cli("list", "spec.yaml", "--miles-root", str(tmp_path)).out.splitlines()[1]
+    assert met.endswith("  runnable (1 requirement met; optional requires.tool: no-such-package-rm is not installed)")
+    data = json.loads(cli("list", "spec.yaml", "--miles-root", str(tmp_path), "--format", "json").out)["cells"][0]
+    assert data["status"] == "runnable"
+    assert [(r["name"], r["met"], r["optional"]) for r in data["requirements"]] == [("built", True, False), ("tool", False, True)]
+    assert cli("list", "spec.yaml", "--miles-root", str(tmp_path / "none")).code == 2
+
+
+def test_the_pre_commit_hook_validates_the_tree(cli, in_repo, tmp_path, monkeypatch):
+    import re
+
+    import yaml
+
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert (hook["id"], hook["entry"], hook["language"], hook["pass_filenames"]) == (
+        "run-matrix-validate", "run-matrix validate", "python", False,
+    )
+    assert re.search(hook["files"], "matrices/rocm/glm5-async.yaml") and not re.search(hook["files"], "README.md")
+    command = hook["entry"].split()[1:] + hook["args"]
+    assert cli(*command).code == 0
+    shutil.copytree(ROOT / "matrices", tmp_path / "matrices")
+    monkeypatch.chdir(tmp_path)
+    base = tmp_path / "matrices/base/glm5-744b-a40b-4layer.yaml"
+    base.write_text(base.read_text().replace("nodes: 1", "nodes: 0"))  # a base change breaks its specs
+    assert cli(*command).code == 2

@@ -39,9 +39,10 @@ def test_markdown_has_every_upstream_substitution_with_its_reason(cli, in_repo):
         cells = [c.strip() for c in rows[key].strip("|").split(" | ")]
         assert cells[2].startswith(value), key
         assert reason in cells[3], key
-    assert "| `mode` | `colocate` | `async` |  |" in table
-    assert "| `engines` | `1` | `2` |  |" in table
-    assert "| `GPUs per engine` | `8` | `2` |  |" in table
+    assert "| `mode` | `colocate` | `async` | async mode (train_async.py) with 4 train + 4 rollout GPUs |" in table
+    assert "| `engines` | `1` | `2` | = rollout GPUs / GPUs per engine |" in table
+    assert "| `GPUs per engine` | `8` | `2` | 2 engines x 2 GPUs |" in table
+    assert "### Launch" not in table  # every launch difference is a spec row already
 
 
 def test_json_shape(cli, in_repo):
@@ -55,9 +56,14 @@ def test_json_shape(cli, in_repo):
         "a_source": "matrices/nv/glm5-colocate.yaml:38",
         "b_source": None,
         "why": "DeepEP needs NVIDIA InfiniBand + GPUDirect RDMA",
+        "parts": [],
     }
     assert by_key["args.sglang.rollout-num-gpus"]["a"] is None
-    assert {d["key"] for d in data["launch"]} >= {"train_script", "--colocate", "env HIP_VISIBLE_DEVICES"}
+    assert by_key["requires.te-ck-grouped-gemm"]["b"] == {"kind": "package", "name": "transformer_engine", "optional": True}
+    assert data["launch"] == []  # the spec rows show them
+    launch = json.loads(cli("diff", NV, ROCM, "--format", "json", "--level", "launch").out)
+    assert launch["differences"] == [] and launch["layout"] == []
+    assert {d["key"] for d in launch["launch"]} >= {"train_script", "--colocate", "env HIP_VISIBLE_DEVICES"}
     assert {d["key"]: (d["a"], d["b"]) for d in data["layout"]}["GPUs for training"] == (8, 4)
 
 
@@ -73,25 +79,8 @@ def test_unchanged_values_are_not_shown_and_order_is_stable():
 
 
 def test_allow_guards_against_drift(cli, in_repo):
-    running = [
-        "--allow",
-        "requires.*",
-        "--allow",
-        "expect.*",
-        "--allow",
-        "retry.*",
-    ]  # what running ROCm needs
-    allowed = [
-        "--allow",
-        "hardware",
-        "--allow",
-        "launch.*",
-        "--allow",
-        "args.*",
-        "--allow",
-        "env.*",
-        *running,
-    ]
+    running = ["--allow", "requires.*", "--allow", "expect.*", "--allow", "retry.*", "--allow", "prepare.*"]
+    allowed = ["--allow", "hardware", "--allow", "launch.*", "--allow", "args.*", "--allow", "env.*", *running]
     assert cli("diff", NV, ROCM, "--format", "json", *allowed).code == 0
     partial = cli("diff", NV, ROCM, "--format", "json", "--allow", "args.*", "--allow", "hardware", *running)
     assert partial.code == 1
@@ -99,6 +88,61 @@ def test_allow_guards_against_drift(cli, in_repo):
         "run-matrix: 13 key(s) differ outside the allowed deltas: launch.script, env."
     )
     assert cli("diff", NV, ROCM, "--format", "json").code == 0  # no allowances: a report, not a guard
+
+
+def test_allow_globs_reach_the_sub_keys_of_an_entry(cli, in_repo):
+    base = ["--allow", "hardware", "--allow", "launch.*", "--allow", "args.*", "--allow", "env.*", "--allow", "retry.*",
+            "--allow", "prepare.*"]
+    sub_keys = ["--allow", "requires.*.kind", "--allow", "requires.*.contains", "--allow", "requires.*.name",
+                "--allow", "requires.*.optional", "--allow", "expect.*.max", "--allow", "expect.*.step*"]
+    assert cli("diff", NV, ROCM, "--format", "json", *base, *sub_keys).code == 0
+    missing = cli("diff", NV, ROCM, "--format", "json", *base, *sub_keys[:-2])
+    assert missing.err == (
+        "run-matrix: 3 key(s) differ outside the allowed deltas: expect.train/ppo_kl, "
+        "expect.train/train_rollout_logprob_abs_diff, expect.perf/step_time\n"
+    )
+
+
+def test_compact_markdown_for_a_pr_description(cli, in_repo, golden):
+    table = cli("diff", NV, ROCM, "--compact", "--format", "markdown").out
+    golden("diff/nv-glm5-colocate--rocm-glm5-async.compact.md", table)
+    lines = table.splitlines()
+    assert len(lines) <= 60 and "<sub>" not in table
+    rows = [line for line in lines if line.startswith("| `")]
+    assert all(not line.endswith("|  |") for line in rows), [r for r in rows if r.endswith("|  |")]
+    assert (
+        "| `args.perf.{recompute-granularity, recompute-method, recompute-num-layers}` | `full`, `uniform`, `1` | — |"
+        in table
+    )
+    assert "| `args.sglang.{sglang-nsa-decode-backend, sglang-nsa-prefill-backend}` | `flashmla_sparse` | `tilelang` |" in table
+    assert "| `requires.indexer-topk-clamp` | — | `{kind: git, contains: fix/glm5-indexer-topk-clamp}` |" in table
+    assert "optional: false" not in table  # a default nobody wrote
+
+
+def test_the_reason_for_a_removal_comes_from_the_side_that_removes_it(write):
+    write("a.yaml", "hardware: h200\nmodel: {type: glm5-744B-A40B_4layer}\ncluster: {gpus_per_node: 8}\n"
+                    "launch: {script: train.py}\nargs:\n  misc: {colocate: true}\nenv: {X: '1', Y: '2'}\n"
+                    "why: {env: A sets them for its kernels}\n")
+    write("b.yaml", "extends: a.yaml\nenv:\n  X: !delete\n  Y: !delete\nwhy_not: {env.X: B has no such kernels}\n")
+    result = diff(pipeline.cell(Path("a.yaml")), pipeline.cell(Path("b.yaml")))
+    assert {d.key: d.why for d in result.spec} == {"env.X": "B has no such kernels", "env.Y": ""}
+    back = diff(pipeline.cell(Path("b.yaml")), pipeline.cell(Path("a.yaml")))
+    assert {d.key: d.why for d in back.spec} == {"env.X": "A sets them for its kernels", "env.Y": "A sets them for its kernels"}
+
+
+def test_the_shipped_rocm_spec_explains_every_key_it_drops(in_repo):
+    nv = pipeline.cell(pipeline.locate.BUNDLED_MATRICES / NV)
+    rocm = pipeline.cell(pipeline.locate.BUNDLED_MATRICES / ROCM)
+    dropped = [d for d in diff(nv, rocm).spec if d.b is None]
+    assert len(dropped) == 19 and all(d.why for d in dropped), [d.key for d in dropped if not d.why]
+
+
+def test_rich_output_never_breaks_a_key(cli, in_repo, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    out = cli("diff", NV, ROCM).out
+    assert "\nenv.SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK\n" in out
+    assert "\nargs.sglang.sglang-disable-custom-all-reduce\n" in out
+    assert len(out.splitlines()) < 300
 
 
 def test_allowed_deltas_in_a_spec(cli, write):

@@ -79,6 +79,57 @@ def test_port_leaves_todos_it_cannot_decide(cli, tree):
     assert "todo:  # TODO(port)" in overlay and "CUDA_VISIBLE_DEVICES" in overlay
 
 
+def test_port_refuses_to_overwrite_without_force(cli, tree):
+    assert cli("port", "nv/glm5-colocate", "--to", "mi355x").code == 0
+    overlay = tree / "rocm/glm5-colocate-mi355x.yaml"
+    overlay.write_text(overlay.read_text() + "# my edit\n")
+    again = cli("port", "nv/glm5-colocate", "--to", "mi355x")
+    assert (again.code, again.out) == (2, "")
+    assert again.err == (
+        "run-matrix: matrices/rocm/glm5-colocate-mi355x.yaml, matrices/components/port/glm5-colocate-mi355x-"
+        "fp8_rollout-true.yaml already exist; --force overwrites (your edits are lost), -o writes elsewhere\n"
+    )
+    assert overlay.read_text().endswith("# my edit\n")
+    assert cli("port", "nv/glm5-colocate", "--to", "mi355x", "--force").code == 0
+    assert not overlay.read_text().endswith("# my edit\n")
+
+
+def test_port_decides_requires_and_expect_per_target(cli, tree):
+    report = json.loads(cli("port", "rocm/glm5-async", "--to", "h200", "--format", "json").out)
+    assert [(c["key"], c["rule"]) for c in report["applied"] if c["key"].startswith(("requires", "expect"))] == [
+        ("requires.sparse-mla-gfx950", "arch-kernels")
+    ]
+    assert {k: v[:20] for k, v in report["todo"].items() if k.startswith(("requires", "expect"))} == {
+        "requires.te-ck-grouped-gemm": "names the source's s",
+        "expect.perf/step_time": "a bound measured on ",
+    }
+    cell = pipeline.one("nv/glm5-async-h200")
+    assert set(cell.spec.requires) == {"indexer-topk-clamp", "te-ck-grouped-gemm"}  # the git fix is carried
+    assert set(cell.spec.expect) == {"train/ppo_kl", "train/train_rollout_logprob_abs_diff", "perf/step_time"}
+    same_arch = json.loads(cli("port", "rocm/glm5-async", "--to", "mi300x", "--format", "json").out)
+    assert "requires.te-ck-grouped-gemm" not in same_arch["todo"]  # the same software stack
+    assert [c["key"] for c in same_arch["applied"] if c["key"].startswith("req")] == ["requires.sparse-mla-gfx950"]
+
+
+def test_a_port_to_two_gpus_leaves_no_warning_of_its_own(cli, tree):
+    h200 = (tree / "hardware/h200.yaml").read_text()
+    (tree / "hardware/h200x2.yaml").write_text(
+        h200.replace("name: h200", "name: h200x2").replace("gpus_per_node: 8", "gpus_per_node: 2")
+    )
+    report = json.loads(cli("port", "nv/glm5-colocate", "--to", "h200x2", "--format", "json").out)
+    assert (report["problems"], report["caused"]) == ([], [])
+    followups = {c["key"]: (c["value"], c["rule"], c["why"]) for c in report["followups"]}
+    assert followups["args.perf.sequence-parallel"][:2] == (None, "sequence-parallel-tp1")
+    assert followups["args.perf.expert-model-parallel-size"] == (
+        "${args.misc.actor-num-gpus-per-node}",
+        "stale-reason",
+        "8 → 2 on h200x2; the source's reason was for h200: one expert shard per actor GPU (256 experts / 8)",
+    )
+    assert followups["args.perf.context-parallel-size"][2].startswith("kept at 2 on h200x2;")
+    cell = pipeline.one("nv/glm5-colocate-h200x2")
+    assert (cell.flag("expert-model-parallel-size"), cell.flag("sequence-parallel")) == (2, None)
+
+
 def test_port_to_unknown_hardware(cli, tree):
     result = cli("port", "nv/glm5-colocate", "--to", "mi350")
     assert result.code == 2
@@ -109,4 +160,15 @@ def test_coverage_markdown_and_json(cli, tree):
     )
     data = json.loads(cli("coverage", "matrices", "--format", "json").out)
     assert data["tests"][1]["variant"] == "fp8_rollout=true"
+    assert data["tests"][0]["hardware"]["mi300x"]["reasons"] == ["sparse MLA kernels not tuned for gfx942 (until 2999-01-01)"]
     assert data["tests"][0]["hardware"]["b200"] == {"status": "missing", "cells": [], "reasons": []}
+
+
+def test_coverage_markdown_escapes_what_would_break_the_table(cli, tree):
+    (tree / "rocm" / "glm5-mi300x.yaml").write_text(
+        "extends: glm5-async.yaml\nhardware: mi300x\nmatrix:\n  adjust:\n    broken:\n      match: {profile.arch: gfx942}\n"
+        "      skip:\n        reason: |-\n          TP|EP kernels fail\n          see the issue\n        expires: 2999-01-01\n"
+    )
+    row = cli("coverage", "matrices", "--format", "markdown").out.splitlines()[2]
+    assert "| skipped: TP\\|EP kernels fail see the issue (until 2999-01-01) (`rocm/glm5-mi300x`) |" in row
+    assert row.count(" | ") == 7  # eight columns, still

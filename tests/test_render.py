@@ -34,7 +34,7 @@ def test_shell_lines_split_back_to_the_same_argv(spec: str) -> None:
     caller = {"WANDB_API_KEY": "not-for-your-eyes", "NCCL_SOCKET_IFNAME": "eth0 'quoted'"}
     launch = render(pipeline.cell(MATRICES / f"{spec}.yaml"), Context(caller_env=caller))
     for command in launch.commands:
-        assert shlex.split(command.shell) == [f"{k}={v}" for k, v in command.env.items()] + list(command.argv)
+        assert shlex.split(command.line) == [f"{k}={v}" for k, v in command.env.items()] + list(command.argv)
 
 
 @pytest.mark.allow_subprocess
@@ -108,7 +108,7 @@ def test_miles_root_and_model_args_from_context() -> None:
 def test_prepare_commands_in_order() -> None:
     launch = render(pipeline.cell(MATRICES / "nv/glm5-colocate.yaml"))
     upstream = (DATA / "upstream" / "glm5-nv.commands.txt").read_text().splitlines()
-    ours = {c.name: c.shell for c in launch.commands}
+    ours = {c.name: c.line for c in launch.commands}
     assert [c.name for c in launch.commands] == [
         "dirs",
         "model",
@@ -126,6 +126,24 @@ def test_prepare_commands_in_order() -> None:
         upstream[6].split(" && ", 1)[1].replace("${MODEL_ARGS[@]}", " ".join(launch.model_args))
     )
     assert shlex.split(ours["convert"].replace("${MILES_ROOT}", "<REPO>")) == convert
+
+
+@pytest.mark.allow_subprocess
+def test_guards_skip_steps_whose_output_is_there(tmp_path: Path) -> None:
+    """The script does what its comments say: a step whose output exists is not run again."""
+    spec = (
+        MINIMAL + f"prepare:\n  model: {{kind: hf-download, repo: o/m, local_dir: {tmp_path}/m}}\n"
+        f"  convert: {{kind: convert-torch-dist, hf_checkpoint: {tmp_path}/m, save: {tmp_path}/t}}\n"
+    )
+    (tmp_path / "spec.yaml").write_text(spec)
+    commands = {c.name: c for c in render(pipeline.cell(tmp_path / "spec.yaml")).commands}
+    assert commands["model"].shell == f"[ -e {tmp_path}/m ] || hf download o/m --local-dir {tmp_path}/m"
+    assert commands["convert"].shell.startswith(f"grep -qsx release {tmp_path}/t/latest_checkpointed_iteration.txt || ")
+    (tmp_path / "m").mkdir()
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "latest_checkpointed_iteration.txt").write_text("release\n")
+    for name in ("model", "convert"):  # hf and torchrun are not installed here: a guard that fails would show
+        subprocess.run(["bash", "-c", commands[name].shell], check=True, env={"PATH": "/usr/bin:/bin"})
 
 
 def test_convert_fp8_step(write) -> None:
@@ -174,7 +192,7 @@ def test_fp8_cells_are_upstreams_fp8_variant(cell_id: str) -> None:
     fp8 = render(pipeline.one(str(MATRICES / cell_id.replace("[", ".yaml["))))
     plain = render(pipeline.one(str(MATRICES / cell_id.split("[")[0]) + ".yaml"))
     step = next(c for c in fp8.commands if c.name == "fp8")
-    assert shlex.split(step.shell.replace("${MILES_ROOT}", "<REPO>")) == shlex.split(
+    assert shlex.split(step.line.replace("${MILES_ROOT}", "<REPO>")) == shlex.split(
         "python <REPO>/tools/convert_hf_to_fp8.py --model-dir /root/models/GLM-5_4layer"
         " --save-dir /root/models/GLM-5_4layer_fp8 --strategy block --block-size 128 128"
     )

@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 
 from junitparser import JUnitXml
-from rich.console import Console
 
 from runner import report
 from runner.run.results import (
@@ -157,15 +156,6 @@ def test_json_report_has_metrics_and_attempts():
     assert cell["metrics"] == {"train/ppo_kl": [{"kind": "step", "step": 0, "value": 0.0}]}
     assert [a["outcome"] for a in cell["attempts"]] == ["infra", "succeeded"]
     assert cell["status"] == "passed" and cell["spec_chain"] == list(BASE["spec_chain"])
-
-
-def test_the_table():
-    console = Console(width=200, record=True)
-    console.print(report.table(RUN))
-    text = console.export_text()
-    lines = [line.rstrip() for line in text.splitlines()]
-    assert lines[0] == "run-matrix: 1 passed, 1 failed, 1 skipped in 44 s"
-    assert "│ rocm/glm5-async                   │ passed  │ 32 s │ 2        │ 1 check held" in text
 
 
 def test_write_appends_the_step_summary(tmp_path):

@@ -54,3 +54,18 @@ def test_on_a_terminal_a_live_board():
         assert board.export_text().splitlines()[1].startswith(f"{CELL}  failed  4 s")
     finally:
         view.close()
+
+
+def test_a_narrow_board_never_cuts_a_cell_id():
+    console = Console(record=True, width=60, force_terminal=True)
+    view = for_console(console)
+    assert isinstance(view, LiveView)
+    try:
+        view.started(CELL, ("train/ppo_kl",))
+        view.output(CELL, "Fetching 12 files: 100%|██████████| 12/12 [00:03<00:00, 3.41it/s]")
+        board = Console(width=60, record=True)
+        board.print(view)
+        row = board.export_text().splitlines()[1]
+        assert row.startswith(f"{CELL}  starting") and len(row.rstrip()) <= 60
+    finally:
+        view.close()

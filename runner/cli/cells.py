@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 from typing import Any
 
 from runner import pipeline
 from runner.cell import Cell
 from runner.cli.output import SELECT_HELP, add_format, print_json
+from runner.errors import UsageError
 from runner.layout import layout
 
 
@@ -16,16 +19,32 @@ def add_parser(subcommands: Any, name: str) -> None:
         name,
         help="list the cells of specs and folders (default: matrices/)",
         description="List every cell: id, hardware, GPUs it needs (nodes x GPUs per node), status "
-        "(runnable, skipped with its reason, xfail) and the content hash of its resolved spec.",
+        "(runnable, skipped with its reason, xfail) and the content hash of its resolved spec. With a "
+        "miles checkout, each cell's requires: are checked as run checks them: a cell whose requirement "
+        "is unmet is listed as unmet, with the reason.",
     )
     parser.add_argument("specs", nargs="*", default=["matrices"], metavar="SPEC|DIR|CELL")
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
+    parser.add_argument(
+        "--miles-root",
+        type=Path,
+        default=os.environ.get("MILES_ROOT") or None,
+        help="miles checkout (default: $MILES_ROOT) to check requires: against (git, package, file, env)",
+    )
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    rows = [_row(cell) for cell in pipeline.select(args.specs, args.k)]
+    if args.miles_root is not None and not args.miles_root.is_dir():
+        raise UsageError(f"--miles-root {args.miles_root}: no such directory")
+    cells = pipeline.select(args.specs, args.k)
+    rows = [_row(cell) for cell in cells]
+    if args.miles_root is not None:
+        from runner.run import requires  # checks git, packages, files and env: only when asked
+
+        for cell, row in zip(cells, rows, strict=True):
+            _with_requirements(row, requires.check(cell, args.miles_root.resolve(), os.environ))
     if args.format == "json":
         print_json({"cells": rows})
         return 0
@@ -56,8 +75,26 @@ def _row(cell: Cell) -> dict[str, Any]:
     }
 
 
+def _with_requirements(row: dict[str, Any], checked: tuple[Any, ...]) -> None:
+    row["requirements"] = [
+        {"name": r.name, "kind": r.kind, "met": r.met, "optional": r.optional, "detail": r.detail}
+        for r in checked
+    ]
+    unmet = [r for r in checked if not r.met and not r.optional]
+    if unmet and row["status"] == "runnable":
+        row["status"], row["reason"] = "unmet", "; ".join(f"requires.{r.name}: {r.detail}" for r in unmet)
+
+
 def _status_text(row: dict[str, Any]) -> str:
     if row["status"] == "runnable":
-        return "runnable"
+        checked = row.get("requirements")
+        if not checked:
+            return "runnable"
+        optional = [r for r in checked if not r["met"]]
+        count = len(checked) - len(optional)
+        met = f"runnable ({count} requirement{'s' if count != 1 else ''} met"
+        return met + "".join(f"; optional requires.{r['name']}: {r['detail']}" for r in optional) + ")"
+    if row["status"] == "unmet":
+        return f"unmet: {row['reason']}"
     extra = [part for part in (row["issue"], row["expires"] and f"until {row['expires']}") if part]
     return f"{row['status']}: {row['reason']}" + (f" ({', '.join(extra)})" if extra else "")

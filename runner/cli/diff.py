@@ -8,8 +8,9 @@ from typing import Any
 
 from runner import pipeline
 from runner.cli.output import add_format, print_json
-from runner.diff import Diff, Difference, diff
+from runner.diff import LEVELS, Diff, Difference, diff
 from runner.errors import ExitCode
+from runner.markdown import escape
 
 SECTIONS = (("spec", "Spec"), ("launch", "Launch"), ("layout", "Layout"))
 
@@ -21,8 +22,10 @@ def add_parser(subcommands: Any, name: str) -> None:
         description="Compare two resolved specs at three levels: the spec (dotted keys), the rendered "
         "launch (train script, flags, env vars) and the derived layout (GPUs for training and rollout, "
         "engines, TP/DP/EP). Each difference shows both values, the file:line that set each and the "
-        "reason (B's why:/why_not:, else A's). With --allow or a spec's allowed_deltas:, exit 1 when "
-        "the specs differ at a key no glob allows.",
+        "reason: the why: of the side that sets a value (B's first); for what B leaves out, B's why: "
+        "for its !delete or its why_not: (never A's reason for setting it). Defaults nobody wrote are "
+        "not differences; a requires:/expect:/prepare: entry one side lacks is one row. With --allow "
+        "or a spec's allowed_deltas:, exit 1 when the specs differ at a key no glob allows.",
     )
     parser.add_argument("a", metavar="A", help="a spec (its default cell) or a cell id")
     parser.add_argument("b", metavar="B", help="a spec (its default cell) or a cell id")
@@ -31,7 +34,20 @@ def add_parser(subcommands: Any, name: str) -> None:
         action="append",
         default=[],
         metavar="KEY_GLOB",
-        help="a spec key that may differ (repeatable)",
+        help="a spec key that may differ (repeatable); a requires:/expect: entry is allowed by its key or "
+        "by globs over each of its sub-keys that differ",
+    )
+    parser.add_argument(
+        "--level",
+        choices=LEVELS,
+        action="append",
+        help="show only this level (repeatable; default: all, a launch row a spec row shows left out)",
+    )
+    parser.add_argument(
+        "--compact",
+        action="store_true",
+        help="one table of key, A, B, why — no sources; neighbours that change for one reason share a row "
+        "(for a PR description)",
     )
     add_format(parser, "rich", "markdown", "json")
     parser.set_defaults(handler=run)
@@ -40,13 +56,13 @@ def add_parser(subcommands: Any, name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     a, b = pipeline.one(args.a), pipeline.one(args.b)
     pipeline.problems(a), pipeline.problems(b)
-    result = diff(a, b, args.allow)
+    result = diff(a, b, args.allow, args.level or LEVELS)
     if args.format == "json":
         print_json(result.to_json())
     elif args.format == "markdown":
-        sys.stdout.write(markdown(result))
+        sys.stdout.write(compact_markdown(result) if args.compact else markdown(result))
     else:
-        _rich(result)
+        _rich(result, args.compact)
     if result.allowed and result.outside_allowed:
         print(
             f"run-matrix: {len(result.outside_allowed)} key(s) differ outside the allowed deltas: "
@@ -65,15 +81,61 @@ def markdown(result: Diff) -> str:
             continue
         lines += [f"### {title}", "", f"| key | `{result.a}` | `{result.b}` | why |", "|---|---|---|---|"]
         lines += [
-            f"| `{d.key}` | {_cell(d.a, d.a_source)} | {_cell(d.b, d.b_source)} | {_escape(d.why)} |"
+            f"| `{d.key}` | {_cell(d.a, d.a_source)} | {_cell(d.b, d.b_source)} | {escape(d.why)} |"
             for d in differences
         ]
         lines.append("")
     return "\n".join(lines)
 
 
+def compact_markdown(result: Diff) -> str:
+    """One table, no sources; neighbours that change for one reason share a row (``args.perf.{a, b}``)."""
+    lines = [
+        f"**`{result.a}` → `{result.b}`**",
+        "",
+        f"| key | `{result.a}` | `{result.b}` | why |",
+        "|---|---|---|---|",
+    ]
+    for group in _same_reason_groups([*result.spec, *result.launch, *result.layout]):
+        key = group[0].key
+        if len(group) > 1:
+            parent = key.rpartition(".")[0]
+            key = f"{parent}.{{{', '.join(d.key.rpartition('.')[2] for d in group)}}}"
+        a, b = _values([d.a for d in group]), _values([d.b for d in group])
+        lines.append(f"| `{escape(key)}` | {a} | {b} | {escape(group[0].why)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _same_reason_groups(differences: list[Difference]) -> list[list[Difference]]:
+    """Neighbours under one parent, set or unset alike on each side, for the same written reason."""
+    groups: list[list[Difference]] = []
+    for d in differences:
+        last = groups[-1][-1] if groups else None
+        if last is not None and _one_change(last, d):
+            groups[-1].append(d)
+        else:
+            groups.append([d])
+    return groups
+
+
+def _one_change(x: Difference, y: Difference) -> bool:
+    parent = x.key.rpartition(".")[0]
+    return (
+        bool(parent and x.why)
+        and parent == y.key.rpartition(".")[0]
+        and x.why == y.why
+        and (x.a is None, x.b is None) == (y.a is None, y.b is None)
+        and not (x.parts or y.parts)
+    )
+
+
+def _values(values: list[Any]) -> str:
+    shown = [_cell(v, None) for v in values]
+    return shown[0] if len(set(shown)) == 1 else ", ".join(shown)
+
+
 def _cell(value: Any, source: str | None) -> str:
-    shown = "—" if value is None else f"`{_escape(_text(value))}`"
+    shown = "—" if value is None else f"`{escape(_text(value))}`"
     return f"{shown} <sub>{source}</sub>" if source else shown
 
 
@@ -82,28 +144,63 @@ def _text(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, list):
         return "[" + ", ".join(_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_text(v)}" for k, v in value.items()) + "}"
     return str(value)
 
 
-def _escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _rich(result: Diff) -> None:
+def _rich(result: Diff, compact: bool) -> None:
     from rich.console import Console
-    from rich.table import Table
 
     console = Console(file=sys.stdout)
     for attribute, title in SECTIONS:
         differences: tuple[Difference, ...] = getattr(result, attribute)
         if not differences:
             continue
-        table = Table(title=f"{title}: {result.a} → {result.b}", title_justify="left")
-        for column in ("key", result.a, result.b, "why"):
-            table.add_column(column, overflow="fold")
-        for d in differences:
-            table.add_row(d.key, _rich_cell(d.a, d.a_source), _rich_cell(d.b, d.b_source), d.why)
-        console.print(table)
+        # keys are never wrapped (a key broken mid-word cannot be searched for); values and reasons are
+        key_width = max(len(d.key) for d in differences)
+        if console.width >= key_width + 3 * 24 + 13:
+            console.print(_rich_table(result, title, differences, key_width, compact))
+        else:
+            _rich_list(console, result, title, differences, compact)
+
+
+def _rich_table(
+    result: Diff, title: str, differences: tuple[Difference, ...], key_width: int, compact: bool
+) -> Any:
+    from rich.table import Table
+
+    table = Table(title=f"{title}: {result.a} → {result.b}", title_justify="left")
+    table.add_column("key", no_wrap=True, min_width=key_width)
+    for column in (result.a, result.b):
+        table.add_column(column, overflow="fold", ratio=1)
+    table.add_column("why", ratio=2)
+    for d in differences:
+        sources = (None, None) if compact else (d.a_source, d.b_source)
+        table.add_row(d.key, _rich_cell(d.a, sources[0]), _rich_cell(d.b, sources[1]), d.why)
+    return table
+
+
+def _rich_list(
+    console: Any, result: Diff, title: str, differences: tuple[Difference, ...], compact: bool
+) -> None:
+    """Too narrow for a table: each difference as its key, then ``A → B`` and the reason, indented."""
+    from rich.padding import Padding
+    from rich.text import Text
+
+    console.print(Text(f"{title}: {result.a} → {result.b}", style="bold"))
+    for d in differences:
+        console.print(Text(d.key, style="bold"), soft_wrap=True)
+        change = Text(_plain(d.a)) + Text(" → ", style="dim") + Text(_plain(d.b))
+        if not compact and (d.a_source or d.b_source):
+            change.append(f"  ({d.a_source or '—'} → {d.b_source or '—'})", style="dim")
+        console.print(Padding(change, (0, 0, 0, 4)))
+        if d.why:
+            console.print(Padding(Text(d.why, style="italic"), (0, 0, 0, 4)))
+
+
+def _plain(value: Any) -> str:
+    return "—" if value is None else _text(value)
 
 
 def _rich_cell(value: Any, source: str | None) -> str:

@@ -12,9 +12,19 @@ import schemas
 from runner import check, locate, pipeline
 from runner.cli.hardware import profiles
 from runner.cli.output import add_format, print_json, print_problems
-from runner.errors import Location, Problem, SpecError, did_you_mean, display_path
+from runner.errors import Location, Problem, SpecError, UsageError, did_you_mean, display_path
 from runner.matrix import show
-from runner.port import Change, Plan, component_text, overlay_text, plan, porting, refits
+from runner.port import (
+    Change,
+    Plan,
+    after_refit,
+    component_text,
+    overlay_text,
+    plan,
+    porting,
+    refits,
+)
+from runner.port_reasons import stale_reasons
 from schemas import HardwareProfile
 
 FOLDERS = {"nvidia": "nv", "amd": "rocm"}
@@ -35,6 +45,9 @@ def add_parser(subcommands: Any, name: str) -> None:
     parser.add_argument(
         "-o", "--output", type=Path, help="default: matrices/<nv|rocm>/<spec>-<hardware>.yaml"
     )
+    parser.add_argument(
+        "--force", action="store_true", help="overwrite the overlay (and its components) if they exist"
+    )
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
@@ -51,16 +64,55 @@ def run(args: argparse.Namespace) -> int:
     target = _target(args.to)
     steps = plan(cells, target, porting())
     out = args.output or _default_output(source, cells[0].id, target)
+    _refuse_overwrite([out, *(_component(steps, out, cid) for cid in steps.per_cell)], args.force)
     written = _write(steps, source, out, extra=())
     problems, refit = _validated(written), tuple[Change, ...]()
     if _errors(problems) and target.gpus_per_node < cells[0].spec.cluster.gpus_per_node:
         problems, refit = _refit(steps, cells, source, out, target)
-    report = _report(steps, written, refit, problems)
+    extra = _followups(steps, cells, source, out, refit)
+    if extra != refit:
+        problems = _validated(_write(steps, source, out, extra))
+    caused = _caused(problems, cells)
+    report = _report(steps, written, extra, problems, caused)
     if args.format == "json":
         print_json(report)
     else:
         _print(report, problems)
     return 2 if _errors(problems) else 0
+
+
+def _refuse_overwrite(paths: list[Path], force: bool) -> None:
+    """A ported overlay is edited by hand afterwards: never lose that work silently."""
+    existing = [display_path(p) for p in paths if p.exists()]
+    if existing and not force:
+        raise UsageError(
+            f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}; "
+            "--force overwrites (your edits are lost), -o writes elsewhere"
+        )
+
+
+def _followups(
+    steps: Plan, cells: list[Any], source: Path, out: Path, refit: tuple[Change, ...]
+) -> tuple[Change, ...]:
+    """After a re-fit: the flags it made pointless, then the source's reasons whose numbers it changed."""
+    default = next(c for c in cells if "[" not in c.id)
+    extra = refit
+    if refit:
+        ported = _default_cell(_write(steps, source, out, extra))
+        extra = (*extra, *after_refit(ported, steps.target, porting()))
+    ported = _default_cell(_write(steps, source, out, extra))
+    written = {c.dotted for c in (*steps.common, *extra)}
+    return (*extra, *stale_reasons(default, ported, written))
+
+
+def _default_cell(written: Written) -> Any:
+    return next(c for c in pipeline.cells(written.overlay) if "[" not in c.id)
+
+
+def _caused(problems: list[Problem], cells: list[Any]) -> list[Problem]:
+    """Warnings the port brought (a TODO, G6, is a question it asks on purpose)."""
+    before = {(p.rule, p.key) for cell in cells for p in check.run(cell)}
+    return [p for p in problems if p.rule != "G6" and (p.rule, p.key) not in before]
 
 
 def _target(name: str) -> HardwareProfile:
@@ -84,13 +136,12 @@ def _default_output(source: Path, cell_id: str, target: HardwareProfile) -> Path
 
 def _write(steps: Plan, source: Path, out: Path, extra: tuple[Change, ...]) -> Written:
     out.parent.mkdir(parents=True, exist_ok=True)
-    components_dir = (locate.matrices_root(out) or out.parent) / "components" / "port"
     adjust: dict[str, tuple[dict[str, Any], str]] = {}
     components: dict[str, Path] = {}
     for cell_id, changes in steps.per_cell.items():
         axes = steps.axes[cell_id]
         suffix = "-".join(f"{axis}-{show(value)}" for axis, value in axes.items())
-        component = components_dir / f"{out.stem}-{suffix}.yaml"
+        component = _component(steps, out, cell_id)
         component.parent.mkdir(parents=True, exist_ok=True)
         note = f"what {cell_id} needs on {steps.target.name} beyond {display_path(out)} (run-matrix port)"
         component.write_text(component_text(_relative(_schema(), component), note, changes))
@@ -108,6 +159,11 @@ def _write(steps: Plan, source: Path, out: Path, extra: tuple[Change, ...]) -> W
     )
     out.write_text(text)
     return Written(out, components)
+
+
+def _component(steps: Plan, out: Path, cell_id: str) -> Path:
+    suffix = "-".join(f"{axis}-{show(value)}" for axis, value in steps.axes[cell_id].items())
+    return (locate.matrices_root(out) or out.parent) / "components" / "port" / f"{out.stem}-{suffix}.yaml"
 
 
 def _validated(written: Written) -> list[Problem]:
@@ -146,7 +202,7 @@ def _relative(path: Path, start: Path) -> str:
 
 
 def _report(
-    steps: Plan, written: Written, refit: tuple[Change, ...], problems: list[Problem]
+    steps: Plan, written: Written, extra: tuple[Change, ...], problems: list[Problem], caused: list[Problem]
 ) -> dict[str, Any]:
     return {
         "source": steps.source,
@@ -160,9 +216,15 @@ def _report(
             cell: [{"key": c.dotted, "value": c.value, "rule": c.rule} for c in changes]
             for cell, changes in steps.per_cell.items()
         },
-        "refit": [{"key": c.dotted, "value": c.value, "why": c.reason} for c in refit],
+        "refit": [{"key": c.dotted, "value": c.value, "why": c.reason} for c in extra if c.rule == "refit"],
+        "followups": [
+            {"key": c.dotted, "value": c.value, "rule": c.rule, "why": c.reason}
+            for c in extra
+            if c.rule != "refit"
+        ],
         "todo": steps.todo,
         "problems": [p.to_json() for p in problems],
+        "caused": [p.to_json() for p in caused],
     }
 
 
@@ -178,8 +240,15 @@ def _print(report: dict[str, Any], problems: list[Problem]) -> None:
         print(f"  only {cell}: " + ", ".join(shown))
     for change in report["refit"]:
         print(f"  {'refit':<20} {change['key']} = {change['value']}  ({change['why']})")
+    for change in report["followups"]:
+        value = "(deleted)" if change["value"] is None else change["value"]
+        print(f"  {change['rule']:<20} {change['key']} = {value}  ({change['why']})")
     for key, note in report["todo"].items():
         print(f"  TODO {key}: {note}")
     print_problems(problems, sys.stdout)
     errors = sum(p.severity == "error" for p in problems)
     print(f"validated: {errors} errors, {len(problems) - errors} warnings")
+    if report["caused"]:
+        print(
+            f"the port caused {len(report['caused'])} of them: add a rule to miles/porting.yaml (after_refit)"
+        )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,8 +13,8 @@ from typing import Any
 from runner import pipeline
 from runner.checkout import launch_context
 from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
-from runner.errors import UsageError, display_path
-from runner.render import render, to_shell
+from runner.errors import Problem, UsageError, display_path
+from runner.render import Launch, render, to_shell
 
 
 def add_parser(subcommands: Any, name: str) -> None:
@@ -20,10 +22,20 @@ def add_parser(subcommands: Any, name: str) -> None:
         name,
         help="print the exact launch commands (nothing is run)",
         description="Render each spec into the launch miles expects: prepare steps, the Ray head and "
-        "the job submission (python3 <miles>/train.py|train_async.py MODEL_ARGS... flags).",
+        "the job submission (python3 <miles>/train.py|train_async.py MODEL_ARGS... flags). Each prepare "
+        "step is guarded ([ -e DIR ] || hf download ...), and the config.json patch is a Python program "
+        "in the script, so the node needs no run-matrix.",
     )
     parser.add_argument("specs", nargs="+", metavar="SPEC|CELL", help="spec file or folder, or a cell id")
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
+    parser.add_argument(
+        "-o",
+        "--output-dir",
+        type=Path,
+        metavar="DIR",
+        help="write one file per cell into DIR (an executable <cell>.sh, or <cell>.json), named after the "
+        "cell id; without it one cell's script (or every cell's JSON) goes to stdout",
+    )
     add_format(parser, "shell", "json")
     parser.add_argument(
         "--miles-root",
@@ -44,12 +56,65 @@ def run(args: argparse.Namespace) -> int:
         problems += drift
         print_problems(problems, sys.stderr)
         launches.append((render(cell, context), problems, cell.path))
-    if args.format == "json":
-        cells = [
-            {**launch.to_json(), "warnings": [p.to_json() for p in problems]}
-            for launch, problems, _ in launches
-        ]
-        print_json({"cells": cells})
+    if args.output_dir is not None:
+        for path in write_files(args.output_dir, launches, args.format):
+            print(f"run-matrix: wrote {display_path(path)}", file=sys.stderr)
+    elif args.format == "json":
+        print_json({"cells": [_json(launch, problems) for launch, problems, _ in launches]})
     else:
-        sys.stdout.write("\n".join(to_shell(launch, display_path(path)) for launch, _, path in launches))
+        launch, _, path = _one_script(launches, args)
+        sys.stdout.write(to_shell(launch, display_path(path)))
     return 0
+
+
+def _one_script(
+    launches: list[tuple[Launch, list[Problem], Path]], args: argparse.Namespace
+) -> tuple[Launch, list[Problem], Path]:
+    """What stdout gets: a shell script runs one cell. One spec named alone gives its default cell
+    (as explain and diff do) and says which cells it left out; any other choice of several is an error."""
+    if len(launches) == 1:
+        return launches[0]
+    ids = [launch.id for launch, _, _ in launches]
+    default = [each for each in launches if "[" not in each[0].id]
+    one_spec = len(args.specs) == 1 and len({path for _, _, path in launches}) == 1
+    if args.k is None and one_spec and len(default) == 1:
+        others = ", ".join(i for i in ids if i != default[0][0].id)
+        print(
+            f"run-matrix: {args.specs[0]} has {len(ids)} cells; this is its default cell {default[0][0].id} "
+            f"(-o DIR writes every cell's script; also {others})",
+            file=sys.stderr,
+        )
+        return default[0]
+    raise UsageError(
+        f"{len(ids)} cells selected, and a shell script runs one: use -o DIR for one script per cell, "
+        "or -k to pick a cell (" + ", ".join(ids) + ")"
+    )
+
+
+def _json(launch: Launch, problems: list[Problem]) -> dict[str, Any]:
+    return {**launch.to_json(), "warnings": [p.to_json() for p in problems]}
+
+
+def file_name(cell_id: str) -> str:
+    """``rocm/glm5-async[fp8_rollout=true]`` -> ``rocm-glm5-async-fp8_rollout=true``: one path segment."""
+    return re.sub(r"[^A-Za-z0-9_.=+-]+", "-", cell_id).strip("-.") or "cell"
+
+
+def write_files(folder: Path, launches: list[tuple[Launch, list[Problem], Path]], form: str) -> list[Path]:
+    names = [file_name(launch.id) + (".json" if form == "json" else ".sh") for launch, _, _ in launches]
+    clashes = sorted({n for n in names if names.count(n) > 1})
+    if clashes:
+        raise UsageError(f"-o {folder}: cell ids that map to one file name: {', '.join(clashes)}")
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"-o {folder}: not a directory")
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, (launch, problems, path) in zip(names, launches, strict=True):
+        target = folder / name
+        if form == "json":
+            target.write_text(json.dumps(_json(launch, problems), indent=2) + "\n", encoding="utf-8")
+        else:
+            target.write_text(to_shell(launch, display_path(path)), encoding="utf-8")
+            target.chmod(0o755)
+        written.append(target)
+    return written

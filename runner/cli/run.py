@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
     from runner.run import session
     from runner.run.processes import sigterm_interrupts
+    from runner.run.summary import print_summary
     from runner.run.view import for_console
 
     console = Console(stderr=True)
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         view.close()
     summary = options.caller_env.get("GITHUB_STEP_SUMMARY")
     report.write(result, args.junit, args.report, Path(summary) if summary else None)
-    console.print(report.table(result))
+    print_summary(console, result)
     if args.format == "json":
         print_json(result.to_json())
     return int(result.exit_code)

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from runner.patch_hf_config import patch
+from runner.patch_hf_config import patched, text
 from runner.render import Command
 from runner.run.environment import fill
 from runner.run.results import PrepareRecord, StepStatus
@@ -49,7 +49,7 @@ def _patch_skip(step: PatchHfConfig) -> str | None:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None  # patching it will say what is wrong
-    if step.unless and all(config.get(k) == v for k, v in step.unless.items()):
+    if patched(config, step.set, step.unless, step.copy_rope_theta) is None:
         return f"{path} is already patched"
     return None
 
@@ -90,7 +90,9 @@ def _run(
 def _patch(step: PatchHfConfig) -> None:
     path = Path(step.config)
     config = json.loads(path.read_text(encoding="utf-8"))
-    path.write_text(json.dumps(patch(config, step.set, step.copy_rope_theta), indent=2) + "\n")
+    result = patched(config, step.set, step.unless, step.copy_rope_theta)
+    if result is not None:
+        path.write_text(text(result), encoding="utf-8")
 
 
 def _execute(command: Command, env: Mapping[str, str], output: Output, done: str) -> tuple[StepStatus, str]:

@@ -49,14 +49,20 @@ def _result(
 
 
 def _package(requirement: PackageRequirement) -> tuple[bool, str]:
-    from packaging.version import InvalidVersion, Version
-
     try:
         installed = importlib.metadata.version(requirement.name)
     except importlib.metadata.PackageNotFoundError:
         return False, f"{requirement.name} is not installed"
     if requirement.min_version is None:
         return True, f"{requirement.name} {installed} is installed"
+    try:
+        from packaging.version import InvalidVersion, Version
+    except ImportError:  # the run extra brings it; list may run without
+        return (
+            False,
+            f"{requirement.name} {installed} is installed; comparing versions needs packaging "
+            "(the run extra)",
+        )
     try:
         new_enough = Version(installed) >= Version(requirement.min_version)
     except InvalidVersion as exc:

@@ -37,6 +37,17 @@ class View(Protocol):
     def close(self) -> None: ...
 
 
+def reasons(result: CellResult) -> list[str]:
+    """Why the cell ended as it did: each unmet requirement apart, else the one reason (or the checks)."""
+    unmet = [r.describe() for r in result.requirements if not r.met and not r.optional]
+    if unmet and result.reason == "; ".join(unmet):
+        return unmet
+    if result.reason:
+        return [result.reason]
+    count = len(result.checks)
+    return [f"{count} check{'s' if count != 1 else ''} held"] if count else []
+
+
 def for_console(console: Console) -> View:
     return LiveView(console) if console.is_terminal else PlainView(console)
 
@@ -62,6 +73,7 @@ class PlainView:
     def __init__(self, console: Console) -> None:
         self.console = console
         self.watched: dict[str, tuple[str, ...]] = {}
+        self.said: dict[tuple[str, ...], str] = {}  # reasons printed in full -> the first cell they were for
 
     def started(self, cell_id: str, watched: tuple[str, ...]) -> None:
         self.watched[cell_id] = watched
@@ -82,27 +94,49 @@ class PlainView:
         )
 
     def finished(self, result: CellResult) -> None:
+        """The full reasons, once: the summary at the end repeats only the first."""
         text = Text(f"{result.id}: {result.status.value}", style=STYLES[result.status])
-        self.console.print(text + Text(f" — {result.reason}" if result.reason else ""), soft_wrap=True)
+        found = reasons(result) if result.reason else []
+        earlier = self.said.setdefault(tuple(found), result.id) if found else result.id
+        if earlier != result.id:  # the cells of one spec share their requirements
+            count = f"{len(found)} reasons" if len(found) > 1 else "reason"
+            text.append(f" — the same {count} as {earlier}")
+            found = []
+        elif len(found) == 1:
+            text.append(f" — {found[0]}")
+        self.console.print(text, soft_wrap=True)
+        for reason in found if len(found) > 1 else ():
+            self.console.print(Text(f"  - {reason}"), soft_wrap=True)
 
     def close(self) -> None:
         pass
+
+
+COLUMNS = (("phase", 12), ("elapsed", 5), ("step", 4), ("key metrics", 12), ("last line", 12))  # least widths
 
 
 class LiveView:
     """A board that redraws itself four times a second."""
 
     def __init__(self, console: Console) -> None:
+        self.console = console  # its width is read at each redraw: terminals get resized
         self.rows: dict[str, _Row] = {}
         self.live = Live(self, console=console, refresh_per_second=4, transient=False)
         self.live.start()
 
     def __rich__(self) -> Table:
         table = Table(box=None, pad_edge=False)
-        for column in ("cell", "phase", "elapsed", "step", "key metrics", "last line"):
+        # a cell id is never cut (``rocm/gl…`` names nothing); the other columns give way, last first
+        id_width = max(map(len, self.rows), default=4)
+        table.add_column("cell", no_wrap=True, min_width=id_width)
+        room = self.console.width - id_width
+        for column, least in COLUMNS:
+            room -= least + 2
+            if room < 0:
+                break
             table.add_column(column, overflow="ellipsis", no_wrap=True, max_width=60)
         for cell_id, row in self.rows.items():
-            table.add_row(*self._cells(cell_id, row))
+            table.add_row(*self._cells(cell_id, row)[: len(table.columns)])
         return table
 
     @staticmethod

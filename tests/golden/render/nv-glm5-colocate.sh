@@ -8,16 +8,81 @@ export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-$(nvidia-smi topo -m 2>/dev/null | 
 mkdir -p /root/models /root/datasets
 
 # prepare: model (skipped when /root/models/GLM-5_4layer exists)
-hf download Pinaster/GLM-5_4layer --local-dir /root/models/GLM-5_4layer
+[ -e /root/models/GLM-5_4layer ] || hf download Pinaster/GLM-5_4layer --local-dir /root/models/GLM-5_4layer
 
 # prepare: dataset (skipped when /root/datasets/dapo-math-17k exists)
-hf download --repo-type dataset zhuzilin/dapo-math-17k --local-dir /root/datasets/dapo-math-17k
+[ -e /root/datasets/dapo-math-17k ] || hf download --repo-type dataset zhuzilin/dapo-math-17k --local-dir /root/datasets/dapo-math-17k
 
 # prepare: patch-config (skipped when /root/models/GLM-5_4layer/config.json is absent or already patched)
-python3 -m runner.patch_hf_config /root/models/GLM-5_4layer/config.json --set '{"architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32", "auto_map": {"AutoConfig": "configuration_deepseek_v32.DeepseekV32Config", "AutoModelForCausalLM": "modeling_deepseek_v32.DeepseekV32ForCausalLM"}}' --unless '{"model_type": "deepseek_v32"}'
+python3 - /root/models/GLM-5_4layer/config.json --set '{"architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32", "auto_map": {"AutoConfig": "configuration_deepseek_v32.DeepseekV32Config", "AutoModelForCausalLM": "modeling_deepseek_v32.DeepseekV32ForCausalLM"}}' --unless '{"model_type": "deepseek_v32"}' <<'RUN_MATRIX_PROGRAM'
+"""Prepare step: patch a Hugging Face ``config.json`` in place (miles-facts §3).
+
+A stand-alone program (standard library only): ``render`` puts this file's text into the
+launch script (``python3 - CONFIG --set JSON [--unless JSON] [--copy-rope-theta]``,
+the program on stdin), so the GPU node needs no run-matrix. ``--set`` is applied unless
+the config already has every ``--unless`` value; ``--copy-rope-theta`` copies
+``rope_parameters.rope_theta`` to a top-level ``rope_theta`` when there is none (older
+mbridge reads it there; transformers v5 nests it). The file is rewritten, as miles' own
+tests write it (indent 2, UTF-8 as is), only when something changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def patched(
+    config: dict[str, Any], updates: dict[str, Any], unless: dict[str, Any], copy_rope_theta: bool
+) -> dict[str, Any] | None:
+    """The patched config, or None when there is nothing to do."""
+    result = dict(config)
+    dirty = False
+    if not (unless and all(config.get(k) == v for k, v in unless.items())):
+        result.update(updates)
+        dirty = bool(updates)
+    rope = config.get("rope_parameters")
+    if copy_rope_theta and "rope_theta" not in result and isinstance(rope, dict) and "rope_theta" in rope:
+        result["rope_theta"] = rope["rope_theta"]
+        dirty = True
+    return result if dirty else None
+
+
+def text(config: dict[str, Any]) -> str:
+    return json.dumps(config, indent=2, ensure_ascii=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="patch-hf-config", description="Patch a Hugging Face config.json.")
+    parser.add_argument("config", type=Path)
+    parser.add_argument("--set", type=json.loads, required=True, help="JSON object of keys to set")
+    parser.add_argument(
+        "--unless", type=json.loads, default={}, help="skip --set when these values are present"
+    )
+    parser.add_argument("--copy-rope-theta", action="store_true")
+    args = parser.parse_args(argv)
+    if not args.config.is_file():
+        print(f"skip: {args.config} does not exist")
+        return 0
+    config = json.loads(args.config.read_text(encoding="utf-8"))
+    result = patched(config, args.set, args.unless, args.copy_rope_theta)
+    if result is None:
+        print(f"skip: {args.config} is already patched")
+        return 0
+    args.config.write_text(text(result), encoding="utf-8")
+    print(f"patched {args.config}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+RUN_MATRIX_PROGRAM
 
 # prepare: convert (skipped when /root/models/GLM-5_4layer_torch_dist/latest_checkpointed_iteration.txt says release)
-PYTHONPATH=/root/Megatron-LM torchrun --nproc-per-node 4 "${MILES_ROOT}"/tools/convert_hf_to_torch_dist.py --spec miles_plugins.models.glm5.glm5 get_glm5_spec --moe-layer-freq '[0]*3+[1]*1' --num-experts 256 --moe-shared-expert-intermediate-size 2048 --moe-router-topk 8 --moe-grouped-gemm --moe-permute-fusion --moe-ffn-hidden-size 2048 --moe-router-score-function sigmoid --moe-router-pre-softmax --moe-router-enable-expert-bias --moe-router-bias-update-rate 0 --moe-router-load-balancing-type seq_aux_loss --moe-router-topk-scaling-factor 2.5 --moe-aux-loss-coeff 0 --moe-router-dtype fp32 --make-vocab-size-divisible-by 16 --num-layers 4 --hidden-size 6144 --ffn-hidden-size 12288 --num-attention-heads 64 --disable-bias-linear --swiglu --untie-embeddings-and-output-weights --position-embedding-type rope --no-position-embedding --normalization RMSNorm --qk-layernorm --multi-latent-attention --q-lora-rank 2048 --kv-lora-rank 512 --qk-head-dim 192 --v-head-dim 256 --kv-channels 192 --qk-pos-emb-head-dim 64 --vocab-size 154880 --rotary-base 1000000 --enable-experimental --hf-checkpoint /root/models/GLM-5_4layer --save /root/models/GLM-5_4layer_torch_dist --tensor-model-parallel-size 1 --expert-tensor-parallel-size 1 --pipeline-model-parallel-size 1 --expert-model-parallel-size 1
+grep -qsx release /root/models/GLM-5_4layer_torch_dist/latest_checkpointed_iteration.txt || PYTHONPATH=/root/Megatron-LM torchrun --nproc-per-node 4 "${MILES_ROOT}"/tools/convert_hf_to_torch_dist.py --spec miles_plugins.models.glm5.glm5 get_glm5_spec --moe-layer-freq '[0]*3+[1]*1' --num-experts 256 --moe-shared-expert-intermediate-size 2048 --moe-router-topk 8 --moe-grouped-gemm --moe-permute-fusion --moe-ffn-hidden-size 2048 --moe-router-score-function sigmoid --moe-router-pre-softmax --moe-router-enable-expert-bias --moe-router-bias-update-rate 0 --moe-router-load-balancing-type seq_aux_loss --moe-router-topk-scaling-factor 2.5 --moe-aux-loss-coeff 0 --moe-router-dtype fp32 --make-vocab-size-divisible-by 16 --num-layers 4 --hidden-size 6144 --ffn-hidden-size 12288 --num-attention-heads 64 --disable-bias-linear --swiglu --untie-embeddings-and-output-weights --position-embedding-type rope --no-position-embedding --normalization RMSNorm --qk-layernorm --multi-latent-attention --q-lora-rank 2048 --kv-lora-rank 512 --qk-head-dim 192 --v-head-dim 256 --kv-channels 192 --qk-pos-emb-head-dim 64 --vocab-size 154880 --rotary-base 1000000 --enable-experimental --hf-checkpoint /root/models/GLM-5_4layer --save /root/models/GLM-5_4layer_torch_dist --tensor-model-parallel-size 1 --expert-tensor-parallel-size 1 --pipeline-model-parallel-size 1 --expert-model-parallel-size 1
 
 # cluster: ray-head
 ray start --head --node-ip-address 127.0.0.1 --num-gpus 8 --disable-usage-stats
