@@ -37,7 +37,11 @@ def test_a_list_picks_the_named_steps_and_a_missing_one_is_an_error():
     ("samples", "steps", "message"),
     [
         ([], "all", "was never printed"),
-        (series(1.0, math.nan), "last", "is nan at its last value (step 1); a gate judges only finite values"),
+        (
+            series(1.0, math.nan),
+            "last",
+            "is nan at its last value (step 1); a gate judges only finite values",
+        ),
         (series(math.inf, 1.0), "all", "is inf at step 0; a gate judges only finite values"),
         ([Sample("step", 0, 1.0), Sample("rollout", 0, 2.0)], "all", "has two values at step 0"),
     ],
@@ -89,13 +93,20 @@ def test_a_value_outside_the_corridor_fails_naming_metric_step_value_reference_a
 def test_no_baseline_is_inactive_a_cold_start_not_a_pass():
     (gate,) = judge("m", expectation(steps="last"), series(0.5), {})
     assert (gate.verdict, gate.fails, gate.reference, gate.corridor) == ("inactive", False, None, "")
-    assert gate.message == "m at the last step (0): 0.5; gate inactive (cold start: no trusted run to compare with)"
+    assert (
+        gate.message
+        == "m at the last step (0): 0.5; gate inactive (cold start: no trusted run to compare with)"
+    )
 
 
 def test_enforce_false_reports_without_failing():
-    (gate,) = judge("m", expectation(steps="last", enforce=False), series(0.5), {("m", LAST): Reference(0.1, 1)})
+    (gate,) = judge(
+        "m", expectation(steps="last", enforce=False), series(0.5), {("m", LAST): Reference(0.1, 1)}
+    )
     assert (gate.verdict, gate.fails) == ("fail", False)
-    assert gate.message.endswith("mean of 1 trusted run; band +20% (>= 0) / -20% (>= 0)) — reported only (enforce: false)")
+    assert gate.message.endswith(
+        "mean of 1 trusted run; band +20% (>= 0) / -20% (>= 0)) — reported only (enforce: false)"
+    )
 
 
 def test_an_unselectable_metric_is_an_error_that_fails_when_enforced():

@@ -23,7 +23,10 @@ IDENTITY = Identity("nv/glm5", "m/nv/glm5.yaml", "abc123", "h200", "31f1ca96", "
 def record(
     store: Store, value: float, *, trusted: bool = True, identity: Identity = IDENTITY, steps: int = 2
 ) -> str:
-    series = {"m": [Sample("step", k, value + k) for k in range(steps)], "n": [Sample("perf", 0, float("nan"))]}
+    series = {
+        "m": [Sample("step", k, value + k) for k in range(steps)],
+        "n": [Sample("perf", 0, float("nan"))],
+    }
     status = "passed" if trusted else "failed"
     return store.record(AttemptRecord(identity, 1, "job-1", "succeeded", status, trusted, "", series))
 
@@ -62,8 +65,13 @@ def test_untrust_takes_a_run_out_of_baselines_with_its_reason_and_trust_puts_it_
     store.set_trust(bad, True, "it was fine after all")
     assert store.baseline(IDENTITY, Baseline(), {"m": "last"})[("m", LAST)] == Reference(6.0, 2)
     with store.engine.connect() as connection:
-        events = connection.execute(sa.select(schema.trust_events.c.trusted, schema.trust_events.c.reason)).all()
-    assert [tuple(e) for e in events] == [(False, "the node had a broken GPU"), (True, "it was fine after all")]
+        events = connection.execute(
+            sa.select(schema.trust_events.c.trusted, schema.trust_events.c.reason)
+        ).all()
+    assert [tuple(e) for e in events] == [
+        (False, "the node had a broken GPU"),
+        (True, "it was fine after all"),
+    ]
 
 
 def test_trust_refuses_an_unknown_run_and_a_failed_one(store):
@@ -75,7 +83,10 @@ def test_trust_refuses_an_unknown_run_and_a_failed_one(store):
 
 
 def test_an_attempt_is_written_whole_or_not_at_all(store):
-    broken = {"m": [Sample("step", 0, 1.0)], None: [Sample("step", 0, 2.0)]}  # a metric without a name: refused
+    broken = {
+        "m": [Sample("step", 0, 1.0)],
+        None: [Sample("step", 0, 2.0)],
+    }  # a metric without a name: refused
     with pytest.raises(sa.exc.SQLAlchemyError):
         store.record(AttemptRecord(IDENTITY, 1, "job", "succeeded", "passed", True, "", broken))
     with store.engine.connect() as connection:
@@ -121,7 +132,9 @@ def test_two_runs_writing_one_store_at_once_lose_nothing(history_url, store):
 def test_a_file_that_is_no_database_cannot_be_opened(tmp_path):
     path = tmp_path / "history.sqlite"
     path.write_text("not a database, just text " * 100)
-    with pytest.raises(EnvironmentProblem, match=r"history store .*history.sqlite cannot be opened: file is not a database$"):
+    with pytest.raises(
+        EnvironmentProblem, match=r"history store .*history.sqlite cannot be opened: file is not a database$"
+    ):
         Store.open(parse(str(path), "--history", from_command_line=True))
     with pytest.raises(EnvironmentProblem, match=r"is a directory, not a SQLite file$"):
         Store.open(parse(str(tmp_path), "--history", from_command_line=True))
@@ -134,7 +147,10 @@ def test_sqlite_runs_in_wal_mode(tmp_path):
 
 def test_an_unreachable_server_cannot_be_opened():
     location = parse("postgresql://someone@127.0.0.1:9/db", "--history", from_command_line=True)
-    with pytest.raises(EnvironmentProblem, match=r"^history store postgresql\+psycopg://someone@127.0.0.1:9/db cannot be opened: "):
+    with pytest.raises(
+        EnvironmentProblem,
+        match=r"^history store postgresql\+psycopg://someone@127.0.0.1:9/db cannot be opened: ",
+    ):
         Store.open(location)
 
 
@@ -153,5 +169,7 @@ def test_a_password_comes_from_the_environment_never_from_the_command_line_and_i
 def test_the_default_store_is_a_sqlite_file_beside_the_log_folders():
     assert locate(None, {}, Path("run-matrix-logs")).sqlite_file == Path("run-matrix-logs/history.sqlite")
     assert locate("sqlite:///x/h.db", {}, Path(".")).sqlite_file == Path("x/h.db")
-    with pytest.raises(UsageError, match=r"^--history: mysql:// is not a history store; give a path or postgresql://...$"):
+    with pytest.raises(
+        UsageError, match=r"^--history: mysql:// is not a history store; give a path or postgresql://...$"
+    ):
         locate("mysql://a/b", {}, Path("."))

@@ -41,19 +41,22 @@ def _series(points: Sequence[Point], attribute: str) -> tuple[list[int], list[fl
 
 
 def terminal(points: Sequence[Point], cell: str, metric: str, width: int = 100, height: int = 20) -> str:
-    """The plot as text (ANSI colours off: it goes to logs too)."""
-    plt = _need("plotext")
-    plt.clear_figure()
-    plt.plotsize(width, height)
-    plt.theme("clear")
+    """The plot as plain text (no colour codes: it goes to CI logs too)."""
+    fig = _need("plotext").figure
+    fig.clear()
+    fig.plot_size(width, height)
     for attribute, label, marker in (
         ("low", "corridor", "-"),
-        ("high", "", "-"),
+        ("high", None, "-"),
         ("reference", "reference", "."),
     ):
         xs, ys = _series(points, attribute)
         if xs:
-            plt.plot(xs, ys, marker=marker, label=label or None)
+            line = fig.signal(xs, ys, marker=marker)
+            line.lines()
+            if label:
+                line.label(label)
+            fig.draw(line)
     for keep, label, marker in ((True, "trusted", "o"), (False, "not trusted", "x")):
         chosen = [
             (x, p.value)
@@ -61,11 +64,13 @@ def terminal(points: Sequence[Point], cell: str, metric: str, width: int = 100, 
             if p.trusted == keep and p.value is not None
         ]
         if chosen:
-            plt.scatter([x for x, _ in chosen], [v for _, v in chosen], marker=marker, label=label)
-    plt.title(f"{cell}: {metric} over the last {len(points)} runs")
-    plt.xlabel("run (oldest to newest)")
-    text: str = plt.build()
-    return plt.uncolorize(text) if hasattr(plt, "uncolorize") else text
+            dots = fig.signal([x for x, _ in chosen], [v for _, v in chosen], marker=marker)
+            dots.label(label)
+            fig.draw(dots)
+    fig.title(f"{cell}: {metric} over the last {len(points)} runs")
+    fig.label("run (oldest to newest)", axis="x")
+    text: str = fig.build().string(colorless=True)
+    return text
 
 
 def figure(points: Sequence[Point], cell: str, metric: str) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich import box
 from rich.table import Table
 from rich.text import Text
 
@@ -12,27 +13,38 @@ from runner.history.query import Point
 _VERDICT_STYLES = {"pass": "green", "fail": "bold red", "inactive": "dim", "error": "red"}
 
 
+_COLUMNS = ("run", "recorded", "status", "value", "step", "reference", "corridor", "gate")
+
+
 def table(cell: str, metric: str, points: Sequence[Point]) -> Table:
-    shown = Table(title=f"{cell}: {len(points)} run{'s' if len(points) != 1 else ''}", title_justify="left")
-    for column in ("run", "recorded (UTC)", "status", "trusted", "hash", "miles"):
-        shown.add_column(column, no_wrap=True)
-    for column in (metric or "metric", "step", "reference", "corridor", "gate"):
-        shown.add_column(column, no_wrap=True, justify="right" if column != "gate" else "left")
-    for p in points:
-        shown.add_row(
-            p.run,
-            p.recorded_at.strftime("%Y-%m-%d %H:%M:%S"),
-            p.status,
-            Text("yes") if p.trusted else Text(f"no: {p.note}", style="dim"),
-            p.content_hash,
-            p.miles_commit[:8] or "-",
-            _number(p.value),
-            "" if p.at_step is None else str(p.at_step),
-            _number(p.reference),
-            f"[{p.low:.6g}, {p.high:.6g}]" if p.low is not None and p.high is not None else "",
-            Text(p.verdict, style=_VERDICT_STYLES.get(p.verdict, "")),
-        )
+    runs = f"{len(points)} run{'s' if len(points) != 1 else ''}"
+    title = f"{cell}: {metric}, {runs}" if metric else f"{cell}: {runs}"
+    shown = Table(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
+    )
+    rows = [_row(p) for p in points]
+    for index, column in enumerate(_COLUMNS):  # these keep their width; the trust note folds
+        width = max([len(column), *(len(row[index]) for row in rows)])
+        justify = "right" if column in ("value", "step", "reference", "corridor") else "left"
+        shown.add_column(column, no_wrap=True, min_width=width, justify=justify)
+    shown.add_column("trusted", overflow="fold")
+    for p, row in zip(points, rows, strict=True):
+        gate = Text(row[-1], style=_VERDICT_STYLES.get(p.verdict, ""))
+        shown.add_row(*row[:-1], gate, Text("yes" if p.trusted else f"no: {p.note}"))
     return shown
+
+
+def _row(p: Point) -> tuple[str, ...]:
+    return (
+        p.run,
+        p.recorded_at.strftime("%m-%d %H:%M"),
+        p.status,
+        _number(p.value),
+        "" if p.at_step is None else str(p.at_step),
+        _number(p.reference),
+        f"[{p.low:.6g}, {p.high:.6g}]" if p.low is not None and p.high is not None else "",
+        p.verdict,
+    )
 
 
 def _number(value: float | None) -> str:
