@@ -10,7 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_run_on_ray import run, specs, users_cluster  # noqa: F401  (fixtures, and the run helper)
+from tests import test_run_on_ray as on_ray
+
+users_cluster = on_ray.users_cluster  # the fixtures of the run tests: a real Ray, specs over the fake miles
+specs = on_ray.specs
+run = on_ray.run
 
 pytestmark = pytest.mark.allow_subprocess
 STEP_TIME = "perf/step_time"

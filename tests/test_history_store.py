@@ -76,7 +76,7 @@ def test_untrust_takes_a_run_out_of_baselines_with_its_reason_and_trust_puts_it_
 
 def test_trust_refuses_an_unknown_run_and_a_failed_one(store):
     failed = record(store, 1.0, trusted=False)
-    with pytest.raises(UsageError, match="^no run 'nope' in the history store "):
+    with pytest.raises(UsageError, match=r"^no run 'nope' in the history store "):
         store.set_trust("nope", False, "x")
     with pytest.raises(UsageError, match=f"^run {failed} failed; only a passed run can make baselines$"):
         store.set_trust(failed, True, "x")

@@ -25,8 +25,8 @@ def table(cell: str, metric: str, points: Sequence[Point]) -> Table:
     rows = [_row(p) for p in points]
     for index, column in enumerate(_COLUMNS):  # these keep their width; the trust note folds
         width = max([len(column), *(len(row[index]) for row in rows)])
-        justify = "right" if column in ("value", "step", "reference", "corridor") else "left"
-        shown.add_column(column, no_wrap=True, min_width=width, justify=justify)
+        numeric = column in ("value", "step", "reference", "corridor")
+        shown.add_column(column, no_wrap=True, min_width=width, justify="right" if numeric else "left")
     shown.add_column("trusted", overflow="fold")
     for p, row in zip(points, rows, strict=True):
         gate = Text(row[-1], style=_VERDICT_STYLES.get(p.verdict, ""))
