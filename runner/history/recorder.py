@@ -36,17 +36,18 @@ class Recorder:
 
     def judge(self, planned: Planned, series: Mapping[str, Sequence[Sample]]) -> tuple[Gate, ...]:
         """Every band of the cell's ``expect:`` against its baseline."""
-        banded = {name: e for name, e in planned.cell.spec.expect.items() if e.band is not None}
+        return self.judge_expectations(self.identity(planned), planned.cell.spec.expect, series)
+
+    def judge_expectations(
+        self, identity: Identity, expect: Mapping[str, Expectation], series: Mapping[str, Sequence[Sample]]
+    ) -> tuple[Gate, ...]:
+        banded = {name: e for name, e in expect.items() if e.band is not None}
         references: dict[tuple[str, int], gates.Reference] = {}
-        identity = self.identity(planned)
-        for names in _by_baseline(banded).values():
+        for names in _by_baseline(banded).values():  # one query per baseline (usually one per cell)
             selections = {name: banded[name].selection for name in names}
-            found = self.store.baseline(identity, _baseline_of(banded[names[0]]), selections)
-            references.update(found)
+            references.update(self.store.baseline(identity, _baseline_of(banded[names[0]]), selections))
         return tuple(
-            gate
-            for name, e in banded.items()
-            for gate in gates.judge(name, e, series.get(name, []), references)
+            gate for name, e in banded.items() for gate in gates.judge(name, e, series.get(name, []), references)
         )
 
     def record(self, planned: Planned, result: CellResult) -> CellResult:

@@ -54,7 +54,17 @@ samples = sa.Table(
     sa.Column("value", sa.Double, nullable=True),  # NULL when not finite (then: nonfinite)
     sa.Column("nonfinite", sa.String(8), nullable=True),  # nan, inf, -inf
     sa.Column("last", sa.Boolean, nullable=False),  # the metric's last sample in the run
-    sa.Index("rm_samples_run_metric", "run", "metric", "step"),
+    sa.Index("rm_samples_run_metric", "run", "metric", "step", "value"),  # covers the baseline query
+)
+# steps: last reads only each series' last sample, whatever the series' length
+sa.Index(
+    "rm_samples_last",
+    samples.c.run,
+    samples.c.metric,
+    samples.c.last,
+    samples.c.value,
+    sqlite_where=sa.text("last = 1"),
+    postgresql_where=sa.text("last"),
 )
 
 gates = sa.Table(

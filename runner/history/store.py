@@ -9,6 +9,7 @@ opened is an environment problem (exit 3), raised before anything runs.
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,12 +21,13 @@ import sqlalchemy as sa
 
 from runner.errors import EnvironmentProblem, UsageError
 from runner.history import schema
-from runner.history.gates import LAST, Reference
+from runner.history.gates import LAST, Reference, Steps
 from runner.history.location import Location
 from runner.run.results import Gate, Sample
 from schemas.run import Baseline
 
 _BUSY_TIMEOUT_MS = 60_000
+_CACHE = ("cache_size = -65536", "mmap_size = 268435456")  # 64 MiB of pages, 256 MiB mapped: baselines read hot
 _SCHEMA_LOCK = 0x726D6869  # PostgreSQL advisory lock key ("rmhi")
 
 
@@ -104,40 +106,19 @@ class Store:
         return run_id
 
     def baseline(
-        self, identity: Identity, baseline: Baseline, steps: Mapping[str, str | list[int]]
+        self, identity: Identity, baseline: Baseline, steps: Mapping[str, Steps]
     ) -> dict[tuple[str, int], Reference]:
         """The reference of every coordinate of ``steps`` (metric -> its selection), in one query."""
-        runs, samples = schema.runs, schema.samples
-        chosen = (
-            sa.select(runs.c.seq)
-            .where(
-                runs.c.trusted.is_(True), *[runs.c[key] == getattr(identity, key) for key in baseline.match]
-            )
-            .order_by(runs.c.seq.desc())
-            .limit(baseline.runs)
-            .scalar_subquery()
-        )
-        mean, count = sa.func.avg(samples.c.value), sa.func.count(samples.c.value)
         last = [name for name, selection in steps.items() if selection == "last"]
-        stepwise = [name for name, selection in steps.items() if selection != "last"]
-        parts = []
-        if last:
-            parts.append(
-                sa.select(samples.c.metric, sa.literal(LAST), mean, count)
-                .where(samples.c.run.in_(chosen), samples.c.last.is_(True), samples.c.metric.in_(last))
-                .group_by(samples.c.metric)
-            )
-        if stepwise:
-            parts.append(
-                sa.select(samples.c.metric, samples.c.step, mean, count)
-                .where(samples.c.run.in_(chosen), samples.c.metric.in_(stepwise))
-                .group_by(samples.c.metric, samples.c.step)
-            )
-        if not parts:
+        every = [name for name, selection in steps.items() if selection == "all"]
+        listed = tuple((name, tuple(s)) for name, s in steps.items() if isinstance(s, list))
+        if not (last or every or listed):
             return {}
-        query = parts[0] if len(parts) == 1 else sa.union_all(*parts)
+        query = _baseline_query(tuple(baseline.match), bool(last), bool(every), listed)
+        values = {f"match_{key}": getattr(identity, key) for key in baseline.match}
+        values.update(runs=baseline.runs, last=last, every=every)
         with self.engine.connect() as connection:
-            rows = connection.execute(query).all()
+            rows = connection.execute(query, values).all()
         return {(row[0], int(row[1])): Reference(float(row[2]), int(row[3])) for row in rows if row[3]}
 
     def set_trust(self, run_id: str, trusted: bool, reason: str) -> dict[str, Any]:
@@ -159,6 +140,43 @@ class Store:
             return dict(row)
 
 
+@functools.lru_cache(maxsize=64)
+def _baseline_query(
+    match: tuple[str, ...], last: bool, every: bool, listed: tuple[tuple[str, tuple[int, ...]], ...]
+) -> sa.Select[Any] | sa.CompoundSelect[Any]:
+    """Built once per shape (judging 1,000 cells builds it once): the baseline runs are the last
+    ``:runs`` trusted runs sharing the ``match`` fields; their coordinates' means and counts."""
+    runs, samples = schema.runs, schema.samples
+    chosen = (
+        sa.select(runs.c.seq)
+        .where(runs.c.trusted == sa.true(), *[runs.c[key] == sa.bindparam(f"match_{key}") for key in match])
+        .order_by(runs.c.seq.desc())
+        .limit(sa.bindparam("runs"))
+        .scalar_subquery()
+    )
+    mean, count = sa.func.avg(samples.c.value), sa.func.count(samples.c.value)
+    parts = []
+    if last:
+        parts.append(
+            sa.select(samples.c.metric, sa.literal(LAST), mean, count)
+            .where(
+                samples.c.run.in_(chosen),
+                samples.c.last == sa.true(),
+                samples.c.metric.in_(sa.bindparam("last", expanding=True)),
+            )
+            .group_by(samples.c.metric)
+        )
+    if every or listed:
+        wanted = [samples.c.metric.in_(sa.bindparam("every", expanding=True))] if every else []
+        wanted += [sa.and_(samples.c.metric == name, samples.c.step.in_(ks)) for name, ks in listed]
+        parts.append(
+            sa.select(samples.c.metric, samples.c.step, mean, count)
+            .where(samples.c.run.in_(chosen), sa.or_(*wanted))
+            .group_by(samples.c.metric, samples.c.step)
+        )
+    return parts[0] if len(parts) == 1 else sa.union_all(*parts)
+
+
 def _engine(location: Location) -> sa.Engine:
     if location.sqlite_file is None:
         return sa.create_engine(location.url, pool_pre_ping=True)
@@ -166,16 +184,17 @@ def _engine(location: Location) -> sa.Engine:
 
     @sa.event.listens_for(engine, "connect")
     def _pragmas(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None  # SQLAlchemy's begin event below says BEGIN
+        dbapi_connection.isolation_level = None  # SQLAlchemy's begin event below says BEGIN IMMEDIATE
         cursor = dbapi_connection.cursor()
-        for pragma in (f"busy_timeout = {_BUSY_TIMEOUT_MS}", "journal_mode = WAL", "foreign_keys = ON"):
+        for pragma in (f"busy_timeout = {_BUSY_TIMEOUT_MS}", "journal_mode = WAL", "foreign_keys = ON", *_CACHE):
             cursor.execute(f"PRAGMA {pragma}")
         cursor.close()
 
     @sa.event.listens_for(engine, "begin")
     def _begin(connection: sa.Connection) -> None:
-        write = connection.get_execution_options().get("run_matrix_write", False)
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        # a write takes the lock first; a read is one SELECT, which SQLite runs as its own snapshot
+        if connection.get_execution_options().get("run_matrix_write", False):
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
 
