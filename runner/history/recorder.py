@@ -46,9 +46,8 @@ class Recorder:
         for names in _by_baseline(banded).values():  # one query per baseline (usually one per cell)
             selections = {name: banded[name].selection for name in names}
             references.update(self.store.baseline(identity, _baseline_of(banded[names[0]]), selections))
-        return tuple(
-            gate for name, e in banded.items() for gate in gates.judge(name, e, series.get(name, []), references)
-        )
+        found = [gates.judge(name, e, series.get(name, []), references) for name, e in banded.items()]
+        return tuple(gate for judged in found for gate in judged)
 
     def record(self, planned: Planned, result: CellResult) -> CellResult:
         """Write every attempt of ``result``; the result with the last attempt's run id."""
