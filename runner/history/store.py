@@ -28,8 +28,10 @@ from schemas.run import Baseline
 
 _BUSY_TIMEOUT_MS = 60_000
 # 64 MiB of pages and 256 MiB mapped: a baseline reads 100 runs' samples from all over the file
-_PRAGMAS = (f"busy_timeout = {_BUSY_TIMEOUT_MS}", "journal_mode = WAL", "foreign_keys = ON")
-_PRAGMAS += ("cache_size = -65536", "mmap_size = 268435456")
+_PRAGMAS = (
+    *(f"busy_timeout = {_BUSY_TIMEOUT_MS}", "journal_mode = WAL", "foreign_keys = ON"),
+    *("cache_size = -65536", "mmap_size = 268435456"),
+)
 _SCHEMA_LOCK = 0x726D6869  # PostgreSQL advisory lock key ("rmhi")
 
 
@@ -169,7 +171,9 @@ def _baseline_query(
             .group_by(samples.c.metric)
         )
     if every or listed:
-        wanted = [samples.c.metric.in_(sa.bindparam("every", expanding=True))] if every else []
+        wanted: list[sa.ColumnElement[bool]] = []
+        if every:
+            wanted.append(samples.c.metric.in_(sa.bindparam("every", expanding=True)))
         wanted += [sa.and_(samples.c.metric == name, samples.c.step.in_(ks)) for name, ks in listed]
         parts.append(
             sa.select(samples.c.metric, samples.c.step, mean, count)
