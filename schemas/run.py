@@ -148,6 +148,18 @@ class Expectation(Model):
             return [self.step]
         return self.steps if self.steps is not None else "all"
 
+    def summary(self) -> str:
+        """The fixed bounds and the band: ``value <= 0.1 at every step; within +50% (>= 0.02) / ...``."""
+        parts = [self.describe()] if self.bounded else []
+        if self.band is not None:
+            baseline = self.baseline or Baseline()
+            where = self.describe().removeprefix("value") if not self.bounded else ""
+            parts.append(
+                f"value{where} within {self.band.describe()} of the mean of the last {baseline.runs} trusted "
+                f"runs (same {', '.join(baseline.match)})" + ("" if self.enforce else ", reported only")
+            )
+        return "; ".join(parts)
+
     def describe(self) -> str:
         """``0.0 <= value <= 0.1 at every step``."""
         text = (f"{self.min:g} <= " if self.min is not None else "") + "value"
