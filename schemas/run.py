@@ -115,7 +115,9 @@ class Expectation(Model):
     )
     band: Band | None = Field(default=None, description="a corridor around the mean of the trusted baseline")
     baseline: Baseline | None = Field(default=None, description="the runs a band is judged against")
-    enforce: bool = Field(default=True, description="false: report the band's verdict, never fail on it")
+    enforce: bool | None = Field(
+        default=None, description="false: report the band's verdict, never fail on it (default: true)"
+    )
 
     @field_validator("steps", mode="before")
     @classmethod
@@ -130,11 +132,16 @@ class Expectation(Model):
             raise ValueError("give min, max, band or several")
         if self.step is not None and self.steps is not None:
             raise ValueError("give step (one step) or steps (all, last, a list), not both")
-        if self.band is None and (self.baseline is not None or "enforce" in self.model_fields_set):
+        if self.band is None and (self.baseline is not None or self.enforce is not None):
             raise ValueError("baseline and enforce belong to a band: add band: {rel_up: ..., rel_down: ...}")
         if isinstance(self.steps, list) and (not self.steps or len(set(self.steps)) != len(self.steps)):
             raise ValueError("steps: give each step once, at least one")
         return self
+
+    @property
+    def enforced(self) -> bool:
+        """Whether a band out of its corridor fails the cell (``enforce: false`` only reports)."""
+        return self.enforce is not False
 
     @property
     def bounded(self) -> bool:
@@ -156,7 +163,7 @@ class Expectation(Model):
             where = self.describe().removeprefix("value") if not self.bounded else ""
             parts.append(
                 f"value{where} within {self.band.describe()} of the mean of the last {baseline.runs} trusted "
-                f"runs (same {', '.join(baseline.match)})" + ("" if self.enforce else ", reported only")
+                f"runs (same {', '.join(baseline.match)})" + ("" if self.enforced else ", reported only")
             )
         return "; ".join(parts)
 

@@ -78,9 +78,9 @@ def judge(name: str, expectation: Expectation, samples: Sequence[Sample], baseli
         chosen = coordinates(samples, expectation.selection)
     except SelectionError as exc:
         message = f"{name} {exc}"
-        return [Gate(name, LAST, None, None, None, None, None, 0, "error", expectation.enforce, message)]
+        return [Gate(name, LAST, None, None, None, None, None, 0, "error", expectation.enforced, message)]
     return [
-        _judge_one(name, band, expectation.enforce, step, at, value, baseline.get((name, step)))
+        _judge_one(name, band, expectation.enforced, step, at, value, baseline.get((name, step)))
         for step, at, value in chosen
     ]
 
