@@ -87,7 +87,7 @@ def test_an_attempt_is_written_whole_or_not_at_all(store):
         "m": [Sample("step", 0, 1.0)],
         None: [Sample("step", 0, 2.0)],
     }  # a metric without a name: refused
-    with pytest.raises(sa.exc.SQLAlchemyError):
+    with pytest.raises(EnvironmentProblem, match=r"^history store .*: .*(NOT NULL|not-null)"):
         store.record(AttemptRecord(IDENTITY, 1, "job", "succeeded", "passed", True, "", broken))
     with store.engine.connect() as connection:
         assert connection.execute(sa.select(sa.func.count()).select_from(schema.runs)).scalar() == 0

@@ -42,7 +42,7 @@ class Point:
 
 
 def cells(store: Store) -> list[str]:
-    with store.engine.connect() as connection:
+    with store.reading() as connection:
         return list(
             connection.execute(
                 sa.select(schema.runs.c.cell).distinct().order_by(schema.runs.c.cell)
@@ -55,7 +55,7 @@ def points(store: Store, cell: str, metric: str | None, last: int) -> tuple[str 
     metric of its newest run, else its first metric); and the metric chosen."""
     runs = schema.runs
     query = sa.select(runs).where(runs.c.cell == cell).order_by(runs.c.seq.desc()).limit(last)
-    with store.engine.connect() as connection:
+    with store.reading() as connection:
         rows = list(reversed(connection.execute(query).mappings().all()))
         seqs = [row["seq"] for row in rows]
         metric = metric or _default_metric(connection, seqs)
@@ -86,7 +86,7 @@ def metrics(store: Store, cell: str) -> list[str]:
         .join(runs, runs.c.seq == samples.c.run)
         .where(runs.c.cell == cell)
     )
-    with store.engine.connect() as connection:
+    with store.reading() as connection:
         return sorted(connection.execute(query).scalars())
 
 

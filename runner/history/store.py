@@ -96,10 +96,23 @@ class Store:
         with self.engine.connect() as connection, connection.execution_options(run_matrix_write=True).begin():
             yield connection
 
+    @contextmanager
+    def reading(self) -> Iterator[sa.Connection]:
+        with self.failing_as_environment(), self.engine.connect() as connection:
+            yield connection
+
+    @contextmanager
+    def failing_as_environment(self) -> Iterator[None]:
+        """A database that fails mid-run (the server went away, the disk is full) is exit 3."""
+        try:
+            yield
+        except sa.exc.SQLAlchemyError as exc:
+            raise EnvironmentProblem(f"history store {self.location.shown}: {_reason(exc)}") from None
+
     def record(self, record: AttemptRecord) -> str:
         """Write one attempt, its series and its gates in one transaction; its run id."""
         run_id = uuid.uuid4().hex[:12]
-        with self.writing() as connection:
+        with self.failing_as_environment(), self.writing() as connection:
             seq = connection.execute(sa.insert(schema.runs).values(**_run_row(run_id, record)))
             run = int(seq.inserted_primary_key[0])  # type: ignore[index]
             rows = [row for name, values in record.series.items() for row in _sample_rows(run, name, values)]
@@ -121,14 +134,14 @@ class Store:
         query = _baseline_query(tuple(baseline.match), bool(last), bool(every), listed)
         values = {f"match_{key}": getattr(identity, key) for key in baseline.match}
         values.update(runs=baseline.runs, last=last, every=every)
-        with self.engine.connect() as connection:
+        with self.reading() as connection:
             rows = connection.execute(query, values).all()
         return {(row[0], int(row[1])): Reference(float(row[2]), int(row[3])) for row in rows if row[3]}
 
     def set_trust(self, run_id: str, trusted: bool, reason: str) -> dict[str, Any]:
         """Untrust (or trust again) one run, with the reason kept; the run as it was before."""
         runs = schema.runs
-        with self.writing() as connection:
+        with self.failing_as_environment(), self.writing() as connection:
             row = connection.execute(sa.select(runs).where(runs.c.id == run_id)).mappings().first()
             if row is None:
                 raise UsageError(f"no run {run_id!r} in the history store {self.location.shown}")
