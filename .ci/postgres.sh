@@ -15,7 +15,7 @@ export PGPASSWORD
 printf '%s\n' "$PGPASSWORD" > "$PG_DIR/password"
 as_root chown -R postgres "$PG_DIR"
 as_root runuser -u postgres -- "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres --auth=scram-sha-256 \
-  --pwfile="$PG_DIR/password" >"$PG_DIR/initdb.log"
+  --pwfile="$PG_DIR/password" --no-sync
 as_root rm "$PG_DIR/password"
 as_root runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w \
   -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_DIR" start

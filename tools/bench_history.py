@@ -125,8 +125,13 @@ def bench_history(path: str) -> tuple[float, float, float]:
         for _ in range(10):
             run_matrix(argv)
     in_process = (time.perf_counter() - started) / 10
-    program = str(Path(sys.executable).parent / "run-matrix")
-    return in_process, _wall([program, *argv]), _wall([program, "--help"])
+    script = Path(sys.executable).parent / "run-matrix"
+    program = (
+        [str(script)]
+        if script.exists()
+        else [sys.executable, "-c", "from runner.cli import console; console()"]
+    )
+    return in_process, _wall([*program, *argv]), _wall([*program, "--help"])
 
 
 def _wall(argv: list[str]) -> float:
