@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from runner.run.results import CellResult, RunResult, Status
+from runner.run.results import CellResult, Gate, RunResult, Status
 
 MARKS = {
     Status.PASSED: "✅",
@@ -89,7 +89,30 @@ def properties_of(cell: CellResult) -> list[tuple[str, str]]:
     if cell.log:
         found.append(("log", cell.log))
     found += [(f"attempt_{a.number}", f"{a.submission_id}: {a.outcome}") for a in cell.attempts]
+    if cell.history:
+        found.append(("history_run", cell.history))
+    found += [(f"gate:{g.metric}:{_step(g)}", _gate_property(g)) for g in cell.gates]
     return found
+
+
+def _step(gate: Gate) -> str:
+    return "last" if gate.step == -1 else str(gate.step)
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.6g}"
+
+
+def _verdict(gate: Gate) -> str:
+    return gate.verdict + ("" if gate.enforce else " (report only)")
+
+
+def _gate_property(gate: Gate) -> str:
+    """``fail: value=0.5 reference=0.077 corridor=[0.0616, 0.0924] baseline=3``."""
+    return (
+        f"{_verdict(gate)}: value={_number(gate.value)} reference={_number(gate.reference)} "
+        f"corridor={gate.corridor or '-'} baseline={gate.baseline_runs}"
+    )
 
 
 def details(cell: CellResult) -> Iterator[str]:
@@ -103,6 +126,10 @@ def details(cell: CellResult) -> Iterator[str]:
         yield f"attempt {attempt.number} {attempt.submission_id}: {attempt.outcome}: {attempt.detail}"
     for check in cell.checks:
         yield f"check {'ok' if check.ok else 'FAILED'}: {check.message}"
+    for gate in cell.gates:
+        yield f"gate {_verdict(gate)}: {gate.message}"
+    if cell.history:
+        yield f"history: recorded as run {cell.history}"
 
 
 def markdown(result: RunResult) -> str:
@@ -116,6 +143,7 @@ def markdown(result: RunResult) -> str:
         why = _cell_text(cell.reason or _checks_summary(cell))
         mark = f"{MARKS[cell.status]} {cell.status.value}"
         lines.append(f"| `{cell.id}` | {mark} | {cell.seconds:.0f} s | {why} |")
+    lines += gates_markdown(result)
     for cell in result.cells:
         found = list(details(cell))
         if found:
@@ -123,6 +151,23 @@ def markdown(result: RunResult) -> str:
             lines += [f"- {_cell_text(line)}" for line in found]
             lines += ["", f"Reproduce: `{cell.reproduce}`", "", "</details>"]
     return "\n".join(lines) + "\n"
+
+
+def gates_markdown(result: RunResult) -> list[str]:
+    """The bands judged against history: value, reference, corridor, baseline size, verdict."""
+    rows = [
+        f"| `{cell.id}` | `{g.metric}` | {_step(g)} | {_number(g.value)} | {_number(g.reference)} | "
+        f"{g.corridor or '-'} | {g.baseline_runs} | {MARKS_GATE[g.verdict]} {_verdict(g)} |"
+        for cell in result.cells
+        for g in cell.gates
+    ]
+    if not rows:
+        return []
+    head = ["", "| cell | metric | step | value | reference | corridor | baseline runs | verdict |"]
+    return [*head, "|---|---|---|---|---|---|---|---|", *rows]
+
+
+MARKS_GATE = {"pass": "✅", "fail": "❌", "inactive": "💤", "error": "💥"}
 
 
 def _cell_text(text: str) -> str:

@@ -92,3 +92,41 @@ def in_repo(monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in CALLER_ENV:
         monkeypatch.delenv(name, raising=False)
     return ROOT
+
+
+POSTGRES_URL = "RUN_MATRIX_TEST_POSTGRES_URL"  # a server the tests may create databases on (.ci/run starts one)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def history_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty history store: a SQLite file, or a fresh database on the real PostgreSQL server
+    (skipped without one, unless RUN_MATRIX_POSTGRES=required, as .ci/run sets)."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "history.sqlite")
+        return
+    import os
+
+    server = os.environ.get(POSTGRES_URL)
+    if not server:
+        if os.environ.get("RUN_MATRIX_POSTGRES") == "required":
+            pytest.fail(f"RUN_MATRIX_POSTGRES=required but ${POSTGRES_URL} names no server")
+        pytest.skip(f"no PostgreSQL server (${POSTGRES_URL})")
+    yield from _fresh_database(server)
+
+
+def _fresh_database(server: str) -> Iterator[str]:
+    import uuid
+
+    import sqlalchemy as sa
+
+    admin_url = sa.make_url(server).set(drivername="postgresql+psycopg")
+    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    name = f"rm_test_{uuid.uuid4().hex[:10]}"
+    with admin.connect() as connection:
+        connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin_url.set(database=name, drivername="postgresql").render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()

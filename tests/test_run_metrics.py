@@ -109,14 +109,38 @@ def test_nan_breaks_any_bound():
 @pytest.mark.parametrize(
     ("bound", "message"),
     [
-        ("{step: 0}", "spec.yaml:6: error [type] expect.train/ppo_kl: give min, max or both"),
+        ("{step: 0}", "spec.yaml:6: error [type] expect.train/ppo_kl: give min, max, band or several"),
         (
             "{max: 1, step: 0, steps: all}",
-            "spec.yaml:6: error [type] expect.train/ppo_kl: give step (one step) or steps (all, last), not both",
+            "spec.yaml:6: error [type] expect.train/ppo_kl: give step (one step) or steps (all, last, a list), not both",
+        ),
+        (
+            "{max: 1, enforce: false}",
+            "spec.yaml:6: error [type] expect.train/ppo_kl: baseline and enforce belong to a band: add band: {rel_up: ..., rel_down: ...}",
+        ),
+        (
+            "{band: {rel_up: 0.5}}",
+            "spec.yaml:6: error [type] expect.train/ppo_kl.band: give rel_down or abs_floor_down (a side without one has zero width)",
+        ),
+        (
+            "{band: {rel_up: 0.5, rel_down: -1}}",
+            "spec.yaml:6: error [type] expect.train/ppo_kl.band.rel_down: Input should be greater than or equal to 0, got -1",
+        ),
+        (
+            "{band: {rel_up: 0.5, abs_floor_down: 1}, steps: [2, 2]}",
+            "spec.yaml:6: error [type] expect.train/ppo_kl: steps: give each step once, at least one",
+        ),
+        (
+            "{band: {rel_up: 0.5, abs_floor_down: 1}, baseline: {runs: 0}}",
+            "spec.yaml:6: error [type] expect.train/ppo_kl.baseline.runs: Input should be greater than 0, got 0",
+        ),
+        (
+            "{band: {rel_up: 0.5, abs_floor_down: 1}, baseline: {match: [commit]}}",
+            "spec.yaml:6: error [type] expect.train/ppo_kl.baseline.match: Input should be 'cell', 'content_hash', 'hardware' or 'miles_commit', got 'commit'",
         ),
         (
             "{max: 1, steps: first}",
-            "spec.yaml:6: error [type] expect.train/ppo_kl.steps: Input should be 'all' or 'last', got 'first'",
+            "spec.yaml:6: error [type] expect.train/ppo_kl.steps: give all, last or a list of steps, not 'first'",
         ),
     ],
 )

@@ -13,6 +13,7 @@ from runner.cli import (
     diff,
     explain,
     hardware,
+    history,
     importer,
     port,
     presets,
@@ -37,6 +38,7 @@ COMMANDS = {
     "run": run,
     "import": importer,
     "presets": presets,
+    "history": history,
 }
 
 DESCRIPTION = """\

@@ -13,15 +13,18 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner import pipeline, report
 from runner.cell import Cell
 from runner.checkout import launch_context
 from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
-from runner.errors import Problem, UsageError, display_path
+from runner.errors import EnvironmentProblem, Problem, UsageError, display_path
 from runner.render import render
 from runner.run.plan import Options, Planned
+
+if TYPE_CHECKING:
+    from runner.history.recorder import Recorder
 
 
 def add_parser(subcommands: Any, name: str) -> None:
@@ -61,6 +64,18 @@ def add_parser(subcommands: Any, name: str) -> None:
     parser.add_argument(
         "--log-dir", type=Path, help="where the per-cell logs go (default: run-matrix-logs/<date-time>)"
     )
+    parser.add_argument(
+        "--history",
+        metavar="PATH|URL",
+        help="the history store: a SQLite file or postgresql://USER@HOST/DB (default: "
+        "$RUN_MATRIX_HISTORY_URL, else history.sqlite beside the log folders); "
+        "passwords only from the environment",
+    )
+    parser.add_argument(
+        "--no-record",
+        action="store_true",
+        help="judge against the history, but keep this run out of every baseline (it is stored untrusted)",
+    )
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
@@ -90,19 +105,35 @@ def run(args: argparse.Namespace) -> int:
     from runner.run.summary import print_summary
     from runner.run.view import for_console
 
+    recorder = open_history(args, options)  # before anything runs: a store that cannot be opened is exit 3
     console = Console(stderr=True)
     view = for_console(console)
     try:
         with sigterm_interrupts():
-            result = session.run(planned, options, view)
+            result = session.run(planned, options, view, recorder)
     finally:
         view.close()
+        recorder.store.close()
     summary = options.caller_env.get("GITHUB_STEP_SUMMARY")
     report.write(result, args.junit, args.report, Path(summary) if summary else None)
     print_summary(console, result)
     if args.format == "json":
         print_json(result.to_json())
     return int(result.exit_code)
+
+
+def open_history(args: argparse.Namespace, options: Options) -> Recorder:
+    try:
+        from runner.history.location import locate
+        from runner.history.recorder import Recorder, miles_commit
+        from runner.history.store import Store
+    except ImportError as exc:
+        raise EnvironmentProblem(
+            f"the history store needs {exc.name}: pip install 'run-matrix[run]'"
+        ) from None
+
+    location = locate(args.history, options.caller_env, options.log_dir.parent)
+    return Recorder(Store.open(location), miles_commit(options.miles_root), args.no_record)
 
 
 def plan(selected: Selected, miles_root: Path | None) -> Planned:

@@ -68,21 +68,26 @@ def add(series: Series, line: str) -> list[tuple[str, Sample]]:
 
 
 def check(expect: Mapping[str, Expectation], series: Mapping[str, list[Sample]]) -> tuple[Check, ...]:
-    return tuple(check_one(name, bound, series.get(name, [])) for name, bound in expect.items())
+    """The fixed bounds (``min``/``max``); bands are judged against history (``runner.history``)."""
+    return tuple(
+        check_one(name, bound, series.get(name, [])) for name, bound in expect.items() if bound.bounded
+    )
 
 
 def check_one(name: str, bound: Expectation, samples: list[Sample]) -> Check:
     wanted = bound.describe()
     if not samples:
         return Check(name, wanted, False, f"{name} was never printed (expected {wanted})")
-    if bound.step is not None:
-        chosen = [s for s in samples if s.step == bound.step]
-        if not chosen:
+    selection = bound.selection
+    if isinstance(selection, list):
+        chosen = [next(s for s in reversed(samples) if s.step == k) for k in selection if _has(samples, k)]
+        missing = [k for k in selection if not _has(samples, k)]
+        if missing:
             seen = ", ".join(str(s) for s in sorted({s.step for s in samples}))
-            return Check(name, wanted, False, f"{name} has no value at step {bound.step} (steps: {seen})")
-        chosen = chosen[-1:]
+            where = f"step {missing[0]}" if len(missing) == 1 else f"steps {', '.join(map(str, missing))}"
+            return Check(name, wanted, False, f"{name} has no value at {where} (steps: {seen})")
     else:
-        chosen = samples[-1:] if bound.steps == "last" else samples
+        chosen = samples[-1:] if selection == "last" else samples
     broken = [s for s in chosen if not _within(s.value, bound)]
     if not broken:
         values = ", ".join(f"{s.value:g}" for s in chosen[:8]) + (", ..." if len(chosen) > 8 else "")
@@ -92,6 +97,10 @@ def check_one(name: str, bound: Expectation, samples: list[Sample]) -> Check:
     return Check(
         name, wanted, False, f"{name} is {first.value:g} at step {first.step}{more}; expected {wanted}"
     )
+
+
+def _has(samples: list[Sample], step: int) -> bool:
+    return any(s.step == step for s in samples)
 
 
 def _within(value: float, bound: Expectation) -> bool:

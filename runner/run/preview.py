@@ -34,7 +34,7 @@ def preview(planned: Planned, options: Options) -> dict[str, Any]:
             "timeout": options.timeout,
             "retry": cell.spec.retry.model_dump(),
         },
-        "expect": {name: bound.describe() for name, bound in cell.spec.expect.items()},
+        "expect": {name: bound.summary() for name, bound in cell.spec.expect.items()},
         "reproduce": planned.reproduce,
     }
 

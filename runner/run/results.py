@@ -65,6 +65,36 @@ class Check:
     message: str
 
 
+GateVerdict = Literal["pass", "fail", "inactive", "error"]
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One coordinate of a band (a metric at one step; ``step`` -1 is its last value) judged
+    against the mean of the same coordinate in the trusted baseline runs."""
+
+    metric: str
+    step: int  # -1: the series' last value (steps: last), whatever step that was
+    at_step: int | None  # the step the value came from
+    value: float | None  # None: the value could not be selected (verdict error)
+    reference: float | None  # the baseline mean; None when the gate is inactive
+    low: float | None
+    high: float | None
+    baseline_runs: int  # how many trusted runs had this coordinate
+    verdict: GateVerdict
+    enforce: bool
+    message: str
+
+    @property
+    def fails(self) -> bool:
+        """Whether it fails the cell: out of the corridor (or unselectable) and enforced."""
+        return self.enforce and self.verdict in ("fail", "error")
+
+    @property
+    def corridor(self) -> str:
+        return f"[{self.low:.6g}, {self.high:.6g}]" if self.low is not None and self.high is not None else ""
+
+
 @dataclass(frozen=True)
 class Sample:
     """One value of one metric line: ``step 3: {'train/ppo_kl': 0.0}``."""
@@ -91,10 +121,13 @@ class CellResult:
     attempts: tuple[Attempt, ...] = ()
     checks: tuple[Check, ...] = ()
     metrics: dict[str, tuple[Sample, ...]] = field(default_factory=dict)
+    gates: tuple[Gate, ...] = ()
+    history: str = ""  # the id of this cell's last attempt in the history store ("" when not recorded)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["status"] = self.status.value
+        data["gates"] = [{**asdict(g), "corridor": g.corridor} for g in self.gates]
         data["metrics"] = {
             name: [{"kind": s.kind, "step": s.step, "value": s.value} for s in samples]
             for name, samples in self.metrics.items()

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from runner.errors import EnvironmentProblem, display_path
 from runner.run import cluster, environment, job, metrics, preflight, prepare, requires
@@ -25,6 +25,7 @@ from runner.run.results import (
     CellResult,
     Check,
     ClusterRecord,
+    Gate,
     PrepareRecord,
     RequirementResult,
     RunResult,
@@ -32,8 +33,13 @@ from runner.run.results import (
 )
 from runner.run.view import View
 
+if TYPE_CHECKING:
+    from runner.history.recorder import Recorder
 
-def run(planned: Sequence[Planned], options: Options, view: View) -> RunResult:
+
+def run(
+    planned: Sequence[Planned], options: Options, view: View, recorder: Recorder | None = None
+) -> RunResult:
     started_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     started = time.monotonic()
     if options.preflight and planned:
@@ -53,7 +59,9 @@ def run(planned: Sequence[Planned], options: Options, view: View) -> RunResult:
             reason = not_run or skips[each.cell.id]
             result = _result(each, Status.SKIPPED, reason, checked[each.cell.id])
         else:
-            cell_run = CellRun(each, checked[each.cell.id], envs[each.cell.id], options, view, redact)
+            cell_run = CellRun(
+                each, checked[each.cell.id], envs[each.cell.id], options, view, redact, recorder
+            )
             result = cell_run.run()
             clusters += cell_run.clusters
         view.finished(result)
@@ -111,6 +119,7 @@ class CellRun:
     options: Options
     view: View
     redact: environment.Redactor
+    recorder: Recorder | None = None  # the history store: judges bands, records every attempt
     clusters: list[ClusterRecord] = field(default_factory=list)
     series: Series = field(default_factory=dict)
     log: TextIO | None = None
@@ -217,8 +226,9 @@ class CellRun:
         self, records: tuple[PrepareRecord, ...], attempts: list[Attempt], interrupted: str, seconds: float
     ) -> CellResult:
         checks = metrics.check(self.planned.cell.spec.expect, self.series) if attempts else ()
-        status, reason = verdict(records, attempts, checks, interrupted, self.planned.cell.xfail)
-        return replace(
+        gates = self.judge(attempts)
+        status, reason = verdict(records, attempts, checks, interrupted, self.planned.cell.xfail, gates)
+        result = replace(
             _result(self.planned, status, reason, self.requirements),
             log=display_path(self.log_path),
             seconds=round(seconds, 3),
@@ -226,7 +236,15 @@ class CellRun:
             attempts=tuple(attempts),
             checks=checks,
             metrics={name: tuple(samples) for name, samples in self.series.items()},
+            gates=gates,
         )
+        return self.recorder.record(self.planned, result) if self.recorder else result
+
+    def judge(self, attempts: list[Attempt]) -> tuple[Gate, ...]:
+        """The bands of ``expect:`` against history, once the job succeeded."""
+        if self.recorder is None or not attempts or attempts[-1].outcome != "succeeded":
+            return ()
+        return self.recorder.judge(self.planned, self.series)
 
 
 def verdict(
@@ -235,16 +253,23 @@ def verdict(
     checks: tuple[Check, ...],
     interrupted: str = "",
     xfail: str | None = None,
+    gates: tuple[Gate, ...] = (),
 ) -> tuple[Status, str]:
     """A cell's status and the reason for it; a failure the matrix expects (xfail) is not one."""
-    status, reason = (Status.INTERRUPTED, interrupted) if interrupted else _status(records, attempts, checks)
+    if interrupted:
+        status, reason = Status.INTERRUPTED, interrupted
+    else:
+        status, reason = _status(records, attempts, checks, gates)
     if status is Status.FAILED and xfail:
         return Status.XFAIL, f"expected to fail ({xfail}): {reason}"
     return status, reason
 
 
 def _status(
-    records: tuple[PrepareRecord, ...], attempts: list[Attempt], checks: tuple[Check, ...]
+    records: tuple[PrepareRecord, ...],
+    attempts: list[Attempt],
+    checks: tuple[Check, ...],
+    gates: tuple[Gate, ...],
 ) -> tuple[Status, str]:
     failed_step = next((r for r in records if r.status == "failed"), None)
     if failed_step is not None:
@@ -256,5 +281,5 @@ def _status(
         return Status.ERROR, last.detail + (f" ({last.number} attempts)" if last.number > 1 else "")
     if last.outcome in ("failed", "timeout"):
         return Status.FAILED, last.detail
-    broken = [c.message for c in checks if not c.ok]
+    broken = [c.message for c in checks if not c.ok] + [g.message for g in gates if g.fails]
     return (Status.FAILED, "; ".join(broken)) if broken else (Status.PASSED, "")

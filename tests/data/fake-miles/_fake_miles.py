@@ -3,6 +3,8 @@
 Steered by the job's environment (the spec's ``env:``):
   FAKE_MILES_LOGPROB_DIFF   train/train_rollout_logprob_abs_diff at every step (0.077)
   FAKE_MILES_STEP_TIME      perf/step_time at every step (26.0)
+  FAKE_MILES_METRICS_FILE   a JSON file {"metric": value}: overrides those metrics at every step,
+                            read when the job starts (so runs of one spec can print different values)
   FAKE_MILES_EXIT           exit with this code after step 0, as a failed assert would
   FAKE_MILES_SLEEP          sleep this long after step 0 (timeouts, Ctrl-C)
   FAKE_MILES_LOSE_JOB_ONCE  a marker file: when absent, create it and kill the Ray job
@@ -11,6 +13,7 @@ Steered by the job's environment (the spec's ``env:``):
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -84,8 +87,11 @@ def log(actor: str, line: str) -> None:
 
 
 def train(rollouts: int) -> None:
-    diff = float(os.environ.get("FAKE_MILES_LOGPROB_DIFF", "0.077"))
-    step_time = float(os.environ.get("FAKE_MILES_STEP_TIME", "26.0"))
+    overrides = {}
+    if os.environ.get("FAKE_MILES_METRICS_FILE"):
+        overrides = json.loads(Path(os.environ["FAKE_MILES_METRICS_FILE"]).read_text())
+    diff = float(overrides.get("train/train_rollout_logprob_abs_diff", os.environ.get("FAKE_MILES_LOGPROB_DIFF", "0.077")))
+    step_time = float(overrides.get("perf/step_time", os.environ.get("FAKE_MILES_STEP_TIME", "26.0")))
     for step in range(rollouts):
         log("RolloutManager", f"rollout {step}: {{'rollout/raw_reward': 0.5, 'rollout/response_len': 87.5}}")
         metrics = {

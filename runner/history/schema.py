@@ -1,0 +1,127 @@
+"""The history store's tables, and the migrations that bring a database to this version.
+
+The version lives in the database (``rm_schema``). A database of an older version is migrated
+in one transaction; one written by a newer run-matrix is refused and left as it is. Every table
+is prefixed ``rm_``: a team's PostgreSQL database may hold other things.
+
+A later version adds a function to ``MIGRATIONS`` that changes version N-1 into N with explicit
+DDL (never ``create_all`` of the current tables, which would skip the change).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlalchemy as sa
+
+from runner.errors import EnvironmentProblem
+
+VERSION = 1
+
+metadata = sa.MetaData()
+
+schema_table = sa.Table("rm_schema", metadata, sa.Column("version", sa.Integer, nullable=False))
+
+runs = sa.Table(
+    "rm_runs",
+    metadata,
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),  # the order runs were recorded
+    sa.Column("id", sa.String(32), nullable=False, unique=True),
+    sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("cell", sa.Text, nullable=False),
+    sa.Column("spec", sa.Text, nullable=False),
+    sa.Column("content_hash", sa.String(64), nullable=False),
+    sa.Column("hardware", sa.Text, nullable=False),
+    sa.Column("miles_commit", sa.String(64), nullable=False),  # "" when the checkout is not a git one
+    sa.Column("version", sa.String(32), nullable=False),  # run-matrix's
+    sa.Column("attempt", sa.Integer, nullable=False),
+    sa.Column("submission_id", sa.Text, nullable=False),
+    sa.Column("outcome", sa.String(16), nullable=False),  # the attempt's: succeeded, failed, infra, ...
+    sa.Column("status", sa.String(16), nullable=False),  # the cell's: passed, failed, ...
+    sa.Column("trusted", sa.Boolean, nullable=False),
+    sa.Column("note", sa.Text, nullable=False),  # why it is not trusted ("" when it is)
+    sa.Index("rm_runs_baseline", "content_hash", "hardware", "trusted", "seq"),
+    sa.Index("rm_runs_cell", "cell", "seq"),
+)
+
+samples = sa.Table(
+    "rm_samples",
+    metadata,
+    sa.Column("run", sa.Integer, sa.ForeignKey("rm_runs.seq", ondelete="CASCADE"), nullable=False),
+    sa.Column("metric", sa.Text, nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),  # step, rollout, perf, critic-step
+    sa.Column("step", sa.Integer, nullable=False),
+    sa.Column("value", sa.Double, nullable=True),  # NULL when not finite (then: nonfinite)
+    sa.Column("nonfinite", sa.String(8), nullable=True),  # nan, inf, -inf
+    sa.Column("last", sa.Boolean, nullable=False),  # the metric's last sample in the run
+    sa.Index("rm_samples_run_metric", "run", "metric", "step", "value"),  # covers the baseline query
+)
+# steps: last reads only each series' last sample, whatever the series' length
+sa.Index(
+    "rm_samples_last",
+    samples.c.run,
+    samples.c.metric,
+    samples.c.last,
+    samples.c.value,
+    sqlite_where=sa.text("last = 1"),
+    postgresql_where=sa.text("last"),
+)
+
+gates = sa.Table(
+    "rm_gates",
+    metadata,
+    sa.Column("run", sa.Integer, sa.ForeignKey("rm_runs.seq", ondelete="CASCADE"), nullable=False),
+    sa.Column("metric", sa.Text, nullable=False),
+    sa.Column("step", sa.Integer, nullable=False),
+    sa.Column("at_step", sa.Integer, nullable=True),
+    sa.Column("value", sa.Double, nullable=True),
+    sa.Column("reference", sa.Double, nullable=True),
+    sa.Column("low", sa.Double, nullable=True),
+    sa.Column("high", sa.Double, nullable=True),
+    sa.Column("baseline_runs", sa.Integer, nullable=False),
+    sa.Column("verdict", sa.String(16), nullable=False),
+    sa.Column("enforce", sa.Boolean, nullable=False),
+    sa.Index("rm_gates_run_metric", "run", "metric"),
+)
+
+trust_events = sa.Table(
+    "rm_trust_events",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run", sa.Integer, sa.ForeignKey("rm_runs.seq", ondelete="CASCADE"), nullable=False),
+    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("trusted", sa.Boolean, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+)
+
+
+def _create_version_1(connection: sa.Connection) -> None:
+    metadata.create_all(connection, tables=[runs, samples, gates, trust_events])
+
+
+MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {1: _create_version_1}
+
+
+def found_version(connection: sa.Connection) -> int:
+    """The database's schema version; 0 for a database run-matrix never wrote."""
+    if not sa.inspect(connection).has_table(schema_table.name):
+        return 0
+    return int(connection.execute(sa.select(sa.func.max(schema_table.c.version))).scalar() or 0)
+
+
+def migrate(connection: sa.Connection, where: str) -> None:
+    """Bring the database to ``VERSION`` inside the caller's (write) transaction."""
+    found = found_version(connection)
+    if found > VERSION:
+        raise EnvironmentProblem(
+            f"history store {where} has schema version {found}, written by a newer run-matrix; this one "
+            f"knows version {VERSION} and leaves the store as it is: upgrade run-matrix"
+        )
+    if found == VERSION:
+        return
+    if found == 0:
+        schema_table.create(connection, checkfirst=True)
+    for version in range(found + 1, VERSION + 1):
+        MIGRATIONS[version](connection)
+    connection.execute(sa.delete(schema_table))
+    connection.execute(sa.insert(schema_table).values(version=VERSION))

@@ -1,0 +1,51 @@
+"""The runs of one cell as a rich table: when, status, trust, the metric, its reference and corridor."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from runner.history.query import Point
+
+_VERDICT_STYLES = {"pass": "green", "fail": "bold red", "inactive": "dim", "error": "red"}
+
+
+_COLUMNS = ("run", "recorded", "status", "value", "step", "reference", "corridor", "gate")
+
+
+def table(cell: str, metric: str, points: Sequence[Point]) -> Table:
+    runs = f"{len(points)} run{'s' if len(points) != 1 else ''}"
+    title = f"{cell}: {metric}, {runs}" if metric else f"{cell}: {runs}"
+    shown = Table(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
+    )
+    rows = [_row(p) for p in points]
+    for index, column in enumerate(_COLUMNS):  # these keep their width; the trust note folds
+        width = max([len(column), *(len(row[index]) for row in rows)])
+        numeric = column in ("value", "step", "reference", "corridor")
+        shown.add_column(column, no_wrap=True, min_width=width, justify="right" if numeric else "left")
+    shown.add_column("trusted", overflow="fold")
+    for p, row in zip(points, rows, strict=True):
+        gate = Text(row[-1], style=_VERDICT_STYLES.get(p.verdict, ""))
+        shown.add_row(*row[:-1], gate, Text("yes" if p.trusted else f"no: {p.note}"))
+    return shown
+
+
+def _row(p: Point) -> tuple[str, ...]:
+    return (
+        p.run,
+        p.recorded_at.strftime("%m-%d %H:%M"),
+        p.status,
+        _number(p.value),
+        "" if p.at_step is None else str(p.at_step),
+        _number(p.reference),
+        f"[{p.low:.6g}, {p.high:.6g}]" if p.low is not None and p.high is not None else "",
+        p.verdict,
+    )
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.6g}"

@@ -1,0 +1,175 @@
+"""The history store on SQLite and on a real PostgreSQL: records, baselines, trust, schema, concurrency."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from runner.errors import EnvironmentProblem, UsageError
+from runner.history import schema
+from runner.history.gates import LAST, Reference
+from runner.history.location import locate, parse
+from runner.history.store import AttemptRecord, Identity, Store
+from runner.run.results import Sample
+from schemas.run import Baseline
+
+IDENTITY = Identity("nv/glm5", "m/nv/glm5.yaml", "abc123", "h200", "31f1ca96", "0.1.0")
+
+
+def record(
+    store: Store, value: float, *, trusted: bool = True, identity: Identity = IDENTITY, steps: int = 2
+) -> str:
+    series = {
+        "m": [Sample("step", k, value + k) for k in range(steps)],
+        "n": [Sample("perf", 0, float("nan"))],
+    }
+    status = "passed" if trusted else "failed"
+    return store.record(AttemptRecord(identity, 1, "job-1", "succeeded", status, trusted, "", series))
+
+
+@pytest.fixture
+def store(history_url: str) -> Store:
+    opened = Store.open(parse(history_url, "--history", from_command_line=True))
+    yield opened
+    opened.close()
+
+
+def test_the_baseline_is_the_mean_of_the_last_n_trusted_runs_per_coordinate(store):
+    for value in (1.0, 2.0, 3.0, 4.0):
+        record(store, value)
+    record(store, 100.0, trusted=False)
+    record(store, 50.0, identity=Identity(**{**IDENTITY.__dict__, "hardware": "mi355x"}))
+    found = store.baseline(IDENTITY, Baseline(runs=3), {"m": "all"})
+    assert found == {("m", 0): Reference(3.0, 3), ("m", 1): Reference(4.0, 3)}
+    assert store.baseline(IDENTITY, Baseline(runs=10), {"m": "last"}) == {("m", LAST): Reference(3.5, 4)}
+    across = store.baseline(IDENTITY, Baseline(match=["cell"]), {"m": "last"})
+    assert across == {("m", LAST): Reference(13.0, 5)}  # mi355x's run too; never the untrusted one
+
+
+def test_an_empty_store_has_no_baseline_and_a_non_finite_value_is_never_averaged(store):
+    assert store.baseline(IDENTITY, Baseline(), {"m": "last"}) == {}
+    record(store, 1.0)
+    assert store.baseline(IDENTITY, Baseline(), {"n": "last"}) == {}  # only nan was printed
+
+
+def test_untrust_takes_a_run_out_of_baselines_with_its_reason_and_trust_puts_it_back(store):
+    record(store, 1.0)
+    bad = record(store, 9.0)
+    assert store.baseline(IDENTITY, Baseline(), {"m": "last"})[("m", LAST)] == Reference(6.0, 2)
+    assert store.set_trust(bad, False, "the node had a broken GPU")["trusted"] is True
+    assert store.baseline(IDENTITY, Baseline(), {"m": "last"})[("m", LAST)] == Reference(2.0, 1)
+    store.set_trust(bad, True, "it was fine after all")
+    assert store.baseline(IDENTITY, Baseline(), {"m": "last"})[("m", LAST)] == Reference(6.0, 2)
+    with store.engine.connect() as connection:
+        events = connection.execute(
+            sa.select(schema.trust_events.c.trusted, schema.trust_events.c.reason)
+        ).all()
+    assert [tuple(e) for e in events] == [
+        (False, "the node had a broken GPU"),
+        (True, "it was fine after all"),
+    ]
+
+
+def test_trust_refuses_an_unknown_run_and_a_failed_one(store):
+    failed = record(store, 1.0, trusted=False)
+    with pytest.raises(UsageError, match=r"^no run 'nope' in the history store "):
+        store.set_trust("nope", False, "x")
+    with pytest.raises(UsageError, match=f"^run {failed} failed; only a passed run can make baselines$"):
+        store.set_trust(failed, True, "x")
+
+
+def test_an_attempt_is_written_whole_or_not_at_all(store):
+    broken = {
+        "m": [Sample("step", 0, 1.0)],
+        None: [Sample("step", 0, 2.0)],
+    }  # a metric without a name: refused
+    with pytest.raises(EnvironmentProblem, match=r"^history store .*: .*(NOT NULL|not-null)"):
+        store.record(AttemptRecord(IDENTITY, 1, "job", "succeeded", "passed", True, "", broken))
+    with store.engine.connect() as connection:
+        assert connection.execute(sa.select(sa.func.count()).select_from(schema.runs)).scalar() == 0
+
+
+def test_a_schema_from_a_newer_run_matrix_is_refused_and_left_alone(history_url, store):
+    with store.writing() as connection:
+        connection.execute(sa.update(schema.schema_table).values(version=schema.VERSION + 1))
+    location = parse(history_url, "--history", from_command_line=True)
+    with pytest.raises(EnvironmentProblem) as caught:
+        Store.open(location)
+    assert str(caught.value) == (
+        f"history store {location.shown} has schema version {schema.VERSION + 1}, written by a newer run-matrix; "
+        f"this one knows version {schema.VERSION} and leaves the store as it is: upgrade run-matrix"
+    )
+    with store.engine.connect() as connection:
+        assert connection.execute(sa.select(schema.schema_table.c.version)).scalar() == schema.VERSION + 1
+
+
+def _write_many(url: str, count: int, value: float) -> None:
+    opened = Store.open(parse(url, "--history", from_command_line=True))
+    for _ in range(count):
+        record(opened, value, steps=20)
+    opened.close()
+
+
+@pytest.mark.allow_subprocess
+def test_two_runs_writing_one_store_at_once_lose_nothing(history_url, store):
+    context = multiprocessing.get_context("spawn")
+    writers = [context.Process(target=_write_many, args=(history_url, 40, v)) for v in (1.0, 3.0)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(120)
+    assert [w.exitcode for w in writers] == [0, 0]
+    with store.engine.connect() as connection:
+        assert connection.execute(sa.select(sa.func.count()).select_from(schema.runs)).scalar() == 80
+        assert connection.execute(sa.select(sa.func.count()).select_from(schema.samples)).scalar() == 80 * 21
+    assert store.baseline(IDENTITY, Baseline(runs=80), {"m": [0]})[("m", 0)] == Reference(2.0, 80)
+
+
+def test_a_file_that_is_no_database_cannot_be_opened(tmp_path):
+    path = tmp_path / "history.sqlite"
+    path.write_text("not a database, just text " * 100)
+    with pytest.raises(
+        EnvironmentProblem, match=r"history store .*history.sqlite cannot be opened: file is not a database$"
+    ):
+        Store.open(parse(str(path), "--history", from_command_line=True))
+    with pytest.raises(EnvironmentProblem, match=r"is a directory, not a SQLite file$"):
+        Store.open(parse(str(tmp_path), "--history", from_command_line=True))
+
+
+def test_sqlite_runs_in_wal_mode(tmp_path):
+    Store.open(parse(str(tmp_path / "h.sqlite"), "--history", from_command_line=True)).close()
+    assert sqlite3.connect(tmp_path / "h.sqlite").execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_an_unreachable_server_cannot_be_opened():
+    location = parse("postgresql://someone@127.0.0.1:9/db", "--history", from_command_line=True)
+    with pytest.raises(
+        EnvironmentProblem,
+        match=r"^history store postgresql\+psycopg://someone@127.0.0.1:9/db cannot be opened: ",
+    ):
+        Store.open(location)
+
+
+def test_a_password_comes_from_the_environment_never_from_the_command_line_and_is_never_shown():
+    with pytest.raises(UsageError) as caught:
+        locate("postgresql://ci:s3cret@db.example/runs", {}, Path("."))
+    assert "s3cret" not in str(caught.value)
+    assert str(caught.value).startswith("--history: the URL holds a password; keep it off the command line")
+    location = locate(None, {"RUN_MATRIX_HISTORY_URL": "postgresql://ci:s3cret@db.example/runs"}, Path("."))
+    assert (location.url, location.shown) == (
+        "postgresql+psycopg://ci:s3cret@db.example/runs",
+        "postgresql+psycopg://ci:***@db.example/runs",
+    )
+
+
+def test_the_default_store_is_a_sqlite_file_beside_the_log_folders():
+    assert locate(None, {}, Path("run-matrix-logs")).sqlite_file == Path("run-matrix-logs/history.sqlite")
+    assert locate("sqlite:///x/h.db", {}, Path(".")).sqlite_file == Path("x/h.db")
+    with pytest.raises(
+        UsageError, match=r"^--history: mysql:// is not a history store; give a path or postgresql://...$"
+    ):
+        locate("mysql://a/b", {}, Path("."))

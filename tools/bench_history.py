@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""How fast is the history store? Three figures, each against the issue's budget:
+
+* recording one cell (10 metrics x 100 steps, 10 gates, one transaction): budget 50 ms;
+* judging CELLS cells x 10 banded metrics, each against its last 100 trusted runs (each run with
+  3 steps of every metric), on SQLite: `steps: last` (10 coordinates a cell; budget 1 s for 1,000
+  cells), then `steps: all` (30);
+* `run-matrix history CELL`: in process (the query and the table; budget 300 ms), and as a fresh
+  process beside `run-matrix --help` (the interpreter and the CLI's own start).
+
+  python tools/bench_history.py [CELLS]     # default: 1000 cells
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import io
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from runner.cli import main as run_matrix
+from runner.history import schema
+from runner.history.location import parse
+from runner.history.recorder import Recorder
+from runner.history.store import AttemptRecord, Identity, Store
+from runner.run.results import Gate, Sample
+from schemas.run import Expectation
+
+METRICS = [f"train/metric_{i}" for i in range(10)]
+RUNS = 100
+STEPS = 3
+BAND = {"rel_up": 0.5, "abs_floor_up": 0.02, "rel_down": 0.8, "abs_floor_down": 0.02}
+
+
+def expect(steps: str) -> dict[str, Expectation]:
+    return {
+        name: Expectation.model_validate({"band": BAND, "steps": steps, "baseline": {"runs": 100}})
+        for name in METRICS
+    }
+
+
+def identity(cell: int) -> Identity:
+    return Identity(f"bench/cell-{cell}", "bench.yaml", f"{cell:012x}", "h200", "31f1ca96", "0.1.0")
+
+
+def series(steps: int, offset: float = 0.0) -> dict[str, list[Sample]]:
+    return {name: [Sample("step", k, 1.0 + offset + 0.01 * k) for k in range(steps)] for name in METRICS}
+
+
+def bench_record(store: Store, count: int = 50) -> float:
+    gates = [Gate(name, -1, 99, 1.0, 1.0, 0.5, 1.5, 10, "pass", True, "") for name in METRICS]
+    times = []
+    for i in range(count):
+        record = AttemptRecord(
+            identity(10**6 + i), 1, "job", "succeeded", "passed", True, "", series(100), gates
+        )
+        started = time.perf_counter()
+        store.record(record)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def fill(store: Store, cells: int) -> None:
+    """CELLS x 100 trusted runs of 10 metrics x 3 steps, in bulk through SQLite's own driver (a
+    benchmark's set-up, not how run-matrix writes: that is ``Store.record``, timed above)."""
+    columns = [c.name for c in schema.runs.columns if c.name != "seq"]
+    insert_run = f"INSERT INTO rm_runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    insert_sample = "INSERT INTO rm_samples (run, metric, kind, step, value, nonfinite, last) VALUES "
+    insert_sample += "(?, ?, ?, ?, ?, ?, ?)"
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(sep=" ")
+    for cell in range(cells):
+        ident = identity(cell)
+        with store.writing() as connection:
+            cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+            rows = []
+            for run in range(RUNS):
+                values = [f"{cell:06x}{run:06x}", now, ident.cell, ident.spec, ident.content_hash]
+                values += [
+                    ident.hardware,
+                    ident.miles_commit,
+                    ident.version,
+                    1,
+                    "job",
+                    "succeeded",
+                    "passed",
+                    1,
+                    "",
+                ]
+                cursor.execute(insert_run, values)
+                seq = cursor.lastrowid
+                for name in METRICS:
+                    for k in range(STEPS):
+                        rows.append(
+                            (seq, name, "step", k, 1.0 + 0.001 * run + 0.01 * k, None, int(k == STEPS - 1))
+                        )
+            cursor.executemany(insert_sample, rows)
+
+
+def bench_judge(store: Store, cells: int, steps: str) -> tuple[float, float, int]:
+    """Seconds of wall clock and of CPU (this process; the machine may be shared) to judge every cell."""
+    recorder = Recorder(store)
+    bands = expect(steps)
+    current = series(STEPS, offset=0.05)
+    started, cpu = time.perf_counter(), time.process_time()
+    judged = [recorder.judge_expectations(identity(cell), bands, current) for cell in range(cells)]
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    verdicts = {g.verdict for gates in judged for g in gates}
+    assert verdicts == {"pass"}, verdicts  # every coordinate had its 100-run baseline
+    return seconds, cpu, sum(len(g) for g in judged)
+
+
+def bench_history(path: str) -> tuple[float, float, float]:
+    """``history`` of one cell: in this process (the query and the table), then as a fresh process,
+    then ``run-matrix --help`` (the interpreter and the CLI's own start) for comparison."""
+    argv = ["history", "bench/cell-7", "--history", path, "--no-plot"]
+    with contextlib.redirect_stdout(io.StringIO()):
+        run_matrix(argv)  # imports done once, as in a warm process
+        started = time.perf_counter()
+        for _ in range(10):
+            run_matrix(argv)
+    in_process = (time.perf_counter() - started) / 10
+    script = Path(sys.executable).parent / "run-matrix"
+    program = (
+        [str(script)]
+        if script.exists()
+        else [sys.executable, "-c", "from runner.cli import console; console()"]
+    )
+    return in_process, _wall([*program, *argv]), _wall([*program, "--help"])
+
+
+def _wall(argv: list[str]) -> float:
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        subprocess.run(argv, check=True, capture_output=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("cells", nargs="?", type=int, default=1000)
+    cells = parser.parse_args().cells
+    with tempfile.TemporaryDirectory() as folder:
+        path = str(Path(folder) / "history.sqlite")
+        store = Store.open(parse(path, "--history", from_command_line=True))
+        print(
+            f"recording one cell (1,000 samples, 10 gates): {bench_record(store) * 1000:.1f} ms (budget 50)"
+        )
+        started = time.perf_counter()
+        fill(store, cells)
+        shape = f"{cells} cells x {RUNS} runs x {len(METRICS)} metrics x {STEPS} steps"
+        print(f"filled {shape} in {time.perf_counter() - started:.0f} s")
+        for steps in ("last", "all"):
+            seconds, cpu, count = bench_judge(store, cells, steps)
+            print(
+                f"judging {cells} cells x {len(METRICS)} metrics (steps: {steps}, {count} coordinates) "
+                f"against {RUNS} runs each: {seconds:.2f} s, {cpu:.2f} s of CPU (budget 1 s for 1,000 x 10)"
+            )
+        store.close()
+        answer, process, start = bench_history(path)
+        print(
+            f"`run-matrix history` of one cell (20 runs): {answer * 1000:.0f} ms in process (budget 300); "
+            f"{process * 1000:.0f} ms as a fresh process; `run-matrix --help` takes {start * 1000:.0f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()
