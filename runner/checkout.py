@@ -1,77 +1,60 @@
-"""What a local miles checkout says, read statically (nothing of it is run).
+"""What a local miles checkout says about a cell's launch: its own MODEL_ARGS.
 
-``scripts/models/<type>.sh`` declares ``MODEL_ARGS=( ... )``; we read that
-array with shlex. An array that needs the shell to expand it (``$VAR``,
-``$(...)``) cannot be read this way; the caller then keeps the preset and says so.
+The checkout's ``scripts/models/<type>.py`` or ``.sh`` is expanded as miles expands it, in the
+sandbox (``runner.knowledge.presets``); a difference from run-matrix's shipped preset is a
+warning that names the tokens, never hidden.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from runner.cell import Cell
 from runner.errors import Problem
+from runner.knowledge import presets
 from runner.render import MILES_ROOT_REFERENCE, Context, preset_tokens
-
-_ARRAY = re.compile(r"^\s*MODEL_ARGS=\(", re.MULTILINE)
 
 
 @dataclass(frozen=True)
 class ModelArgs:
     source: Path
-    tokens: tuple[str, ...] | None  # None: could not be read statically
+    tokens: tuple[str, ...] | None  # None: the checkout's preset did not expand
     reason: str = ""
 
 
-def model_args(miles_root: Path, model_type: str) -> ModelArgs | None:
-    """MODEL_ARGS of ``model_type`` in the checkout, or None when it has no such script."""
-    script = miles_root / "scripts" / "models" / f"{model_type}.sh"
-    if not script.is_file():
+def model_args(miles_root: Path, model_type: str, trust: bool = False) -> ModelArgs | None:
+    """MODEL_ARGS of ``model_type`` in the checkout, or None when it has no preset of that type."""
+    found = presets.expand(miles_root, trust=trust).get(model_type)
+    if found is None:
         return None
-    text = script.read_text(encoding="utf-8", errors="replace")
-    match = _ARRAY.search(text)
-    if not match:
-        return ModelArgs(script, None, "it declares no MODEL_ARGS=( ... ) array")
-    lexer = shlex.shlex(text[match.end() :], posix=True, punctuation_chars="()")
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    tokens: list[str] = []
-    for token in lexer:
-        if token == ")":
-            break
-        if "$" in token or token == "(":
-            return ModelArgs(script, None, f"it needs the shell to expand {token!r}")
-        tokens.append(token)
-    else:
-        return ModelArgs(script, None, "its MODEL_ARGS array is not closed")
-    return ModelArgs(script, tuple(tokens))
+    return ModelArgs(found.source, found.tokens or None, found.error)
 
 
 def launch_context(
-    cell: Cell, miles_root: Path | None, environ: Mapping[str, str]
+    cell: Cell, miles_root: Path | None, environ: Mapping[str, str], trust: bool = False
 ) -> tuple[Context, list[Problem]]:
     """What render needs from this machine: the caller's env and, if given, the checkout's
     MODEL_ARGS — a difference from run-matrix's preset is a warning, never hidden."""
     if miles_root is None:
         return Context(dict(environ), MILES_ROOT_REFERENCE), []
     root = str(miles_root.resolve())
-    found = model_args(miles_root, cell.spec.model.type) if cell.spec.model.type else None
-    where = (cell.location("model", "type"),)
-    if found is None:
+    if not cell.spec.model.type:  # FSDP: no MODEL_ARGS
         return Context(dict(environ), root), []
-    if found.tokens is None:
-        note = f"cannot read {found.source} ({found.reason}); using the preset"
+    found = model_args(miles_root, cell.spec.model.type, trust)
+    where = (cell.location("model", "type"),)
+    shipped = f"the shipped preset (miles {(cell.preset.miles_commit or 'unknown')[:8]})"
+    if found is None or found.tokens is None:
+        why = f"{found.source.name} {found.reason}" if found else f"has no {cell.spec.model.type}.py or .sh"
+        note = f"the checkout's scripts/models/ {why}; using {shipped}"
         return Context(dict(environ), root), [Problem("model-args", note, "model.type", where, "warning")]
     preset = preset_tokens(cell)
     if tuple(found.tokens) == preset:
         return Context(dict(environ), root, found.tokens), []
     drift = Problem(
         "model-args",
-        f"MODEL_ARGS of {found.source} differ from the preset {cell.preset.type}: "
+        f"MODEL_ARGS of {found.source} differ from {shipped} of {cell.preset.type}: "
         f"{_token_difference(preset, found.tokens)}; rendering the checkout's",
         "model.type",
         where,

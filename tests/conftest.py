@@ -32,6 +32,12 @@ def _no_side_effects(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
 
 
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """run-matrix's cache (expanded presets) goes to a folder of the test run's, never the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
 @dataclass
 class Result:
     code: int

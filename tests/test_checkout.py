@@ -1,46 +1,43 @@
+"""The checkout's MODEL_ARGS for a cell's launch: expanded in the sandbox, compared with the shipped preset."""
+
 from __future__ import annotations
 
-from pathlib import Path
+import pytest
 
 from runner import pipeline
-from runner.checkout import model_args
+from runner.checkout import launch_context, model_args
 from runner.render import preset_tokens
 from tests.conftest import DATA
 
+pytestmark = pytest.mark.allow_subprocess
 CHECKOUT = DATA / "fake-miles"
+ROCM = pipeline.locate.BUNDLED_MATRICES / "rocm/glm5-async.yaml"
 
 
-def test_reads_model_args_statically():
+
+def test_the_checkouts_glm5_preset_is_the_shipped_one():
     found = model_args(CHECKOUT, "glm5-744B-A40B_4layer")
     assert found is not None and found.tokens is not None
-    cell = pipeline.cell(pipeline.locate.BUNDLED_MATRICES / "rocm/glm5-async.yaml")
-    assert found.tokens == preset_tokens(cell)
+    assert found.tokens == preset_tokens(pipeline.cell(ROCM))
 
 
-def test_no_script_means_no_answer():
+def test_no_preset_of_that_type_means_no_answer():
     assert model_args(CHECKOUT, "qwen3-4B") is None
 
 
-def test_shell_expansion_is_not_guessed(tmp_path: Path):
-    (tmp_path / "scripts" / "models").mkdir(parents=True)
-    (tmp_path / "scripts" / "models" / "m.sh").write_text("MODEL_ARGS=(\n --num-layers ${LAYERS}\n)\n")
-    found = model_args(tmp_path, "m")
-    assert found is not None
-    assert (found.tokens, found.reason) == (None, "it needs the shell to expand '${LAYERS}'")
-
-
-def test_no_array(tmp_path: Path):
-    (tmp_path / "scripts" / "models").mkdir(parents=True)
-    (tmp_path / "scripts" / "models" / "m.sh").write_text("ARGS=(--a)\n")
-    found = model_args(tmp_path, "m")
-    assert found is not None and found.reason == "it declares no MODEL_ARGS=( ... ) array"
-
-
-def test_comments_and_quotes(tmp_path: Path):
-    (tmp_path / "scripts" / "models").mkdir(parents=True)
-    (tmp_path / "scripts" / "models" / "m.sh").write_text(
-        'NLAYERS=4\nMODEL_ARGS=(\n   --spec "a.b" "c"  # the spec\n   --moe-layer-freq [0]*3+[1]*1\n)\necho done\n'
-    )
-    found = model_args(tmp_path, "m")
-    assert found is not None
-    assert found.tokens == ("--spec", "a.b", "c", "--moe-layer-freq", "[0]*3+[1]*1")
+def test_a_type_the_checkout_lacks_or_cannot_expand_keeps_the_shipped_preset_and_says_so(tmp_path):
+    tmp_path.chmod(0o755)
+    (tmp_path / "scripts/models").mkdir(parents=True)
+    cell = pipeline.cell(ROCM)
+    context, problems = launch_context(cell, tmp_path, {})
+    assert context.model_args is None
+    assert [p.message for p in problems] == [
+        "the checkout's scripts/models/ has no glm5-744B-A40B_4layer.py or .sh; using the shipped preset"
+        f" (miles {cell.preset.miles_commit[:8]})"
+    ]
+    (tmp_path / "scripts/models/glm5-744B-A40B_4layer.sh").write_text("exit 4\n")
+    _, problems = launch_context(cell, tmp_path, {})
+    assert [p.message for p in problems] == [
+        "the checkout's scripts/models/ glm5-744B-A40B_4layer.sh fails with status 4 when bash sources it;"
+        f" using the shipped preset (miles {cell.preset.miles_commit[:8]})"
+    ]

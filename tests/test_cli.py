@@ -115,7 +115,9 @@ def test_render_writes_one_script_per_cell(cli, in_repo, tmp_path):
     assert cli("render", "nv/glm5-colocate", "-o", str(tmp_path / "file")).code == 2
 
 
+@pytest.mark.allow_subprocess  # the checkout's preset is expanded in the sandbox
 def test_render_reads_model_args_from_a_checkout_and_warns_on_drift(cli, in_repo, tmp_path):
+    tmp_path.chmod(0o755)  # the sandbox reads the checkout as nobody
     checkout = tmp_path / "miles"
     shutil.copytree(DATA / "fake-miles", checkout)
     same = cli(
@@ -144,7 +146,8 @@ def test_render_reads_model_args_from_a_checkout_and_warns_on_drift(cli, in_repo
     )
     assert drift.err == (
         f"matrices/base/glm5-744b-a40b-4layer.yaml:6: warning [model-args] model.type: MODEL_ARGS of {script}"
-        " differ from the preset glm5-744B-A40B_4layer: checkout has 6; preset has 4; rendering the checkout's\n"
+        " differ from the shipped preset (miles 31f1ca96) of glm5-744B-A40B_4layer: checkout has 6; preset has 4;"
+        " rendering the checkout's\n"
         "  ==> if the checkout is right, `run-matrix presets sync --miles-root DIR` ships its presets\n"
     )
     cell = json.loads(drift.out)["cells"][0]
@@ -152,6 +155,7 @@ def test_render_reads_model_args_from_a_checkout_and_warns_on_drift(cli, in_repo
     assert cell["warnings"][0]["rule"] == "model-args"
 
 
+@pytest.mark.allow_subprocess
 def test_render_miles_root_from_the_environment(cli, in_repo, monkeypatch):
     monkeypatch.setenv("MILES_ROOT", str(DATA / "fake-miles"))
     cell = json.loads(cli("render", "rocm/glm5-async.yaml", "--format", "json").out)["cells"][0]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,11 +13,6 @@ from tests.conftest import DATA
 pytestmark = pytest.mark.allow_subprocess
 CHECKOUT = DATA / "fake-miles"
 
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    return tmp_path / "cache"
 
 
 def snapshot(name: str) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from runner import pipeline
 from runner.checkout import launch_context
-from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
+from runner.cli.output import SELECT_HELP, add_format, add_trust_checkout, print_json, print_problems
 from runner.errors import Problem, UsageError, display_path
 from runner.render import Launch, render, to_shell
 
@@ -41,8 +41,10 @@ def add_parser(subcommands: Any, name: str) -> None:
         "--miles-root",
         type=Path,
         default=os.environ.get("MILES_ROOT") or None,
-        help="miles checkout (default: $MILES_ROOT); its scripts/models/<type>.sh is read for MODEL_ARGS",
+        help="miles checkout (default: $MILES_ROOT): its scripts/models/<type>.py or .sh gives MODEL_ARGS, "
+        "expanded in the sandbox; a difference from the shipped preset is a model-args warning",
     )
+    add_trust_checkout(parser)
     parser.set_defaults(handler=run)
 
 
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     launches = []
     for cell in pipeline.select(args.specs, args.k):
         problems = pipeline.problems(cell)
-        context, drift = launch_context(cell, args.miles_root, os.environ)
+        context, drift = launch_context(cell, args.miles_root, os.environ, args.trust_checkout)
         problems += drift
         print_problems(problems, sys.stderr)
         launches.append((render(cell, context), problems, cell.path))

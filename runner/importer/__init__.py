@@ -180,7 +180,9 @@ def _checked(cells: list[Cell], variants: Variants, request: Request) -> list[Pr
         broken = refused(at, f"launches what run-matrix's rules reject ({len(set(errors))} error(s) below)")
         raise SpecError([*broken.problems, *_unique(errors)])
     wrong = {
-        _shown(combo): roundtrip.differences(cell_of(cells, combo), target, request.miles_root)
+        _shown(combo): roundtrip.differences(
+            cell_of(cells, combo), target, request.miles_root, request.trust_checkout
+        )
         for combo, target in variants.cells
     }
     if any(wrong.values()):

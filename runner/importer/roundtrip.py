@@ -20,9 +20,9 @@ from runner.render import MILES_ROOT_REFERENCE, Context, Launch, preset_tokens, 
 WANDB_KEY = "WANDB_API_KEY"
 
 
-def differences(cell: Cell, target: Target, miles_root: Path | None) -> list[str]:
+def differences(cell: Cell, target: Target, miles_root: Path | None, trust: bool = False) -> list[str]:
     """Each way the cell's render differs from the script's launch; none when the round trip holds."""
-    context = _context(cell, miles_root)
+    context = _context(cell, miles_root, trust)
     launch = render(cell, context)
     found = target.launched
     wrong = []
@@ -44,12 +44,12 @@ def differences(cell: Cell, target: Target, miles_root: Path | None) -> list[str
     return wrong
 
 
-def _context(cell: Cell, miles_root: Path | None) -> Context:
+def _context(cell: Cell, miles_root: Path | None, trust: bool) -> Context:
     if miles_root is None:
         return Context({}, MILES_ROOT_REFERENCE)
     if cell.spec.model.type is None:  # FSDP: no MODEL_ARGS
         return Context({}, str(miles_root.resolve()))
-    found = checkout.model_args(miles_root, cell.spec.model.type)
+    found = checkout.model_args(miles_root, cell.spec.model.type, trust)
     tokens = found.tokens if found is not None else None
     return Context({}, str(miles_root.resolve()), tokens)
 
