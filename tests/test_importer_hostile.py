@@ -204,11 +204,6 @@ REFUSED: dict[str, tuple[str, int | None, str]] = {
         4,
         "opens a network connection: socket.sendmsg",
     ),
-    "socket listen": (
-        "import socket\nsocket.socket().bind(('127.0.0.1', 0))",
-        4,
-        "opens a network connection: socket.bind",
-    ),
     "_socket connect": (
         "import _socket\n_socket.socket().connect(('127.0.0.1', {tcp}))",
         4,
@@ -229,6 +224,9 @@ REFUSED: dict[str, tuple[str, int | None, str]] = {
 # Imported: the guards record these (nothing done) or are walked around, and the sandbox makes
 # the attempt harmless; the script goes on and launches.
 IMPORTED: dict[str, str] = {
+    # binding reaches nothing: the sandbox's network namespace has only its own loopback (the
+    # caller's listener holds this port on the real one)
+    "socket listen": "import socket\ns = socket.socket()\ns.bind(('127.0.0.1', {tcp}))\ns.listen()",
     "ctypes system": "import ctypes\nctypes.CDLL(None).system(b'touch {canary}/pwned {beside}; kill -9 {bystander}')",
     "ctypes kill": "import ctypes\nctypes.CDLL(None).kill({bystander}, 9)",
     "ctypes fork + setsid daemon": (

@@ -53,7 +53,9 @@ PROCESSES: Guarded = (
     (posix, PROCESS_NAMES),
     (signal, ("pidfd_send_signal", "pthread_kill", "raise_signal")),
 )
-NETWORK = ("connect", "connect_ex", "sendto", "sendmsg", "bind", "listen")
+# reaching out; binding and listening stay (libraries probe with them at import, urllib3's IPv6 check
+# among them) and reach nothing: the sandbox's network namespace has only its own loopback
+NETWORK = ("connect", "connect_ex", "sendto", "sendmsg")
 
 
 def record_environment_reads(trace: Any) -> None:
