@@ -59,12 +59,14 @@ NETWORK = ("connect", "connect_ex", "sendto", "sendmsg")
 
 
 def record_environment_reads(trace: Any) -> None:
-    """Every ``os.environ`` lookup (``os.getenv`` and ``get`` included) notes the name and line."""
+    """Every ``os.environ`` lookup (``os.getenv`` and ``get`` included) by the code under test notes
+    the name and line; a library reading its own settings is not a switch of the test's."""
     environ_class = type(os.environ)
 
     class Recording(environ_class):  # type: ignore[valid-type, misc]
         def __getitem__(self, key: str) -> str:
-            trace.env_reads.setdefault(key, trace.where())
+            if trace.read_by_own_code():
+                trace.env_reads.setdefault(key, trace.where())
             return str(super().__getitem__(key))
 
     os.environ.__class__ = Recording

@@ -40,7 +40,7 @@ from typing import Any
 
 HELPERS_MODULE = "miles.utils.external_utils.command_utils"
 HERE = Path(__file__).resolve().parent
-SANDBOX = ("harness.py", "guards.py", "trace.py", "recorder.py")  # the files that run in the sandbox
+SANDBOX = ("harness.py", "guards.py", "trace.py", "recorder.py", "missing.py")  # what runs in the sandbox
 # Stand-ins for the packages a miles test imports besides the helpers (CI registration only).
 STUB_PACKAGES = ("miles", "miles.utils", "miles.utils.external_utils", "tests", "tests.ci")
 STUB_MODULES = ("tests.ci.ci_register", "tests.ci.metric_history")
@@ -55,9 +55,10 @@ def main(argv: Sequence[str]) -> int:
         recorder = _load("_run_matrix_recorder", "recorder.py")
         trace = tracing.TRACE
         trace.script = str(script)
-        trace.own_files |= {
-            str(HERE / name) for name in ("harness.py", "guards.py", "trace.py", "recorder.py")
-        }
+        trace.own_files |= {str(HERE / name) for name in SANDBOX}
+        trace.own_code = (str(script.parent) + os.sep, *([str(miles_root) + os.sep] if miles_root else []))
+        missing = _load("_run_matrix_missing", "missing.py")
+        sys.meta_path.append(missing.Missing(trace.own_code, lambda name: None))
         guards = _load("_run_matrix_guards", "guards.py")
         guards.record_environment_reads(trace)
         guards.install(trace)

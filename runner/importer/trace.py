@@ -29,6 +29,7 @@ class Trace:
 
     script: str = ""
     own_files: set[str] = dataclasses.field(default_factory=set)  # recorder, harness, miles' helpers
+    own_code: tuple[str, ...] = ()  # folders of the code under test (the script's, the checkout)
     events: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     env_reads: dict[str, list[Any]] = dataclasses.field(default_factory=dict)  # name -> where
     refusal: dict[str, Any] | None = None
@@ -46,6 +47,18 @@ class Trace:
                 nearest = [name, frame.f_lineno]
             frame = frame.f_back
         return nearest or [self.script, None]
+
+    def read_by_own_code(self) -> bool:
+        """Whether the code that asked (past ``os`` and the recorder) is the script's or the checkout's,
+        not a library's reading its own settings."""
+        frame: FrameType | None = sys._getframe(2)
+        while frame is not None and (
+            frame.f_code.co_filename in self.own_files
+            or frame.f_code.co_filename.startswith("<frozen")
+            or frame.f_globals.get("__name__") == "os"
+        ):
+            frame = frame.f_back
+        return frame is not None and frame.f_code.co_filename.startswith(self.own_code)
 
     def record(self, kind: str, **data: Any) -> dict[str, Any]:
         event = {"kind": kind, "at": self.where(), **data}

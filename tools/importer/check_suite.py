@@ -34,8 +34,9 @@ def import_one(path: Path, out: Path, root: Path | None, timeout: str) -> tuple[
     command = ["run-matrix", "import", str(path), "--hardware", hardware_of(path), "-o", str(out), "--force"]
     command += ["--timeout", timeout] + (["--miles-root", str(root)] if root else [])
     done = subprocess.run(command, capture_output=True, text=True)
-    lines = [line for line in done.stderr.splitlines() if ": note:" not in line and "warning [" not in line]
-    return done.returncode, (lines[0] if lines else done.stdout.strip().splitlines()[-1:] or [""])[0][:220]
+    errors = [line.split(" error ", 1)[1] for line in done.stderr.splitlines() if " error " in line]
+    other = [line for line in done.stderr.splitlines() if line.startswith("run-matrix:")]
+    return done.returncode, [*errors, *other, ""][0][:240]
 
 
 def main() -> int:
