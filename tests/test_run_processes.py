@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from runner.run.processes import deferred_interrupt, in_session, sigterm_interrupts, stop_session
+from runner.run.processes import deferred_interrupt, in_session, signals_interrupt, stop_session
 
 # A leader that leaves two children behind when it exits: one in its own process group
 # (as Ray's workers are), one in the leader's.
@@ -49,7 +49,7 @@ def test_a_ctrl_c_during_clean_up_waits_for_its_end():
 
 def test_sigterm_stops_the_run_as_ctrl_c_does():
     before = signal.getsignal(signal.SIGTERM)
-    with pytest.raises(KeyboardInterrupt), sigterm_interrupts():
+    with pytest.raises(KeyboardInterrupt), signals_interrupt():
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)
     assert signal.getsignal(signal.SIGTERM) == before

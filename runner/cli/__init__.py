@@ -7,7 +7,20 @@ import os
 import sys
 from collections.abc import Sequence
 
-from runner.cli import cells, coverage, diff, explain, hardware, importer, port, render, run, schema, validate
+from runner.cli import (
+    cells,
+    cleanup,
+    coverage,
+    diff,
+    explain,
+    hardware,
+    importer,
+    port,
+    render,
+    run,
+    schema,
+    validate,
+)
 from runner.cli.output import print_problems
 from runner.errors import ExitCode, RunMatrixError, SpecError
 
@@ -22,6 +35,7 @@ COMMANDS = {
     "coverage": coverage,
     "schema": schema,
     "run": run,
+    "cleanup": cleanup,
     "import": importer,
 }
 

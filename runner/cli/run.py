@@ -7,7 +7,8 @@ table go to stderr; ``--format json`` puts the report on stdout.
 from __future__ import annotations
 
 import argparse
-import datetime
+import contextlib
+import math
 import os
 import shlex
 import sys
@@ -19,9 +20,10 @@ from runner import pipeline, report
 from runner.cell import Cell
 from runner.checkout import launch_context
 from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
-from runner.errors import Problem, UsageError, display_path
+from runner.errors import ExitCode, Problem, UsageError, display_path
 from runner.render import render
 from runner.run.plan import Options, Planned
+from runner.run.record import new_run_id
 
 
 def add_parser(subcommands: Any, name: str) -> None:
@@ -53,13 +55,15 @@ def add_parser(subcommands: Any, name: str) -> None:
     parser.add_argument(
         "--no-preflight", dest="preflight", action="store_false", help="skip the GPU, checkout and Ray checks"
     )
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="stop a job that runs longer")
+    parser.add_argument(
+        "--timeout", type=seconds, metavar="SECONDS", help="stop a job that runs longer (a number > 0)"
+    )
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
     parser.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report")
     parser.add_argument("--keep-going", action="store_true", help="run the remaining cells after a failure")
     parser.add_argument("--strict", action="store_true", help="a skipped cell fails the run")
     parser.add_argument(
-        "--log-dir", type=Path, help="where the per-cell logs go (default: run-matrix-logs/<date-time>)"
+        "--log-dir", type=Path, help="where the per-cell logs go (default: run-matrix-logs/<run id>)"
     )
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
@@ -76,6 +80,17 @@ def select_cells(names: list[str], expression: str | None) -> list[Selected]:
     return [Selected(cell, pipeline.problems(cell)) for cell in pipeline.select(names, expression)]
 
 
+def seconds(text: str) -> float:
+    """A number of seconds: finite and positive (``nan`` would never time out, and is not JSON)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number of seconds > 0")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
@@ -83,25 +98,88 @@ def run(args: argparse.Namespace) -> int:
     planned = [plan(each, options.miles_root) for each in select_cells(args.specs, args.k)]
     if args.dry_run:
         return _dry_run(planned, options, args.format)
+    from runner.run.outputs import Outputs, make_log_dir  # checked before any work
+
+    summary = options.caller_env.get("GITHUB_STEP_SUMMARY")
+    outputs = Outputs.checked(args.junit, args.report, Path(summary) if summary else None)
+    make_log_dir(options.log_dir)
+    try:
+        return _run(planned, options, outputs, args.format)
+    finally:
+        with contextlib.suppress(OSError):
+            options.log_dir.rmdir()  # only when empty: the run ended before its first cell
+
+
+def _run(planned: list[Planned], options: Options, outputs: Any, output: str) -> int:
     from rich.console import Console  # only when something runs
 
     from runner.run import session
-    from runner.run.processes import sigterm_interrupts
+    from runner.run.processes import deferred_interrupt, signals_interrupt
+    from runner.run.record import Ledger, state_dir
     from runner.run.view import for_console
 
     console = Console(stderr=True)
-    view = for_console(console)
-    try:
-        with sigterm_interrupts():
-            result = session.run(planned, options, view)
-    finally:
-        view.close()
-    summary = options.caller_env.get("GITHUB_STEP_SUMMARY")
-    report.write(result, args.junit, args.report, Path(summary) if summary else None)
+    with signals_interrupt():
+        state = state_dir(os.environ)
+        _clean_dead_runs(state, console)
+        ledger = Ledger.open(state, options.run_id, options.log_dir)
+        view = for_console(console)
+        try:
+            result = session.run(planned, options, view, ledger, on_cell=outputs.write)
+        finally:
+            with deferred_interrupt():
+                view.close()
+                _stop_what_is_left(ledger, console)
+        with deferred_interrupt():
+            outputs.write(result)
     console.print(report.table(result))
-    if args.format == "json":
-        print_json(result.to_json())
+    if output == "json":
+        sys.stdout.write(report.to_json(result))
+    failed = "\n".join(filter(None, [outputs.failed(), ledger.warning]))
+    if failed:
+        say(console, f"run-matrix: {failed}", "red")
+        if result.exit_code is not ExitCode.INTERRUPTED:
+            return int(ExitCode.ENVIRONMENT)
     return int(result.exit_code)
+
+
+def _clean_dead_runs(state: Path, console: Any) -> None:
+    """Stop what earlier runs that died (SIGKILL, OOM) left running, and say so."""
+    from runner.run.cleanup import clean
+
+    for cleaned in clean(state):
+        say(console, describe_cleaned(cleaned), "yellow")
+
+
+def describe_cleaned(cleaned: Any) -> str:
+    lines = [
+        f"run-matrix: run {cleaned.run_id} (pid {cleaned.owner_pid}, logs {cleaned.log_dir}) died and left:"
+    ]
+    lines += [f"  stopped: {what}" for what in cleaned.stopped]
+    lines += [f"  still there: {what}" for what in cleaned.left]
+    if len(lines) == 1:
+        lines[0] = lines[0].replace("and left:", "and left nothing running")
+    return "\n".join(lines)
+
+
+def _stop_what_is_left(ledger: Any, console: Any) -> None:
+    """Normally nothing: every job and head is stopped where it ends. What a fault left is
+    stopped now; what cannot be stays in the record for `run-matrix cleanup`."""
+    from runner.run.cleanup import Cleaned, stop_left
+
+    if ledger.holds_anything:
+        cleaned = Cleaned(ledger.run_id, os.getpid(), str(ledger.record.log_dir))
+        stop_left(ledger.record, cleaned)
+        ledger.save()  # what is left, for `run-matrix cleanup`
+        for what in cleaned.left:
+            say(console, f"run-matrix: still running: {what} (`run-matrix cleanup` tries again)", "red")
+    ledger.close()
+
+
+def say(console: Any, text: str, style: str) -> None:
+    from rich.text import Text  # Text: paths and ids are not markup
+
+    console.print(Text(text, style=style))
 
 
 def plan(selected: Selected, miles_root: Path | None) -> Planned:
@@ -115,11 +193,12 @@ def plan(selected: Selected, miles_root: Path | None) -> Planned:
 
 
 def _options(args: argparse.Namespace) -> Options:
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_id = new_run_id()
     return Options(
         miles_root=args.miles_root.resolve() if args.miles_root else None,
         ray_address=args.ray_address,
-        log_dir=args.log_dir or Path("run-matrix-logs") / stamp,
+        log_dir=args.log_dir or Path("run-matrix-logs") / run_id,
+        run_id=run_id,
         caller_env=dict(os.environ),
         skip_prepare=args.skip_prepare,
         preflight=args.preflight,
