@@ -179,7 +179,7 @@ def _stop_what_is_left(ledger: Any, console: Any) -> None:
 def say(console: Any, text: str, style: str) -> None:
     from rich.text import Text  # Text: paths and ids are not markup
 
-    console.print(Text(text, style=style))
+    console.print(Text(text, style=style), soft_wrap=True)  # whole lines: people grep them
 
 
 def plan(selected: Selected, miles_root: Path | None) -> Planned:

@@ -182,10 +182,10 @@ def stop_recorded(leader: Identity, run_id: str, grace: float) -> tuple[list[int
     ours = [p for p in members if (p == leader.pid and leader_ours) or carries_run_id(p, run_id)]
     if not ours:
         return [], sorted(members)
-    if leader_ours:
+    if leader_ours:  # SIGTERM lets `ray start --block` stop what it started, as it does when we own it
         _kill(leader.pid, lambda p: os.kill(p, signal.SIGTERM))
         deadline = time.monotonic() + grace
-        while time.monotonic() < deadline and set(ours) & set(in_session(leader.pid)):
+        while time.monotonic() < deadline and leader.still_running():
             time.sleep(0.1)
     left = [p for p in in_session(leader.pid) if p in ours or carries_run_id(p, run_id)]
     for pid in left:

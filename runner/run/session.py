@@ -47,6 +47,7 @@ def run(
 ) -> RunResult:
     """Run the cells; ``on_cell`` gets the results so far after each cell (to write them at once)."""
     progress = Progress(options.strict, on_cell or (lambda result: None))
+    progress.publish()  # a report from the start: a run killed in its first cell leaves one too
     try:
         setup = Setup.of(planned, options)
     except KeyboardInterrupt as exc:
@@ -123,6 +124,9 @@ class Progress:
 
     def add(self, result: CellResult) -> None:
         self.results.append(result)
+        self.publish()
+
+    def publish(self) -> None:
         with processes.deferred_interrupt():  # the report of a finished cell is written whole
             self.on_cell(self.result(complete=False))
 
