@@ -90,13 +90,11 @@ def stop_left(record: Record, cleaned: Cleaned) -> None:
     heads = {s.address for s in record.sessions if s.address}
     still: list[Job] = []
     for job in record.jobs:
-        if job.address in heads:
-            continue  # it stops with the head this run started
-        error = _stop_job(job)
-        (cleaned.left if error else cleaned.stopped).append(
-            _describe_job(job) + (f": {error}" if error else "")
-        )
-        if error:
+        error = _stop_job(job)  # on the run's own head too: Ray exits quicker without a job to kill
+        if not error:
+            cleaned.stopped.append(_describe_job(job))
+        elif job.address not in heads:  # a job on a head of the run's stops with that head
+            cleaned.left.append(f"{_describe_job(job)}: {error}")
             still.append(job)
     record.jobs = still
     kept: list[Session] = []

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -100,22 +101,39 @@ def _kill(pid: int, how: Callable[[int], None]) -> bool:
     return True
 
 
+class _Deferral:
+    """A signal handler that only notes the signals (while a clean-up runs)."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+
+    def __call__(self, number: int, frame: object) -> None:
+        self.received.append(number)
+
+
 @contextmanager
 def deferred_interrupt() -> Iterator[None]:
     """Finish a clean-up before an interrupt takes effect: a second Ctrl-C, or a SIGTERM after
-    the Ctrl-C, while a Ray head or a job is being stopped would otherwise leave it running."""
-    if threading.current_thread() is not threading.main_thread():
+    the Ctrl-C, while a Ray head or a job is being stopped would otherwise leave it running.
+
+    After the clean-up the interrupt is raised — unless the clean-up was itself the answer to
+    an interrupt (one is being handled): the run is stopping already, and the first cause stands.
+    Nested clean-ups defer to the outermost."""
+    if threading.current_thread() is not threading.main_thread() or isinstance(
+        signal.getsignal(signal.SIGINT), _Deferral
+    ):
         yield
         return
-    received: list[int] = []
-    previous = {n: signal.signal(n, lambda number, frame: received.append(number)) for n in STOP_SIGNALS}
+    stopping = isinstance(sys.exc_info()[1], KeyboardInterrupt)
+    deferral = _Deferral()
+    previous = {n: signal.signal(n, deferral) for n in STOP_SIGNALS}
     try:
         yield
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
-    if received:
-        raise Interrupted(_NAMES[signal.Signals(received[0])])
+    if deferral.received and not stopping:
+        raise Interrupted(_NAMES[signal.Signals(deferral.received[0])])
 
 
 @contextmanager

@@ -19,7 +19,8 @@ class Status(str, Enum):
 
 
 StepStatus = Literal["ran", "skipped", "failed"]
-AttemptOutcome = Literal["succeeded", "failed", "infra", "timeout", "interrupted"]
+# stopped: run-matrix cut the attempt short (its log could not be written, a fault of its own)
+AttemptOutcome = Literal["succeeded", "failed", "infra", "timeout", "interrupted", "stopped"]
 
 
 @dataclass(frozen=True)

@@ -281,13 +281,20 @@ class CellRun:
             if number > 1:
                 self.enter(f"retrying in {retry.delay_seconds:g} s ({attempts[-1].detail})")
                 time.sleep(retry.delay_seconds)
-            attempts.append(self.attempt(number))
+            self.attempt(number, attempts)
             if attempts[-1].outcome != "infra":
                 break
 
-    def attempt(self, number: int) -> Attempt:
+    def attempt(self, number: int, attempts: list[Attempt]) -> None:
+        """One attempt, into ``attempts`` however it ends (one cut short is recorded, then re-raised)."""
         started = time.monotonic()
         submission_id = f"{job_name(self.id)}-{uuid.uuid4().hex[:8]}"
+
+        def record(outcome: job.JobOutcome) -> None:
+            detail = self.redact(outcome.detail)  # it may quote the job's last line
+            seconds = round(time.monotonic() - started, 3)
+            attempts.append(Attempt(number, submission_id, outcome.outcome, detail, seconds))
+
         self.series.clear()  # an attempt's metrics are its own
         where = self.options.ray_address or "a local Ray head"
         self.enter(f"cluster: {where}")
@@ -299,10 +306,15 @@ class CellRun:
                 outcome = self.submit_and_watch(on, submission_id, number)
         except EnvironmentProblem as exc:
             outcome = job.JobOutcome("infra", str(exc))
-        detail = self.redact(outcome.detail)  # it may quote the job's last line
-        self.write(f"==> attempt {number} ({submission_id}): {outcome.outcome}: {detail}")
-        seconds = round(time.monotonic() - started, 3)
-        return Attempt(number, submission_id, outcome.outcome, detail, seconds)
+        except KeyboardInterrupt as exc:
+            cause = processes.cause_of(exc)
+            record(job.JobOutcome("interrupted", f"interrupted ({cause}) during {self.phase}"))
+            raise
+        except BaseException as exc:
+            record(job.JobOutcome("stopped", f"stopped by run-matrix: {_reason(exc)}"))
+            raise
+        record(outcome)
+        self.write(f"==> attempt {number} ({submission_id}): {outcome.outcome}: {attempts[-1].detail}")
 
     def submit_and_watch(self, on: cluster.Connection, submission_id: str, number: int) -> job.JobOutcome:
         self.enter(f"submit: {submission_id} on {on.record.address}")
