@@ -8,6 +8,7 @@ here has its own deadline, so a regression fails the test instead of hanging it.
 from __future__ import annotations
 
 import json
+import os
 import resource
 import signal
 import subprocess
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 
 from runner.run.processes import Identity, in_session
-from tests.test_run_on_ray import bystanders, specs, users_cluster  # noqa: F401 (fixtures)
+from tests.test_run_on_ray import FAKE_MILES, bystanders, specs, users_cluster  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.allow_subprocess
 RUN_MATRIX = [sys.executable, "-c", "from runner.cli import console; console()"]
@@ -220,3 +221,44 @@ def test_two_runs_in_one_second_keep_their_own_logs_and_records(specs, users_clu
         assert "fake miles train_async.py: " in (tmp_path / log).read_text()
     assert len(list((tmp_path / "run-matrix-logs").iterdir())) == 2
     assert list((tmp_path / "state" / "runs").iterdir()) == []
+
+
+class BrokenView:
+    """A live view with a bug: it fails on the job's first metric line."""
+
+    def started(self, cell_id: str, watched: tuple[str, ...]) -> None: ...
+    def phase(self, cell_id: str, text: str) -> None: ...
+    def finished(self, result: Any) -> None: ...
+    def close(self) -> None: ...
+
+    def output(self, cell_id: str, line: str) -> None:
+        if "step 0:" in line:
+            raise RuntimeError("the view broke")
+
+    def metrics(self, cell_id: str, found: Any) -> None: ...
+
+
+def test_a_fault_of_run_matrix_stops_the_job_and_the_cell_says_so(specs, users_cluster, tmp_path):  # noqa: F811
+    from runner.cli.run import plan, select_cells
+    from runner.run import session
+    from runner.run.outputs import Outputs
+    from runner.run.plan import Options
+    from runner.run.record import Ledger
+
+    specs("async", extra="env: {FAKE_MILES_SLEEP: '300'}")
+    planned = [plan(each, FAKE_MILES) for each in select_cells(["m/fake/async.yaml"], None)]
+    options = Options(FAKE_MILES, users_cluster.address, tmp_path, dict(os.environ), skip_prepare=True, run_id="r1")
+    ledger = Ledger.open(tmp_path / "state", "r1", tmp_path)
+    outputs = Outputs.checked(None, tmp_path / "report.json", None)
+    result = session.run(planned, options, BrokenView(), ledger, outputs.write)
+    (cell,) = result.cells
+    submission = cell.attempts[0].submission_id
+    assert (cell.status.value, cell.reason) == (
+        "error",
+        f"run-matrix failed during running: {submission}: RuntimeError: the view broke",
+    )
+    assert (cell.attempts[0].outcome, cell.attempts[0].detail) == ("stopped", "stopped by run-matrix: the view broke")
+    assert users_cluster.status(submission) == "STOPPED"
+    assert not ledger.holds_anything
+    assert json.loads((tmp_path / "report.json").read_text())["cells"][0]["status"] == "error"
+    ledger.close()

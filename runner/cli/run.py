@@ -32,8 +32,11 @@ def add_parser(subcommands: Any, name: str) -> None:
         help="run cells on Ray: prepare, launch, watch, check metrics, report",
         description="Run every selected cell: requirements, preflight (GPUs, miles checkout, Ray), "
         "prepare steps, a local Ray head (or --ray-address), the job, its metrics against expect:, "
-        "and the reports. Exit 0 all passed, 1 any failed, 2 invalid spec, 3 environment, 130 "
-        "interrupted. `run-matrix SPEC` is short for `run-matrix run SPEC`.",
+        "and the reports. Report paths and --log-dir are checked before any work; the reports are rewritten "
+        "after every cell; SIGTERM and SIGHUP act as Ctrl-C; what a run starts is recorded, so the next "
+        "run (or `run-matrix cleanup`) stops what a killed run left. Exit 0 all passed, 1 any failed, "
+        "2 invalid spec, 3 environment (or a report could not be written), 130 interrupted. "
+        "`run-matrix SPEC` is short for `run-matrix run SPEC`.",
     )
     parser.add_argument("specs", nargs="+", metavar="SPEC|DIR|CELL")
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)

@@ -47,7 +47,6 @@ def run(
 ) -> RunResult:
     """Run the cells; ``on_cell`` gets the results so far after each cell (to write them at once)."""
     progress = Progress(options.strict, on_cell or (lambda result: None))
-    progress.publish()  # a report from the start: a run killed in its first cell leaves one too
     try:
         setup = Setup.of(planned, options)
     except KeyboardInterrupt as exc:
@@ -55,6 +54,7 @@ def run(
         for each in planned:
             progress.add(_result(each, Status.SKIPPED, progress.not_run, ()))
         return progress.result(complete=True)
+    progress.publish()  # a report from the start: a run killed in its first cell leaves one too
     tracker = tracker or Untracked()
     for each in planned:
         try:
@@ -213,16 +213,16 @@ class CellRun:
         attempts: list[Attempt] = []
         ended = ""  # why the cell ended early: an interrupt, a lost log, a fault of run-matrix
         try:
-            self.log = self.log_path.open("w", encoding="utf-8")
+            self.open_log()
             self.prepare(records)
             if not any(r.status == "failed" for r in records):
                 self.attempts(attempts)
         except KeyboardInterrupt as exc:
             self.stopped_by = processes.cause_of(exc)
             ended = f"interrupted ({self.stopped_by}) during {self.phase}"
-        except (LogLost, OSError) as exc:
+        except LogLost as exc:
             log = display_path(self.log_path)
-            ended = f"cannot write the log {log}: {_reason(exc)}; stopped during {self.phase}"
+            ended = f"cannot write the log {log}: {exc}; stopped during {self.phase}"
         except Exception as exc:  # a fault of run-matrix: the cell is reported, what it started stopped
             traceback.print_exc()
             ended = f"run-matrix failed during {self.phase}: {type(exc).__name__}: {exc}"
@@ -231,6 +231,12 @@ class CellRun:
         if not self.stopped_by and attempts and attempts[-1].outcome == "interrupted":
             self.stopped_by = attempts[-1].detail.removeprefix("interrupted (").split(")")[0]
         return self.result(tuple(records), attempts, ended, time.monotonic() - started)
+
+    def open_log(self) -> None:
+        try:
+            self.log = self.log_path.open("w", encoding="utf-8")
+        except OSError as exc:
+            raise LogLost(_reason(exc)) from None
 
     def _close_log(self) -> None:
         if self.log is not None:
@@ -321,6 +327,7 @@ class CellRun:
         self.write(f"==> attempt {number}: job {submission_id} on {on.record.address}")
         entrypoint = environment.entrypoint(self.planned)
         metadata = {"run-matrix-cell": self.id, "content-hash": self.planned.cell.content_hash}
+        metadata["run-matrix-run"] = self.tracker.run_id  # the run record that names this job
         with processes.deferred_interrupt():  # in the record before Ray has it: a crash cannot lose it
             self.tracker.submitted(on.record.address, submission_id)
         try:
