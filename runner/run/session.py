@@ -11,7 +11,6 @@ fault of run-matrix itself — the job it submitted is stopped first, and the ce
 from __future__ import annotations
 
 import contextlib
-import datetime
 import time
 import traceback
 import uuid
@@ -21,9 +20,10 @@ from pathlib import Path
 from typing import TextIO
 
 from runner.errors import EnvironmentProblem, display_path
-from runner.run import cluster, environment, job, metrics, preflight, prepare, processes, requires
+from runner.run import cluster, environment, job, metrics, prepare, processes
 from runner.run.metrics import Series
 from runner.run.plan import Options, Planned, job_name
+from runner.run.progress import Progress
 from runner.run.record import Tracker, Untracked
 from runner.run.results import (
     Attempt,
@@ -35,6 +35,7 @@ from runner.run.results import (
     RunResult,
     Status,
 )
+from runner.run.setup import Setup
 from runner.run.view import View
 
 
@@ -82,85 +83,6 @@ def _cell(
     if result.status in (Status.FAILED, Status.ERROR) and not options.keep_going and not progress.not_run:
         progress.not_run = f"not run: {cell_id} failed (--keep-going runs the rest)"
     return result
-
-
-@dataclass(frozen=True)
-class Setup:
-    """What is known before the first cell runs: requirements, skips, job envs, the redactor."""
-
-    checked: dict[str, tuple[RequirementResult, ...]]
-    skips: dict[str, str]
-    envs: dict[str, dict[str, str]]
-    redact: environment.Redactor
-
-    @classmethod
-    def of(cls, planned: Sequence[Planned], options: Options) -> Setup:
-        if options.preflight and planned:
-            preflight.need_checkout(options)
-        checked = {p.cell.id: requires.check(p.cell, options.miles_root, options.caller_env) for p in planned}
-        skips = {p.cell.id: _skip_reason(p, checked[p.cell.id]) for p in planned}
-        runnable = [p for p in planned if not skips[p.cell.id]]
-        if options.preflight and runnable:
-            preflight.check(runnable, options)
-        redact = environment.Redactor.of(_secrets(planned), options.caller_env)
-        envs = {p.cell.id: _job_env(p, options) for p in runnable}
-        return cls(checked, skips, envs, redact)
-
-
-@dataclass
-class Progress:
-    """The results so far, handed on after each cell: a run that dies leaves its report behind."""
-
-    strict: bool
-    on_cell: Callable[[RunResult], None]
-    results: list[CellResult] = field(default_factory=list)
-    clusters: list[ClusterRecord] = field(default_factory=list)
-    not_run: str = ""
-    stopped_by: str = ""
-    started_at: str = field(
-        default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    )
-    started: float = field(default_factory=time.monotonic)
-
-    def add(self, result: CellResult) -> None:
-        self.results.append(result)
-        self.publish()
-
-    def publish(self) -> None:
-        with processes.deferred_interrupt():  # the report of a finished cell is written whole
-            self.on_cell(self.result(complete=False))
-
-    def interrupted(self, cause: str) -> None:
-        self.stopped_by = self.stopped_by or cause
-        self.not_run = f"not run: the run was interrupted ({self.stopped_by})"
-
-    def result(self, complete: bool) -> RunResult:
-        return RunResult(
-            tuple(self.results),
-            self.started_at,
-            time.monotonic() - self.started,
-            tuple(self.clusters),
-            self.strict,
-            complete=complete,
-            stopped_by=self.stopped_by,
-        )
-
-
-def _skip_reason(planned: Planned, checked: tuple[RequirementResult, ...]) -> str:
-    """Why the cell is not run (its matrix skips it, or a requirement is unmet), or ""."""
-    skip = planned.cell.skip
-    if skip is not None:
-        return f"skip: {skip.reason}" + (f" ({skip.issue})" if skip.issue else "")
-    return "; ".join(r.describe() for r in requires.unmet(checked))
-
-
-def _secrets(planned: Sequence[Planned]) -> list[str]:
-    return sorted({name for p in planned for name in p.cell.conventions.secrets})
-
-
-def _job_env(planned: Planned, options: Options) -> dict[str, str]:
-    probed = environment.probe(planned.launch.probes, options.caller_env)
-    return environment.job_env(planned, probed, options.caller_env)
 
 
 def _result(
