@@ -187,6 +187,23 @@ def test_sigterm_during_a_prepare_step_stops_the_step_and_all_it_started(specs, 
     assert list((tmp_path / "state" / "runs").iterdir()) == []
 
 
+def test_a_run_killed_during_a_prepare_step_leaves_it_to_cleanup(cli, specs, tmp_path, monkeypatch):  # noqa: F811
+    specs("async")
+    monkeypatch.setenv("FAKE_HF_SLEEP", "300")
+    process = start("m/fake/async.yaml", "--ray-address", "http://127.0.0.1:9", "--no-preflight", "--log-dir", "logs")
+    log = tmp_path / "logs" / "fake-async.log"
+    wait_for("the download", log_says(log, "fake hf: pid "), process)
+    words = next(line for line in log.read_text().splitlines() if line.startswith("fake hf: pid ")).split()
+    hf, child = Identity.of(int(words[3])), Identity.of(int(words[-1]))
+    process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=30)
+    assert hf is not None and hf.still_running() and child is not None and child.still_running()
+    result = cli("cleanup")
+    assert result.code == 0, result.out
+    assert f"  stopped: prepare step (pid {hf.pid}: " in result.out
+    assert not hf.still_running() and not child.still_running()
+
+
 def test_sigterm_during_the_clean_up_after_ctrl_c_still_cleans_up(specs, bystanders, tmp_path, monkeypatch):  # noqa: F811
     specs("async", extra="env: {FAKE_MILES_SLEEP: '300'}")
     monkeypatch.setenv("RUN_MATRIX_GPUS", "amd:8")
