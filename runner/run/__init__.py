@@ -7,5 +7,8 @@ inside ``cluster`` and ``job``, so ``run --dry-run`` and the other commands neve
 Glossary: a **plan** is a cell with its rendered launch and how to reproduce it; an
 **attempt** is one job submission (infrastructure failures may be retried, test failures
 never); a **local head** is a Ray head this run started, in its own process session, and
-the only Ray processes it ever stops.
+the only Ray processes it ever stops; the **run record** (``record``) names everything a run
+started while it lives, so that ``cleanup`` can stop what a run that died left behind;
+the **outputs** (``outputs``) are the report files, checked before any work and rewritten
+whole after every cell.
 """
