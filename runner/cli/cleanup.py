@@ -33,7 +33,6 @@ def add_parser(subcommands: Any, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from runner.cli.run import describe_cleaned
     from runner.run.cleanup import clean
     from runner.run.record import state_dir
 
@@ -42,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         print_json({"dry_run": args.dry_run, "runs": [c.to_json() for c in found]})
     else:
         for cleaned in found:
-            print(describe_cleaned(cleaned).removeprefix("run-matrix: "))
+            print(cleaned.describe().removeprefix("run-matrix: "))
         if not found:
             print("no dead runs left anything behind")
     left = any(c.left for c in found) and not args.dry_run

@@ -14,16 +14,19 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner import pipeline, report
 from runner.cell import Cell
 from runner.checkout import launch_context
 from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
-from runner.errors import ExitCode, Problem, UsageError, display_path
+from runner.errors import Problem, UsageError, display_path
 from runner.render import render
 from runner.run.plan import Options, Planned
 from runner.run.record import new_run_id
+
+if TYPE_CHECKING:
+    from runner.run.outputs import Outputs
 
 
 def add_parser(subcommands: Any, name: str) -> None:
@@ -113,70 +116,24 @@ def run(args: argparse.Namespace) -> int:
             options.log_dir.rmdir()  # only when empty: the run ended before its first cell
 
 
-def _run(planned: list[Planned], options: Options, outputs: Any, output: str) -> int:
+def _run(planned: list[Planned], options: Options, outputs: Outputs, output: str) -> int:
     from rich.console import Console  # only when something runs
 
-    from runner.run import session
-    from runner.run.processes import deferred_interrupt, signals_interrupt
-    from runner.run.record import Ledger, state_dir
+    from runner.run import lifecycle
     from runner.run.view import for_console
 
     console = Console(stderr=True)
-    with signals_interrupt():
-        state = state_dir(os.environ)
-        _clean_dead_runs(state, console)
-        ledger = Ledger.open(state, options.run_id, options.log_dir)
-        view = for_console(console)
-        try:
-            result = session.run(planned, options, view, ledger, on_cell=outputs.write)
-        finally:
-            with deferred_interrupt():
-                view.close()
-                _stop_what_is_left(ledger, console)
-        with deferred_interrupt():
-            outputs.write(result)
-    console.print(report.table(result))
+    finished = lifecycle.run(
+        planned, options, outputs, for_console(console), lambda text: say(console, text, "yellow")
+    )
+    console.print(report.table(finished.result))
     if output == "json":
-        sys.stdout.write(report.to_json(result))
-    failed = "\n".join(filter(None, [outputs.failed(), ledger.warning]))
-    if failed:
-        say(console, f"run-matrix: {failed}", "red")
-        if result.exit_code is not ExitCode.INTERRUPTED:
-            return int(ExitCode.ENVIRONMENT)
-    return int(result.exit_code)
-
-
-def _clean_dead_runs(state: Path, console: Any) -> None:
-    """Stop what earlier runs that died (SIGKILL, OOM) left running, and say so."""
-    from runner.run.cleanup import clean
-
-    for cleaned in clean(state):
-        say(console, describe_cleaned(cleaned), "yellow")
-
-
-def describe_cleaned(cleaned: Any) -> str:
-    lines = [
-        f"run-matrix: run {cleaned.run_id} (pid {cleaned.owner_pid}, logs {cleaned.log_dir}) died and left:"
-    ]
-    lines += [f"  stopped: {what}" for what in cleaned.stopped]
-    lines += [f"  still there: {what}" for what in cleaned.left]
-    if len(lines) == 1:
-        lines[0] = lines[0].replace("and left:", "and left nothing running")
-    return "\n".join(lines)
-
-
-def _stop_what_is_left(ledger: Any, console: Any) -> None:
-    """Normally nothing: every job and head is stopped where it ends. What a fault left is
-    stopped now; what cannot be stays in the record for `run-matrix cleanup`."""
-    from runner.run.cleanup import Cleaned, stop_left
-
-    if ledger.holds_anything:
-        cleaned = Cleaned(ledger.run_id, os.getpid(), str(ledger.record.log_dir))
-        stop_left(ledger.record, cleaned)
-        ledger.save()  # what is left, for `run-matrix cleanup`
-        for what in cleaned.left:
-            say(console, f"run-matrix: still running: {what} (`run-matrix cleanup` tries again)", "red")
-    ledger.close()
+        sys.stdout.write(report.to_json(finished.result))
+    for what in finished.left:
+        say(console, f"run-matrix: still running: {what} (`run-matrix cleanup` tries again)", "red")
+    if finished.failed:
+        say(console, f"run-matrix: {finished.failed}", "red")
+    return int(finished.exit_code)
 
 
 def say(console: Any, text: str, style: str) -> None:

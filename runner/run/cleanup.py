@@ -37,6 +37,14 @@ class Cleaned:
     stopped: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)
 
+    def describe(self) -> str:
+        lines = [f"run-matrix: run {self.run_id} (pid {self.owner_pid}, logs {self.log_dir}) died and left:"]
+        lines += [f"  stopped: {what}" for what in self.stopped]
+        lines += [f"  still there: {what}" for what in self.left]
+        if len(lines) == 1:
+            lines[0] = lines[0].replace("and left:", "and left nothing running")
+        return "\n".join(lines)
+
     def to_json(self) -> dict[str, object]:
         return {
             "run_id": self.run_id,
