@@ -76,3 +76,16 @@ def test_a_signal_during_the_clean_up_of_an_interrupt_does_not_replace_it():
         os.kill(os.getpid(), signal.SIGHUP)
         time.sleep(0.1)
     assert cause_of(caught.value) == "SIGHUP"
+
+
+def test_a_signal_the_caller_ignores_stays_ignored():
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as under nohup
+    try:
+        with signals_interrupt():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(0.1)
+        with deferred_interrupt():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)

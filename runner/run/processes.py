@@ -119,14 +119,14 @@ def deferred_interrupt() -> Iterator[None]:
     After the clean-up the interrupt is raised — unless the clean-up was itself the answer to
     an interrupt (one is being handled): the run is stopping already, and the first cause stands.
     Nested clean-ups defer to the outermost."""
-    if threading.current_thread() is not threading.main_thread() or isinstance(
-        signal.getsignal(signal.SIGINT), _Deferral
-    ):
+    outer = any(isinstance(signal.getsignal(n), _Deferral) for n in STOP_SIGNALS)
+    if outer or threading.current_thread() is not threading.main_thread():
         yield
         return
     stopping = isinstance(sys.exc_info()[1], KeyboardInterrupt)
     deferral = _Deferral()
-    previous = {n: signal.signal(n, deferral) for n in STOP_SIGNALS}
+    wanted = [n for n in STOP_SIGNALS if signal.getsignal(n) is not signal.SIG_IGN]
+    previous = {n: signal.signal(n, deferral) for n in wanted}
     try:
         yield
     finally:
@@ -140,7 +140,7 @@ def deferred_interrupt() -> Iterator[None]:
 def signals_interrupt() -> Iterator[None]:
     """SIGTERM (a CI job cancelled, a `kill`) and SIGHUP (the terminal closed) stop the run as
     Ctrl-C does: jobs and heads are stopped and the reports written, instead of Python exiting
-    on the spot."""
+    on the spot. A signal the caller ignores (``nohup``: SIGHUP) stays ignored."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -148,7 +148,8 @@ def signals_interrupt() -> Iterator[None]:
     def interrupt(number: int, frame: object) -> None:
         raise Interrupted(_NAMES[signal.Signals(number)])
 
-    previous = {n: signal.signal(n, interrupt) for n in STOP_SIGNALS}
+    wanted = [n for n in STOP_SIGNALS if signal.getsignal(n) is not signal.SIG_IGN]
+    previous = {n: signal.signal(n, interrupt) for n in wanted}
     try:
         yield
     finally:
