@@ -79,7 +79,7 @@ def report(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return data, data["cells"][0]
 
 
-def test_outputs_and_options_are_checked_before_any_work(cli, specs, tmp_path, capsys):  # noqa: F811
+def test_outputs_and_options_are_checked_before_any_work(cli, specs, tmp_path, capsys, monkeypatch):  # noqa: F811
     specs("async")
     bad_junit = cli("run", "m/fake/async.yaml", "--junit", "missing/junit.xml", "--report", "out")
     assert (bad_junit.code, bad_junit.err) == (
@@ -90,6 +90,14 @@ def test_outputs_and_options_are_checked_before_any_work(cli, specs, tmp_path, c
     bad_logs = cli("run", "m/fake/async.yaml", "--log-dir", "out/logs")
     assert (bad_logs.code, bad_logs.err) == (3, "run-matrix: --log-dir out/logs: cannot create it: Not a directory\n")
     assert not (tmp_path / "models").exists() and not (tmp_path / "run-matrix-logs").exists()  # nothing ran
+    monkeypatch.setenv("RUN_MATRIX_STATE_DIR", str(tmp_path / "out"))  # a file: no records there
+    no_record = cli("run", "m/fake/async.yaml", "--log-dir", "logs")
+    assert (no_record.code, no_record.err) == (
+        3,
+        f"run-matrix: cannot record the run in {tmp_path}/out/runs: Not a directory "
+        "(set RUN_MATRIX_STATE_DIR to a writable folder)\n",
+    )
+    assert not (tmp_path / "logs").exists()  # the log folder it made for nothing is gone
     for value in ("nan", "inf", "-1"):
         with pytest.raises(SystemExit) as exited:
             cli("run", "m/fake/async.yaml", "--timeout", value)
