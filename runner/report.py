@@ -1,15 +1,17 @@
 """report: a run's results as JSON, JUnit XML and GitHub step-summary Markdown.
 
-Presentation only: everything here reads ``RunResult`` and writes text. Nothing in a
+Presentation only: everything here reads ``RunResult`` and returns text (``run.outputs``
+writes the files). Nothing in a
 result holds a secret's value (the run step redacts them), so nothing here can leak one.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
+from typing import Any
 
 from runner.run.results import CellResult, Gate, RunResult, Status
 
@@ -36,7 +38,19 @@ def _checks_summary(cell: CellResult) -> str:
 
 
 def to_json(result: RunResult) -> str:
-    return json.dumps(result.to_json(), indent=2) + "\n"
+    """Strict JSON: a metric's nan or inf (miles prints them) is written as the string "nan"/"inf"."""
+    return json.dumps(finite(result.to_json()), indent=2, allow_nan=False) + "\n"
+
+
+def finite(data: Any) -> Any:
+    """``data`` with every non-finite float replaced by its name: JSON has no NaN or Infinity."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return str(data)  # "nan", "inf", "-inf"
+    if isinstance(data, dict):
+        return {key: finite(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [finite(value) for value in data]
+    return data
 
 
 def junit(result: RunResult) -> str:
@@ -172,14 +186,3 @@ MARKS_GATE = {"pass": "✅", "fail": "❌", "inactive": "💤", "error": "💥"}
 
 def _cell_text(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
-
-
-def write(result: RunResult, junit_path: Path | None, report_path: Path | None, summary: Path | None) -> None:
-    """The report files asked for; the step summary is appended to (GitHub collects several)."""
-    if junit_path is not None:
-        junit_path.write_text(junit(result), encoding="utf-8")
-    if report_path is not None:
-        report_path.write_text(to_json(result), encoding="utf-8")
-    if summary is not None:
-        with summary.open("a", encoding="utf-8") as out:
-            out.write(markdown(result))

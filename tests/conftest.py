@@ -35,7 +35,7 @@ def _no_side_effects(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyP
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """run-matrix's cache (expanded presets) goes to a folder of the test run's, never the user's."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
+    monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
 @dataclass

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import replace
 
 from junitparser import JUnitXml
 
@@ -158,12 +160,9 @@ def test_json_report_has_metrics_and_attempts():
     assert cell["status"] == "passed" and cell["spec_chain"] == list(BASE["spec_chain"])
 
 
-def test_write_appends_the_step_summary(tmp_path):
-    summary = tmp_path / "summary.md"
-    summary.write_text("# earlier step\n")
-    report.write(RUN, tmp_path / "junit.xml", tmp_path / "report.json", summary)
-    assert summary.read_text() == "# earlier step\n" + report.markdown(RUN)
-    assert (
-        (tmp_path / "junit.xml").read_text().startswith('<?xml version="1.0" encoding="utf-8"?>\n<testsuites')
-    )
-    assert json.loads((tmp_path / "report.json").read_text())["exit_code"] == 1
+def test_json_is_strict_a_nan_metric_is_its_name():
+    nan = replace(RUN.cells[0], metrics={"train/grad_norm": (Sample("step", 0, math.nan), Sample("step", 1, -math.inf))})
+    text = report.to_json(replace(RUN, cells=(nan,)))
+    assert "NaN" not in text and "Infinity" not in text
+    values = json.loads(text)["cells"][0]["metrics"]["train/grad_norm"]
+    assert [v["value"] for v in values] == ["nan", "-inf"]

@@ -106,6 +106,7 @@ def specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Path
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PATH", f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("MILES_ROOT", str(FAKE_MILES))
+    monkeypatch.setenv("RUN_MATRIX_STATE_DIR", str(tmp_path / "state"))  # run records: this test's own
     for name in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "WANDB_API_KEY", "GITHUB_STEP_SUMMARY"):
         monkeypatch.delenv(name, raising=False)
     for name in ("RUN_MATRIX_GPUS", "NCCL_NVLS_ENABLE", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"):

@@ -7,7 +7,14 @@ import time
 
 import pytest
 
-from runner.run.processes import deferred_interrupt, in_session, sigterm_interrupts, stop_session
+from runner.run.processes import (
+    Interrupted,
+    cause_of,
+    deferred_interrupt,
+    in_session,
+    signals_interrupt,
+    stop_session,
+)
 
 # A leader that leaves two children behind when it exits: one in its own process group
 # (as Ray's workers are), one in the leader's.
@@ -49,7 +56,36 @@ def test_a_ctrl_c_during_clean_up_waits_for_its_end():
 
 def test_sigterm_stops_the_run_as_ctrl_c_does():
     before = signal.getsignal(signal.SIGTERM)
-    with pytest.raises(KeyboardInterrupt), sigterm_interrupts():
+    with pytest.raises(KeyboardInterrupt), signals_interrupt():
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_a_signal_during_the_clean_up_of_an_interrupt_does_not_replace_it():
+    with pytest.raises(KeyboardInterrupt) as caught:
+        try:
+            raise Interrupted("Ctrl-C")
+        except KeyboardInterrupt:
+            with deferred_interrupt(), deferred_interrupt():  # nested: the outer one decides
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.1)
+            raise
+    assert cause_of(caught.value) == "Ctrl-C"
+    with pytest.raises(KeyboardInterrupt) as caught, deferred_interrupt():
+        os.kill(os.getpid(), signal.SIGHUP)
+        time.sleep(0.1)
+    assert cause_of(caught.value) == "SIGHUP"
+
+
+def test_a_signal_the_caller_ignores_stays_ignored():
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as under nohup
+    try:
+        with signals_interrupt():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(0.1)
+        with deferred_interrupt():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)

@@ -58,7 +58,12 @@ def test_an_expected_failure_and_an_interrupt_outside_the_job():
         "expected to fail (NSA kernels on gfx942): perf/step_time is 75 at step 2; ...",
     )
     assert verdict(RAN, [OK], HELD, xfail="NSA kernels on gfx942") == (Status.PASSED, "")
-    assert verdict(RAN, [], (), interrupted="interrupted (Ctrl-C) during prepare: model (hf-download)") == (
+    assert verdict(RAN, [], (), ended="interrupted (SIGTERM) during prepare: model (hf-download)") == (
         Status.INTERRUPTED,
-        "interrupted (Ctrl-C) during prepare: model (hf-download)",
+        "interrupted (SIGTERM) during prepare: model (hf-download)",
     )
+
+
+def test_a_cell_that_cannot_go_on_is_an_error_not_a_failure():
+    lost = "cannot write the log logs/a.log: File too large; stopped during running: a-1"
+    assert verdict(RAN, [OK], HELD, ended=lost, xfail="known") == (Status.ERROR, lost)

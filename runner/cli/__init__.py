@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from runner.cli import (
     cells,
+    cleanup,
     coverage,
     diff,
     explain,
@@ -36,6 +37,7 @@ COMMANDS = {
     "coverage": coverage,
     "schema": schema,
     "run": run,
+    "cleanup": cleanup,
     "import": importer,
     "presets": presets,
     "history": history,

@@ -7,7 +7,8 @@ table go to stderr; ``--format json`` puts the report on stdout.
 from __future__ import annotations
 
 import argparse
-import datetime
+import contextlib
+import math
 import os
 import shlex
 import sys
@@ -22,9 +23,11 @@ from runner.cli.output import SELECT_HELP, add_format, print_json, print_problem
 from runner.errors import EnvironmentProblem, Problem, UsageError, display_path
 from runner.render import render
 from runner.run.plan import Options, Planned
+from runner.run.record import new_run_id
 
 if TYPE_CHECKING:
     from runner.history.recorder import Recorder
+    from runner.run.outputs import Outputs
 
 
 def add_parser(subcommands: Any, name: str) -> None:
@@ -33,8 +36,11 @@ def add_parser(subcommands: Any, name: str) -> None:
         help="run cells on Ray: prepare, launch, watch, check metrics, report",
         description="Run every selected cell: requirements, preflight (GPUs, miles checkout, Ray), "
         "prepare steps, a local Ray head (or --ray-address), the job, its metrics against expect:, "
-        "and the reports. Exit 0 all passed, 1 any failed, 2 invalid spec, 3 environment, 130 "
-        "interrupted. `run-matrix SPEC` is short for `run-matrix run SPEC`.",
+        "and the reports. Report paths and --log-dir are checked before any work; the reports are rewritten "
+        "after every cell; SIGTERM and SIGHUP act as Ctrl-C; what a run starts is recorded, so the next "
+        "run (or `run-matrix cleanup`) stops what a killed run left. Exit 0 all passed, 1 any failed, "
+        "2 invalid spec, 3 environment (or a report could not be written), 130 interrupted. "
+        "`run-matrix SPEC` is short for `run-matrix run SPEC`.",
     )
     parser.add_argument("specs", nargs="+", metavar="SPEC|DIR|CELL")
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
@@ -56,13 +62,15 @@ def add_parser(subcommands: Any, name: str) -> None:
     parser.add_argument(
         "--no-preflight", dest="preflight", action="store_false", help="skip the GPU, checkout and Ray checks"
     )
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="stop a job that runs longer")
+    parser.add_argument(
+        "--timeout", type=seconds, metavar="SECONDS", help="stop a job that runs longer (a number > 0)"
+    )
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
     parser.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report")
     parser.add_argument("--keep-going", action="store_true", help="run the remaining cells after a failure")
     parser.add_argument("--strict", action="store_true", help="a skipped cell fails the run")
     parser.add_argument(
-        "--log-dir", type=Path, help="where the per-cell logs go (default: run-matrix-logs/<date-time>)"
+        "--log-dir", type=Path, help="where the per-cell logs go (default: run-matrix-logs/<run id>)"
     )
     parser.add_argument(
         "--history",
@@ -91,6 +99,17 @@ def select_cells(names: list[str], expression: str | None) -> list[Selected]:
     return [Selected(cell, pipeline.problems(cell)) for cell in pipeline.select(names, expression)]
 
 
+def seconds(text: str) -> float:
+    """A number of seconds: finite and positive (``nan`` would never time out, and is not JSON)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number of seconds > 0")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
@@ -98,28 +117,54 @@ def run(args: argparse.Namespace) -> int:
     planned = [plan(each, options.miles_root) for each in select_cells(args.specs, args.k)]
     if args.dry_run:
         return _dry_run(planned, options, args.format)
+    from runner.run.outputs import Outputs, make_log_dir  # checked before any work
+
+    summary = options.caller_env.get("GITHUB_STEP_SUMMARY")
+    outputs = Outputs.checked(args.junit, args.report, Path(summary) if summary else None)
+    make_log_dir(options.log_dir)
+    try:
+        recorder = open_history(
+            args, options
+        )  # before anything runs: a store that cannot be opened is exit 3
+        return _run(planned, options, outputs, args.format, recorder)
+    finally:
+        with contextlib.suppress(OSError):
+            options.log_dir.rmdir()  # only when empty: the run ended before its first cell
+
+
+def _run(planned: list[Planned], options: Options, outputs: Outputs, output: str, recorder: Recorder) -> int:
     from rich.console import Console  # only when something runs
 
-    from runner.run import session
-    from runner.run.processes import sigterm_interrupts
+    from runner.run import lifecycle
     from runner.run.summary import print_summary
     from runner.run.view import for_console
 
-    recorder = open_history(args, options)  # before anything runs: a store that cannot be opened is exit 3
     console = Console(stderr=True)
-    view = for_console(console)
     try:
-        with sigterm_interrupts():
-            result = session.run(planned, options, view, recorder)
+        finished = lifecycle.run(
+            planned,
+            options,
+            outputs,
+            for_console(console),
+            lambda text: say(console, text, "yellow"),
+            recorder,
+        )
     finally:
-        view.close()
         recorder.store.close()
-    summary = options.caller_env.get("GITHUB_STEP_SUMMARY")
-    report.write(result, args.junit, args.report, Path(summary) if summary else None)
-    print_summary(console, result)
-    if args.format == "json":
-        print_json(result.to_json())
-    return int(result.exit_code)
+    print_summary(console, finished.result)
+    if output == "json":
+        sys.stdout.write(report.to_json(finished.result))
+    for what in finished.left:
+        say(console, f"run-matrix: still running: {what} (`run-matrix cleanup` tries again)", "red")
+    if finished.failed:
+        say(console, f"run-matrix: {finished.failed}", "red")
+    return int(finished.exit_code)
+
+
+def say(console: Any, text: str, style: str) -> None:
+    from rich.text import Text  # Text: paths and ids are not markup
+
+    console.print(Text(text, style=style), soft_wrap=True)  # whole lines: people grep them
 
 
 def open_history(args: argparse.Namespace, options: Options) -> Recorder:
@@ -147,11 +192,12 @@ def plan(selected: Selected, miles_root: Path | None) -> Planned:
 
 
 def _options(args: argparse.Namespace) -> Options:
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_id = new_run_id()
     return Options(
         miles_root=args.miles_root.resolve() if args.miles_root else None,
         ray_address=args.ray_address,
-        log_dir=args.log_dir or Path("run-matrix-logs") / stamp,
+        log_dir=args.log_dir or Path("run-matrix-logs") / run_id,
+        run_id=run_id,
         caller_env=dict(os.environ),
         skip_prepare=args.skip_prepare,
         preflight=args.preflight,

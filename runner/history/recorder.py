@@ -27,6 +27,7 @@ class Recorder:
     store: Store
     miles_commit: str = ""
     no_record: bool = False
+    failed: str = ""  # the first read or write of the store that failed during the run
 
     def identity(self, planned: Planned) -> Identity:
         cell = planned.cell

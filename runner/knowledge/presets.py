@@ -219,5 +219,8 @@ def _content_hash(checkout: Path, suffix: str, names: list[str]) -> str:
 
 
 def _cache_folder() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "run-matrix" / "presets"
+    """``$RUN_MATRIX_CACHE_DIR``, else ``$XDG_CACHE_HOME/run-matrix``, else ``~/.cache/run-matrix``."""
+    base = os.environ.get("RUN_MATRIX_CACHE_DIR") or str(
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "run-matrix"
+    )
+    return Path(base) / "presets"

@@ -4,11 +4,14 @@ A local head is the rendered ``ray start --head ...`` plus ``--block``: it runs 
 process session, with its own temp dir and free ports, so a cluster already on the
 machine is never in the way and never touched. Stopping it is SIGTERM to that ``ray
 start`` (Ray then stops what it started), then SIGKILL to whatever of its session is left.
-Never ``ray stop``: that stops every Ray of the user.
+Never ``ray stop``: that stops every Ray of the user. The head carries the run's id in its
+environment and is in the run's record from the moment it starts, so a run that dies does
+not leave it behind for good (``cleanup``).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -25,6 +28,8 @@ from typing import Any
 from runner.errors import EnvironmentProblem
 from runner.render import Command
 from runner.run import processes
+from runner.run.processes import RUN_ID_VARIABLE
+from runner.run.record import Tracker, Untracked
 from runner.run.results import ClusterRecord
 
 PORTS = (
@@ -56,17 +61,20 @@ class LocalHead:
 
 
 @contextmanager
-def connected(address: str | None, head: Command, log: Path) -> Iterator[Connection]:
+def connected(
+    address: str | None, head: Command, log: Path, tracker: Tracker | None = None
+) -> Iterator[Connection]:
     """The cluster a cell runs on: ``address``, or a local head started now and stopped after."""
     if address:
         yield Connection(ClusterRecord(address, started=False), client(address))
         return
-    started = start_head(head, log)
+    tracker = tracker or Untracked()
+    started = start_head(head, log, tracker)
     try:
         record = ClusterRecord(started.address, started=True, pid=started.process.pid)
         yield Connection(record, client(started.address))
     finally:
-        stop_head(started)
+        stop_head(started, tracker)
 
 
 def client(address: str) -> Any:
@@ -88,26 +96,36 @@ def head_argv(head: Command, temp_dir: Path, ports: dict[str, int]) -> list[str]
     return [sys.executable, "-m", "ray.scripts.scripts", *head.argv[1:], *own]
 
 
-def start_head(head: Command, log: Path) -> LocalHead:
+def start_head(head: Command, log: Path, tracker: Tracker) -> LocalHead:
     temp_dir = Path(tempfile.mkdtemp(prefix="run-matrix-ray-"))
     ports = free_ports(len(PORTS))
     argv = head_argv(head, temp_dir, dict(zip(PORTS, ports, strict=True)))
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as out:
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    started = LocalHead(process, temp_dir, f"http://127.0.0.1:{ports[PORTS.index('dashboard-port')]}")
+    address = f"http://127.0.0.1:{ports[PORTS.index('dashboard-port')]}"
+    env = {**os.environ, RUN_ID_VARIABLE: tracker.run_id}
+    with processes.deferred_interrupt():  # started and recorded, or neither
+        try:
+            with log.open("ab") as out:
+                process = subprocess.Popen(
+                    argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env
+                )
+        except BaseException:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+            raise
+        tracker.started("ray-head", process, temp_dir=str(temp_dir), address=address)
+    started = LocalHead(process, temp_dir, address)
     try:
         _wait_ready(started, log)
     except BaseException:
-        stop_head(started)
+        stop_head(started, tracker)
         raise
     return started
 
 
-def stop_head(head: LocalHead) -> None:
+def stop_head(head: LocalHead, tracker: Tracker) -> None:
     with processes.deferred_interrupt():
         processes.stop_session(head.process, STOP_GRACE_SECONDS)
         shutil.rmtree(head.temp_dir, ignore_errors=True)
+        tracker.stopped(head.process.pid)
 
 
 def _wait_ready(head: LocalHead, log: Path) -> None:

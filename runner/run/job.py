@@ -74,10 +74,12 @@ def watch(
 
     try:
         ended = _until_terminal(client, submission_id, tail, emit, timeout, poll)
-    except KeyboardInterrupt:
-        stop(client, submission_id)
-        emit(tail.finish(_logs(client, submission_id)))
-        return JobOutcome("interrupted", "interrupted (Ctrl-C); the job was stopped")
+    except KeyboardInterrupt as exc:
+        stopped = stop(client, submission_id)
+        with processes.deferred_interrupt():
+            emit(tail.finish(_logs(client, submission_id)))
+        what = "the job was stopped" if stopped else "Ray did not confirm that the job stopped"
+        return JobOutcome("interrupted", f"interrupted ({processes.cause_of(exc)}); {what}")
     emit(tail.finish(_logs(client, submission_id)))
     if ended is not None:
         return ended
@@ -130,12 +132,16 @@ def classify(info: Any, last_lines: list[str]) -> JobOutcome:
     return JobOutcome("failed", f"the job exited with code {code}{said}")
 
 
-def stop(client: Any, submission_id: str) -> None:
+def stop(client: Any, submission_id: str) -> bool:
+    """Stop the job and wait (``STOP_SECONDS`` at most) until Ray says it ended: whether it did."""
     with processes.deferred_interrupt(), contextlib.suppress(OSError, RuntimeError):
         client.stop_job(submission_id)
         deadline = time.monotonic() + STOP_SECONDS
-        while time.monotonic() < deadline and not client.get_job_status(submission_id).is_terminal():
+        while time.monotonic() < deadline:
+            if client.get_job_status(submission_id).is_terminal():
+                return True
             time.sleep(0.2)
+    return False
 
 
 def _logs(client: Any, submission_id: str) -> str | None:

@@ -44,6 +44,7 @@ class Options:
     keep_going: bool = False
     strict: bool = False
     poll_seconds: float = 0.5
+    run_id: str = ""  # names this run's record and, by default, its log folder
 
 
 def job_name(cell_id: str) -> str:

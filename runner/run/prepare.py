@@ -3,7 +3,8 @@
 The skip conditions are those the rendered commands state (``skip_if``): a directory
 that exists, a config already patched, a checkpoint whose marker says ``release``.
 ``mkdir`` and ``patch-hf-config`` run here; downloads and conversions run the rendered
-command, their output going to the cell's log.
+command, their output going to the cell's log. Each command runs in its own process session
+(recorded, and carrying the run's id), so an interrupt stops it with every process it started.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from pathlib import Path
 
 from runner.patch_hf_config import patched, text
 from runner.render import Command
+from runner.run import processes
 from runner.run.environment import fill
+from runner.run.record import Tracker, Untracked
 from runner.run.results import PrepareRecord, StepStatus
 from schemas.spec import ConvertFp8, ConvertTorchDist, HfDownload, Mkdir, PatchHfConfig, PrepareStep
 
@@ -54,22 +57,30 @@ def _patch_skip(step: PatchHfConfig) -> str | None:
     return None
 
 
+STOP_GRACE_SECONDS = 10.0
+
+
 def run_step(
-    name: str, step: PrepareStep, command: Command, env: Mapping[str, str], output: Output
+    name: str,
+    step: PrepareStep,
+    command: Command,
+    env: Mapping[str, str],
+    output: Output,
+    tracker: Tracker | None = None,
 ) -> PrepareRecord:
     started = time.monotonic()
     reason = skip_reason(step)
     if reason is not None:
         return PrepareRecord(name, step.kind, "skipped", reason)
     try:
-        status, detail = _run(step, command, env, output)
+        status, detail = _run(step, command, env, output, tracker or Untracked())
     except (OSError, ValueError) as exc:
         status, detail = "failed", str(exc)
     return PrepareRecord(name, step.kind, status, detail, round(time.monotonic() - started, 3))
 
 
 def _run(
-    step: PrepareStep, command: Command, env: Mapping[str, str], output: Output
+    step: PrepareStep, command: Command, env: Mapping[str, str], output: Output, tracker: Tracker
 ) -> tuple[StepStatus, str]:
     match step:
         case Mkdir():
@@ -80,11 +91,11 @@ def _run(
             _patch(step)
             return "ran", f"patched {step.config}"
         case HfDownload():
-            return _execute(command, env, output, f"downloaded {step.repo} to {step.local_dir}")
+            return _execute(command, env, output, tracker, f"downloaded {step.repo} to {step.local_dir}")
         case ConvertTorchDist():
-            return _execute(command, env, output, f"converted {step.hf_checkpoint} to {step.save}")
+            return _execute(command, env, output, tracker, f"converted {step.hf_checkpoint} to {step.save}")
         case ConvertFp8():
-            return _execute(command, env, output, f"converted {step.model_dir} to {step.save_dir}")
+            return _execute(command, env, output, tracker, f"converted {step.model_dir} to {step.save_dir}")
 
 
 def _patch(step: PatchHfConfig) -> None:
@@ -95,29 +106,37 @@ def _patch(step: PatchHfConfig) -> None:
         path.write_text(text(result), encoding="utf-8")
 
 
-def _execute(command: Command, env: Mapping[str, str], output: Output, done: str) -> tuple[StepStatus, str]:
-    """Run a rendered command, its output line by line to ``output``; Ctrl-C stops it."""
+def _execute(
+    command: Command, env: Mapping[str, str], output: Output, tracker: Tracker, done: str
+) -> tuple[StepStatus, str]:
+    """Run a rendered command in its own session, its output line by line to ``output``; an
+    interrupt (or an output that cannot be written) stops its whole session."""
     argv = [fill(token, env, f"prepare step {command.name}") for token in command.argv]
-    try:
-        process = subprocess.Popen(
-            argv,
-            env={**os.environ, **env, **command.env},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-        )
-    except FileNotFoundError:
-        return "failed", f"{argv[0]} is not installed (not on PATH)"
+    full_env = {**os.environ, **env, **command.env, processes.RUN_ID_VARIABLE: tracker.run_id}
+    with processes.deferred_interrupt():  # started and recorded, or neither
+        try:
+            process = subprocess.Popen(
+                argv,
+                env=full_env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            return "failed", f"{argv[0]} is not installed (not on PATH)"
+        tracker.started("prepare", process)
     assert process.stdout is not None
     try:
         for line in process.stdout:
             output(line.rstrip("\n"))
         code = process.wait()
-    except BaseException:
-        process.terminate()
-        process.wait()
-        raise
+    finally:
+        with processes.deferred_interrupt():
+            processes.stop_session(process, STOP_GRACE_SECONDS)  # what it left behind, too
+            process.stdout.close()
+            tracker.stopped(process.pid)
     if code != 0:
         return "failed", f"{argv[0]} exited with code {code} (the log has its output)"
     return "ran", done

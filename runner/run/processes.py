@@ -3,7 +3,15 @@
 A process run-matrix starts with ``start_new_session=True`` leads a new session whose id
 is its pid; everything it starts stays in that session (Ray's workers set their own
 process groups, not their own sessions). So "our processes" is an exact set: those whose
-session id is the leader's pid.
+session id is the leader's pid. Linux keeps a pid allocated while it names a live session,
+so that number cannot be reused while any member lives.
+
+A session left by a run that died is stopped from its record only after proving it is that
+run's: the leader's start time and command line, and the run's id in every member's
+environment (``RUN_MATRIX_RUN_ID``), as a reused pid would not carry it.
+
+SIGINT, SIGTERM and SIGHUP all interrupt a run the same way (``Interrupted``); a clean-up
+defers all three until it is done.
 """
 
 from __future__ import annotations
@@ -11,11 +19,31 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+RUN_ID_VARIABLE = "RUN_MATRIX_RUN_ID"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was told to stop: by Ctrl-C (SIGINT), SIGTERM or SIGHUP."""
+
+    def __init__(self, cause: str = "Ctrl-C") -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
+def cause_of(exc: KeyboardInterrupt) -> str:
+    """``Ctrl-C``, ``SIGTERM`` or ``SIGHUP``: what interrupted the run."""
+    return exc.cause if isinstance(exc, Interrupted) else "Ctrl-C"
 
 
 def in_session(leader: int) -> list[int]:
@@ -31,7 +59,7 @@ def in_session(leader: int) -> list[int]:
     return found
 
 
-def stop_session(process: subprocess.Popen[bytes], grace: float) -> list[int]:
+def stop_session(process: subprocess.Popen[Any], grace: float) -> list[int]:
     """SIGTERM the session leader, wait ``grace`` seconds for its session to empty, then SIGKILL
     what is left of that session. Returns the pids that had to be killed."""
     leader = process.pid
@@ -50,7 +78,7 @@ def stop_session(process: subprocess.Popen[bytes], grace: float) -> list[int]:
     return left
 
 
-def _wait_empty(process: subprocess.Popen[bytes], seconds: float) -> None:
+def _wait_empty(process: subprocess.Popen[Any], seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and (process.poll() is None or _alive(process.pid)):
         time.sleep(0.1)
@@ -73,36 +101,116 @@ def _kill(pid: int, how: Callable[[int], None]) -> bool:
     return True
 
 
+class _Deferral:
+    """A signal handler that only notes the signals (while a clean-up runs)."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+
+    def __call__(self, number: int, frame: object) -> None:
+        self.received.append(number)
+
+
 @contextmanager
 def deferred_interrupt() -> Iterator[None]:
-    """Finish a clean-up before a Ctrl-C takes effect: a second Ctrl-C while a Ray head or a job
-    is being stopped would otherwise leave it running."""
-    if threading.current_thread() is not threading.main_thread():
+    """Finish a clean-up before an interrupt takes effect: a second Ctrl-C, or a SIGTERM after
+    the Ctrl-C, while a Ray head or a job is being stopped would otherwise leave it running.
+
+    After the clean-up the interrupt is raised — unless the clean-up was itself the answer to
+    an interrupt (one is being handled): the run is stopping already, and the first cause stands.
+    Nested clean-ups defer to the outermost."""
+    outer = any(isinstance(signal.getsignal(n), _Deferral) for n in STOP_SIGNALS)
+    if outer or threading.current_thread() is not threading.main_thread():
         yield
         return
-    received: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
+    stopping = isinstance(sys.exc_info()[1], KeyboardInterrupt)
+    deferral = _Deferral()
+    wanted = [n for n in STOP_SIGNALS if signal.getsignal(n) is not signal.SIG_IGN]
+    previous = {n: signal.signal(n, deferral) for n in wanted}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-    if received:
-        raise KeyboardInterrupt
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    if deferral.received and not stopping:
+        raise Interrupted(_NAMES[signal.Signals(deferral.received[0])])
 
 
 @contextmanager
-def sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM (a CI job cancelled, a `kill`) stops the run as Ctrl-C does: jobs and heads are
-    stopped and the reports written, instead of Python exiting on the spot."""
+def signals_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI job cancelled, a `kill`) and SIGHUP (the terminal closed) stop the run as
+    Ctrl-C does: jobs and heads are stopped and the reports written, instead of Python exiting
+    on the spot. A signal the caller ignores (``nohup``: SIGHUP) stays ignored."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def interrupt(number: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        raise Interrupted(_NAMES[signal.Signals(number)])
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    wanted = [n for n in STOP_SIGNALS if signal.getsignal(n) is not signal.SIG_IGN]
+    previous = {n: signal.signal(n, interrupt) for n in wanted}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """A process as it was when run-matrix started it: a pid alone may since name another."""
+
+    pid: int
+    start_ticks: int  # /proc/<pid>/stat field 22: clock ticks after boot
+    cmdline: tuple[str, ...]
+
+    @classmethod
+    def of(cls, pid: int) -> Identity | None:
+        """The process with this pid now, or None when there is none (or it cannot be read)."""
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return None
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] == "Z":
+            return None
+        cmdline = tuple(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+        return cls(pid, int(fields[19]), cmdline)
+
+    def still_running(self) -> bool:
+        return Identity.of(self.pid) == self
+
+
+def carries_run_id(pid: int, run_id: str) -> bool:
+    """Whether the process's environment holds ``RUN_MATRIX_RUN_ID=<run_id>``."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+    return f"{RUN_ID_VARIABLE}={run_id}".encode() in environ.split(b"\0")
+
+
+def stop_recorded(leader: Identity, run_id: str, grace: float) -> tuple[list[int], list[int]]:
+    """Stop the session of a process a dead run recorded: SIGTERM the leader if it is still the
+    recorded process, then SIGKILL the members that carry the run's id. Returns (the pids
+    stopped, the pids of the session left alone because they could not be proven the run's)."""
+    leader_ours = leader.still_running()
+    members = in_session(leader.pid)
+    ours = [p for p in members if (p == leader.pid and leader_ours) or carries_run_id(p, run_id)]
+    if not ours:
+        return [], sorted(members)
+    if leader_ours:  # SIGTERM lets `ray start --block` stop what it started, as it does when we own it
+        _kill(leader.pid, lambda p: os.kill(p, signal.SIGTERM))
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and leader.still_running():
+            time.sleep(0.1)
+    left = [p for p in in_session(leader.pid) if p in ours or carries_run_id(p, run_id)]
+    for pid in left:
+        _kill(pid, lambda p: os.kill(p, signal.SIGKILL))
+    deadline = time.monotonic() + 5.0  # SIGKILL is delivered, not awaited
+    while time.monotonic() < deadline and set(left) & set(in_session(leader.pid)):
+        time.sleep(0.1)
+    strangers = sorted(set(in_session(leader.pid)) - set(ours) - set(left))
+    return sorted(set(ours) | set(left)), strangers

@@ -19,7 +19,8 @@ class Status(str, Enum):
 
 
 StepStatus = Literal["ran", "skipped", "failed"]
-AttemptOutcome = Literal["succeeded", "failed", "infra", "timeout", "interrupted"]
+# stopped: run-matrix cut the attempt short (its log could not be written, a fault of its own)
+AttemptOutcome = Literal["succeeded", "failed", "infra", "timeout", "interrupted", "stopped"]
 
 
 @dataclass(frozen=True)
@@ -151,15 +152,17 @@ class RunResult:
     seconds: float
     clusters: tuple[ClusterRecord, ...] = ()
     strict: bool = False
+    complete: bool = True  # False: the cells so far, written while the run goes on
+    stopped_by: str = ""  # the interrupt that ended the run early (Ctrl-C, SIGTERM, SIGHUP)
 
     @property
     def interrupted(self) -> bool:
-        return any(c.status is Status.INTERRUPTED for c in self.cells)
+        return bool(self.stopped_by) or any(c.status is Status.INTERRUPTED for c in self.cells)
 
     @property
     def exit_code(self) -> ExitCode:
         statuses = {c.status for c in self.cells}
-        if Status.INTERRUPTED in statuses:
+        if self.interrupted:
             return ExitCode.INTERRUPTED
         if statuses & {Status.FAILED, Status.ERROR} or (self.strict and Status.SKIPPED in statuses):
             return ExitCode.RUN_FAILED
@@ -169,6 +172,8 @@ class RunResult:
         return {
             "ok": self.exit_code is ExitCode.OK,
             "exit_code": int(self.exit_code),
+            "complete": self.complete,
+            "stopped_by": self.stopped_by or None,
             "started": self.started,
             "seconds": round(self.seconds, 3),
             "clusters": [asdict(c) for c in self.clusters],

@@ -3,23 +3,28 @@
 ``run`` is the whole run step: requirements -> preflight -> the job env of every cell
 (probes, secrets) -> for each cell: prepare -> attempts (cluster, submit, watch; an
 infrastructure failure is retried as the spec's ``retry`` allows) -> metric checks.
-A Ctrl-C stops the job it interrupts and ends the run; the cells so far are reported.
+A Ctrl-C (or SIGTERM, SIGHUP) stops the job it interrupts and ends the run; the cells so far
+are reported. Whatever ends a cell early — an interrupt, a log that cannot be written, a
+fault of run-matrix itself — the job it submitted is stopped first, and the cell says why.
 """
 
 from __future__ import annotations
 
-import datetime
+import contextlib
 import time
+import traceback
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from runner.errors import EnvironmentProblem, display_path
-from runner.run import cluster, environment, job, metrics, preflight, prepare, requires
+from runner.run import cluster, environment, job, metrics, prepare, processes
 from runner.run.metrics import Series
 from runner.run.plan import Options, Planned, job_name
+from runner.run.progress import Progress
+from runner.run.record import Tracker, Untracked
 from runner.run.results import (
     Attempt,
     CellResult,
@@ -31,6 +36,7 @@ from runner.run.results import (
     RunResult,
     Status,
 )
+from runner.run.setup import Setup
 from runner.run.view import View
 
 if TYPE_CHECKING:
@@ -38,57 +44,58 @@ if TYPE_CHECKING:
 
 
 def run(
-    planned: Sequence[Planned], options: Options, view: View, recorder: Recorder | None = None
+    planned: Sequence[Planned],
+    options: Options,
+    view: View,
+    tracker: Tracker | None = None,
+    on_cell: Callable[[RunResult], None] | None = None,
+    recorder: Recorder | None = None,
 ) -> RunResult:
-    started_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    started = time.monotonic()
-    if options.preflight and planned:
-        preflight.need_checkout(options)
-    checked = {p.cell.id: requires.check(p.cell, options.miles_root, options.caller_env) for p in planned}
-    skips = {p.cell.id: _skip_reason(p, checked[p.cell.id]) for p in planned}
-    runnable = [p for p in planned if not skips[p.cell.id]]
-    if options.preflight and runnable:
-        preflight.check(runnable, options)
-    redact = environment.Redactor.of(_secrets(planned), options.caller_env)
-    envs = {p.cell.id: _job_env(p, options) for p in runnable}
-    results: list[CellResult] = []
-    clusters: list[ClusterRecord] = []
-    not_run = ""
+    """Run the cells; ``on_cell`` gets the results so far after each cell (to write them at once)."""
+    progress = Progress(options.strict, on_cell or (lambda result: None))
+    try:
+        setup = Setup.of(planned, options)
+    except KeyboardInterrupt as exc:
+        progress.interrupted(processes.cause_of(exc))
+        for each in planned:
+            progress.add(_result(each, Status.SKIPPED, progress.not_run, ()))
+        return progress.result(complete=True)
+    progress.publish()  # a report from the start: a run killed in its first cell leaves one too
+    tracker = tracker or Untracked()
     for each in planned:
-        if not_run or skips[each.cell.id]:
-            reason = not_run or skips[each.cell.id]
-            result = _result(each, Status.SKIPPED, reason, checked[each.cell.id])
-        else:
-            cell_run = CellRun(
-                each, checked[each.cell.id], envs[each.cell.id], options, view, redact, recorder
-            )
-            result = cell_run.run()
-            clusters += cell_run.clusters
-        view.finished(result)
-        results.append(result)
-        if result.status is Status.INTERRUPTED:
-            not_run = "not run: the run was interrupted"
-        elif result.status in (Status.FAILED, Status.ERROR) and not options.keep_going:
-            not_run = f"not run: {each.cell.id} failed (--keep-going runs the rest)"
-    seconds = time.monotonic() - started
-    return RunResult(tuple(results), started_at, seconds, tuple(clusters), options.strict)
+        try:
+            progress.add(_cell(each, setup, options, view, tracker, progress, recorder))
+        except KeyboardInterrupt as exc:  # between cells: the cell's own result is in already
+            progress.interrupted(processes.cause_of(exc))
+    return progress.result(complete=True)
 
 
-def _skip_reason(planned: Planned, checked: tuple[RequirementResult, ...]) -> str:
-    """Why the cell is not run (its matrix skips it, or a requirement is unmet), or ""."""
-    skip = planned.cell.skip
-    if skip is not None:
-        return f"skip: {skip.reason}" + (f" ({skip.issue})" if skip.issue else "")
-    return "; ".join(r.describe() for r in requires.unmet(checked))
-
-
-def _secrets(planned: Sequence[Planned]) -> list[str]:
-    return sorted({name for p in planned for name in p.cell.conventions.secrets})
-
-
-def _job_env(planned: Planned, options: Options) -> dict[str, str]:
-    probed = environment.probe(planned.launch.probes, options.caller_env)
-    return environment.job_env(planned, probed, options.caller_env)
+def _cell(
+    each: Planned,
+    setup: Setup,
+    options: Options,
+    view: View,
+    tracker: Tracker,
+    progress: Progress,
+    recorder: Recorder | None,
+) -> CellResult:
+    cell_id = each.cell.id
+    requirements = setup.checked[cell_id]
+    reason = progress.not_run or setup.skips[cell_id]
+    if reason:
+        result = _result(each, Status.SKIPPED, reason, requirements)
+    else:
+        cell_run = CellRun(
+            each, requirements, setup.envs[cell_id], options, view, setup.redact, tracker, recorder
+        )
+        result = cell_run.run()
+        progress.clusters += cell_run.clusters
+        if cell_run.stopped_by:
+            progress.interrupted(cell_run.stopped_by)
+    view.finished(result)
+    if result.status in (Status.FAILED, Status.ERROR) and not options.keep_going and not progress.not_run:
+        progress.not_run = f"not run: {cell_id} failed (--keep-going runs the rest)"
+    return result
 
 
 def _result(
@@ -109,6 +116,10 @@ def _result(
     )
 
 
+class LogLost(Exception):
+    """The cell's log cannot be written (disk full, a file size limit): the cell cannot go on."""
+
+
 @dataclass
 class CellRun:
     """One cell, from its prepare steps to its checks."""
@@ -119,11 +130,13 @@ class CellRun:
     options: Options
     view: View
     redact: environment.Redactor
+    tracker: Tracker = field(default_factory=Untracked)
     recorder: Recorder | None = None  # the history store: judges bands, records every attempt
     clusters: list[ClusterRecord] = field(default_factory=list)
     series: Series = field(default_factory=dict)
     log: TextIO | None = None
     phase: str = "starting"
+    stopped_by: str = ""  # what interrupted the cell: Ctrl-C, SIGTERM or SIGHUP
 
     @property
     def id(self) -> str:
@@ -131,19 +144,41 @@ class CellRun:
 
     def run(self) -> CellResult:
         started = time.monotonic()
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.view.started(self.id, tuple(self.planned.cell.spec.expect))
         records: list[PrepareRecord] = []
         attempts: list[Attempt] = []
-        interrupted = ""
-        with self.log_path.open("w", encoding="utf-8") as self.log:
-            try:
-                self.prepare(records)
-                if not any(r.status == "failed" for r in records):
-                    self.attempts(attempts)
-            except KeyboardInterrupt:
-                interrupted = f"interrupted (Ctrl-C) during {self.phase}"
-        return self.result(tuple(records), attempts, interrupted, time.monotonic() - started)
+        ended = ""  # why the cell ended early: an interrupt, a lost log, a fault of run-matrix
+        try:
+            self.open_log()
+            self.prepare(records)
+            if not any(r.status == "failed" for r in records):
+                self.attempts(attempts)
+        except KeyboardInterrupt as exc:
+            self.stopped_by = processes.cause_of(exc)
+            ended = f"interrupted ({self.stopped_by}) during {self.phase}"
+        except LogLost as exc:
+            log = display_path(self.log_path)
+            ended = f"cannot write the log {log}: {exc}; stopped during {self.phase}"
+        except Exception as exc:  # a fault of run-matrix: the cell is reported, what it started stopped
+            traceback.print_exc()
+            ended = f"run-matrix failed during {self.phase}: {type(exc).__name__}: {exc}"
+        finally:
+            self._close_log()
+        if not self.stopped_by and attempts and attempts[-1].outcome == "interrupted":
+            self.stopped_by = attempts[-1].detail.removeprefix("interrupted (").split(")")[0]
+        return self.result(tuple(records), attempts, ended, time.monotonic() - started)
+
+    def open_log(self) -> None:
+        try:
+            self.log = self.log_path.open("w", encoding="utf-8")
+        except OSError as exc:
+            raise LogLost(_reason(exc)) from None
+
+    def _close_log(self) -> None:
+        if self.log is not None:
+            with processes.deferred_interrupt(), contextlib.suppress(OSError):
+                self.log.close()  # a full disk fails the flush again; the file keeps what it got
+            self.log = None
 
     def enter(self, phase: str) -> None:
         self.phase = phase
@@ -156,8 +191,11 @@ class CellRun:
     def write(self, line: str) -> None:
         line = self.redact(line)
         assert self.log is not None, "write() is called while the cell runs"
-        self.log.write(line + "\n")
-        self.log.flush()
+        try:
+            self.log.write(line + "\n")
+            self.log.flush()
+        except OSError as exc:
+            raise LogLost(_reason(exc)) from None
         self.view.output(self.id, line)
         found = metrics.add(self.series, line)
         if found:
@@ -172,7 +210,8 @@ class CellRun:
             self.enter(f"prepare: {name} ({step.kind})")
             self.write(f"==> prepare {name} ({step.kind})")
             command = self.planned.command("prepare", name)
-            record = prepare.run_step(name, step, command, self.options.caller_env, self.write)
+            env = self.options.caller_env
+            record = prepare.run_step(name, step, command, env, self.write, self.tracker)
             self.write(f"==> prepare {name}: {record.status}: {record.detail}")
             records.append(record)
             if record.status == "failed":
@@ -184,50 +223,71 @@ class CellRun:
             if number > 1:
                 self.enter(f"retrying in {retry.delay_seconds:g} s ({attempts[-1].detail})")
                 time.sleep(retry.delay_seconds)
-            attempts.append(self.attempt(number))
+            self.attempt(number, attempts)
             if attempts[-1].outcome != "infra":
                 break
 
-    def attempt(self, number: int) -> Attempt:
+    def attempt(self, number: int, attempts: list[Attempt]) -> None:
+        """One attempt, into ``attempts`` however it ends (one cut short is recorded, then re-raised)."""
         started = time.monotonic()
         submission_id = f"{job_name(self.id)}-{uuid.uuid4().hex[:8]}"
+
+        def record(outcome: job.JobOutcome) -> None:
+            detail = self.redact(outcome.detail)  # it may quote the job's last line
+            seconds = round(time.monotonic() - started, 3)
+            attempts.append(Attempt(number, submission_id, outcome.outcome, detail, seconds))
+
         self.series.clear()  # an attempt's metrics are its own
         where = self.options.ray_address or "a local Ray head"
         self.enter(f"cluster: {where}")
         head_log = self.options.log_dir / f"{job_name(self.id)}.ray-head.log"
         try:
-            with cluster.connected(self.options.ray_address, self.planned.command("cluster"), head_log) as on:
+            head = self.planned.command("cluster")
+            with cluster.connected(self.options.ray_address, head, head_log, self.tracker) as on:
                 self.clusters.append(on.record)
                 outcome = self.submit_and_watch(on, submission_id, number)
         except EnvironmentProblem as exc:
             outcome = job.JobOutcome("infra", str(exc))
-        detail = self.redact(outcome.detail)  # it may quote the job's last line
-        self.write(f"==> attempt {number} ({submission_id}): {outcome.outcome}: {detail}")
-        seconds = round(time.monotonic() - started, 3)
-        return Attempt(number, submission_id, outcome.outcome, detail, seconds)
+        except KeyboardInterrupt as exc:
+            cause = processes.cause_of(exc)
+            record(job.JobOutcome("interrupted", f"interrupted ({cause}) during {self.phase}"))
+            raise
+        except BaseException as exc:
+            record(job.JobOutcome("stopped", f"stopped by run-matrix: {_reason(exc)}"))
+            raise
+        record(outcome)
+        self.write(f"==> attempt {number} ({submission_id}): {outcome.outcome}: {attempts[-1].detail}")
 
     def submit_and_watch(self, on: cluster.Connection, submission_id: str, number: int) -> job.JobOutcome:
         self.enter(f"submit: {submission_id} on {on.record.address}")
         self.write(f"==> attempt {number}: job {submission_id} on {on.record.address}")
         entrypoint = environment.entrypoint(self.planned)
         metadata = {"run-matrix-cell": self.id, "content-hash": self.planned.cell.content_hash}
+        metadata["run-matrix-run"] = self.tracker.run_id  # the run record that names this job
+        with processes.deferred_interrupt():  # in the record before Ray has it: a crash cannot lose it
+            self.tracker.submitted(on.record.address, submission_id)
         try:
             refused = job.submit(on.client, submission_id, entrypoint, self.env, metadata)
-        except KeyboardInterrupt:
-            job.stop(on.client, submission_id)  # Ray may have taken it before the Ctrl-C
+            if refused is not None:
+                self.tracker.ended(submission_id)
+                return refused
+            self.enter(f"running: {submission_id}")
+            timeout = self.options.timeout if self.options.timeout is not None else self.planned.cell.timeout
+            outcome = job.watch(on.client, submission_id, self.write, timeout, self.options.poll_seconds)
+        except BaseException:  # an interrupt during the submission, a lost log, a fault of ours
+            if job.stop(on.client, submission_id):  # Ray may have taken it before
+                self.tracker.ended(submission_id)
             raise
-        if refused is not None:
-            return refused
-        self.enter(f"running: {submission_id}")
-        timeout = self.options.timeout if self.options.timeout is not None else self.planned.cell.timeout
-        return job.watch(on.client, submission_id, self.write, timeout, self.options.poll_seconds)
+        if outcome.outcome != "infra" or job.stop(on.client, submission_id):
+            self.tracker.ended(submission_id)  # ended; an unreachable Ray's job stays recorded
+        return outcome
 
     def result(
-        self, records: tuple[PrepareRecord, ...], attempts: list[Attempt], interrupted: str, seconds: float
+        self, records: tuple[PrepareRecord, ...], attempts: list[Attempt], ended: str, seconds: float
     ) -> CellResult:
         checks = metrics.check(self.planned.cell.spec.expect, self.series) if attempts else ()
         gates = self.judge(attempts)
-        status, reason = verdict(records, attempts, checks, interrupted, self.planned.cell.xfail, gates)
+        status, reason = verdict(records, attempts, checks, ended, self.planned.cell.xfail, gates)
         result = replace(
             _result(self.planned, status, reason, self.requirements),
             log=display_path(self.log_path),
@@ -238,26 +298,37 @@ class CellRun:
             metrics={name: tuple(samples) for name, samples in self.series.items()},
             gates=gates,
         )
-        return self.recorder.record(self.planned, result) if self.recorder else result
+        if self.recorder is None:
+            return result
+        try:
+            return self.recorder.record(self.planned, result)
+        except EnvironmentProblem as error:  # the cell's result stands; the run ends with exit 3
+            self.recorder.failed = self.recorder.failed or str(error)
+            return result
 
     def judge(self, attempts: list[Attempt]) -> tuple[Gate, ...]:
         """The bands of ``expect:`` against history, once the job succeeded."""
         if self.recorder is None or not attempts or attempts[-1].outcome != "succeeded":
             return ()
-        return self.recorder.judge(self.planned, self.series)
+        try:
+            return self.recorder.judge(self.planned, self.series)
+        except EnvironmentProblem as error:
+            self.recorder.failed = self.recorder.failed or str(error)
+            return ()
 
 
 def verdict(
     records: tuple[PrepareRecord, ...],
     attempts: list[Attempt],
     checks: tuple[Check, ...],
-    interrupted: str = "",
+    ended: str = "",
     xfail: str | None = None,
     gates: tuple[Gate, ...] = (),
 ) -> tuple[Status, str]:
-    """A cell's status and the reason for it; a failure the matrix expects (xfail) is not one."""
-    if interrupted:
-        status, reason = Status.INTERRUPTED, interrupted
+    """A cell's status and the reason for it; a failure the matrix expects (xfail) is not one.
+    ``ended`` says why the cell ended early: an interrupt, or an error of its own."""
+    if ended:
+        status, reason = (Status.INTERRUPTED if ended.startswith("interrupted") else Status.ERROR), ended
     else:
         status, reason = _status(records, attempts, checks, gates)
     if status is Status.FAILED and xfail:
@@ -283,3 +354,9 @@ def _status(
         return Status.FAILED, last.detail
     broken = [c.message for c in checks if not c.ok] + [g.message for g in gates if g.fails]
     return (Status.FAILED, "; ".join(broken)) if broken else (Status.PASSED, "")
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__

@@ -34,6 +34,8 @@ class Limits:
             (resource.RLIMIT_CORE, 0),
             (resource.RLIMIT_NPROC, tasks + self.processes),
         ):
+            hard = resource.getrlimit(limit)[1]  # never above what run-matrix itself was given
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(limit, (value, value))
 
 

@@ -65,16 +65,19 @@ def run(
             line = bwrap.command(argv, reads=reads, out=out, cwd=cwd, env=child_env, scratch=limits.scratch)
             popen_env, popen_cwd = {}, None
         tasks = tasks_of(user)
-        child = subprocess.Popen(
-            line,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=popen_env,
-            cwd=popen_cwd,
-            start_new_session=True,  # its own process group: it and all it starts are ended together
-            preexec_fn=lambda: limits.apply(tasks),
-        )
+        try:
+            child = subprocess.Popen(
+                line,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=popen_env,
+                cwd=popen_cwd,
+                start_new_session=True,  # its own process group: it and all it starts are ended together
+                preexec_fn=lambda: limits.apply(tasks),
+            )
+        except (OSError, subprocess.SubprocessError) as error:
+            raise EnvironmentProblem(f"cannot start the sandbox for {argv[0]}: {error}") from None
         output, cut, timed_out = _capture(child, limits)
         text, _ = redact(output.decode("utf-8", "replace"), caller_secrets(secret_names))
         if cut:

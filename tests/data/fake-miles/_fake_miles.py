@@ -6,6 +6,7 @@ Steered by the job's environment (the spec's ``env:``):
   FAKE_MILES_METRICS_FILE   a JSON file {"metric": value}: overrides those metrics at every step,
                             read when the job starts (so runs of one spec can print different values)
   FAKE_MILES_EXIT           exit with this code after step 0, as a failed assert would
+  FAKE_MILES_CHATTER        print this many 100-character lines after step 0 (a log that fills a disk)
   FAKE_MILES_SLEEP          sleep this long after step 0 (timeouts, Ctrl-C)
   FAKE_MILES_LOSE_JOB_ONCE  a marker file: when absent, create it and kill the Ray job
                             supervisor that runs us (Ray loses the job: an infrastructure failure)
@@ -111,6 +112,8 @@ def train(rollouts: int) -> None:
 
 
 def after_step_0() -> None:
+    for number in range(int(os.environ.get("FAKE_MILES_CHATTER", "0"))):
+        print(f"chatter {number:06d} " + "x" * 85, flush=True)
     if "FAKE_MILES_SLEEP" in os.environ:
         time.sleep(float(os.environ["FAKE_MILES_SLEEP"]))
     if "FAKE_MILES_EXIT" in os.environ:

@@ -1,0 +1,53 @@
+"""setup: what is known before the first cell runs — requirements, skips, job envs, the redactor.
+
+Preflight runs here too: a machine that cannot run the cells fails (exit 3) before any of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from runner.run import environment, preflight, requires
+from runner.run.plan import Options, Planned
+from runner.run.results import RequirementResult
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What is known before the first cell runs: requirements, skips, job envs, the redactor."""
+
+    checked: dict[str, tuple[RequirementResult, ...]]
+    skips: dict[str, str]
+    envs: dict[str, dict[str, str]]
+    redact: environment.Redactor
+
+    @classmethod
+    def of(cls, planned: Sequence[Planned], options: Options) -> Setup:
+        if options.preflight and planned:
+            preflight.need_checkout(options)
+        checked = {p.cell.id: requires.check(p.cell, options.miles_root, options.caller_env) for p in planned}
+        skips = {p.cell.id: _skip_reason(p, checked[p.cell.id]) for p in planned}
+        runnable = [p for p in planned if not skips[p.cell.id]]
+        if options.preflight and runnable:
+            preflight.check(runnable, options)
+        redact = environment.Redactor.of(_secrets(planned), options.caller_env)
+        envs = {p.cell.id: _job_env(p, options) for p in runnable}
+        return cls(checked, skips, envs, redact)
+
+
+def _skip_reason(planned: Planned, checked: tuple[RequirementResult, ...]) -> str:
+    """Why the cell is not run (its matrix skips it, or a requirement is unmet), or ""."""
+    skip = planned.cell.skip
+    if skip is not None:
+        return f"skip: {skip.reason}" + (f" ({skip.issue})" if skip.issue else "")
+    return "; ".join(r.describe() for r in requires.unmet(checked))
+
+
+def _secrets(planned: Sequence[Planned]) -> list[str]:
+    return sorted({name for p in planned for name in p.cell.conventions.secrets})
+
+
+def _job_env(planned: Planned, options: Options) -> dict[str, str]:
+    probed = environment.probe(planned.launch.probes, options.caller_env)
+    return environment.job_env(planned, probed, options.caller_env)
