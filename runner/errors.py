@@ -45,16 +45,23 @@ class Problem:
     locations: tuple[Location, ...] = ()
     severity: Severity = "error"
     hint: str = ""
+    via: tuple[Location, ...] = ()  # for a problem in an extended file: the extends: lines that reached it
+    cells: tuple[str, ...] = ()  # the cells it was found in, when it was found in several
 
     def to_json(self) -> dict[str, object]:
-        return {
+        data: dict[str, object] = {
             "severity": self.severity,
             "rule": self.rule,
             "key": self.key,
             "message": self.message,
             "hint": self.hint,
-            "locations": [{"file": display_path(loc.file), "line": loc.line} for loc in self.locations],
+            "locations": [_json(loc) for loc in self.locations],
         }
+        if self.via:
+            data["via"] = [_json(loc) for loc in self.via]
+        if self.cells:
+            data["cells"] = list(self.cells)
+        return data
 
     def __str__(self) -> str:
         where = str(self.locations[0]) if self.locations else "<spec>"
@@ -63,9 +70,21 @@ class Problem:
             head += f" {self.key}"
         lines = [f"{head}: {self.message}"]
         lines += [f"  ==> also at {loc}" for loc in self.locations[1:]]
+        lines += [f"  ==> extended from {loc}" for loc in self.via]
+        if len(self.cells) > 1:
+            lines.append(f"  ==> in {len(self.cells)} cells: {_shortened(self.cells)}")
         if self.hint:
             lines.append(f"  ==> {self.hint}")
         return "\n".join(lines)
+
+
+def _json(location: Location) -> dict[str, object]:
+    return {"file": display_path(location.file), "line": location.line}
+
+
+def _shortened(cells: Sequence[str], shown: int = 4) -> str:
+    more = f", and {len(cells) - shown} more" if len(cells) > shown else ""
+    return ", ".join(cells[:shown]) + more
 
 
 class RunMatrixError(Exception):

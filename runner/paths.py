@@ -1,0 +1,51 @@
+"""paths: what a spec may name as a file, checked before anything is opened.
+
+``extends:`` and the spec paths of the command line must be regular files: a directory, a
+FIFO (which would block), a device (``/dev/zero`` never ends) or a symlink loop is refused
+with what it is, not reported as missing.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+from pathlib import Path
+
+from runner.errors import Location, SpecError
+
+# a profile or preset name: one path component, no "..", no separators
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+
+
+def readable_file(path: Path, where: Location, key: str = "", named: str = "") -> None:
+    """Raise a SpecError at ``where`` unless ``path`` is a regular file."""
+    what = repr(named) if named else str(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            problem = f"{what} is a symlink loop ({path})"
+        elif exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            problem = f"{what} does not exist (looked for {path})" if named else f"no such file: {path}"
+        else:
+            problem = f"{what} cannot be read: {exc.strerror}"
+        raise _error(problem, key, where) from None
+    if not stat.S_ISREG(mode):
+        raise _error(f"{what} is not a file: it is {_kind(mode)}" + (f" ({path})" if named else ""), key, where)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+
+
+def _error(message: str, key: str, where: Location) -> SpecError:
+    hint = "paths in extends: are relative to the file that names them." if key == "extends" else ""
+    return SpecError.one("missing-file", message, key=key, at=[where], hint=hint)
