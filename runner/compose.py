@@ -157,7 +157,9 @@ def _extends(doc: Document, stack: Chain) -> list[Path]:
     where = doc.location(("extends",))
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise _reached_through(
-            SpecError.one("type", f"expected a path or a list of paths, got {raw!r}", key="extends", at=[where]),
+            SpecError.one(
+                "type", f"expected a path or a list of paths, got {raw!r}", key="extends", at=[where]
+            ),
             stack,
         )
     paths = [Path(os.path.normpath(doc.path.parent / name)) for name in names]

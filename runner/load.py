@@ -134,7 +134,9 @@ def read_text(path: Path) -> str:
 
 def loads(text: str, path: Path) -> Document:
     if len(text) > MAX_FILE_BYTES:
-        raise SpecError.one("budget", f"the text is longer than {MAX_FILE_BYTES:,} characters", at=[Location(path)])
+        raise SpecError.one(
+            "budget", f"the text is longer than {MAX_FILE_BYTES:,} characters", at=[Location(path)]
+        )
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
@@ -213,7 +215,9 @@ class _Builder:
         try:
             self.loader.flatten_mapping(node)  # honour YAML merge keys (<<: *anchor)
         except yaml.MarkedYAMLError as exc:
-            raise SpecError.one("yaml", f"not valid YAML: {exc.problem}", key=dotted(key), at=[self.at(node)]) from None
+            raise SpecError.one(
+                "yaml", f"not valid YAML: {exc.problem}", key=dotted(key), at=[self.at(node)]
+            ) from None
         merged = len(node.value) - own  # merged pairs come first; the mapping's own keys override them
         result: dict[str, Any] = {}
         own_names: set[str] = set()
@@ -264,7 +268,10 @@ class _Builder:
     def collection(self, node: yaml.CollectionNode, key: Key) -> Any:
         if any(node is outer for outer in self.open):
             raise SpecError.one(
-                "yaml", "an alias refers to a collection that contains it", key=dotted(key), at=[self.at(node)]
+                "yaml",
+                "an alias refers to a collection that contains it",
+                key=dotted(key),
+                at=[self.at(node)],
             )
         if len(self.open) >= MAX_DEPTH:
             raise SpecError.one(

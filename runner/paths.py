@@ -33,7 +33,9 @@ def readable_file(path: Path, where: Location, key: str = "", named: str = "") -
             problem = f"{what} cannot be read: {exc.strerror}"
         raise _error(problem, key, where) from None
     if not stat.S_ISREG(mode):
-        raise _error(f"{what} is not a file: it is {_kind(mode)}" + (f" ({path})" if named else ""), key, where)
+        raise _error(
+            f"{what} is not a file: it is {_kind(mode)}" + (f" ({path})" if named else ""), key, where
+        )
 
 
 def _kind(mode: int) -> str:

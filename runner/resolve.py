@@ -10,7 +10,8 @@ A reference whose whole text is a dotted key may use hyphens
 
 A value that is exactly one ``${...}`` keeps the type of its result; a
 reference inside longer text is formatted into it. Cycles are errors naming
-the chain.
+the chain. Braces inside an expression (``${ {'a': 2}['a'] }``) are matched, never left as
+text; what the evaluator refuses, or what exceeds its budgets, is an error at the key.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ from typing import Any
 
 import simpleeval
 
+from runner import expressions
 from runner.compose import Composed, Step
 from runner.errors import Location, SpecError, did_you_mean
 from runner.load import Key, dotted
 
-_REFERENCE = re.compile(r"\$(\$?)\{([^{}]*)\}")
 _DOTTED = re.compile(r"^\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*$")
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": min,
@@ -79,7 +80,7 @@ class Resolver:
         self.done: dict[Key, Any] = {}
         self.stack: list[Key] = []
         self.referrer: Key = ()  # the key whose expression is being evaluated
-        self.evaluator = simpleeval.SimpleEval(functions=_FUNCTIONS, names=lambda node: self.name(node))
+        self.evaluator = expressions.evaluator(names=lambda node: self.name(node), functions=_FUNCTIONS)
 
     def resolve_tree(self, node: dict[str, Any], prefix: Key) -> dict[str, Any]:
         resolved = {}
@@ -149,16 +150,24 @@ class Resolver:
             return [self.evaluate(item, key) for item in raw]
         if not isinstance(raw, str) or "$" not in raw:
             return raw
-        whole = _REFERENCE.fullmatch(raw)
-        if whole and not whole.group(1):
-            return self.expression(whole.group(2), key)
+        try:
+            pieces = _pieces(raw)
+        except ValueError as exc:
+            raise self.error(key, str(exc), "a reference is ${...}; write $${ for a literal ${") from None
+        if len(pieces) == 1 and isinstance(pieces[0], _Reference) and not pieces[0].literal:
+            return self.expression(pieces[0].text, key)
+        text = "".join(self.piece(piece, key) for piece in pieces)
+        try:
+            return expressions.checked(text)
+        except expressions.BudgetExceeded as exc:
+            raise self.error(key, f"refused: {exc}", rule="budget") from None
 
-        def substitute(match: re.Match[str]) -> str:
-            if match.group(1):  # $${...}: a literal ${...}
-                return "${" + match.group(2) + "}"
-            return str(self.expression(match.group(2), key))
-
-        return _REFERENCE.sub(substitute, raw)
+    def piece(self, piece: str | _Reference, key: Key) -> str:
+        if isinstance(piece, str):
+            return piece
+        if piece.literal:  # $${...}: a literal ${...}
+            return "${" + piece.text + "}"
+        return str(self.expression(piece.text, key))
 
     def expression(self, text: str, key: Key) -> Any:
         reference = _DOTTED.match(text)
@@ -169,10 +178,13 @@ class Resolver:
                 return _plain(self.lookup(path, key))
         outer, self.referrer = self.referrer, key
         try:
-            return _plain(self.evaluator.eval(text, previously_parsed=_parsed(text)))
+            tree = expressions.parse(text, frozenset(_FUNCTIONS))
+            return expressions.checked(_plain(self.evaluator.eval(text, previously_parsed=tree)))
         except SpecError:
             raise
-        except simpleeval.InvalidExpression as exc:
+        except expressions.BudgetExceeded as exc:
+            raise self.error(key, f"refused ${{{text}}}: {exc}", rule="budget") from None
+        except (simpleeval.InvalidExpression, expressions.NotAllowed) as exc:
             raise self.error(key, f"cannot evaluate ${{{text}}}: {exc}") from None
         except (SyntaxError, ArithmeticError, TypeError, ValueError) as exc:
             raise self.error(key, f"cannot evaluate ${{{text}}}: {type(exc).__name__}: {exc}") from None
@@ -198,10 +210,8 @@ class Resolver:
         where = steps[-1].location if steps else Location(self.composed.path)
         self.composed.provenance[key] = (*steps, Step(where, "resolve", _Evaluated(raw, value)))
 
-    def error(self, key: Key, message: str, hint: str = "") -> SpecError:
-        return SpecError.one(
-            "reference", message, key=dotted(key), at=[self.composed.location(key)], hint=hint
-        )
+    def error(self, key: Key, message: str, hint: str = "", rule: str = "reference") -> SpecError:
+        return SpecError.one(rule, message, key=dotted(key), at=[self.composed.location(key)], hint=hint)
 
 
 @dataclass(frozen=True)
@@ -231,11 +241,42 @@ class _View:
         return self._resolver.resolve_tree(node, self._key)
 
 
+@dataclass(frozen=True)
+class _Reference:
+    text: str  # what is between the braces
+    literal: bool  # written $${...}: stays ${...}
+
+
 @lru_cache(maxsize=4096)
-def _parsed(text: str) -> ast.Expr:
-    """An expression's syntax tree, parsed once however many cells evaluate it."""
-    tree: ast.Expr = simpleeval.SimpleEval().parse(text)
-    return tree
+def _pieces(raw: str) -> tuple[str | _Reference, ...]:
+    """``raw`` split into text and references; braces and quotes inside a reference are matched."""
+    pieces: list[str | _Reference] = []
+    start = 0
+    while (opening := raw.find("${", start)) >= 0:
+        literal = opening > 0 and raw[opening - 1] == "$"
+        closing = _closing_brace(raw, opening + 2)
+        pieces.append(raw[start : opening - literal])
+        pieces.append(_Reference(raw[opening + 2 : closing], literal))
+        start = closing + 1
+    pieces.append(raw[start:])
+    return tuple(piece for piece in pieces if piece != "")
+
+
+def _closing_brace(raw: str, start: int) -> int:
+    depth, quote, index = 1, "", start
+    while index < len(raw):
+        char = raw[index]
+        if quote:
+            index += char == "\\"  # skip what a backslash escapes
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "{}":
+            depth += 1 if char == "{" else -1
+            if depth == 0:
+                return index
+        index += 1
+    raise ValueError(f"${{ at character {start - 1} is never closed")
 
 
 def _has_reference(raw: Any) -> bool:

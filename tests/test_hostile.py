@@ -76,15 +76,27 @@ CASES = [
     Case(
         "bad-date-skip",
         ("list", "spec.yaml"),
-        overlay("matrix:\n  adjust:\n    x:\n      match: {}\n      skip: {reason: r, expires: 2026-02-30}\n"),
+        overlay(
+            "matrix:\n  adjust:\n    x:\n      match: {}\n      skip: {reason: r, expires: 2026-02-30}\n"
+        ),
     ),
     Case("unclosed-flow", ("validate", "spec.yaml"), {"spec.yaml": "a: [1, 2\n"}),
     # compose: extends
     Case("extends-proc", ("validate", "spec.yaml"), {"spec.yaml": "extends: /proc/self/environ\n"}),
     Case("extends-dir", ("validate", "spec.yaml"), {"spec.yaml": "extends: .\n"}, says="not a file"),
-    Case("extends-dev-zero", ("validate", "spec.yaml"), {"spec.yaml": "extends: /dev/zero\n"}, says="not a file"),
+    Case(
+        "extends-dev-zero",
+        ("validate", "spec.yaml"),
+        {"spec.yaml": "extends: /dev/zero\n"},
+        says="not a file",
+    ),
     Case("extends-fifo", ("validate", "spec.yaml"), {"spec.yaml": "extends: pipe.yaml\n"}, special="fifo"),
-    Case("extends-symlink-loop", ("validate", "spec.yaml"), {"spec.yaml": "extends: loop1.yaml\n"}, special="loop"),
+    Case(
+        "extends-symlink-loop",
+        ("validate", "spec.yaml"),
+        {"spec.yaml": "extends: loop1.yaml\n"},
+        special="loop",
+    ),
     Case("extends-self", ("validate", "spec.yaml"), {"spec.yaml": "extends: spec.yaml\n"}, says="cycle"),
     Case(
         "extends-cycle",
@@ -111,7 +123,10 @@ CASES = [
     Case(
         "extends-chain-300",
         ("validate", "spec.yaml"),
-        {"spec.yaml": "extends: c1.yaml\n", **{f"c{i}.yaml": f"extends: c{i + 1}.yaml\n" for i in range(1, 300)}},
+        {
+            "spec.yaml": "extends: c1.yaml\n",
+            **{f"c{i}.yaml": f"extends: c{i + 1}.yaml\n" for i in range(1, 300)},
+        },
         names="c",
         says="extends",
     ),
@@ -122,7 +137,9 @@ CASES = [
         says="no values",
     ),
     # resolve: ${...}
-    Case("huge-power", ("validate", "spec.yaml"), overlay("vars: {x: '${4000000**4000000}'}\n"), says="vars.x"),
+    Case(
+        "huge-power", ("validate", "spec.yaml"), overlay("vars: {x: '${4000000**4000000}'}\n"), says="vars.x"
+    ),
     Case("power-tower", ("validate", "spec.yaml"), overlay("vars: {x: '${9**9**9}'}\n"), says="vars.x"),
     Case("ljust", ("validate", "spec.yaml"), overlay("vars: {x: \"${'a'.ljust(10**9)}\"}\n"), says="vars.x"),
     Case("str-mult", ("validate", "spec.yaml"), overlay("vars: {x: \"${'a' * 10**8}\"}\n"), says="vars.x"),
@@ -134,21 +151,42 @@ CASES = [
         overlay("args:\n  ckpt:\n    save-interval: '${10**5000}'\n"),
         says="save-interval",
     ),
-    Case("dict-braces", ("validate", "spec.yaml"), overlay("vars: {x: \"${ {'a': 2}['a'] }\"}\n"), says="vars.x"),
+    Case(
+        "dict-braces",
+        ("validate", "spec.yaml"),
+        overlay("vars: {x: \"${ {'a': 2}['a'] }\"}\n"),
+        says="vars.x",
+    ),
     Case("set-braces", ("validate", "spec.yaml"), overlay("vars: {x: 'a${ {1} }b'}\n"), says="vars.x"),
-    Case("unclosed-ref", ("validate", "spec.yaml"), overlay("vars: {x: 'a ${cluster.nodes'}\n"), says="vars.x"),
+    Case(
+        "unclosed-ref", ("validate", "spec.yaml"), overlay("vars: {x: 'a ${cluster.nodes'}\n"), says="vars.x"
+    ),
     Case("dunder", ("validate", "spec.yaml"), overlay("vars: {x: '${cluster.__class__}'}\n"), says="vars.x"),
-    Case("ref-cycle", ("validate", "spec.yaml"), overlay("vars: {a: '${vars.b}', b: '${vars.a}'}\n"), says="cycle"),
-    Case("ref-unknown", ("validate", "spec.yaml"), overlay("vars: {a: '${clusterr.nodes}'}\n"), says="cluster"),
+    Case(
+        "ref-cycle",
+        ("validate", "spec.yaml"),
+        overlay("vars: {a: '${vars.b}', b: '${vars.a}'}\n"),
+        says="cycle",
+    ),
+    Case(
+        "ref-unknown", ("validate", "spec.yaml"), overlay("vars: {a: '${clusterr.nodes}'}\n"), says="cluster"
+    ),
     Case("div-zero", ("validate", "spec.yaml"), overlay("vars: {a: '${1 // 0}'}\n"), says="vars.a"),
     Case("int-of-long-text", ("validate", "spec.yaml"), overlay("vars: {a: \"${int('9' * 90000)}\"}\n")),
     Case("lambda", ("validate", "spec.yaml"), overlay("vars: {a: '${(lambda: 1)()}'}\n"), says="vars.a"),
     Case("comprehension", ("validate", "spec.yaml"), overlay("vars: {a: '${[x for x in range(10**9)]}'}\n")),
     Case("range-len", ("validate", "spec.yaml"), overlay("vars: {a: '${len(str(10**4000))}'}\n")),
     # matrix and selection
-    Case("empty-axis", ("validate", "spec.yaml"), overlay("matrix:\n  axes: {fp8_rollout: []}\n"), says="no values"),
+    Case(
+        "empty-axis",
+        ("validate", "spec.yaml"),
+        overlay("matrix:\n  axes: {fp8_rollout: []}\n"),
+        says="no values",
+    ),
     Case("empty-axis-list", ("list", "spec.yaml"), overlay("matrix:\n  axes: {fp8_rollout: []}\n")),
-    Case("empty-axis-run", ("run", "spec.yaml", "--dry-run"), overlay("matrix:\n  axes: {fp8_rollout: []}\n")),
+    Case(
+        "empty-axis-run", ("run", "spec.yaml", "--dry-run"), overlay("matrix:\n  axes: {fp8_rollout: []}\n")
+    ),
     Case(
         "duplicate-axis-values",
         ("validate", "spec.yaml"),
@@ -158,7 +196,10 @@ CASES = [
     Case(
         "huge-matrix",
         ("list", "spec.yaml"),
-        overlay("matrix:\n  axes:\n" + "".join(f"    x{i}: [{', '.join(map(str, range(50)))}]\n" for i in range(8))),
+        overlay(
+            "matrix:\n  axes:\n"
+            + "".join(f"    x{i}: [{', '.join(map(str, range(50)))}]\n" for i in range(8))
+        ),
         says="max_cells",
     ),
     Case("k-empty", ("validate", "spec.yaml", "-k", ""), overlay(""), names="-k"),
@@ -170,15 +211,28 @@ CASES = [
     Case("k-attribute", ("list", "spec.yaml", "-k", "rocm.__class__"), overlay(""), names="-k"),
     Case("k-syntax", ("list", "spec.yaml", "-k", "fp8_rollout and"), overlay(""), names="-k"),
     Case("k-no-match", ("list", "spec.yaml", "-k", "nvidia"), overlay(""), names="-k"),
-    Case("cell-bogus-value-validate", ("validate", "rocm/glm5-async[fp8_rollout=bogus]"), names="fp8_rollout=true"),
-    Case("cell-bogus-value-port", ("port", "nv/glm5-colocate[fp8_rollout=bogus]", "--to", "mi355x", "-o", "out.yaml"), names="fp8_rollout=true"),
+    Case(
+        "cell-bogus-value-validate",
+        ("validate", "rocm/glm5-async[fp8_rollout=bogus]"),
+        names="fp8_rollout=true",
+    ),
+    Case(
+        "cell-bogus-value-port",
+        ("port", "nv/glm5-colocate[fp8_rollout=bogus]", "--to", "mi355x", "-o", "out.yaml"),
+        names="fp8_rollout=true",
+    ),
     Case("cell-bogus-axis-list", ("list", "rocm/glm5-async[fp8=true]"), names="fp8_rollout"),
     Case("cell-bogus-render", ("render", "rocm/glm5-async[fp8_rollout=1]"), names="fp8_rollout=true"),
     Case("cell-bogus-explain", ("explain", "rocm/glm5-async[fp8_rollout=yes]"), names="fp8_rollout=true"),
     Case("cell-bogus-diff", ("diff", "rocm/glm5-async", "nv/glm5-colocate[x=1]"), names="fp8_rollout"),
     Case("cell-unclosed", ("list", "rocm/glm5-async[fp8_rollout=true"), names="rocm/glm5-async"),
     Case("no-such-spec", ("validate", "nothere.yaml"), names="nothere"),
-    Case("explain-unknown-key", ("explain", "spec.yaml", "args.sglang.sglang-dp-sise"), overlay(""), says="sglang-dp-size"),
+    Case(
+        "explain-unknown-key",
+        ("explain", "spec.yaml", "args.sglang.sglang-dp-sise"),
+        overlay(""),
+        says="sglang-dp-size",
+    ),
     # layout, paths, secrets
     Case(
         "layout-huge",
@@ -186,16 +240,43 @@ CASES = [
         overlay("cluster: {nodes: 100000, gpus_per_node: 100000}\n"),
         says="cluster",
     ),
-    Case("list-huge-cluster", ("list", "spec.yaml"), overlay("cluster: {nodes: 100000, gpus_per_node: 100000}\n")),
-    Case("hardware-dotdot", ("validate", "spec.yaml"), overlay("hardware: ../rocm/glm5-async\n"), says="hardware"),
+    Case(
+        "list-huge-cluster",
+        ("list", "spec.yaml"),
+        overlay("cluster: {nodes: 100000, gpus_per_node: 100000}\n"),
+    ),
+    Case(
+        "hardware-dotdot",
+        ("validate", "spec.yaml"),
+        overlay("hardware: ../rocm/glm5-async\n"),
+        says="hardware",
+    ),
     Case("hardware-abs", ("validate", "spec.yaml"), overlay("hardware: /etc/passwd\n"), says="hardware"),
     Case("model-dotdot", ("validate", "spec.yaml"), overlay("model: {type: ../launch}\n"), says="model.type"),
-    Case("wandb-key-literal", ("validate", "spec.yaml"), overlay("args:\n  misc:\n    wandb-key: literalkey123\n"), says="G3"),
-    Case("hf-token-short", ("render", "spec.yaml"), overlay("args:\n  misc:\n    hf-token: abc\n"), says="G3"),
-    Case("env-secret", ("validate", "spec.yaml"), overlay("env:\n  WANDB_API_KEY: literalkey123\n"), says="G3"),
-    Case("port-impossible-out", ("port", "nv/glm5-colocate", "--to", "mi355x", "-o", "/proc/nope/x.yaml"), code=3, names="/proc/nope"),
+    Case(
+        "wandb-key-literal",
+        ("validate", "spec.yaml"),
+        overlay("args:\n  misc:\n    wandb-key: literalkey123\n"),
+        says="G3",
+    ),
+    Case(
+        "hf-token-short", ("render", "spec.yaml"), overlay("args:\n  misc:\n    hf-token: abc\n"), says="G3"
+    ),
+    Case(
+        "env-secret", ("validate", "spec.yaml"), overlay("env:\n  WANDB_API_KEY: literalkey123\n"), says="G3"
+    ),
+    Case(
+        "port-impossible-out",
+        ("port", "nv/glm5-colocate", "--to", "mi355x", "-o", "/proc/nope/x.yaml"),
+        code=3,
+        names="/proc/nope",
+    ),
     Case("port-bogus-target", ("port", "nv/glm5-colocate", "--to", "mi355"), names="mi355x"),
-    Case("diff-huge-power", ("diff", "spec.yaml", "rocm/glm5-async"), overlay("vars: {x: '${2**2**2**2**2}'}\n")),
+    Case(
+        "diff-huge-power",
+        ("diff", "spec.yaml", "rocm/glm5-async"),
+        overlay("vars: {x: '${2**2**2**2**2}'}\n"),
+    ),
     Case("coverage-bad", ("coverage", "spec.yaml"), overlay("matrix:\n  axes: {fp8_rollout: []}\n")),
 ]
 
