@@ -58,6 +58,7 @@ def _groups(matrix: Matrix, where: Where) -> list[list[Combo]]:
     zipped = _zip_groups(matrix, where)
     groups: list[list[Combo]] = []
     for axis, values in matrix.axes.items():
+        _distinct_values(axis, values, where)
         if axis not in zipped:
             groups.append([{axis: value} for value in values])
         elif zipped[axis][0] == axis:
@@ -65,6 +66,28 @@ def _groups(matrix: Matrix, where: Where) -> list[list[Combo]]:
             rows = zip(*(matrix.axes[name] for name in names), strict=True)
             groups.append([dict(zip(names, row, strict=True)) for row in rows])
     return groups
+
+
+def _distinct_values(axis: str, values: list[AxisValue], where: Where) -> None:
+    """An axis without values would silently drop every cell; a repeated value repeats ids."""
+    key = ("matrix", "axes", axis)
+    if not values:
+        raise SpecError.one(
+            "matrix",
+            f"axis {axis!r} has no values: the matrix would have no cells",
+            key=".".join(key),
+            at=[where(key)],
+            hint="give it at least one value (the first is the default), or delete the axis with !delete",
+        )
+    for index, value in enumerate(values):
+        if any(_equal(value, earlier) for earlier in values[:index]):
+            raise SpecError.one(
+                "matrix",
+                f"axis {axis!r} lists {show(value)} twice: two cells would have one id",
+                key=".".join(key),
+                at=[where(key)],
+                hint="list each value once",
+            )
 
 
 def _zip_groups(matrix: Matrix, where: Where) -> dict[str, list[str]]:

@@ -62,21 +62,29 @@ def problems(built: Cell) -> list[Problem]:
     return found
 
 
-def select(names: Sequence[str], expression: str | None = None) -> list[Cell]:
-    """The cells named by spec paths, folders or cell ids, then filtered by ``-k``."""
+def select(
+    names: Sequence[str], expression: str | None = None, broken: list[tuple[Path, SpecError]] | None = None
+) -> list[Cell]:
+    """The cells named by spec paths, folders or cell ids, then filtered by ``-k``.
+
+    Every command selects through here. With ``broken``, a spec that does not expand is
+    collected there (``validate`` reports it with the rest) instead of raised.
+    """
     chosen: list[Cell] = []
     for name in names:
-        spec_name, bracket, rest = name.partition("[")
+        spec_name, bracket, _ = name.partition("[")
         for path in spec_files([locate.find_spec(spec_name)]):
-            found = cells(path)
-            if bracket:
-                wanted = f"{found[0].id.partition('[')[0]}[{rest}" if found else name
-                found = [c for c in found if c.id == wanted]
-                if not found:
-                    known = ", ".join(c.id for c in cells(path))
-                    raise UsageError(f"no cell {name!r}; {path.name} has: {known}")
-            chosen += found
-    return selection.select(chosen, expression) if expression else chosen
+            try:
+                found = cells(path)
+            except SpecError as exc:
+                if broken is None:
+                    raise
+                broken.append((path, exc))
+                continue
+            chosen += [selection.by_id(found, name)] if bracket else found
+    if expression is not None and (chosen or not broken):
+        chosen = selection.select(chosen, expression)
+    return chosen
 
 
 def one(name: str) -> Cell:

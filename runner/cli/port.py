@@ -12,7 +12,7 @@ import schemas
 from runner import check, locate, pipeline
 from runner.cli.hardware import profiles
 from runner.cli.output import add_format, print_json, print_problems
-from runner.errors import Location, Problem, SpecError, did_you_mean, display_path
+from runner.errors import EnvironmentProblem, Location, Problem, SpecError, did_you_mean, display_path
 from runner.matrix import show
 from runner.port import Change, Plan, component_text, overlay_text, plan, porting, refits
 from schemas import HardwareProfile
@@ -46,15 +46,19 @@ class Written:
 
 
 def run(args: argparse.Namespace) -> int:
+    pipeline.select([args.spec])  # a cell id is checked as every command checks it
     source = locate.find_spec(args.spec.partition("[")[0])
-    cells = pipeline.cells(source)
+    cells = pipeline.cells(source)  # the overlay extends the spec: every cell of it is ported
     target = _target(args.to)
     steps = plan(cells, target, porting())
     out = args.output or _default_output(source, cells[0].id, target)
-    written = _write(steps, source, out, extra=())
-    problems, refit = _validated(written), tuple[Change, ...]()
-    if _errors(problems) and target.gpus_per_node < cells[0].spec.cluster.gpus_per_node:
-        problems, refit = _refit(steps, cells, source, out, target)
+    try:
+        written = _write(steps, source, out, extra=())
+        problems, refit = _validated(written), tuple[Change, ...]()
+        if _errors(problems) and target.gpus_per_node < cells[0].spec.cluster.gpus_per_node:
+            problems, refit = _refit(steps, cells, source, out, target)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {exc.filename or out}: {exc.strerror or exc}") from None
     report = _report(steps, written, refit, problems)
     if args.format == "json":
         print_json(report)

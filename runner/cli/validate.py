@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from runner import check, locate, pipeline, selection
-from runner.cell import Cell
+from runner import check, locate, pipeline
 from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
 from runner.compose import compose
 from runner.errors import Problem, SpecError, display_path
@@ -57,25 +57,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _cells(names: list[str], expression: str | None) -> list[dict[str, Any]]:
     """A result per cell; a spec that does not even expand is one result with its problems."""
-    results: list[dict[str, Any]] = []
-    built: list[Cell] = []
-    for name in names:
-        spec_name, bracket, _ = name.partition("[")
-        for path in pipeline.spec_files([locate.find_spec(spec_name)]):
-            try:
-                found = pipeline.cells(path)
-            except SpecError as exc:
-                results.append(
-                    {
-                        "file": display_path(path),
-                        "cell": locate.cell_name(path),
-                        "problems": list(exc.problems),
-                    }
-                )
-                continue
-            built += [c for c in found if not bracket or c.id == name]
-    if expression:
-        built = selection.select(built, expression)
+    broken: list[tuple[Path, SpecError]] = []
+    built = pipeline.select(names, expression, broken)
+    results = [
+        {"file": display_path(path), "cell": locate.cell_name(path), "problems": list(exc.problems)}
+        for path, exc in broken
+    ]
     for cell in built:
         results.append({"file": display_path(cell.path), "cell": cell.id, "problems": list(check.run(cell))})
     return results
