@@ -178,9 +178,18 @@ def _profile_data(profile: HardwareProfile) -> dict[str, Any]:
     return _PROFILE_DATA.setdefault(id(profile), (profile, profile.model_dump()))[1]
 
 
+MAX_GPUS_PER_NODE = 1024  # an 8-GPU node is usual; NVL72 racks are 4 per node to Ray
+
+
 def _visible_devices(resolver: Resolver) -> str:
     gpus = resolver.lookup(("cluster", "gpus_per_node"), ("visible_devices",))
-    return ",".join(str(i) for i in range(int(gpus)))
+    if not isinstance(gpus, int) or not 0 < gpus <= MAX_GPUS_PER_NODE:
+        raise resolver.error(
+            ("cluster", "gpus_per_node"),
+            f"visible_devices needs 1 to {MAX_GPUS_PER_NODE} GPUs per node, got {gpus!r}",
+            rule="budget" if isinstance(gpus, int) and gpus > 0 else "type",
+        )
+    return ",".join(str(i) for i in range(gpus))
 
 
 def _hf_config(checkpoint: Any) -> dict[str, Any] | None:

@@ -71,10 +71,10 @@ def model_args_not_contradicted(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 @rule("G3")
 def secrets_are_references(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A secret is written as ${NAME}, never as its value."""
+    """A secret is written as ${NAME}, never as its value (the value is never printed either)."""
     for name in cell.conventions.secrets:
         value = cell.spec.env.get(name)
-        if value is not None and not _REFERENCE.match(value):
+        if value is not None and not _REFERENCE.match(str(value)):
             yield Problem(
                 "G3",
                 f"env.{name} holds a literal secret; it would be printed and stored in reports",
@@ -82,6 +82,18 @@ def secrets_are_references(cell: Cell, _: Layout) -> Iterator[Problem]:
                 (cell.location("env", name),),
                 hint=f"write $${{{name}}} and set {name} in the environment that runs run-matrix.",
             )
+    for group, flags in cell.spec.args.groups():
+        for name in flags.keys() & set(cell.conventions.secret_flags):
+            value = flags[name]
+            if value is not None and value is not False and not _REFERENCE.match(str(value)):
+                variable = cell.conventions.secret_flags[name]
+                yield Problem(
+                    "G3",
+                    f"--{name} holds a literal secret; it would be printed and stored in reports",
+                    f"args.{group}.{name}",
+                    (cell.location("args", group, name),),
+                    hint=f"write $${{{variable}}} and set {variable} where run-matrix runs.",
+                )
 
 
 @rule("G4")
