@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 Severity = Literal["error", "warning"]
+MAX_ALSO_AT = 4  # places printed under a problem's headline, newest first; JSON has them all
 
 
 class ExitCode(IntEnum):
@@ -30,6 +31,7 @@ class Location:
 
     file: Path
     line: int | None = None
+    key: str = field(default="", compare=False)  # what was written there, when a problem names several keys
 
     def __str__(self) -> str:
         return f"{display_path(self.file)}:{self.line}" if self.line else display_path(self.file)
@@ -69,7 +71,11 @@ class Problem:
         if self.key:
             head += f" {self.key}"
         lines = [f"{head}: {self.message}"]
-        lines += [f"  ==> also at {loc}" for loc in self.locations[1:]]
+        shown = self.locations[1 : 1 + MAX_ALSO_AT]
+        lines += [f"  ==> also at {loc}" + (f" ({loc.key})" if loc.key else "") for loc in shown]
+        rest = self.locations[1 + MAX_ALSO_AT :]
+        if rest:
+            lines.append(f"  ==> and {len(rest)} more: " + ", ".join(loc.key or str(loc) for loc in rest))
         lines += [f"  ==> extended from {loc}" for loc in self.via]
         if len(self.cells) > 1:
             lines.append(f"  ==> in {len(self.cells)} cells: {_shortened(self.cells)}")
@@ -79,7 +85,10 @@ class Problem:
 
 
 def _json(location: Location) -> dict[str, object]:
-    return {"file": display_path(location.file), "line": location.line}
+    data: dict[str, object] = {"file": display_path(location.file), "line": location.line}
+    if location.key:
+        data["key"] = location.key
+    return data
 
 
 def _shortened(cells: Sequence[str], shown: int = 4) -> str:

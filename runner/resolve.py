@@ -287,3 +287,54 @@ def _has_reference(raw: Any) -> bool:
 
 def _plain(value: Any) -> Any:
     return value.unwrap() if isinstance(value, _View) else value
+
+
+def references(raw: Any) -> list[Key]:
+    """The keys an unresolved value refers to, read from its ``${...}`` text (nothing evaluated).
+
+    ``${cluster.gpus_per_node - args.misc['actor-num-gpus-per-node']}`` refers to
+    ``cluster.gpus_per_node`` and ``args.misc.actor-num-gpus-per-node``. Errors tell a user
+    which of their lines a derived value came from.
+    """
+    if isinstance(raw, list):
+        return [key for item in raw for key in references(item)]
+    if not isinstance(raw, str) or "${" not in raw:
+        return []
+    try:
+        pieces = _pieces(raw)
+    except ValueError:
+        return []
+    keys: list[Key] = []
+    for piece in pieces:
+        if isinstance(piece, _Reference) and not piece.literal:
+            keys += _referred(piece.text)
+    return list(dict.fromkeys(keys))
+
+
+def _referred(text: str) -> list[Key]:
+    reference = _DOTTED.match(text)
+    if reference:
+        return [tuple(reference.group(1).split("."))]
+    try:
+        tree = expressions.parse(text, frozenset(_FUNCTIONS))
+    except (SyntaxError, ValueError):
+        return []
+    chains = [chain for node in ast.walk(tree) if (chain := _chain(node))]
+    return [c for c in chains if not any(len(o) > len(c) and o[: len(c)] == c for o in chains)]
+
+
+def _chain(node: ast.AST) -> Key | None:
+    """``a.b['c-d']`` as ("a", "b", "c-d"); None for anything else."""
+    if isinstance(node, ast.Name):
+        return (node.id,)
+    if isinstance(node, ast.Attribute):
+        inner = _chain(node.value)
+        return (*inner, node.attr) if inner else None
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Constant)
+        and isinstance(node.slice.value, str)
+    ):
+        inner = _chain(node.value)
+        return (*inner, node.slice.value) if inner else None
+    return None

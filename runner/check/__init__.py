@@ -9,10 +9,14 @@ problem so a user sees them all at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
 
 from runner.cell import Cell
 from runner.errors import Location, Problem, Severity
 from runner.layout import Layout, layout
+from runner.load import Key, dotted
+from runner.resolve import references
 
 Rule = Callable[[Cell, Layout], Iterator[Problem]]
 RULES: dict[str, Rule] = {}
@@ -41,16 +45,49 @@ def problem(
     hint: str = "",
     severity: Severity = "error",
 ) -> Problem:
-    """A problem about miles flags: the key of the first, the file:line of every one that is set."""
-    written = [cell.where(name) for name in flags if cell.flag(name) is not None]
-    return Problem(
-        rule_id,
-        message,
-        key_of(cell, flags[0]) if flags else "",
-        tuple(dict.fromkeys(written)) or (Location(cell.path),),
-        severity,
-        hint,
-    )
+    """A problem about miles flags, headlined where the user wrote last.
+
+    Every flag that is set, and every key a derived one was computed from through ``${...}``,
+    is a place: the headline is the most recently written of them (the latest file of the
+    chain: the overlay the user edited, over the spec, over its bases and the model preset),
+    the others follow as "also at", each with its key.
+    """
+    places = [place for name in flags if cell.flag(name) is not None for place in _places(cell, name)]
+    if not places:
+        return Problem(
+            rule_id, message, key_of(cell, flags[0]) if flags else "", (Location(cell.path),), severity, hint
+        )
+    order = {file: index for index, file in enumerate(cell.composed.files)}
+    # newest first: the overlay over the spec over its bases over the preset; ties keep the rule's order
+    ranked = sorted(range(len(places)), key=lambda i: (-order.get(places[i].file, -1), i))
+    headline = places[ranked[0]]
+    others = [places[i] for i in ranked[1:] if (places[i].file, places[i].line) != (headline.file, headline.line)]
+    unique = list({(p.file, p.line): p for p in reversed(others)}.values())[::-1]
+    return Problem(rule_id, message, headline.key, (replace(headline, key=""), *unique), severity, hint)
+
+
+def _places(cell: Cell, name: str) -> list[Location]:
+    """Where --name was written, then where each key it was derived from was written."""
+    key = key_of(cell, name)
+    places = [replace(cell.where(name), key=key)]
+    if key.startswith("args."):
+        for source in derived_from(cell, tuple(key.split(".", 2))):
+            places.append(replace(cell.composed.location(source), key=dotted(source)))
+    return places
+
+
+def derived_from(cell: Cell, key: Key, seen: set[Key] | None = None) -> list[Key]:
+    """The keys whose values ``key``'s ``${...}`` read, and theirs, each once."""
+    seen = set() if seen is None else seen
+    raw: Any = cell.composed.data
+    for name in key:
+        raw = raw.get(name) if isinstance(raw, dict) else None
+    found: list[Key] = []
+    for source in references(raw):
+        if source not in seen and source[0] in cell.composed.data and source[0] != "matrix":
+            seen.add(source)
+            found += [source, *derived_from(cell, source, seen)]
+    return found
 
 
 def key_of(cell: Cell, name: str) -> str:
