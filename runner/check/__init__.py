@@ -61,9 +61,13 @@ def problem(
     # newest first: the overlay over the spec over its bases over the preset; ties keep the rule's order
     ranked = sorted(range(len(places)), key=lambda i: (-order.get(places[i].file, -1), i))
     headline = places[ranked[0]]
-    others = [places[i] for i in ranked[1:] if (places[i].file, places[i].line) != (headline.file, headline.line)]
-    unique = list({(p.file, p.line): p for p in reversed(others)}.values())[::-1]
-    return Problem(rule_id, message, headline.key, (replace(headline, key=""), *unique), severity, hint)
+    seen = {(headline.file, headline.line)}
+    others = []
+    for place in (places[i] for i in ranked[1:]):
+        if (place.file, place.line) not in seen:
+            seen.add((place.file, place.line))
+            others.append(place)
+    return Problem(rule_id, message, headline.key, (replace(headline, key=""), *others), severity, hint)
 
 
 def _places(cell: Cell, name: str) -> list[Location]:
