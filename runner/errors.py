@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from pathlib import Path
 from typing import Literal
@@ -148,6 +148,16 @@ class Collector:
     def raise_if_errors(self) -> None:
         if any(p.severity == "error" for p in self.problems):
             raise SpecError(self.problems)
+
+
+def merged(found: Iterable[tuple[str, Problem]]) -> list[Problem]:
+    """Problems found per cell, each once: the same problem in several cells lists them all."""
+    cells: dict[Problem, list[str]] = {}
+    for cell, problem in found:
+        ids = cells.setdefault(replace(problem, cells=()), [])
+        if cell not in ids:
+            ids.append(cell)
+    return [replace(problem, cells=tuple(ids)) for problem, ids in cells.items()]
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

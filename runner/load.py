@@ -258,7 +258,7 @@ class _Builder:
                 "budget",
                 f"the file expands to more than {MAX_VALUES:,} values (aliases are expanded where used)",
                 key=dotted(key),
-                at=[self.at(node)],
+                at=[Location(self.path, self.lines[key]) if key in self.lines else self.at(node)],
                 hint="an alias of an alias multiplies: write the values out, or use extends:",
             )
         if isinstance(node, yaml.CollectionNode):

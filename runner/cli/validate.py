@@ -11,7 +11,7 @@ from typing import Any
 from runner import check, locate, pipeline
 from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
 from runner.compose import compose
-from runner.errors import Problem, SpecError, display_path
+from runner.errors import Problem, SpecError, display_path, merged
 from runner.load import load
 
 
@@ -32,7 +32,7 @@ def add_parser(subcommands: Any, name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     results = [*_cells(args.specs, args.k), *_supporting(args.specs)]
-    problems = [p for r in results for p in r["problems"]]
+    problems = merged((r["cell"] or r["file"], p) for r in results for p in r["problems"])
     failed = any(p.severity == "error" or args.strict for p in problems)
     elapsed = time.perf_counter() - started
     if args.format == "json":
