@@ -27,11 +27,16 @@ class ModelArgs:
     reason: str = ""
 
 
+MAX_SCRIPT_BYTES = 1_000_000  # a model script is a few kilobytes
+
+
 def model_args(miles_root: Path, model_type: str) -> ModelArgs | None:
     """MODEL_ARGS of ``model_type`` in the checkout, or None when it has no such script."""
     script = miles_root / "scripts" / "models" / f"{model_type}.sh"
     if not script.is_file():
         return None
+    if script.stat().st_size > MAX_SCRIPT_BYTES:
+        return ModelArgs(script, None, f"it is larger than {MAX_SCRIPT_BYTES:,} bytes")
     text = script.read_text(encoding="utf-8", errors="replace")
     match = _ARRAY.search(text)
     if not match:
@@ -40,14 +45,18 @@ def model_args(miles_root: Path, model_type: str) -> ModelArgs | None:
     lexer.whitespace_split = True
     lexer.commenters = "#"
     tokens: list[str] = []
-    for token in lexer:
-        if token == ")":
-            break
-        if "$" in token or token == "(":
-            return ModelArgs(script, None, f"it needs the shell to expand {token!r}")
-        tokens.append(token)
-    else:
-        return ModelArgs(script, None, "its MODEL_ARGS array is not closed")
+    try:
+        for token in lexer:
+            if token == ")":
+                break
+            if "$" in token or token == "(":
+                return ModelArgs(script, None, f"it needs the shell to expand {token!r}")
+            tokens.append(token)
+        else:
+            return ModelArgs(script, None, "its MODEL_ARGS array is not closed")
+    except ValueError as exc:  # shlex: "No closing quotation", "No escaped character"
+        line = text[: match.start()].count("\n") + 1
+        return ModelArgs(script, None, f"MODEL_ARGS=( at line {line}: {str(exc).lower()}")
     return ModelArgs(script, tuple(tokens))
 
 

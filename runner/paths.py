@@ -11,9 +11,10 @@ import errno
 import os
 import re
 import stat
+import tempfile
 from pathlib import Path
 
-from runner.errors import Location, SpecError
+from runner.errors import EnvironmentProblem, Location, SpecError
 
 # a profile or preset name: one path component, no "..", no separators
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
@@ -51,3 +52,19 @@ def _kind(mode: int) -> str:
 def _error(message: str, key: str, where: Location) -> SpecError:
     hint = "paths in extends: are relative to the file that names them." if key == "extends" else ""
     return SpecError.one("missing-file", message, key=key, at=[where], hint=hint)
+
+
+def writable(path: Path) -> None:
+    """Raise EnvironmentProblem (exit 3) unless ``path`` can be written: checked before any work."""
+    if path.is_dir():
+        raise EnvironmentProblem(f"cannot write {path}: it is a directory")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise EnvironmentProblem(f"cannot write {path}: {folder} is not a folder")
+    try:  # access() says yes to root everywhere (/proc too); creating a file is the real answer
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".run-matrix-probe-"):
+            pass
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {path}: {folder}: {exc.strerror}") from None

@@ -271,6 +271,43 @@ CASES = [
         code=3,
         names="/proc/nope",
     ),
+    Case(
+        "import-impossible-out",
+        (
+            "import",
+            f"{REPO}/tests/data/import/test_glm5_744b_a40b_4layer.py",
+            "--hardware",
+            "h200",
+            "-o",
+            "/proc/nope/x.yaml",
+        ),
+        code=3,
+        names="/proc/nope",
+    ),
+    Case(
+        "import-out-is-a-folder",
+        (
+            "import",
+            f"{REPO}/tests/data/import/test_glm5_744b_a40b_4layer.py",
+            "--hardware",
+            "h200",
+            "-o",
+            ".",
+        ),
+        code=3,
+        names="directory",
+    ),
+    Case(
+        "checkout-unclosed-quote",
+        ("render", "rocm/glm5-async", "--miles-root", "ck"),
+        {"ck/scripts/models/glm5-744B-A40B_4layer.sh": 'MODEL_ARGS=(\n   --num-layers "4\n)\n'},
+        code=0,
+        names="glm5-744B-A40B_4layer.sh (MODEL_ARGS=( at line 1: no closing quotation)",
+    ),
+    Case("spec-is-dev-zero", ("validate", "/dev/zero"), names="/dev/zero", says="a device"),
+    Case("spec-is-a-fifo", ("list", "pipe.yaml"), names="pipe.yaml", says="a FIFO", special="fifo"),
+    Case("folder-with-a-fifo", ("validate", "."), names="pipe.yaml", says="a FIFO", special="fifo"),
+    Case("spec-symlink-loop", ("render", "loop1.yaml"), names="loop1.yaml", special="loop"),
     Case("port-bogus-target", ("port", "nv/glm5-colocate", "--to", "mi355"), names="mi355x"),
     Case(
         "diff-huge-power",
@@ -300,6 +337,7 @@ def test_the_corpus_is_large() -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
 def test_hostile_input(case: Case, tmp_path: Path) -> None:
     for name, text in case.files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     _make_special(case, tmp_path)
     outcome = run_cli(list(case.argv), tmp_path)

@@ -14,6 +14,7 @@ from runner.cli.hardware import profiles
 from runner.cli.output import add_format, print_json, print_problems
 from runner.errors import EnvironmentProblem, Location, Problem, SpecError, did_you_mean, display_path
 from runner.matrix import show
+from runner.paths import writable
 from runner.port import Change, Plan, component_text, overlay_text, plan, porting, refits
 from schemas import HardwareProfile
 
@@ -52,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     target = _target(args.to)
     steps = plan(cells, target, porting())
     out = args.output or _default_output(source, cells[0].id, target)
+    writable(out)
     try:
         written = _write(steps, source, out, extra=())
         problems, refit = _validated(written), tuple[Change, ...]()
