@@ -31,7 +31,11 @@ def add_parser(subcommands: Any, name: str) -> None:
         "parallelism to a smaller node (choosing values that validate), leave what no rule decides "
         "as a TODO (a validation warning), then validate the result. Exit 2 if errors remain.",
     )
-    parser.add_argument("spec", metavar="SPEC")
+    parser.add_argument(
+        "spec",
+        metavar="SPEC|CELL",
+        help="a spec, or a cell id of it (checked like every selection; the overlay ports the whole spec)",
+    )
     parser.add_argument("--to", required=True, metavar="HARDWARE", help="a hardware profile name")
     parser.add_argument(
         "-o", "--output", type=Path, help="default: matrices/<nv|rocm>/<spec>-<hardware>.yaml"
