@@ -185,7 +185,7 @@ def _why(doc: Document, problems: Collector) -> dict[str, str]:
         return {}
     written = {dotted(key) for key, _ in walk(doc.data) if key[0] not in RESERVED}
     for name in raw:
-        if name not in written:
+        if name not in written and problems.room():
             problems.add(
                 Problem(
                     "why",
@@ -223,7 +223,8 @@ def _apply(
         old = target.get(name, _MISSING)
         if value is DELETE:
             if old is _MISSING:
-                problems.add(_delete_missing(key, target, step.location))
+                if problems.room():
+                    problems.add(_delete_missing(key, target, step.location))
                 continue
             del target[name]
             _record_subtree(provenance, key, old, replace(step, op="delete", value=None))
@@ -270,7 +271,7 @@ def _merge_composed(data: dict[str, Any], provenance: Provenance, base: Composed
 
 def _refuse_nested_deletes(value: dict[str, Any], key: Key, doc: Document, problems: Collector) -> None:
     for sub, sub_value in walk(value, key):
-        if sub_value is DELETE:
+        if sub_value is DELETE and problems.room():
             problems.add(_delete_missing(sub, {}, doc.location(sub)))
 
 

@@ -136,18 +136,41 @@ class UsageError(RunMatrixError):
     exit_code = ExitCode.INVALID_SPEC
 
 
+MAX_PROBLEMS = 50  # per step and file: past that a person fixes the first ones and runs again
+
+
 @dataclass
 class Collector:
-    """Collect problems while a step goes on; raise them all at once at the end."""
+    """Collect problems while a step goes on; raise them all at once at the end.
+
+    At most MAX_PROBLEMS are kept; loops over input ask ``room()`` first, so that a file with
+    twenty thousand mistakes costs no more than one with fifty.
+    """
 
     problems: list[Problem] = field(default_factory=list)
+    skipped: int = 0
 
     def add(self, problem: Problem) -> None:
-        self.problems.append(problem)
+        if self.room():
+            self.problems.append(problem)
+
+    def room(self) -> bool:
+        """Whether another problem will be kept; counts the ones that will not."""
+        if len(self.problems) < MAX_PROBLEMS:
+            return True
+        self.skipped += 1
+        return False
 
     def raise_if_errors(self) -> None:
-        if any(p.severity == "error" for p in self.problems):
-            raise SpecError(self.problems)
+        if not any(p.severity == "error" for p in self.problems):
+            return
+        if self.skipped:
+            last = self.problems[-1]
+            more = f"{self.skipped} more problems like these were not listed (at most {MAX_PROBLEMS} are)"
+            self.problems.append(
+                Problem("budget", more, "", last.locations[:1], hint="fix these and run again")
+            )
+        raise SpecError(self.problems)
 
 
 def merged(found: Iterable[tuple[str, Problem]]) -> list[Problem]:
@@ -160,9 +183,19 @@ def merged(found: Iterable[tuple[str, Problem]]) -> list[Problem]:
     return [replace(problem, cells=tuple(ids)) for problem, ids in cells.items()]
 
 
+MAX_CHOICES = 1000
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """``"did you mean 'x'?"`` for the closest choice, or ``""`` when none is close."""
-    close = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.6)
+    """``"did you mean 'x'?"`` for the closest choice, or ``""`` when none is close.
+
+    Over more than MAX_CHOICES choices (a hostile file's keys) it says nothing: difflib's cost
+    grows with every choice.
+    """
+    unique = sorted(set(choices))
+    if len(unique) > MAX_CHOICES or len(word) > 200:
+        return ""
+    close = difflib.get_close_matches(word, unique, n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else ""
 
 

@@ -54,6 +54,10 @@ def diamond(count: int) -> dict[str, str]:
     return files
 
 
+def many(lines: str, count: int = 20_000) -> str:
+    return "".join(lines.format(i=i) for i in range(count))
+
+
 CASES = [
     # load: YAML budgets and bytes
     Case("alias-bomb", ("validate", "spec.yaml"), {"spec.yaml": alias_bomb(8, 9)}, says="alias"),
@@ -308,6 +312,48 @@ CASES = [
     Case("spec-is-a-fifo", ("list", "pipe.yaml"), names="pipe.yaml", says="a FIFO", special="fifo"),
     Case("folder-with-a-fifo", ("validate", "."), names="pipe.yaml", says="a FIFO", special="fifo"),
     Case("spec-symlink-loop", ("render", "loop1.yaml"), names="loop1.yaml", special="loop"),
+    # many mistakes in one file: each costs little, fifty are listed
+    Case(
+        "why-20000-unset",
+        ("validate", "spec.yaml"),
+        overlay(
+            "args:\n  misc:\n" + many("    flag-{i}: 1\n") + "why:\n" + many("  args.misc.flog-{i}x: r\n")
+        ),
+        says="19950 more problems",
+    ),
+    Case(
+        "unknown-keys-20000",
+        ("validate", "spec.yaml"),
+        overlay(many("key{i}: 1\n")),
+        says="19950 more problems",
+    ),
+    Case(
+        "deletes-20000",
+        ("render", "spec.yaml"),
+        overlay("args:\n  misc:\n" + many("    flag-{i}: !delete\n")),
+        says="19950 more problems",
+    ),
+    # the other commands
+    Case("hardware-unknown", ("hardware", "../../etc/passwd"), names="passwd"),
+    Case("schema-unknown", ("schema", "bogus"), names="bogus"),
+    Case(
+        "profile-alias-bomb", ("validate", "."), {"hardware/bomb.yaml": alias_bomb(8, 9)}, names="bomb.yaml"
+    ),
+    Case("run-alias-bomb", ("run", "spec.yaml", "--dry-run"), {"spec.yaml": alias_bomb(8, 9)}),
+    Case("run-k-empty", ("run", "spec.yaml", "--dry-run", "-k", ""), overlay(""), names="-k"),
+    Case(
+        "run-huge-power",
+        ("spec.yaml", "--dry-run"),
+        overlay("vars: {x: '${4000000**4000000}'}\n"),
+        says="vars.x",
+    ),
+    Case("coverage-cycle", ("coverage", "spec.yaml"), {"spec.yaml": "extends: spec.yaml\n"}, says="cycle"),
+    Case("explain-alias-self", ("explain", "spec.yaml"), {"spec.yaml": "a: &a [*a]\n"}),
+    Case(
+        "port-alias-bomb",
+        ("port", "spec.yaml", "--to", "mi355x", "-o", "o.yaml"),
+        {"spec.yaml": alias_bomb(8, 9)},
+    ),
     Case("port-bogus-target", ("port", "nv/glm5-colocate", "--to", "mi355"), names="mi355x"),
     Case(
         "diff-huge-power",
