@@ -50,3 +50,17 @@ def test_secrets_must_be_references(write):
         "  ==> write $${WANDB_API_KEY} and set WANDB_API_KEY in the environment that runs run-matrix."
     ]
     assert problems_of(write, "env:\n  WANDB_API_KEY: $${WANDB_API_KEY}\n") == []
+
+
+@pytest.mark.parametrize("flag", ["wandb-key", "hf-token"])
+def test_secret_flags_must_be_references(write, flag: str):
+    variable = {"wandb-key": "WANDB_API_KEY", "hf-token": "HF_TOKEN"}[flag]
+    for literal in ("literalkey123", "abc"):  # never printed, however short
+        found = problems_of(write, f"args:\n  misc:\n    {flag}: {literal}\n")
+        assert found == [
+            f"spec.yaml:4: error [G3] args.misc.{flag}: --{flag} holds a literal secret; it would be printed and"
+            " stored in reports\n"
+            f"  ==> write $${{{variable}}} and set {variable} where run-matrix runs."
+        ]
+    assert problems_of(write, f"args:\n  misc:\n    {flag}: $${{{variable}}}\n") == []
+    assert problems_of(write, "args:\n  misc:\n    input-key: prompt\n") == []  # a data field, not a secret

@@ -54,3 +54,12 @@ def test_redaction_replaces_secret_values_with_their_reference():
         redact("key abcd1234 and hf_x, twice abcd1234")
         == "key ${WANDB_API_KEY} and ${HF_TOKEN}, twice ${WANDB_API_KEY}"
     )
+
+
+def test_a_secret_too_short_to_redact_is_refused():
+    with pytest.raises(EnvironmentProblem) as refused:
+        Redactor.of(["WANDB_API_KEY", "HF_TOKEN"], {"WANDB_API_KEY": "abcd1234", "HF_TOKEN": "abc"})
+    assert str(refused.value) == (
+        "HF_TOKEN: set to fewer than 4 characters, which cannot be a real secret and cannot be redacted from"
+        " logs; unset it or set the real value"
+    )
