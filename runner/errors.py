@@ -47,7 +47,7 @@ class Problem:
     locations: tuple[Location, ...] = ()
     severity: Severity = "error"
     hint: str = ""
-    via: tuple[Location, ...] = ()  # for a problem in an extended file: the extends: lines that reached it
+    via: tuple[Location, ...] = ()  # in an extended or overlay file: the lines that reached it
     cells: tuple[str, ...] = ()  # the cells it was found in, when it was found in several
 
     def to_json(self) -> dict[str, object]:
@@ -76,7 +76,7 @@ class Problem:
         rest = self.locations[1 + MAX_ALSO_AT :]
         if rest:
             lines.append(f"  ==> and {len(rest)} more: " + ", ".join(loc.key or str(loc) for loc in rest))
-        lines += [f"  ==> extended from {loc}" for loc in self.via]
+        lines += [f"  ==> reached through {loc}" for loc in self.via]
         if len(self.cells) > 1:
             lines.append(f"  ==> in {len(self.cells)} cells: {_shortened(self.cells)}")
         if self.hint:

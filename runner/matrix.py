@@ -20,7 +20,16 @@ Combo = dict[str, AxisValue]
 Where = Callable[[Key], Location]
 
 
+MAX_CELLS = 100_000  # whatever max_cells says: expanding and resolving more takes minutes
+MAX_RULES = 1_000  # entries of exclude and of include: each is compared with every cell
+
+
 def expand(matrix: Matrix, where: Where) -> list[Combo]:
+    for name, rules in (("exclude", matrix.exclude), ("include", matrix.include)):
+        if len(rules) > MAX_RULES:
+            raise _error(
+                name, f"{len(rules)} entries, more than {MAX_RULES:,}", where, "use fewer, broader entries"
+            )
     groups = _groups(matrix, where)
     _cap(math.prod(len(group) for group in groups), matrix, where, "the product of its axes")
     combos = [_merge(choice, matrix) for choice in itertools.product(*groups)]
@@ -174,6 +183,14 @@ def _known_axis(axis: str, matrix: Matrix, key: Key, where: Where) -> None:
 
 
 def _cap(size: int, matrix: Matrix, where: Where, what: str) -> None:
+    if size > MAX_CELLS:
+        raise SpecError.one(
+            "budget",
+            f"the matrix has {size:,} cells ({what}), more than run-matrix expands ({MAX_CELLS:,})",
+            key="matrix",
+            at=[where(("matrix",))],
+            hint="split it into several specs; nothing is truncated",
+        )
     if size > matrix.max_cells:
         axes = " x ".join(f"{len(v)} ({a})" for a, v in matrix.axes.items())
         raise SpecError.one(

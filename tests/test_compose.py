@@ -89,9 +89,9 @@ def test_extends_cycle_prints_the_chain(write):
     write("c.yaml", "extends: a.yaml\n")
     assert error_of(write("top.yaml", "extends: a.yaml\n")) == (
         "c.yaml:1: error [extends-cycle] extends: forms a cycle: a.yaml -> b.yaml -> c.yaml -> a.yaml\n"
-        "  ==> extended from b.yaml:1\n"
-        "  ==> extended from a.yaml:1\n"
-        "  ==> extended from top.yaml:1\n"
+        "  ==> reached through b.yaml:1\n"
+        "  ==> reached through a.yaml:1\n"
+        "  ==> reached through top.yaml:1\n"
         "  ==> a spec cannot extend itself, directly or through its bases."
     )
 
@@ -101,8 +101,8 @@ def test_an_error_in_an_extended_file_names_the_chain(write):
     write("mid.yaml", "x: 1\nextends: list.yaml\n")
     assert error_of(write("spec.yaml", "extends: mid.yaml\n")) == (
         "list.yaml:1: error [yaml]: a spec must be a mapping of keys to values, not a list\n"
-        "  ==> extended from mid.yaml:2\n"
-        "  ==> extended from spec.yaml:1"
+        "  ==> reached through mid.yaml:2\n"
+        "  ==> reached through spec.yaml:1"
     )
 
 

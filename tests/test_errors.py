@@ -38,7 +38,7 @@ def test_places_print_newest_first_with_their_keys_and_the_extends_chain():
         "  ==> also at b.yaml:3 (k3)\n"
         "  ==> also at b.yaml:4 (k4)\n"
         "  ==> and 2 more: k5, k6\n"
-        "  ==> extended from o.yaml:1"
+        "  ==> reached through o.yaml:1"
     )
     assert problem.to_json()["via"] == [{"file": "o.yaml", "line": 1}]
     assert problem.to_json()["locations"][1] == {"file": "b.yaml", "line": 1, "key": "k1"}

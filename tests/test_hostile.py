@@ -312,6 +312,35 @@ CASES = [
     Case("spec-is-a-fifo", ("list", "pipe.yaml"), names="pipe.yaml", says="a FIFO", special="fifo"),
     Case("folder-with-a-fifo", ("validate", "."), names="pipe.yaml", says="a FIFO", special="fifo"),
     Case("spec-symlink-loop", ("render", "loop1.yaml"), names="loop1.yaml", special="loop"),
+    Case(
+        "matrix-max-cells-huge",
+        ("list", "spec.yaml"),
+        overlay(
+            "matrix:\n  max_cells: 1000000000000\n  axes:\n"
+            + many("    x{i}: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n", 12)
+        ),
+        says="more than run-matrix expands",
+    ),
+    Case(
+        "matrix-include-20000",
+        ("validate", "spec.yaml"),
+        overlay("matrix:\n  axes: {x: [0]}\n  include:\n" + many("    - {{x: {i}, fp8_rollout: true}}\n")),
+        says="20000 entries",
+    ),
+    Case(
+        "overlay-dev-zero",
+        ("render", "spec.yaml"),
+        overlay("matrix:\n  adjust:\n    z:\n      match: {fp8_rollout: true}\n      overlay: /dev/zero\n"),
+        says="a device",
+    ),
+    Case(
+        "overlay-proc-environ",
+        ("list", "spec.yaml"),
+        overlay(
+            "matrix:\n  adjust:\n    z:\n      match: {fp8_rollout: true}\n      overlay: /proc/self/environ\n"
+        ),
+        names="reached through spec.yaml:6",
+    ),
     # many mistakes in one file: each costs little, fifty are listed
     Case(
         "why-20000-unset",
