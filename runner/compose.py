@@ -162,6 +162,19 @@ def _extends(doc: Document, stack: Chain) -> list[Path]:
             ),
             stack,
         )
+    if len(names) > MAX_EXTENDS_DEPTH or len(set(names)) < len(names):
+        repeated = next((n for n in names if names.count(n) > 1), "")
+        problem = (
+            f"{repeated!r} is listed twice"
+            if repeated
+            else f"{len(names)} files, more than {MAX_EXTENDS_DEPTH}"
+        )
+        raise _reached_through(
+            SpecError.one(
+                "extends", f"extends: {problem}", key="extends", at=[where], hint="list each base once"
+            ),
+            stack,
+        )
     paths = [Path(os.path.normpath(doc.path.parent / name)) for name in names]
     for name, base in zip(names, paths, strict=True):
         try:

@@ -121,8 +121,13 @@ CASES = [
         "extends-same-file-500",
         ("validate", "spec.yaml"),
         {"spec.yaml": "extends: [" + ", ".join(["b.yaml"] * 500) + "]\n", "b.yaml": f"extends: {ROCM}\n"},
-        code=0,
-        names="",
+        says="listed twice",
+    ),
+    Case(
+        "extends-list-of-40",
+        ("validate", "spec.yaml"),
+        {"spec.yaml": "extends: [" + ", ".join(f"b{i}.yaml" for i in range(40)) + "]\n"},
+        says="40 files, more than 32",
     ),
     Case(
         "extends-chain-300",
