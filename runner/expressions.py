@@ -36,9 +36,13 @@ class NotAllowed(ValueError):
 def evaluator(
     names: Names, functions: Mapping[str, Callable[..., Any]] | None = None
 ) -> simpleeval.SimpleEval:
-    """A simpleeval evaluator whose operators and functions keep to the budgets."""
-    checked = {name: _checked_function(function) for name, function in (functions or {}).items()}
-    evaluator = simpleeval.SimpleEval(operators=dict(_OPERATORS), functions=checked, names=names)
+    """A simpleeval evaluator whose operators and functions keep to the budgets.
+
+    ``functions`` come from ``budgeted()``, made once (a matrix makes an evaluator per cell).
+    """
+    evaluator = simpleeval.SimpleEval(
+        operators=dict(_OPERATORS), functions=dict(functions or {}), names=names
+    )
     for refused in (ast.JoinedStr, ast.FormattedValue):
         evaluator.nodes.pop(refused, None)
     return evaluator
@@ -106,6 +110,11 @@ def _checked_operator(function: Callable[..., Any]) -> Callable[..., Any]:
         return checked(function(*args))
 
     return run
+
+
+def budgeted(functions: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    """``functions`` whose arguments and results are held to the budgets."""
+    return {name: _checked_function(function) for name, function in functions.items()}
 
 
 def _checked_function(function: Callable[..., Any]) -> Callable[..., Any]:

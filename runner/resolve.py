@@ -39,6 +39,9 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "len": len,
 }
 
+_BUDGETED = expressions.budgeted(_FUNCTIONS)
+_NAMES = frozenset(_FUNCTIONS)
+
 Derived = Mapping[str, Callable[["Resolver"], Any]]
 
 
@@ -80,7 +83,7 @@ class Resolver:
         self.done: dict[Key, Any] = {}
         self.stack: list[Key] = []
         self.referrer: Key = ()  # the key whose expression is being evaluated
-        self.evaluator = expressions.evaluator(names=lambda node: self.name(node), functions=_FUNCTIONS)
+        self.evaluator = expressions.evaluator(names=lambda node: self.name(node), functions=_BUDGETED)
 
     def resolve_tree(self, node: dict[str, Any], prefix: Key) -> dict[str, Any]:
         resolved = {}
@@ -178,7 +181,7 @@ class Resolver:
                 return _plain(self.lookup(path, key))
         outer, self.referrer = self.referrer, key
         try:
-            tree = expressions.parse(text, frozenset(_FUNCTIONS))
+            tree = expressions.parse(text, _NAMES)
             return expressions.checked(_plain(self.evaluator.eval(text, previously_parsed=tree)))
         except SpecError:
             raise
@@ -300,15 +303,20 @@ def references(raw: Any) -> list[Key]:
         return [key for item in raw for key in references(item)]
     if not isinstance(raw, str) or "${" not in raw:
         return []
+    return list(_text_references(raw))
+
+
+@lru_cache(maxsize=4096)
+def _text_references(raw: str) -> tuple[Key, ...]:
     try:
         pieces = _pieces(raw)
     except ValueError:
-        return []
+        return ()
     keys: list[Key] = []
     for piece in pieces:
         if isinstance(piece, _Reference) and not piece.literal:
             keys += _referred(piece.text)
-    return list(dict.fromkeys(keys))
+    return tuple(dict.fromkeys(keys))
 
 
 def _referred(text: str) -> list[Key]:
@@ -316,7 +324,7 @@ def _referred(text: str) -> list[Key]:
     if reference:
         return [tuple(reference.group(1).split("."))]
     try:
-        tree = expressions.parse(text, frozenset(_FUNCTIONS))
+        tree = expressions.parse(text, _NAMES)
     except (SyntaxError, ValueError):
         return []
     chains = [chain for node in ast.walk(tree) if (chain := _chain(node))]
