@@ -75,6 +75,7 @@ def compose(path: Path) -> Composed:
 
 
 _COMPOSED: dict[Path, tuple[Composed, tuple[tuple[int, int], ...]]] = {}
+MAX_KEPT = 4096  # composed files kept, as load keeps parsed ones
 
 
 Chain = tuple[tuple[Path, Location], ...]  # each file above and its extends: line, the user's first
@@ -105,6 +106,8 @@ def _compose(path: Path, stack: Chain, named_at: Location) -> Composed:
         )
         raise _reached_through(too_deep, stack[:-1])
     composed = _compose_file(path, stack, named_at)
+    if len(_COMPOSED) >= MAX_KEPT:
+        _COMPOSED.clear()
     _COMPOSED[path] = (composed, _stamps(composed.files))
     return composed
 

@@ -57,8 +57,17 @@ def problem(
         return Problem(
             rule_id, message, key_of(cell, flags[0]) if flags else "", (Location(cell.path),), severity, hint
         )
+    key, locations = newest_first(cell, places)
+    return Problem(rule_id, message, key, locations, severity, hint)
+
+
+def newest_first(cell: Cell, places: list[Location]) -> tuple[str, tuple[Location, ...]]:
+    """The key of the most recently written place, and every place, that one first, each once.
+
+    Newest is the latest file of the chain (the overlay over the spec over its bases); files
+    outside it (the model preset) come last; ties keep the order given.
+    """
     order = {file: index for index, file in enumerate(cell.composed.files)}
-    # newest first: the overlay over the spec over its bases over the preset; ties keep the rule's order
     ranked = sorted(range(len(places)), key=lambda i: (-order.get(places[i].file, -1), i))
     headline = places[ranked[0]]
     seen = {(headline.file, headline.line)}
@@ -67,7 +76,7 @@ def problem(
         if (place.file, place.line) not in seen:
             seen.add((place.file, place.line))
             others.append(place)
-    return Problem(rule_id, message, headline.key, (replace(headline, key=""), *others), severity, hint)
+    return headline.key, (replace(headline, key=""), *others)
 
 
 def _places(cell: Cell, name: str) -> list[Location]:

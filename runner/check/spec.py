@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 from runner.cell import Cell
-from runner.check import problem, rule
+from runner.check import newest_first, problem, rule
 from runner.errors import Location, Problem
 from runner.layout import Layout
 
@@ -43,11 +44,18 @@ def flag_in_one_group(cell: Cell, _: Layout) -> Iterator[Problem]:
         for name in flags:
             if name in seen:
                 first = seen[name]
+                key, places = newest_first(
+                    cell,
+                    [
+                        replace(cell.location("args", group, name), key=f"args.{group}.{name}"),
+                        replace(cell.location("args", first, name), key=f"args.{first}.{name}"),
+                    ],
+                )
                 yield Problem(
                     "G1",
                     f"--{name} is set in two groups, args.{first} and args.{group}",
-                    f"args.{group}.{name}",
-                    (cell.location("args", first, name), cell.location("args", group, name)),
+                    key,
+                    places,
                     hint=f"keep it in one group (delete the other with `{name}: !delete`).",
                 )
             seen.setdefault(name, group)
@@ -64,7 +72,10 @@ def model_args_not_contradicted(cell: Cell, _: Layout) -> Iterator[Problem]:
                 f"--{name} {flags[name]} contradicts MODEL_ARGS of {cell.preset.type}"
                 f" (--{name} {cell.preset.model_args[name]}); argparse keeps the last",
                 f"args.{_group(cell, name)}.{name}",
-                (cell.location("args", _group(cell, name), name),),
+                (
+                    cell.location("args", _group(cell, name), name),
+                    replace(cell.preset_source.location(("model_args", name)), key=f"model_args.{name}"),
+                ),
                 severity="warning",
             )
 
