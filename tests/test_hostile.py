@@ -346,6 +346,30 @@ CASES = [
         ),
         names="reached through spec.yaml:6",
     ),
+    Case(
+        "zero-actor-gpus",
+        ("validate", "spec.yaml"),
+        overlay("args: {misc: {actor-num-gpus-per-node: 0}}\n"),
+        says="G4",
+    ),
+    Case(
+        "zero-engine",
+        ("render", "spec.yaml"),
+        overlay("args: {sglang: {rollout-num-gpus-per-engine: 0}}\n"),
+        says="G4",
+    ),
+    Case(
+        "negative-actor-gpus",
+        ("validate", "spec.yaml"),
+        overlay("args: {misc: {actor-num-gpus-per-node: -8}}\n"),
+        says="G4",
+    ),
+    Case(
+        "zero-counts-explained",
+        ("explain", "spec.yaml", "--layout"),
+        overlay("args: {misc: {actor-num-gpus-per-node: 0}, sglang: {rollout-num-gpus-per-engine: 0}}\n"),
+        code=0,
+    ),
     # many mistakes in one file: each costs little, fifty are listed
     Case(
         "why-20000-unset",

@@ -33,7 +33,10 @@ def rule(rule_id: str) -> Callable[[Rule], Rule]:
 
 def run(cell: Cell) -> Iterator[Problem]:
     facts = layout(cell)
-    for check in RULES.values():
+    bad_counts = any(p.severity == "error" for p in RULES["G4"](cell, facts))
+    for rule_id, check in RULES.items():
+        if bad_counts and not rule_id.startswith("G"):
+            continue  # the L, S, M and P rules reason from counts of at least 1: G4's errors come first
         yield from check(cell, facts)
 
 

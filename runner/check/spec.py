@@ -109,11 +109,13 @@ def secrets_are_references(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 @rule("G4")
 def integer_flags(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """Counts are integers; anything else would fail miles' argparse."""
+    """Counts are integers of at least 1; anything else would fail miles' argparse or its start-up."""
     for name in INTEGER_FLAGS:
         value = cell.flag(name)
         if value is not None and (isinstance(value, bool) or not str(value).lstrip("-").isdigit()):
             yield problem("G4", cell, (name,), f"--{name} takes an integer, got {value!r}")
+        elif value is not None and int(str(value)) < 1:
+            yield problem("G4", cell, (name,), f"--{name} is a count of at least 1, got {value}")
 
 
 def _group(cell: Cell, name: str) -> str:
