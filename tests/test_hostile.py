@@ -369,6 +369,7 @@ CASES = [
         ("explain", "spec.yaml", "--layout"),
         overlay("args: {misc: {actor-num-gpus-per-node: 0}, sglang: {rollout-num-gpus-per-engine: 0}}\n"),
         code=0,
+        names="spec on mi355x",
     ),
     # many mistakes in one file: each costs little, fifty are listed
     Case(
