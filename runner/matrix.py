@@ -38,6 +38,10 @@ def expand(matrix: Matrix, where: Where) -> list[Combo]:
     for index, extra in enumerate(matrix.include):
         combos.append(_included(extra, index, combos, matrix, where))
     _cap(len(combos), matrix, where, "its cells after include")
+    if not combos:
+        raise _error(
+            "exclude", "exclude removes every cell: the spec would test nothing", where, "exclude fewer cells"
+        )
     return combos
 
 

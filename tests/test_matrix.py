@@ -121,3 +121,10 @@ def test_a_repeated_axis_value_is_an_error():
         "  ==> list each value once"
     )
     assert ids(axes={"a": [1, True]}) == ["s", "s[a=true]"]  # 1 is not true
+
+
+def test_excluding_every_cell_is_an_error():
+    assert error_of(axes={"a": [1, 2]}, exclude=[{"a": 1}, {"a": 2}]) == (
+        "spec.yaml:4: error [matrix] matrix.exclude: exclude removes every cell: the spec would test nothing\n"
+        "  ==> exclude fewer cells"
+    )
