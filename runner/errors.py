@@ -173,6 +173,21 @@ class Collector:
         raise SpecError(self.problems)
 
 
+def newest_first(places: Sequence[Location], files: Sequence[Path]) -> tuple[Location, ...]:
+    """``places`` with the most recently written first, then the rest newest first, each spot once.
+
+    Newest is the latest of ``files`` (a chain: bases first, then the spec, then the overlays a
+    matrix applies): the overlay the user edited heads the problem. Places in no file of the
+    chain (a model preset) come last; ties keep the order given.
+    """
+    order = {file: index for index, file in enumerate(files)}
+    ranked = sorted(range(len(places)), key=lambda i: (-order.get(places[i].file, -1), i))
+    spots: dict[tuple[Path, int | None], Location] = {}
+    for place in (places[i] for i in ranked):
+        spots.setdefault((place.file, place.line), place)
+    return tuple(spots.values())
+
+
 def merged(found: Iterable[tuple[str, Problem]]) -> list[Problem]:
     """Problems found per cell, each once: the same problem in several cells lists them all."""
     cells: dict[Problem, list[str]] = {}

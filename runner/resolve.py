@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -27,7 +27,7 @@ import simpleeval
 
 from runner import expressions
 from runner.compose import Composed, Step
-from runner.errors import Location, SpecError, did_you_mean
+from runner.errors import Location, SpecError, did_you_mean, newest_first
 from runner.load import Key, dotted
 
 _DOTTED = re.compile(r"^\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*$")
@@ -186,11 +186,12 @@ class Resolver:
         except SpecError:
             raise
         except expressions.BudgetExceeded as exc:
-            raise self.error(key, f"refused ${{{text}}}: {exc}", rule="budget") from None
+            raise self.error(key, f"refused ${{{text}}}: {exc}", rule="budget", sources=text) from None
         except (simpleeval.InvalidExpression, expressions.NotAllowed) as exc:
-            raise self.error(key, f"cannot evaluate ${{{text}}}: {exc}") from None
+            raise self.error(key, f"cannot evaluate ${{{text}}}: {exc}", sources=text) from None
         except (SyntaxError, ArithmeticError, TypeError, ValueError) as exc:
-            raise self.error(key, f"cannot evaluate ${{{text}}}: {type(exc).__name__}: {exc}") from None
+            message = f"cannot evaluate ${{{text}}}: {type(exc).__name__}: {exc}"
+            raise self.error(key, message, sources=text) from None
         finally:
             self.referrer = outer
 
@@ -213,8 +214,17 @@ class Resolver:
         where = steps[-1].location if steps else Location(self.composed.path)
         self.composed.provenance[key] = (*steps, Step(where, "resolve", _Evaluated(raw, value)))
 
-    def error(self, key: Key, message: str, hint: str = "", rule: str = "reference") -> SpecError:
-        return SpecError.one(rule, message, key=dotted(key), at=[self.composed.location(key)], hint=hint)
+    def error(
+        self, key: Key, message: str, hint: str = "", rule: str = "reference", sources: str = ""
+    ) -> SpecError:
+        """An error at ``key``; with ``sources`` (the expression), headlined at the most recently
+        written of ``key`` and the keys the expression reads (the user's overlay, usually)."""
+        places = [replace(self.composed.location(key), key=dotted(key))]
+        for source in _referred(sources) if sources else ():
+            if is_set(self.composed.data, source):
+                places.append(replace(self.composed.location(source), key=dotted(source)))
+        first, *others = newest_first(places, self.composed.files)
+        return SpecError.one(rule, message, key=first.key, at=[replace(first, key=""), *others], hint=hint)
 
 
 @dataclass(frozen=True)
@@ -329,6 +339,15 @@ def _referred(text: str) -> list[Key]:
         return []
     chains = [chain for node in ast.walk(tree) if (chain := _chain(node))]
     return [c for c in chains if not any(len(o) > len(c) and o[: len(c)] == c for o in chains)]
+
+
+def is_set(data: dict[str, Any], key: Key) -> bool:
+    node: Any = data
+    for name in key:
+        if not isinstance(node, dict) or name not in node:
+            return False
+        node = node[name]
+    return True
 
 
 def _chain(node: ast.AST) -> Key | None:

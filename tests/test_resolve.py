@@ -147,3 +147,14 @@ def test_text_built_from_references_has_a_budget(write):
         error_of(write, "v0: abcdefgh\n" + doubling.replace("'", '"'))
         == "spec.yaml:12: error [budget] v11: refused: a text of 16,384 characters (the limit is 10,000)"
     )
+
+
+def test_an_expression_that_fails_on_a_users_value_is_headlined_at_that_value(write):
+    write("base.yaml", "a: 8\nhalf: ${a // 2}\n")
+    with pytest.raises(SpecError) as raised:
+        resolve(compose(write("spec.yaml", "extends: base.yaml\na: abc\n")), {})
+    assert str(raised.value) == (
+        "spec.yaml:2: error [reference] a: cannot evaluate ${a // 2}: TypeError: unsupported operand type(s)"
+        " for //: 'str' and 'int'\n"
+        "  ==> also at base.yaml:2 (half)"
+    )

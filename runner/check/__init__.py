@@ -12,11 +12,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from runner import errors
 from runner.cell import Cell
 from runner.errors import Location, Problem, Severity
 from runner.layout import Layout, layout
 from runner.load import Key, dotted
-from runner.resolve import references
+from runner.resolve import is_set, references
 
 Rule = Callable[[Cell, Layout], Iterator[Problem]]
 RULES: dict[str, Rule] = {}
@@ -65,21 +66,9 @@ def problem(
 
 
 def newest_first(cell: Cell, places: list[Location]) -> tuple[str, tuple[Location, ...]]:
-    """The key of the most recently written place, and every place, that one first, each once.
-
-    Newest is the latest file of the chain (the overlay over the spec over its bases); files
-    outside it (the model preset) come last; ties keep the order given.
-    """
-    order = {file: index for index, file in enumerate(cell.composed.files)}
-    ranked = sorted(range(len(places)), key=lambda i: (-order.get(places[i].file, -1), i))
-    headline = places[ranked[0]]
-    seen = {(headline.file, headline.line)}
-    others = []
-    for place in (places[i] for i in ranked[1:]):
-        if (place.file, place.line) not in seen:
-            seen.add((place.file, place.line))
-            others.append(place)
-    return headline.key, (replace(headline, key=""), *others)
+    """The key of the most recently written place (the headline), and every place, that one first."""
+    ordered = errors.newest_first(places, cell.composed.files)
+    return ordered[0].key, (replace(ordered[0], key=""), *ordered[1:])
 
 
 def _places(cell: Cell, name: str) -> list[Location]:
@@ -100,7 +89,7 @@ def derived_from(cell: Cell, key: Key, seen: set[Key] | None = None) -> list[Key
         raw = raw.get(name) if isinstance(raw, dict) else None
     found: list[Key] = []
     for source in references(raw):
-        if source not in seen and source[0] in cell.composed.data and source[0] != "matrix":
+        if source not in seen and source[0] != "matrix" and is_set(cell.composed.data, source):
             seen.add(source)
             found += [source, *derived_from(cell, source, seen)]
     return found
