@@ -187,7 +187,7 @@ def _known_axis(axis: str, matrix: Matrix, key: Key, where: Where) -> None:
 
 
 def _cap(size: int, matrix: Matrix, where: Where, what: str) -> None:
-    if size > MAX_CELLS:
+    if size > MAX_CELLS and matrix.max_cells > MAX_CELLS:
         raise SpecError.one(
             "budget",
             f"the matrix has {size:,} cells ({what}), more than run-matrix expands ({MAX_CELLS:,})",
