@@ -20,11 +20,10 @@ from typing import Any
 import yaml
 
 from runner.errors import Location, SpecError
-from runner.paths import readable_file
+from runner.paths import MAX_FILE_BYTES, read_text
 
 Key = tuple[str, ...]
 
-MAX_FILE_BYTES = 1_000_000  # the largest spec here is 6 kB
 MAX_VALUES = 200_000  # values built from one file, aliases expanded (a 1000-cell matrix spec: ~2000)
 MAX_DEPTH = 64  # nesting of mappings and lists (specs nest about 6 deep)
 
@@ -106,30 +105,6 @@ def _load_cached(path: Path, mtime_ns: int, size: int) -> Document:
 
 def _load(path: Path) -> Document:
     return loads(read_text(path), path)
-
-
-def read_text(path: Path) -> str:
-    """A spec's text: a regular file, at most MAX_FILE_BYTES, UTF-8; anything else is a SpecError."""
-    readable_file(path, Location(path))
-    try:
-        with path.open("rb") as stream:
-            raw = stream.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise SpecError.one("yaml", f"cannot read {path}: {exc.strerror}", at=[Location(path)]) from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise SpecError.one(
-            "budget",
-            f"the file is larger than {MAX_FILE_BYTES:,} bytes",
-            at=[Location(path)],
-            hint="a spec is a few kilobytes; split it or check that this is the file you meant",
-        )
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise SpecError.one(
-            "yaml", f"not UTF-8: byte {raw[exc.start]:#x} at offset {exc.start}", at=[Location(path, line)]
-        ) from None
 
 
 def loads(text: str, path: Path) -> Document:

@@ -2,7 +2,8 @@
 
 ``extends:`` and the spec paths of the command line must be regular files: a directory, a
 FIFO (which would block), a device (``/dev/zero`` never ends) or a symlink loop is refused
-with what it is, not reported as missing.
+with what it is, not reported as missing; a spec is read only up to ``MAX_FILE_BYTES``. An
+output (``-o``) is checked writable before any work.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from runner.errors import EnvironmentProblem, Location, SpecError
 
+MAX_FILE_BYTES = 1_000_000  # the largest spec here is 6 kB
 # a profile or preset name: one path component, no "..", no separators
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 
@@ -37,6 +39,30 @@ def readable_file(path: Path, where: Location, key: str = "", named: str = "") -
         raise _error(
             f"{what} is not a file: it is {_kind(mode)}" + (f" ({path})" if named else ""), key, where
         )
+
+
+def read_text(path: Path) -> str:
+    """A spec's text: a regular file, at most MAX_FILE_BYTES, UTF-8; anything else is a SpecError."""
+    readable_file(path, Location(path))
+    try:
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise SpecError.one("yaml", f"cannot read {path}: {exc.strerror}", at=[Location(path)]) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise SpecError.one(
+            "budget",
+            f"the file is larger than {MAX_FILE_BYTES:,} bytes",
+            at=[Location(path)],
+            hint="a spec is a few kilobytes; split it or check that this is the file you meant",
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SpecError.one(
+            "yaml", f"not UTF-8: byte {raw[exc.start]:#x} at offset {exc.start}", at=[Location(path, line)]
+        ) from None
 
 
 def _kind(mode: int) -> str:

@@ -17,10 +17,8 @@ text; what the evaluator refuses, or what exceeds its budgets, is an error at th
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 import simpleeval
@@ -29,18 +27,9 @@ from runner import expressions
 from runner.compose import Composed, Step
 from runner.errors import Location, SpecError, did_you_mean, newest_first
 from runner.load import Key, dotted
+from runner.references import DOTTED, FUNCTION_NAMES, FUNCTIONS, Reference, is_set, pieces, referred
 
-_DOTTED = re.compile(r"^\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*$")
-_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "min": min,
-    "max": max,
-    "int": int,
-    "str": str,
-    "len": len,
-}
-
-_BUDGETED = expressions.budgeted(_FUNCTIONS)
-_NAMES = frozenset(_FUNCTIONS)
+_BUDGETED = expressions.budgeted(FUNCTIONS)
 
 Derived = Mapping[str, Callable[["Resolver"], Any]]
 
@@ -154,18 +143,18 @@ class Resolver:
         if not isinstance(raw, str) or "$" not in raw:
             return raw
         try:
-            pieces = _pieces(raw)
+            parts = pieces(raw)
         except ValueError as exc:
             raise self.error(key, str(exc), "a reference is ${...}; write $${ for a literal ${") from None
-        if len(pieces) == 1 and isinstance(pieces[0], _Reference) and not pieces[0].literal:
-            return self.expression(pieces[0].text, key)
-        text = "".join(self.piece(piece, key) for piece in pieces)
+        if len(parts) == 1 and isinstance(parts[0], Reference) and not parts[0].literal:
+            return self.expression(parts[0].text, key)
+        text = "".join(self.piece(piece, key) for piece in parts)
         try:
             return expressions.checked(text)
         except expressions.BudgetExceeded as exc:
             raise self.error(key, f"refused: {exc}", rule="budget") from None
 
-    def piece(self, piece: str | _Reference, key: Key) -> str:
+    def piece(self, piece: str | Reference, key: Key) -> str:
         if isinstance(piece, str):
             return piece
         if piece.literal:  # $${...}: a literal ${...}
@@ -173,7 +162,7 @@ class Resolver:
         return str(self.expression(piece.text, key))
 
     def expression(self, text: str, key: Key) -> Any:
-        reference = _DOTTED.match(text)
+        reference = DOTTED.match(text)
         if reference:  # the common case, ${vars.models}: a lookup, no evaluator needed
             path = tuple(reference.group(1).split("."))
             plain = not any(part.startswith("_") for part in path)
@@ -181,7 +170,7 @@ class Resolver:
                 return _plain(self.lookup(path, key))
         outer, self.referrer = self.referrer, key
         try:
-            tree = expressions.parse(text, _NAMES)
+            tree = expressions.parse(text, FUNCTION_NAMES)
             return expressions.checked(_plain(self.evaluator.eval(text, previously_parsed=tree)))
         except SpecError:
             raise
@@ -220,7 +209,7 @@ class Resolver:
         """An error at ``key``; with ``sources`` (the expression), headlined at the most recently
         written of ``key`` and the keys the expression reads (the user's overlay, usually)."""
         places = [replace(self.composed.location(key), key=dotted(key))]
-        for source in _referred(sources) if sources else ():
+        for source in referred(sources) if sources else ():
             if is_set(self.composed.data, source):
                 places.append(replace(self.composed.location(source), key=dotted(source)))
         first, *others = newest_first(places, self.composed.files)
@@ -254,44 +243,6 @@ class _View:
         return self._resolver.resolve_tree(node, self._key)
 
 
-@dataclass(frozen=True)
-class _Reference:
-    text: str  # what is between the braces
-    literal: bool  # written $${...}: stays ${...}
-
-
-@lru_cache(maxsize=4096)
-def _pieces(raw: str) -> tuple[str | _Reference, ...]:
-    """``raw`` split into text and references; braces and quotes inside a reference are matched."""
-    pieces: list[str | _Reference] = []
-    start = 0
-    while (opening := raw.find("${", start)) >= 0:
-        literal = opening > 0 and raw[opening - 1] == "$"
-        closing = _closing_brace(raw, opening + 2)
-        pieces.append(raw[start : opening - literal])
-        pieces.append(_Reference(raw[opening + 2 : closing], literal))
-        start = closing + 1
-    pieces.append(raw[start:])
-    return tuple(piece for piece in pieces if piece != "")
-
-
-def _closing_brace(raw: str, start: int) -> int:
-    depth, quote, index = 1, "", start
-    while index < len(raw):
-        char = raw[index]
-        if quote:
-            index += char == "\\"  # skip what a backslash escapes
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in "{}":
-            depth += 1 if char == "{" else -1
-            if depth == 0:
-                return index
-        index += 1
-    raise ValueError(f"${{ at character {start - 1} is never closed")
-
-
 def _has_reference(raw: Any) -> bool:
     if isinstance(raw, list):
         return any(_has_reference(item) for item in raw)
@@ -300,68 +251,3 @@ def _has_reference(raw: Any) -> bool:
 
 def _plain(value: Any) -> Any:
     return value.unwrap() if isinstance(value, _View) else value
-
-
-def references(raw: Any) -> list[Key]:
-    """The keys an unresolved value refers to, read from its ``${...}`` text (nothing evaluated).
-
-    ``${cluster.gpus_per_node - args.misc['actor-num-gpus-per-node']}`` refers to
-    ``cluster.gpus_per_node`` and ``args.misc.actor-num-gpus-per-node``. Errors tell a user
-    which of their lines a derived value came from.
-    """
-    if isinstance(raw, list):
-        return [key for item in raw for key in references(item)]
-    if not isinstance(raw, str) or "${" not in raw:
-        return []
-    return list(_text_references(raw))
-
-
-@lru_cache(maxsize=4096)
-def _text_references(raw: str) -> tuple[Key, ...]:
-    try:
-        pieces = _pieces(raw)
-    except ValueError:
-        return ()
-    keys: list[Key] = []
-    for piece in pieces:
-        if isinstance(piece, _Reference) and not piece.literal:
-            keys += _referred(piece.text)
-    return tuple(dict.fromkeys(keys))
-
-
-def _referred(text: str) -> list[Key]:
-    reference = _DOTTED.match(text)
-    if reference:
-        return [tuple(reference.group(1).split("."))]
-    try:
-        tree = expressions.parse(text, _NAMES)
-    except (SyntaxError, ValueError):
-        return []
-    chains = [chain for node in ast.walk(tree) if (chain := _chain(node))]
-    return [c for c in chains if not any(len(o) > len(c) and o[: len(c)] == c for o in chains)]
-
-
-def is_set(data: dict[str, Any], key: Key) -> bool:
-    node: Any = data
-    for name in key:
-        if not isinstance(node, dict) or name not in node:
-            return False
-        node = node[name]
-    return True
-
-
-def _chain(node: ast.AST) -> Key | None:
-    """``a.b['c-d']`` as ("a", "b", "c-d"); None for anything else."""
-    if isinstance(node, ast.Name):
-        return (node.id,)
-    if isinstance(node, ast.Attribute):
-        inner = _chain(node.value)
-        return (*inner, node.attr) if inner else None
-    if (
-        isinstance(node, ast.Subscript)
-        and isinstance(node.slice, ast.Constant)
-        and isinstance(node.slice.value, str)
-    ):
-        inner = _chain(node.value)
-        return (*inner, node.slice.value) if inner else None
-    return None

@@ -17,7 +17,7 @@ from runner.cell import Cell
 from runner.errors import Location, Problem, Severity
 from runner.layout import Layout, layout
 from runner.load import Key, dotted
-from runner.resolve import is_set, references
+from runner.references import is_set, references
 
 Rule = Callable[[Cell, Layout], Iterator[Problem]]
 RULES: dict[str, Rule] = {}
