@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             {
                 "ok": not failed,
                 "seconds": round(elapsed, 4),
-                "files": [{**r, "problems": [p.to_json() for p in r["problems"]]} for r in results],
+                "files": [{**r, "problems": [_in(p, r).to_json() for p in r["problems"]]} for r in results],
                 "problems": [p.to_json() for p in problems],
             }
         )
@@ -53,6 +54,11 @@ def run(args: argparse.Namespace) -> int:
             f"{errors} errors, {len(problems) - errors} warnings"
         )
     return 2 if failed else 0
+
+
+def _in(problem: Problem, result: dict[str, Any]) -> Problem:
+    """A problem of one file's result, with the one cell it was found in."""
+    return replace(problem, cells=(result["cell"] or result["file"],))
 
 
 def _cells(names: list[str], expression: str | None) -> list[dict[str, Any]]:
