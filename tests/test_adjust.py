@@ -20,56 +20,35 @@ def matrix_spec(write, matrix: str, extra: str = "") -> list:
 
 
 def test_axis_values_are_references(write):
-    cells = matrix_spec(
-        write,
-        "  axes:\n    engine: [1, 2]\n",
-        "args:\n  sglang:\n    rollout-num-gpus-per-engine: ${matrix.engine * 4}\n",
-    )
-    assert [(c.id, c.spec.args.sglang["rollout-num-gpus-per-engine"]) for c in cells] == [
-        ("spec", 4),
-        ("spec[engine=2]", 8),
-    ]
+    cells = matrix_spec(write, "  axes:\n    engine: [1, 2]\n",
+                        "args:\n  sglang:\n    rollout-num-gpus-per-engine: ${matrix.engine * 4}\n")
+    assert [(c.id, c.spec.args.sglang["rollout-num-gpus-per-engine"]) for c in cells] == [("spec", 4), ("spec[engine=2]", 8)]
     assert [c.axes for c in cells] == [{"engine": 1}, {"engine": 2}]
 
 
 def test_overlay_chosen_by_axis_value_and_path_template(write):
     write("components/precision-bf16.yaml", "args:\n  misc:\n    bf16: true\n")
-    write(
-        "components/precision-fp16.yaml",
-        "args:\n  misc:\n    fp16: true\nwhy:\n  args.misc.fp16: older GPUs\n",
-    )
-    cells = matrix_spec(
-        write,
-        "  axes:\n    precision: [bf16, fp16]\n  adjust:\n    precision:\n"
-        "      overlay: components/precision-${matrix.precision}.yaml\n",
-    )
-    assert [sorted(k for k in c.spec.args.misc if k in ("bf16", "fp16")) for c in cells] == [
-        ["bf16"],
-        ["fp16"],
-    ]
+    write("components/precision-fp16.yaml", "args:\n  misc:\n    fp16: true\nwhy:\n  args.misc.fp16: older GPUs\n")
+    cells = matrix_spec(write, "  axes:\n    precision: [bf16, fp16]\n  adjust:\n    precision:\n"
+                               "      overlay: components/precision-${matrix.precision}.yaml\n")
+    assert [sorted(k for k in c.spec.args.misc if k in ("bf16", "fp16")) for c in cells] == [["bf16"], ["fp16"]]
     steps = cells[1].composed.provenance[("args", "misc", "fp16")]
     assert (steps[-1].location.file.name, steps[-1].why) == ("precision-fp16.yaml", "older GPUs")
     assert cells[1].path.name == "spec.yaml"
 
 
 def test_skip_is_decided_on_resolved_values(write):
-    cells = matrix_spec(
-        write,
-        "  axes:\n    hw: [h200, mi355x]\n  adjust:\n    no-rocm:\n      match: {profile.vendor: amd}\n"
-        f"      skip: {{reason: known broken, issue: 'https://x/1', expires: {FUTURE}}}\n",
-        "hardware: ${matrix.hw}\nargs:\n  sglang:\n    sglang-disable-custom-all-reduce: true\n",
-    )
+    cells = matrix_spec(write, "  axes:\n    hw: [h200, mi355x]\n  adjust:\n    no-rocm:\n      match: {profile.vendor: amd}\n"
+                               f"      skip: {{reason: known broken, issue: 'https://x/1', expires: {FUTURE}}}\n",
+                        "hardware: ${matrix.hw}\nargs:\n  sglang:\n    sglang-disable-custom-all-reduce: true\n")
     assert [(c.id, c.status) for c in cells] == [("spec", "runnable"), ("spec[hw=mi355x]", "skipped")]
     assert cells[1].skip.reason == "known broken" and cells[1].skip.issue == "https://x/1"
 
 
 def test_expired_skip_is_an_error(write):
     with pytest.raises(SpecError) as caught:
-        matrix_spec(
-            write,
-            "  axes:\n    a: [1, 2]\n  adjust:\n    old:\n      match: {a: 2}\n"
-            f"      skip: {{reason: flaky, expires: {PAST}}}\n",
-        )
+        matrix_spec(write, "  axes:\n    a: [1, 2]\n  adjust:\n    old:\n      match: {a: 2}\n"
+                           f"      skip: {{reason: flaky, expires: {PAST}}}\n")
     assert str(caught.value) == (
         "spec.yaml:8: error [skip-expired] matrix.adjust.old.skip.expires: the skip of spec[a=2] expired on 2000-01-01:"
         " flaky\n  ==> fix the cell and delete the skip, or renew it with a later expires: date"
@@ -79,30 +58,19 @@ def test_expired_skip_is_an_error(write):
 def test_skip_needs_a_reason(write):
     with pytest.raises(SpecError) as caught:
         matrix_spec(write, "  adjust:\n    s:\n      skip: {issue: x}\n")
-    assert (
-        str(caught.value)
-        == "spec.yaml:5: error [missing-key] matrix.adjust.s.skip.reason: 'reason' is required"
-    )
+    assert str(caught.value) == "spec.yaml:5: error [missing-key] matrix.adjust.s.skip.reason: 'reason' is required"
 
 
 def test_xfail_and_timeout_later_entries_win(write):
-    cells = matrix_spec(
-        write,
-        "  axes:\n    a: [1, 2]\n  adjust:\n    all:\n      timeout: 600\n"
-        "    slow:\n      match: {a: 2}\n      timeout: 1800\n      xfail: upstream 123\n",
-    )
-    assert [(c.timeout, c.xfail, c.status) for c in cells] == [
-        (600, None, "runnable"),
-        (1800, "upstream 123", "xfail"),
-    ]
+    cells = matrix_spec(write, "  axes:\n    a: [1, 2]\n  adjust:\n    all:\n      timeout: 600\n"
+                               "    slow:\n      match: {a: 2}\n      timeout: 1800\n      xfail: upstream 123\n")
+    assert [(c.timeout, c.xfail, c.status) for c in cells] == [(600, None, "runnable"), (1800, "upstream 123", "xfail")]
 
 
 def test_overlays_match_on_axes_only(write):
     write("components/x.yaml", "args:\n  misc:\n    x: true\n")
     with pytest.raises(SpecError) as caught:
-        matrix_spec(
-            write, "  adjust:\n    x:\n      match: {profile.vendor: amd}\n      overlay: components/x.yaml\n"
-        )
+        matrix_spec(write, "  adjust:\n    x:\n      match: {profile.vendor: amd}\n      overlay: components/x.yaml\n")
     assert str(caught.value) == (
         "spec.yaml:5: error [matrix] matrix.adjust.x.match: adjust 'x' applies an overlay but matches on"
         " profile.vendor, which is not an axis\n"

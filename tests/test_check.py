@@ -28,9 +28,7 @@ def test_a_flag_in_two_groups_names_both_places(write):
 
 def test_checked_raises_on_errors(write):
     with pytest.raises(SpecError, match=r"\[G1\]"):
-        pipeline.checked(
-            write("spec.yaml", MINIMAL + "args:\n  perf: {a: 1}\n  misc: {colocate: true, a: 1}\n")
-        )
+        pipeline.checked(write("spec.yaml", MINIMAL + "args:\n  perf: {a: 1}\n  misc: {colocate: true, a: 1}\n"))
 
 
 def test_contradicting_model_args_is_a_warning(write):

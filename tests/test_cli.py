@@ -15,6 +15,7 @@ from tests.test_model import VALID
 ROOT = Path(__file__).parents[1]
 
 
+
 def test_validate_the_shipped_matrices(cli, in_repo):
     result = cli("validate", "matrices/")
     assert result.code == 0, result.out
@@ -27,10 +28,7 @@ def test_validate_json(cli, in_repo):
     data = json.loads(result.out)
     assert data["ok"] is True and data["problems"] == []
     assert sorted(f["cell"] for f in data["files"] if f["cell"]) == [
-        "nv/glm5-colocate",
-        "nv/glm5-colocate[fp8_rollout=true]",
-        "rocm/glm5-async",
-        "rocm/glm5-async[fp8_rollout=true]",
+        "nv/glm5-colocate", "nv/glm5-colocate[fp8_rollout=true]", "rocm/glm5-async", "rocm/glm5-async[fp8_rollout=true]"
     ]
 
 
@@ -90,30 +88,12 @@ def test_render_shell_is_the_default(cli, in_repo):
 def test_render_reads_model_args_from_a_checkout_and_warns_on_drift(cli, in_repo, tmp_path):
     checkout = tmp_path / "miles"
     shutil.copytree(DATA / "fake-miles", checkout)
-    same = cli(
-        "render",
-        "rocm/glm5-async",
-        "-k",
-        "rocm/glm5-async",
-        "--miles-root",
-        str(checkout),
-        "--format",
-        "json",
-    )
+    same = cli("render", "rocm/glm5-async", "-k", "rocm/glm5-async", "--miles-root", str(checkout), "--format", "json")
     assert same.err == ""
     assert json.loads(same.out)["cells"][0]["commands"][-1]["argv"][7] == f"{checkout}/train_async.py"
     script = checkout / "scripts/models/glm5-744B-A40B_4layer.sh"
     script.write_text(script.read_text().replace("--num-layers 4", "--num-layers 6"))
-    drift = cli(
-        "render",
-        "rocm/glm5-async",
-        "-k",
-        "rocm/glm5-async",
-        "--miles-root",
-        str(checkout),
-        "--format",
-        "json",
-    )
+    drift = cli("render", "rocm/glm5-async", "-k", "rocm/glm5-async", "--miles-root", str(checkout), "--format", "json")
     assert drift.err == (
         f"matrices/base/glm5-744b-a40b-4layer.yaml:6: warning [model-args] model.type: MODEL_ARGS of {script}"
         " differ from the preset glm5-744B-A40B_4layer: checkout has 6; preset has 4; rendering the checkout's\n"
@@ -227,15 +207,9 @@ def test_list_text(cli, in_repo):
     lines = cli("list").out.splitlines()
     assert lines[0].split() == ["CELL", "HARDWARE", "GPUS", "HASH", "STATUS"]
     assert [line.split()[0] for line in lines[1:]] == [
-        "nv/glm5-colocate",
-        "nv/glm5-colocate[fp8_rollout=true]",
-        "rocm/glm5-async",
-        "rocm/glm5-async[fp8_rollout=true]",
+        "nv/glm5-colocate", "nv/glm5-colocate[fp8_rollout=true]", "rocm/glm5-async", "rocm/glm5-async[fp8_rollout=true]"
     ]
-    assert all(
-        line.split()[1:3] in (["h200", "8"], ["mi355x", "8"]) and line.endswith("runnable")
-        for line in lines[1:]
-    )
+    assert all(line.split()[1:3] in (["h200", "8"], ["mi355x", "8"]) and line.endswith("runnable") for line in lines[1:])
 
 
 def test_list_selection_by_expression_and_glob(cli, in_repo):
@@ -243,24 +217,16 @@ def test_list_selection_by_expression_and_glob(cli, in_repo):
     assert [c["id"] for c in expression] == ["nv/glm5-colocate[fp8_rollout=true]"]
     assert expression[0]["axes"] == {"fp8_rollout": True} and len(expression[0]["hash"]) == 12
     glob = json.loads(cli("list", "-k", "*[fp8_rollout=true]", "--format", "json").out)["cells"]
-    assert [c["id"] for c in glob] == [
-        "nv/glm5-colocate[fp8_rollout=true]",
-        "rocm/glm5-async[fp8_rollout=true]",
-    ]
+    assert [c["id"] for c in glob] == ["nv/glm5-colocate[fp8_rollout=true]", "rocm/glm5-async[fp8_rollout=true]"]
     exact = json.loads(cli("list", "-k", "rocm/glm5-async", "--format", "json").out)["cells"]
     assert [c["id"] for c in exact] == ["rocm/glm5-async"]
 
 
 def test_list_selection_errors(cli, in_repo):
     nothing = cli("list", "-k", "b200")
-    assert (nothing.code, nothing.err) == (
-        2,
-        "run-matrix: -k 'b200': no cell knows 'b200' (did you mean 'h200'?)\n",
-    )
+    assert (nothing.code, nothing.err) == (2, "run-matrix: -k 'b200': no cell knows 'b200' (did you mean 'h200'?)\n")
     empty = cli("list", "-k", "fp8_rollout and not fp8_rollout")
-    assert empty.code == 2 and empty.err.startswith(
-        "run-matrix: -k 'fp8_rollout and not fp8_rollout' matches none of 4 cells: "
-    )
+    assert empty.code == 2 and empty.err.startswith("run-matrix: -k 'fp8_rollout and not fp8_rollout' matches none of 4 cells: ")
 
 
 @pytest.mark.parametrize(
@@ -313,31 +279,19 @@ def test_a_cell_id_may_name_a_default_value(cli, in_repo):
 
 def test_list_shows_skips(cli, write):
     write("base.yaml", VALID)
-    write(
-        "spec.yaml",
-        "extends: base.yaml\nmatrix:\n  axes: {a: [1, 2]}\n  adjust:\n    s:\n      match: {a: 2}\n"
-        "      skip: {reason: broken upstream, issue: 'https://github.com/radixark/miles/issues/1', expires: 2999-01-01}\n",
-    )
+    write("spec.yaml", "extends: base.yaml\nmatrix:\n  axes: {a: [1, 2]}\n  adjust:\n    s:\n      match: {a: 2}\n"
+                       "      skip: {reason: broken upstream, issue: 'https://github.com/radixark/miles/issues/1', expires: 2999-01-01}\n")
     lines = cli("list", "spec.yaml").out.splitlines()
-    assert lines[2].endswith(
-        "skipped: broken upstream (https://github.com/radixark/miles/issues/1, until 2999-01-01)"
-    )
+    assert lines[2].endswith("skipped: broken upstream (https://github.com/radixark/miles/issues/1, until 2999-01-01)")
 
 
 def test_commands_accept_cell_ids(cli, in_repo):
     cell = "rocm/glm5-async[fp8_rollout=true]"
     assert json.loads(cli("render", cell, "--format", "json").out)["cells"][0]["id"] == cell
     assert json.loads(cli("validate", cell, "--format", "json").out)["files"][0]["cell"] == cell
-    assert cli("explain", cell, "args.ckpt.hf-checkpoint").out.startswith(
-        "args.ckpt.hf-checkpoint = /root/models/GLM-5_4layer_fp8\n"
-    )
+    assert cli("explain", cell, "args.ckpt.hf-checkpoint").out.startswith("args.ckpt.hf-checkpoint = /root/models/GLM-5_4layer_fp8\n")
     diff = json.loads(cli("diff", "rocm/glm5-async", cell, "--format", "json").out)
     assert [d["key"] for d in diff["differences"]] == [
-        "prepare.fp8.kind",
-        "prepare.fp8.model_dir",
-        "prepare.fp8.save_dir",
-        "prepare.fp8.python",
-        "prepare.fp8.extra.strategy",
-        "prepare.fp8.extra.block-size",
-        "args.ckpt.hf-checkpoint",
+        "prepare.fp8.kind", "prepare.fp8.model_dir", "prepare.fp8.save_dir", "prepare.fp8.python",
+        "prepare.fp8.extra.strategy", "prepare.fp8.extra.block-size", "args.ckpt.hf-checkpoint",
     ]

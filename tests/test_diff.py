@@ -11,6 +11,7 @@ NV = "nv/glm5-colocate.yaml"
 ROCM = "rocm/glm5-async.yaml"
 
 
+
 def test_markdown_golden(cli, in_repo, golden):
     result = cli("diff", NV, ROCM, "--format", "markdown")
     assert result.code == 0
@@ -73,45 +74,20 @@ def test_unchanged_values_are_not_shown_and_order_is_stable():
 
 
 def test_allow_guards_against_drift(cli, in_repo):
-    running = [
-        "--allow",
-        "requires.*",
-        "--allow",
-        "expect.*",
-        "--allow",
-        "retry.*",
-    ]  # what running ROCm needs
-    allowed = [
-        "--allow",
-        "hardware",
-        "--allow",
-        "launch.*",
-        "--allow",
-        "args.*",
-        "--allow",
-        "env.*",
-        *running,
-    ]
+    running = ["--allow", "requires.*", "--allow", "expect.*", "--allow", "retry.*"]  # what running ROCm needs
+    allowed = ["--allow", "hardware", "--allow", "launch.*", "--allow", "args.*", "--allow", "env.*", *running]
     assert cli("diff", NV, ROCM, "--format", "json", *allowed).code == 0
     partial = cli("diff", NV, ROCM, "--format", "json", "--allow", "args.*", "--allow", "hardware", *running)
     assert partial.code == 1
-    assert partial.err.startswith(
-        "run-matrix: 13 key(s) differ outside the allowed deltas: launch.script, env."
-    )
+    assert partial.err.startswith("run-matrix: 13 key(s) differ outside the allowed deltas: launch.script, env.")
     assert cli("diff", NV, ROCM, "--format", "json").code == 0  # no allowances: a report, not a guard
 
 
 def test_allowed_deltas_in_a_spec(cli, write):
-    write(
-        "a.yaml",
-        "hardware: h200\nmodel: {type: glm5-744B-A40B_4layer}\ncluster: {gpus_per_node: 8}\n"
-        "launch: {script: train.py}\nargs:\n  misc: {colocate: true}\n  perf: {tensor-model-parallel-size: 2}\n",
-    )
-    write(
-        "b.yaml",
-        "extends: a.yaml\nargs:\n  perf: {tensor-model-parallel-size: 4}\n  rollout: {num-rollout: 3}\n"
-        "allowed_deltas: [args.perf.*]\n",
-    )
+    write("a.yaml", "hardware: h200\nmodel: {type: glm5-744B-A40B_4layer}\ncluster: {gpus_per_node: 8}\n"
+                    "launch: {script: train.py}\nargs:\n  misc: {colocate: true}\n  perf: {tensor-model-parallel-size: 2}\n")
+    write("b.yaml", "extends: a.yaml\nargs:\n  perf: {tensor-model-parallel-size: 4}\n  rollout: {num-rollout: 3}\n"
+                    "allowed_deltas: [args.perf.*]\n")
     result = cli("diff", "a.yaml", "b.yaml", "--format", "markdown")
     assert result.code == 1
     assert result.err == "run-matrix: 1 key(s) differ outside the allowed deltas: args.rollout.num-rollout\n"
@@ -126,12 +102,9 @@ def test_invalid_spec_is_exit_2(cli, write):
 def test_why_not_must_name_an_unset_key(write):
     from runner import check
 
-    write(
-        "a.yaml",
-        "hardware: h200\nmodel: {type: glm5-744B-A40B_4layer}\ncluster: {gpus_per_node: 8}\n"
-        "launch: {script: train.py}\nargs:\n  misc: {colocate: true}\n"
-        "why_not:\n  args.misc.colocate: we do not colocate\n  args.misc.moe-enable-deepep: no DeepEP\n",
-    )
+    write("a.yaml", "hardware: h200\nmodel: {type: glm5-744B-A40B_4layer}\ncluster: {gpus_per_node: 8}\n"
+                    "launch: {script: train.py}\nargs:\n  misc: {colocate: true}\n"
+                    "why_not:\n  args.misc.colocate: we do not colocate\n  args.misc.moe-enable-deepep: no DeepEP\n")
     problems = [str(p) for p in check.run(pipeline.cell(Path("a.yaml")))]
     assert problems == [
         "a.yaml:8: warning [G5] why_not.args.misc.colocate: why_not: explains why args.misc.colocate is unset,"

@@ -13,11 +13,8 @@ ROCM = pipeline.locate.BUNDLED_MATRICES / "rocm" / "glm5-async.yaml"
 
 
 def test_two_nodes_async_places_actor_then_rollout(write):
-    spec = write(
-        "two.yaml",
-        f"extends: {ROCM}\ncluster:\n  nodes: 2\nargs:\n  perf:\n    tensor-model-parallel-size: 2\n"
-        "    sequence-parallel: true\n  sglang:\n    rollout-num-gpus: 8\n",
-    )
+    spec = write("two.yaml", f"extends: {ROCM}\ncluster:\n  nodes: 2\nargs:\n  perf:\n    tensor-model-parallel-size: 2\n"
+                             "    sequence-parallel: true\n  sglang:\n    rollout-num-gpus: 8\n")
     cell = pipeline.cell(spec)
     gpus = gpu_map(layout(cell), cell.location("cluster"))  # actor: 2 nodes x 4 GPUs = 8, TP 2 -> DP 4
     trainer = [(g.node, g.gpu, g.trainer.rank, g.trainer.tp, g.trainer.dp) for g in gpus if g.trainer]

@@ -69,9 +69,7 @@ def test_cap_counts_before_expanding():
 
 
 def test_cap_counts_includes():
-    assert "the matrix has 3 cells (its cells after include" in error_of(
-        axes={"a": [1, 2]}, include=[{"a": 3}], max_cells=2
-    )
+    assert "the matrix has 3 cells (its cells after include" in error_of(axes={"a": [1, 2]}, include=[{"a": 3}], max_cells=2)
 
 
 def test_include_must_give_every_axis():
@@ -103,9 +101,7 @@ def test_zip_lengths_must_agree():
 
 
 def test_an_axis_zips_once():
-    assert "axis 'a' is in two zip groups" in error_of(
-        axes={"a": [1], "b": [1], "c": [1]}, zip=[["a", "b"], ["a", "c"]]
-    )
+    assert "axis 'a' is in two zip groups" in error_of(axes={"a": [1], "b": [1], "c": [1]}, zip=[["a", "b"], ["a", "c"]])
 
 
 def test_an_empty_axis_is_an_error_not_an_empty_matrix():

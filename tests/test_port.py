@@ -37,8 +37,7 @@ def test_port_glm5_to_mi355x_validates_and_carries_upstreams_substitutions(cli, 
     assert changes["args.sglang.sglang-nsa-decode-backend"][0] == "tilelang"
     assert changes["args.sglang.sglang-page-size"][0] is None
     assert changes["args.sglang.sglang-disable-custom-all-reduce"] == (
-        True,
-        "SGLang's custom all-reduce must be disabled on this platform (required on AMD)",
+        True, "SGLang's custom all-reduce must be disabled on this platform (required on AMD)"
     )
     assert changes["env.HIP_VISIBLE_DEVICES"][0] == "0,1,2,3,4,5,6,7"
     assert "launch.script" not in changes and "args.misc.colocate" not in changes  # the mode is a choice
@@ -56,19 +55,10 @@ def test_port_handles_what_only_some_cells_need(cli, tree):
 
 def test_port_refits_to_a_smaller_node_and_says_so(cli, tree):
     report = json.loads(cli("port", "nv/glm5-colocate", "--to", "gb200", "--format", "json").out)
-    assert report["refit"] == [
-        {
-            "key": "args.perf.context-parallel-size",
-            "value": 1,
-            "why": "re-fit for 4 GPUs per node on gb200 (was 2)",
-        }
-    ]
+    assert report["refit"] == [{"key": "args.perf.context-parallel-size", "value": 1,
+                                "why": "re-fit for 4 GPUs per node on gb200 (was 2)"}]
     cell = pipeline.one("nv/glm5-colocate-gb200")
-    assert (
-        cell.spec.cluster.gpus_per_node,
-        cell.flag("tensor-model-parallel-size"),
-        cell.flag("context-parallel-size"),
-    ) == (4, 4, 1)
+    assert (cell.spec.cluster.gpus_per_node, cell.flag("tensor-model-parallel-size"), cell.flag("context-parallel-size")) == (4, 4, 1)
     assert not [p for p in pipeline.problems(cell) if p.severity == "error"]
 
 
@@ -103,10 +93,8 @@ def test_coverage_markdown_and_json(cli, tree):
     )
     table = cli("coverage", "matrices", "--format", "markdown").out.splitlines()
     assert table[0] == "| test | b200 | gb200 | h100 | h200 | mi300x | mi325x | mi355x |"
-    assert table[2] == (
-        "| `glm5-744b-a40b-4layer` | — | — | — | runs: `nv/glm5-colocate` | skipped: sparse MLA kernels"
-        " not tuned for gfx942 (until 2999-01-01) (`rocm/glm5-mi300x`) | — | runs: `rocm/glm5-async` |"
-    )
+    assert table[2] == ("| `glm5-744b-a40b-4layer` | — | — | — | runs: `nv/glm5-colocate` | skipped: sparse MLA kernels"
+                        " not tuned for gfx942 (until 2999-01-01) (`rocm/glm5-mi300x`) | — | runs: `rocm/glm5-async` |")
     data = json.loads(cli("coverage", "matrices", "--format", "json").out)
     assert data["tests"][1]["variant"] == "fp8_rollout=true"
     assert data["tests"][0]["hardware"]["b200"] == {"status": "missing", "cells": [], "reasons": []}

@@ -39,9 +39,7 @@ def test_the_product_has_one_cell_per_combination_with_unique_ids(axes: dict[str
 
 keys = names.filter(lambda name: name not in ("extends", "why"))  # reserved by compose
 scalars = st.one_of(st.integers(-5, 5), st.booleans(), names)
-trees = st.recursive(
-    scalars, lambda inner: st.dictionaries(keys, inner, min_size=1, max_size=3), max_leaves=8
-)
+trees = st.recursive(scalars, lambda inner: st.dictionaries(keys, inner, min_size=1, max_size=3), max_leaves=8)
 
 
 def merged(base: object, over: object) -> object:

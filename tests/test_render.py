@@ -186,23 +186,15 @@ def test_fp8_cells_are_upstreams_fp8_variant(cell_id: str) -> None:
     assert args[args.index("--ref-load") + 1] == "/root/models/GLM-5_4layer_torch_dist"
     added = [t for t in args if t not in before]
     if cell_id.startswith("nv/"):
-        assert added == [
-            "/root/models/GLM-5_4layer_fp8",
-            "--sglang-moe-a2a-backend",
-            "deepep",
-            "--sglang-deepep-mode",
-            "auto",
-        ]
+        assert added == ["/root/models/GLM-5_4layer_fp8", "--sglang-moe-a2a-backend", "deepep", "--sglang-deepep-mode", "auto"]
     else:
         assert added == ["/root/models/GLM-5_4layer_fp8"]
     assert (fp8.env, fp8.model_args) == (plain.env, plain.model_args)
 
 
 def test_fsdp_has_no_model_args_and_no_megatron_env(write) -> None:
-    fsdp = (
-        "hardware: h200\ncluster: {gpus_per_node: 8}\nlaunch: {script: train.py}\n"
-        "args:\n  misc: {colocate: true, train-backend: fsdp}\n"
-    )
+    fsdp = ("hardware: h200\ncluster: {gpus_per_node: 8}\nlaunch: {script: train.py}\n"
+            "args:\n  misc: {colocate: true, train-backend: fsdp}\n")
     cell = pipeline.cell(write("spec.yaml", fsdp))
     launch = render(cell)
     assert launch.model_args == ()
@@ -215,15 +207,8 @@ def test_megatron_without_a_model_type_is_g7(write) -> None:
     from runner.errors import SpecError
 
     with pytest.raises(SpecError) as caught:
-        pipeline.problems(
-            pipeline.cell(
-                write(
-                    "spec.yaml",
-                    "hardware: h200\ncluster: {gpus_per_node: 8}\n"
-                    "launch: {script: train.py}\nargs:\n  misc: {colocate: true}\n",
-                )
-            )
-        )
+        pipeline.problems(pipeline.cell(write("spec.yaml", "hardware: h200\ncluster: {gpus_per_node: 8}\n"
+                                                          "launch: {script: train.py}\nargs:\n  misc: {colocate: true}\n")))
     assert str(caught.value) == (
         "spec.yaml: error [G7] model.type: the Megatron backend needs model.type: its MODEL_ARGS describe the model\n"
         "  ==> set model.type (a preset in miles/models/), or train-backend: fsdp in args"

@@ -33,19 +33,10 @@ PASSED = CellResult(
     seconds=31.5,
     prepare=(PrepareRecord("model", "hf-download", "skipped", "/root/models/GLM-5_4layer exists"),),
     attempts=(
-        Attempt(
-            1, "rocm-glm5-async-1a2b3c4d", "infra", "Ray lost the job (JOB_SUPERVISOR_ACTOR_DIED): gone", 3.0
-        ),
+        Attempt(1, "rocm-glm5-async-1a2b3c4d", "infra", "Ray lost the job (JOB_SUPERVISOR_ACTOR_DIED): gone", 3.0),
         Attempt(2, "rocm-glm5-async-5e6f7a8b", "succeeded", "the job succeeded", 28.0),
     ),
-    checks=(
-        Check(
-            "train/ppo_kl",
-            "value <= 1e-08 at step 0",
-            True,
-            "train/ppo_kl: 0 (expected value <= 1e-08 at step 0)",
-        ),
-    ),
+    checks=(Check("train/ppo_kl", "value <= 1e-08 at step 0", True, "train/ppo_kl: 0 (expected value <= 1e-08 at step 0)"),),
     metrics={"train/ppo_kl": (Sample("step", 0, 0.0),)},
     **BASE,  # type: ignore[arg-type]
 )
@@ -62,28 +53,17 @@ SKIPPED = CellResult(
     Status.SKIPPED,
     "requires.te: transformer_engine is not installed (CK grouped GEMM)",
     reproduce="run-matrix run matrices/nv/glm5-colocate.yaml -k nv/glm5-colocate",
-    requirements=(
-        RequirementResult(
-            "te", "package", False, False, "transformer_engine is not installed", "CK grouped GEMM"
-        ),
-    ),
+    requirements=(RequirementResult("te", "package", False, False, "transformer_engine is not installed", "CK grouped GEMM"),),
     **{**BASE, "hardware": "h200"},  # type: ignore[arg-type]
 )
-RUN = RunResult(
-    (PASSED, FAILED, SKIPPED),
-    "2026-05-13T12:00:00+00:00",
-    44.0,
-    (ClusterRecord("http://127.0.0.1:8265", False),),
-)
+RUN = RunResult((PASSED, FAILED, SKIPPED), "2026-05-13T12:00:00+00:00", 44.0, (ClusterRecord("http://127.0.0.1:8265", False),))
 
 
 def test_exit_codes():
     assert RUN.exit_code == 1
     assert RunResult((PASSED, SKIPPED), "", 1.0).exit_code == 0
     assert RunResult((PASSED, SKIPPED), "", 1.0, strict=True).exit_code == 1
-    interrupted = CellResult(
-        "x", Status.INTERRUPTED, "interrupted (Ctrl-C); the job was stopped", reproduce="", **BASE
-    )  # type: ignore[arg-type]
+    interrupted = CellResult("x", Status.INTERRUPTED, "interrupted (Ctrl-C); the job was stopped", reproduce="", **BASE)  # type: ignore[arg-type]
     assert RunResult((FAILED, interrupted), "", 1.0).exit_code == 130
 
 
@@ -95,9 +75,7 @@ def test_junit_has_one_case_per_cell_with_properties():
     failure = cases["rocm/glm5-async[fp8_rollout=true]"].result[0]
     assert (failure.message, failure.type) == (FAILED.reason, "failure")
     assert cases["nv/glm5-colocate"].result[0].message == SKIPPED.reason
-    properties = {
-        p.name: p.value for p in cases["rocm/glm5-async"].child(__import__("junitparser").Properties)
-    }
+    properties = {p.name: p.value for p in cases["rocm/glm5-async"].child(__import__("junitparser").Properties)}
     assert properties == {
         "hardware": "mi355x",
         "spec_chain": "matrices/base/glm5-744b-a40b-4layer.yaml -> matrices/rocm/glm5-async.yaml",
@@ -173,7 +151,5 @@ def test_write_appends_the_step_summary(tmp_path):
     summary.write_text("# earlier step\n")
     report.write(RUN, tmp_path / "junit.xml", tmp_path / "report.json", summary)
     assert summary.read_text() == "# earlier step\n" + report.markdown(RUN)
-    assert (
-        (tmp_path / "junit.xml").read_text().startswith('<?xml version="1.0" encoding="utf-8"?>\n<testsuites')
-    )
+    assert (tmp_path / "junit.xml").read_text().startswith('<?xml version="1.0" encoding="utf-8"?>\n<testsuites')
     assert json.loads((tmp_path / "report.json").read_text())["exit_code"] == 1

@@ -77,8 +77,8 @@ def test_pr1124_actor_ep3_is_m3(write) -> None:
     found = rules(write, ROCM, "args:\n  perf:\n    expert-model-parallel-size: 3\n")
     assert "e:M3" in found and "e:M2" in found  # 4 GPUs do not split into EP 3 either
     assert problems(write, ROCM, "args:\n  perf:\n    expert-model-parallel-size: 3\n", only="M3") == [
-        'spec.yaml:4: error [M3] args.perf.expert-model-parallel-size: "Number of experts should be a multiple of'
-        ' expert model parallel_size.": 256 experts, EP 3\n'
+        "spec.yaml:4: error [M3] args.perf.expert-model-parallel-size: \"Number of experts should be a multiple of"
+        " expert model parallel_size.\": 256 experts, EP 3\n"
         f"  ==> also at {_rel(MATRICES.parent / 'miles/models/glm5-744B-A40B.yaml')}:9 (model_args.num-experts)\n"
         "  ==> use an EP that divides 256"
     ]
@@ -95,10 +95,7 @@ def test_pr1124_deepep_on_mi355x_is_p1(write) -> None:
 
 def test_a_new_profile_changes_the_verdict_without_code(write) -> None:
     profile = (MATRICES / "hardware" / "mi355x.yaml").read_text()
-    write(
-        "hardware/mi999x.yaml",
-        profile.replace("name: mi355x", "name: mi999x").replace("deepep: false", "deepep: true"),
-    )
+    write("hardware/mi999x.yaml", profile.replace("name: mi355x", "name: mi999x").replace("deepep: false", "deepep: true"))
     overlay = "hardware: mi999x\nargs:\n  misc:\n    moe-enable-deepep: true\n    moe-token-dispatcher-type: alltoall\n"
     assert rules(write, ROCM, overlay) == ["e:M10", "w:G5"]
 
@@ -115,11 +112,7 @@ def test_l1_rollout_gpus_ignored_when_colocated(write) -> None:
 
 
 def test_l2_async_rejects_colocate(write) -> None:
-    assert rules(
-        write,
-        NV,
-        "launch:\n  script: train_async.py\nargs:\n  misc:\n    disable-weights-backuper: !delete\n",
-    ) == ["e:L2"]
+    assert rules(write, NV, "launch:\n  script: train_async.py\nargs:\n  misc:\n    disable-weights-backuper: !delete\n") == ["e:L2"]
 
 
 def test_l3_budget(write) -> None:
@@ -158,23 +151,15 @@ def test_l8_to_l11(write) -> None:
 def test_l12_hf_config_cross_check(write, tmp_path: Path) -> None:
     checkpoint = tmp_path / "GLM-5_4layer"
     checkpoint.mkdir()
-    config = {
-        "hidden_size": 6144,
-        "num_attention_heads": 64,
-        "num_hidden_layers": 4,
-        "intermediate_size": 12288,
-        "tie_word_embeddings": False,
-        "rope_parameters": {"rope_theta": 1000000},
-    }
+    config = {"hidden_size": 6144, "num_attention_heads": 64, "num_hidden_layers": 4, "intermediate_size": 12288,
+              "tie_word_embeddings": False, "rope_parameters": {"rope_theta": 1000000}}
     (checkpoint / "config.json").write_text(json.dumps(config))
     overlay = f"vars:\n  hf_checkpoint: {checkpoint}\n"
     assert rules(write, ROCM, overlay) == []
-    (checkpoint / "config.json").write_text(
-        json.dumps({**config, "num_hidden_layers": 78, "tie_word_embeddings": True})
-    )
+    (checkpoint / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 78, "tie_word_embeddings": True}))
     assert problems(write, ROCM, overlay, only="L12") == [
         f"{_rel(MATRICES.parent / 'miles/models/glm5-744B-A40B_4layer.yaml')}:8: error [L12] model_args.num-layers:"
-        ' config.json has num_hidden_layers = 78 but --num-layers is 4: miles stops with "hf_validate_args failed"\n'
+        " config.json has num_hidden_layers = 78 but --num-layers is 4: miles stops with \"hf_validate_args failed\"\n"
         "  ==> point hf-checkpoint at the model the flags describe, or fix the flags",
         f"{_rel(MATRICES.parent / 'miles/models/glm5-744B-A40B.yaml')}:30: error [L12]"
         " model_args.untie-embeddings-and-output-weights: config.json has tied embeddings (tie_word_embeddings ="
@@ -184,9 +169,7 @@ def test_l12_hf_config_cross_check(write, tmp_path: Path) -> None:
 
 def test_l13_l14(write) -> None:
     assert rules(write, ROCM, "args:\n  grpo:\n    kl-coef: 0.1\n    kl-loss-coef: 0.1\n") == ["e:L13"]
-    assert rules(write, ROCM, "args:\n  ckpt:\n    ref-load: !delete\n  grpo:\n    kl-coef: 0.1\n") == [
-        "e:L13"
-    ]
+    assert rules(write, ROCM, "args:\n  ckpt:\n    ref-load: !delete\n  grpo:\n    kl-coef: 0.1\n") == ["e:L13"]
     assert rules(write, ROCM, "args:\n  misc:\n    offload-rollout: true\n") == ["e:L14"]
 
 
@@ -194,40 +177,22 @@ def test_l13_l14(write) -> None:
 
 
 def test_s2_s16_s17_multi_node_engines(write) -> None:
-    assert rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus-per-engine: 12\n") == [
-        "e:L4",
-        "e:S8",
-        "e:S14",
-        "e:S17",
-    ]
+    assert rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus-per-engine: 12\n") == ["e:L4", "e:S8", "e:S14", "e:S17"]
     # 17 GPUs: miles spans 17 // 8 = 2 nodes, and 17 does not split over 2 nodes.
-    assert "e:S2" in rules(
-        write,
-        ROCM,
-        "cluster:\n  nodes: 3\nargs:\n  sglang:\n    rollout-num-gpus: 17\n"
-        "    rollout-num-gpus-per-engine: 17\n",
-    )
-    two_nodes = (
-        "cluster:\n  nodes: 3\nargs:\n  sglang:\n    rollout-num-gpus: 16\n    rollout-num-gpus-per-engine: 16\n"
-        "    sglang-enable-dp-attention: false\n  misc:\n    actor-num-nodes: 1\n"
-    )
+    assert "e:S2" in rules(write, ROCM, "cluster:\n  nodes: 3\nargs:\n  sglang:\n    rollout-num-gpus: 17\n"
+                           "    rollout-num-gpus-per-engine: 17\n")
+    two_nodes = ("cluster:\n  nodes: 3\nargs:\n  sglang:\n    rollout-num-gpus: 16\n    rollout-num-gpus-per-engine: 16\n"
+                 "    sglang-enable-dp-attention: false\n  misc:\n    actor-num-nodes: 1\n")
     assert rules(write, ROCM, two_nodes) == ["w:L3", "e:L5", "e:S16"]
 
 
 def test_s4_s5_s10(write) -> None:
     assert rules(write, ROCM, "args:\n  sglang:\n    sglang-dp-size: 1\n") == ["w:S4"]
     # dp 1 turns dp-lm-head off before SGLang would complain about it (S4 before S5).
-    assert rules(
-        write,
-        ROCM,
-        "args:\n  sglang:\n    sglang-enable-dp-attention: false\n    sglang-dp-size: 1\n"
-        "    sglang-enable-dp-lm-head: true\n",
-    ) == ["w:S4"]
-    assert rules(
-        write,
-        ROCM,
-        "args:\n  sglang:\n    sglang-enable-dp-attention: false\n    sglang-enable-dp-lm-head: true\n",
-    ) == ["e:L5", "e:S5"]
+    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-enable-dp-attention: false\n    sglang-dp-size: 1\n"
+                 "    sglang-enable-dp-lm-head: true\n") == ["w:S4"]
+    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-enable-dp-attention: false\n"
+                 "    sglang-enable-dp-lm-head: true\n") == ["e:L5", "e:S5"]
     assert rules(write, NV, "args:\n  sglang:\n    sglang-moe-dense-tp-size: 2\n") == ["e:S10"]
 
 
@@ -235,15 +200,13 @@ def test_s6_chunked_prefill_and_pages(write) -> None:
     assert rules(write, NV, "args:\n  sglang:\n    sglang-chunked-prefill-size: 16000\n") == ["e:S6"]
     assert problems(write, NV, "args:\n  sglang:\n    sglang-chunked-prefill-size: 1000\n") == [
         "spec.yaml:4: error [S6] args.sglang.sglang-chunked-prefill-size: chunked prefill 1000 / dp 8 = 125 is not"
-        ' a multiple of page size 64: "chunked_prefill_size must be divisible by page_size"\n'
+        " a multiple of page size 64: \"chunked_prefill_size must be divisible by page_size\"\n"
         f"  ==> also at {_rel(NV)}:30 (args.sglang.sglang-page-size)\n  ==> use a chunked prefill size divisible by 512"
     ]
 
 
 def test_s9_s11_s12(write) -> None:
-    assert rules(
-        write, NV, "args:\n  sglang:\n    sglang-moe-a2a-backend: deepep\n    sglang-ep-size: 4\n"
-    ) == ["w:S9"]
+    assert rules(write, NV, "args:\n  sglang:\n    sglang-moe-a2a-backend: deepep\n    sglang-ep-size: 4\n") == ["w:S9"]
     assert rules(write, NV, "args:\n  sglang:\n    sglang-page-size: 1\n") == ["w:S11"]
     assert rules(write, ROCM, "args:\n  sglang:\n    sglang-kv-cache-dtype: fp8_e5m2\n") == ["e:S11"]
     assert rules(write, ROCM, "args:\n  sglang:\n    sglang-nsa-decode-backend: flash\n") == ["e:S12", "e:P2"]
@@ -252,31 +215,16 @@ def test_s9_s11_s12(write) -> None:
 def test_s13_flashmla_sparse_head_padding(write) -> None:
     # 64 heads / attention-TP 3 is not even an integer: S3 and S14; attention-TP 2 on Hopper pads 32 to 64: fine.
     assert rules(write, NV, "args:\n  sglang:\n    sglang-dp-size: 4\n") == []
-    profile = (
-        (MATRICES / "hardware" / "h200.yaml")
-        .read_text()
-        .replace("flashmla_sparse_heads: 64", "flashmla_sparse_heads: 48")
-    )
+    profile = (MATRICES / "hardware" / "h200.yaml").read_text().replace("flashmla_sparse_heads: 64", "flashmla_sparse_heads: 48")
     write("hardware/h999.yaml", profile.replace("name: h200", "name: h999"))
     assert rules(write, NV, "hardware: h999\nargs:\n  sglang:\n    sglang-dp-size: 4\n") == ["e:S13"]
 
 
 def test_s14_heads_over_attention_tp(write) -> None:
-    assert (
-        rules(
-            write,
-            NV,
-            "args:\n  sglang:\n    sglang-enable-dp-attention: false\n    sglang-dp-size: 1\n"
-            "    sglang-enable-dp-lm-head: !delete\n    rollout-num-gpus-per-engine: 8\n",
-        )
-        == []
-    )
-    assert "e:S14" in rules(
-        write,
-        ROCM,
-        "args:\n  sglang:\n    rollout-num-gpus-per-engine: 3\n    sglang-dp-size: 1\n"
-        "    sglang-ep-size: 1\n    rollout-num-gpus: 3\n",
-    )
+    assert rules(write, NV, "args:\n  sglang:\n    sglang-enable-dp-attention: false\n    sglang-dp-size: 1\n"
+                 "    sglang-enable-dp-lm-head: !delete\n    rollout-num-gpus-per-engine: 8\n") == []
+    assert "e:S14" in rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus-per-engine: 3\n    sglang-dp-size: 1\n"
+                            "    sglang-ep-size: 1\n    rollout-num-gpus: 3\n")
 
 
 # --- Megatron actor ----------------------------------------------------------------------------
@@ -338,9 +286,7 @@ def test_m15_device_max_connections(write) -> None:
 def test_platform_capabilities(write) -> None:
     assert rules(write, ROCM, "args:\n  misc:\n    attention-backend: flash\n") == ["e:P3"]
     assert rules(write, ROCM, "args:\n  sglang:\n    sglang-disable-custom-all-reduce: !delete\n") == ["e:P4"]
-    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-nsa-prefill-backend: flashmla_sparse\n") == [
-        "e:P2"
-    ]
+    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-nsa-prefill-backend: flashmla_sparse\n") == ["e:P2"]
     assert rules(write, ROCM, "args:\n  sglang:\n    sglang-attention-backend: fa3\n") == ["e:P6"]
     assert rules(write, NV, "env:\n  HIP_VISIBLE_DEVICES: '0'\n") == ["w:P7"]
 

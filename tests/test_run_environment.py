@@ -40,20 +40,12 @@ def test_the_job_env_fills_references_and_carries_the_secrets_the_command_line_n
 def test_a_reference_nobody_sets_is_an_environment_problem():
     with pytest.raises(EnvironmentProblem) as caught:
         job_env(planned({}), {}, {})
-    assert (
-        str(caught.value)
-        == "env.NCCL_NVLS_ENABLE refers to ${NCCL_NVLS_ENABLE}, which is not set: export NCCL_NVLS_ENABLE"
-    )
+    assert str(caught.value) == "env.NCCL_NVLS_ENABLE refers to ${NCCL_NVLS_ENABLE}, which is not set: export NCCL_NVLS_ENABLE"
 
 
 def test_redaction_replaces_secret_values_with_their_reference():
-    redact = Redactor.of(
-        ["WANDB_API_KEY", "HF_TOKEN", "EMPTY"], {"WANDB_API_KEY": "abcd1234", "HF_TOKEN": "hf_x", "EMPTY": ""}
-    )
-    assert (
-        redact("key abcd1234 and hf_x, twice abcd1234")
-        == "key ${WANDB_API_KEY} and ${HF_TOKEN}, twice ${WANDB_API_KEY}"
-    )
+    redact = Redactor.of(["WANDB_API_KEY", "HF_TOKEN", "EMPTY"], {"WANDB_API_KEY": "abcd1234", "HF_TOKEN": "hf_x", "EMPTY": ""})
+    assert redact("key abcd1234 and hf_x, twice abcd1234") == "key ${WANDB_API_KEY} and ${HF_TOKEN}, twice ${WANDB_API_KEY}"
 
 
 def test_a_secret_too_short_to_redact_is_refused():

@@ -25,16 +25,12 @@ def info(status: str, error_type: str | None = None, code: int | None = None, me
     [
         (info("SUCCEEDED", code=0), JobOutcome("succeeded", "the job succeeded")),
         (
-            info(
-                "FAILED", "JOB_ENTRYPOINT_COMMAND_ERROR", 3, "Job entrypoint command failed with exit code 3"
-            ),
+            info("FAILED", "JOB_ENTRYPOINT_COMMAND_ERROR", 3, "Job entrypoint command failed with exit code 3"),
             JobOutcome("failed", "the job exited with code 3: AssertionError: ppo_kl"),
         ),
         (
             info("FAILED", "JOB_SUPERVISOR_ACTOR_DIED", message="Job supervisor actor died: gone\nmore"),
-            JobOutcome(
-                "infra", "Ray lost the job (JOB_SUPERVISOR_ACTOR_DIED): Job supervisor actor died: gone"
-            ),
+            JobOutcome("infra", "Ray lost the job (JOB_SUPERVISOR_ACTOR_DIED): Job supervisor actor died: gone"),
         ),
         (info("STOPPED"), JobOutcome("failed", "the job was stopped (not by run-matrix)")),
     ],

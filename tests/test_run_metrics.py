@@ -34,9 +34,7 @@ def test_rollout_perf_and_critic_lines():
 
 
 def test_nan_and_inf_are_values_and_other_values_are_left_out():
-    found = dict(
-        parse_line("step 0: {'a': nan, 'b': -inf, 'c': 'text', 'd': [1], 'e': True, 'nan_count': 2}")
-    )
+    found = dict(parse_line("step 0: {'a': nan, 'b': -inf, 'c': 'text', 'd': [1], 'e': True, 'nan_count': 2}"))
     assert math.isnan(found["a"].value)
     assert found["b"].value == -math.inf
     assert found["nan_count"].value == 2.0
@@ -68,9 +66,7 @@ SERIES = {"d": [Sample("step", 0, 0.05), Sample("step", 1, 0.2), Sample("step", 
 
 def test_every_step_within_bounds():
     assert check({"d": Expectation(max=0.5)}, SERIES) == (
-        Check(
-            "d", "value <= 0.5 at every step", True, "d: 0.05, 0.2, 0.3 (expected value <= 0.5 at every step)"
-        ),
+        Check("d", "value <= 0.5 at every step", True, "d: 0.05, 0.2, 0.3 (expected value <= 0.5 at every step)"),
     )
 
 

@@ -78,9 +78,7 @@ def _answers(cluster: UsersCluster) -> bool:
     from ray.util.state import list_nodes
 
     try:
-        return cluster.alive() and bool(
-            list_nodes(address=cluster.address, filters=[("state", "=", "ALIVE")])
-        )
+        return cluster.alive() and bool(list_nodes(address=cluster.address, filters=[("state", "=", "ALIVE")]))
     except Exception:  # not up yet: connection refused, or the state API's own error
         return False
 
@@ -114,9 +112,7 @@ def specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Path
     def write(name: str, base: str = "rocm/glm5-async", extra: str = "") -> Path:
         path = tmp_path / "m" / "fake" / f"{name}.yaml"
         path.parent.mkdir(exist_ok=True)
-        paths = (
-            f"{{models: {tmp_path}/models, datasets: {tmp_path}/datasets, shared_data: {tmp_path}/shared}}"
-        )
+        paths = f"{{models: {tmp_path}/models, datasets: {tmp_path}/datasets, shared_data: {tmp_path}/shared}}"
         lines = [f"extends: {MATRICES}/{base}.yaml", f"vars: {paths}", "matrix: !delete"]
         lines += ["requires: !delete"] if base.startswith("rocm") else []
         lines += ["retry: {infra: 1, delay_seconds: 0}", extra]
@@ -192,10 +188,7 @@ def test_a_crash_fails_is_not_retried_and_stops_the_run(cli, specs, users_cluste
         "the job exited with code 3: AssertionError: train/ppo_kl must be < 1e-8 at step 0 (fake)",
     )
     assert [a["outcome"] for a in crash["attempts"]] == ["failed"]  # retry.infra is 1: tests are not retried
-    assert (fine["status"], fine["reason"]) == (
-        "skipped",
-        "not run: fake/a-crash failed (--keep-going runs the rest)",
-    )
+    assert (fine["status"], fine["reason"]) == ("skipped", "not run: fake/a-crash failed (--keep-going runs the rest)")
     junit = (tmp_path / "junit.xml").read_text()
     assert 'tests="2" errors="0" failures="1" skipped="1"' in junit
 
@@ -215,17 +208,13 @@ def test_a_lost_job_is_retried_and_every_attempt_recorded(cli, specs, users_clus
     assert (code, cell["status"]) == (0, "passed")
     first, second = cell["attempts"]
     assert (first["outcome"], second["outcome"]) == ("infra", "succeeded")
-    assert first["detail"].startswith(
-        "Ray lost the job (JOB_SUPERVISOR_ACTOR_DIED): Job supervisor actor died"
-    )
+    assert first["detail"].startswith("Ray lost the job (JOB_SUPERVISOR_ACTOR_DIED): Job supervisor actor died")
     assert first["submission_id"] != second["submission_id"]
     assert first["submission_id"].startswith("fake-async-")
 
 
 def test_an_unmet_requirement_skips_and_strict_fails(cli, specs):
-    requires = (
-        "requires: {sg: {kind: package, name: run-matrix-no-such-package}}\nwhy: {requires.sg: NSA kernels}"
-    )
+    requires = "requires: {sg: {kind: package, name: run-matrix-no-such-package}}\nwhy: {requires.sg: NSA kernels}"
     specs("async", base="nv/glm5-colocate", extra=requires)
     code, report, _ = run(cli, "m/fake/async.yaml")
     (cell,) = report["cells"]
@@ -235,13 +224,9 @@ def test_an_unmet_requirement_skips_and_strict_fails(cli, specs):
 
 
 def test_a_cell_the_matrix_skips_is_reported_with_its_reason(cli, specs):
-    skip = (
-        "{match: {fp8_rollout: false}, skip: {reason: no H200 in this lab, issue: 'https://example.com/1'}}"
-    )
+    skip = "{match: {fp8_rollout: false}, skip: {reason: no H200 in this lab, issue: 'https://example.com/1'}}"
     path = specs("nv", base="nv/glm5-colocate")
-    text = path.read_text().replace(
-        "matrix: !delete", f"matrix:\n  axes: {{fp8_rollout: [false]}}\n  adjust: {{broken: {skip}}}"
-    )
+    text = path.read_text().replace("matrix: !delete", f"matrix:\n  axes: {{fp8_rollout: [false]}}\n  adjust: {{broken: {skip}}}")
     path.write_text(text)
     code, report, _ = run(cli, "m/fake/nv.yaml")
     assert (code, report["cells"][0]["status"], report["cells"][0]["reason"]) == (
@@ -255,11 +240,7 @@ def test_an_unreachable_cluster_is_an_infrastructure_error_after_the_retries(cli
     specs("async")
     code, report, _ = run(cli, "m/fake/async.yaml", "--no-preflight", address="http://127.0.0.1:9")
     (cell,) = report["cells"]
-    assert (code, cell["status"], [a["outcome"] for a in cell["attempts"]]) == (
-        1,
-        "error",
-        ["infra", "infra"],
-    )
+    assert (code, cell["status"], [a["outcome"] for a in cell["attempts"]]) == (1, "error", ["infra", "infra"])
     assert cell["reason"].startswith("Ray at http://127.0.0.1:9 is unreachable: ")
     assert cell["reason"].endswith(" (2 attempts)")
 
@@ -278,9 +259,7 @@ def test_its_own_head_is_started_and_stopped_and_nothing_else_is_touched(
     assert [p.poll() for p in bystanders] == [None] * 4
 
 
-def test_ctrl_c_stops_the_job_writes_the_partial_report_and_exits_130(
-    specs, users_cluster, bystanders, tmp_path
-):
+def test_ctrl_c_stops_the_job_writes_the_partial_report_and_exits_130(specs, users_cluster, bystanders, tmp_path):
     specs("async", extra="env: {FAKE_MILES_SLEEP: '120'}")
     argv = [sys.executable, "-c", "from runner.cli import console; console()", "m/fake/async.yaml"]
     argv += ["--ray-address", users_cluster.address, "--log-dir", "logs", "--report", "report.json"]

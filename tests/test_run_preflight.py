@@ -28,9 +28,7 @@ def bin_with(tmp_path: Path, **gpus: int) -> str:
     for name, count in gpus.items():
         tool = name.replace("_", "-")
         lines = "\n".join(["==== header ====", *(SMI[tool].format(i=i) for i in range(count))])
-        (folder / tool).write_text(
-            f"#!/bin/sh\nprintf '%s\\n' '{lines}'\n"
-        )  # builtins only: PATH is this folder
+        (folder / tool).write_text(f"#!/bin/sh\nprintf '%s\\n' '{lines}'\n")  # builtins only: PATH is this folder
         (folder / tool).chmod(0o755)
     return str(folder)
 
@@ -81,9 +79,7 @@ def test_the_wrong_vendor_and_too_few_gpus(tmp_path):
     assert failure([planned()], caller_env=env, skip_prepare=True).endswith(
         "rocm/glm5-async: needs 8 AMD GPUs (mi355x); this node has 4 AMD GPUs (rocm-smi)"
     )
-    check(
-        [planned()], Options(FAKE_MILES, None, Path("logs"), {"RUN_MATRIX_GPUS": "amd:8"}, skip_prepare=True)
-    )
+    check([planned()], Options(FAKE_MILES, None, Path("logs"), {"RUN_MATRIX_GPUS": "amd:8"}, skip_prepare=True))
 
 
 def test_every_finding_at_once(tmp_path):

@@ -85,9 +85,7 @@ def test_every_kind_runs_then_skips(write, tmp_path):
         PrepareRecord("dirs", "mkdir", "skipped", "every directory exists"),
         PrepareRecord("model", "hf-download", "skipped", f"{models}/GLM-5_4layer exists"),
         PrepareRecord("dataset", "hf-download", "skipped", f"{tmp_path}/datasets/dapo-math-17k exists"),
-        PrepareRecord(
-            "patch", "patch-hf-config", "skipped", f"{models}/GLM-5_4layer/config.json is already patched"
-        ),
+        PrepareRecord("patch", "patch-hf-config", "skipped", f"{models}/GLM-5_4layer/config.json is already patched"),
         PrepareRecord(
             "convert",
             "convert-torch-dist",

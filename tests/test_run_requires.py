@@ -26,12 +26,7 @@ def test_packages(write):
   any: {kind: package, name: PyYAML}
 """,
     )
-    assert [(r.name, r.met) for r in found] == [
-        ("new", True),
-        ("old", False),
-        ("absent", False),
-        ("any", True),
-    ]
+    assert [(r.name, r.met) for r in found] == [("new", True), ("old", False), ("absent", False), ("any", True)]
     assert found[1].detail.startswith("pydantic 2.") and found[1].detail.endswith(" < 99")
     assert found[2].detail == "run-matrix-no-such-package is not installed"
 
@@ -88,10 +83,7 @@ def test_git_requirements(write, checkout):
     assert [(r.met, r.detail) for r in found] == [
         (False, f"the miles checkout {checkout} does not contain fix/clamp ({fix[:12]})"),
         (True, f"the miles checkout {checkout} contains main ({git(checkout, 'rev-parse', 'main')[:12]})"),
-        (
-            False,
-            f"the miles checkout {checkout} does not know fix/other: fetch it (git fetch origin fix/other)",
-        ),
+        (False, f"the miles checkout {checkout} does not know fix/other: fetch it (git fetch origin fix/other)"),
     ]
     git(checkout, "merge", "-q", "--ff-only", "fix/clamp")
     assert results(write, requires, checkout)[0].met
@@ -100,10 +92,7 @@ def test_git_requirements(write, checkout):
 @pytest.mark.allow_subprocess
 def test_git_needs_a_checkout(write, tmp_path):
     found = results(write, "  clamp: {kind: git, contains: fix/clamp}\n", tmp_path)
-    assert (
-        found[0].detail
-        == f"the miles checkout {tmp_path} is not a git checkout, so fix/clamp cannot be checked"
-    )
+    assert found[0].detail == f"the miles checkout {tmp_path} is not a git checkout, so fix/clamp cannot be checked"
     found = results(write, "  clamp: {kind: git, contains: fix/clamp}\n", None)
     assert found[0].detail == "fix/clamp cannot be checked: no miles checkout (--miles-root or MILES_ROOT)"
 
@@ -120,9 +109,7 @@ why:
     )
     assert found == (
         RequirementResult("te", "package", False, True, "run-matrix-no-such-package is not installed", ""),
-        RequirementResult(
-            "sg", "package", False, False, "run-matrix-no-such-package is not installed", "the NSA kernels"
-        ),
+        RequirementResult("sg", "package", False, False, "run-matrix-no-such-package is not installed", "the NSA kernels"),
     )
     assert [r.describe() for r in unmet(found)] == [
         "requires.sg: run-matrix-no-such-package is not installed (the NSA kernels)"

@@ -8,10 +8,7 @@ from runner.run.session import verdict
 RAN = (PrepareRecord("model", "hf-download", "ran", "downloaded a/b to /m"),)
 OK = Attempt(1, "job-1", "succeeded", "the job succeeded", 9.0)
 HELD = (Check("train/ppo_kl", "value <= 1e-08 at step 0", True, "ok"),)
-BROKEN = (
-    *HELD,
-    Check("perf/step_time", "value <= 60 at the last step", False, "perf/step_time is 75 at step 2; ..."),
-)
+BROKEN = (*HELD, Check("perf/step_time", "value <= 60 at the last step", False, "perf/step_time is 75 at step 2; ..."))
 
 
 @pytest.mark.parametrize(
@@ -27,25 +24,12 @@ BROKEN = (
         ),
         (
             RAN,
-            [
-                Attempt(1, "j1", "infra", "Ray lost the job", 1.0),
-                Attempt(2, "j2", "infra", "Ray lost the job", 1.0),
-            ],
+            [Attempt(1, "j1", "infra", "Ray lost the job", 1.0), Attempt(2, "j2", "infra", "Ray lost the job", 1.0)],
             (),
             (Status.ERROR, "Ray lost the job (2 attempts)"),
         ),
-        (
-            RAN,
-            [Attempt(1, "j", "timeout", "timed out after 4 s; the job was stopped", 4.0)],
-            HELD,
-            (Status.FAILED, "timed out after 4 s; the job was stopped"),
-        ),
-        (
-            RAN,
-            [Attempt(1, "j", "interrupted", "interrupted (Ctrl-C); the job was stopped", 1.0)],
-            (),
-            (Status.INTERRUPTED, "interrupted (Ctrl-C); the job was stopped"),
-        ),
+        (RAN, [Attempt(1, "j", "timeout", "timed out after 4 s; the job was stopped", 4.0)], HELD, (Status.FAILED, "timed out after 4 s; the job was stopped")),
+        (RAN, [Attempt(1, "j", "interrupted", "interrupted (Ctrl-C); the job was stopped", 1.0)], (), (Status.INTERRUPTED, "interrupted (Ctrl-C); the job was stopped")),
     ],
 )
 def test_verdict(records, attempts, checks, expected):

@@ -11,9 +11,7 @@ FOUND = [
     ("train/grad_norm", Sample("step", 2, 1.5)),
     ("train/train_rollout_logprob_abs_diff", Sample("step", 2, 0.077)),
 ]
-RESULT = CellResult(
-    CELL, Status.FAILED, "timed out after 4 s; the job was stopped", "", (), "", "", "", seconds=4.2
-)
+RESULT = CellResult(CELL, Status.FAILED, "timed out after 4 s; the job was stopped", "", (), "", "", "", seconds=4.2)
 
 
 def test_without_a_terminal_the_view_prints_lines():
@@ -45,9 +43,7 @@ def test_on_a_terminal_a_live_board():
         board = Console(width=200, record=True)
         board.print(view)
         row = board.export_text().splitlines()[1]
-        assert row.startswith(
-            f"{CELL}  running: rocm-glm5-async-fp8_rollout-true-1a2b3c4d  0 s      2     train/ppo_kl=0.0001"
-        )
+        assert row.startswith(f"{CELL}  running: rocm-glm5-async-fp8_rollout-true-1a2b3c4d  0 s      2     train/ppo_kl=0.0001")
         assert row.rstrip().endswith("(MegatronTrainRayActor pid=1) [12:00:00] step 2: {...}")
         view.finished(RESULT)
         board.print(view)

@@ -50,9 +50,7 @@ def _flags(text: str) -> tuple[str, ...]:
 
 
 # MODEL_ARGS of miles' scripts/models/glm5-744B-A40B_4layer.sh, read from the fake checkout's copy.
-_MODEL_SCRIPT = (
-    REPO_ROOT / "tests" / "data" / "fake-miles" / "scripts" / "models" / "glm5-744B-A40B_4layer.sh"
-)
+_MODEL_SCRIPT = REPO_ROOT / "tests" / "data" / "fake-miles" / "scripts" / "models" / "glm5-744B-A40B_4layer.sh"
 GLM5_MODEL_ARGS = tuple(
     shlex.split(_MODEL_SCRIPT.read_text().split("MODEL_ARGS=(", 1)[1].split(")", 1)[0], comments=True)
 )

@@ -11,9 +11,7 @@ import pytest
 
 def start(cls: Any) -> Iterator[Any]:
     if not cls.available():
-        reason = (
-            cls.unavailable_reason() if hasattr(cls, "unavailable_reason") else f"{cls.__name__} not built"
-        )
+        reason = cls.unavailable_reason() if hasattr(cls, "unavailable_reason") else f"{cls.__name__} not built"
         if os.environ.get("RUN_MATRIX_ORACLES") == "required":
             pytest.fail(f"RUN_MATRIX_ORACLES=required but {reason}")
         pytest.skip(reason)

@@ -53,7 +53,5 @@ def test_agrees_with_megatron(megatron, tmp_path: Path):
         if verdict["accepted"]:
             agreement.accepted(config.name, ours)
         else:
-            agreement.rejected(
-                config.name, ours, megatron_rule(verdict), f"{verdict['stage']}: {verdict['error']}"
-            )
+            agreement.rejected(config.name, ours, megatron_rule(verdict), f"{verdict['stage']}: {verdict['error']}")
     agreement.check()

@@ -70,7 +70,5 @@ def _adjustments(name: str, cell, resolved: dict) -> list[str]:
         split = engine.dp_attention and engine.dp > 1
         expected = int(chunk) // engine.dp if split else int(chunk)
         if resolved["chunked_prefill_size"] != expected:
-            found.append(
-                f"{name}: SGLang's chunked prefill is {resolved['chunked_prefill_size']}, we predict {expected}"
-            )
+            found.append(f"{name}: SGLang's chunked prefill is {resolved['chunked_prefill_size']}, we predict {expected}")
     return found

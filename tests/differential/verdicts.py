@@ -126,11 +126,8 @@ def megatron_configs(seed: int = 1124) -> Iterator[Config]:
             misc["attention-backend"] = rng.choice(["flash", "fused", "unfused", "auto"])
         optimizer: dict[str, object] = {}
         if rng.random() < 0.3:
-            optimizer = {
-                "optimizer-cpu-offload": True,
-                "use-precision-aware-optimizer": rng.random() < 0.5,
-                "optimizer": rng.choice(["adam", "sgd"]),
-            }
+            optimizer = {"optimizer-cpu-offload": True, "use-precision-aware-optimizer": rng.random() < 0.5,
+                         "optimizer": rng.choice(["adam", "sgd"])}
         rollout = {"global-batch-size": rng.choice([64, 64, 96, 63, 128])}
         yield Config(platform, {"optimizer": optimizer, "perf": perf, "misc": misc, "rollout": rollout})
 
@@ -139,43 +136,18 @@ def _targeted_megatron_configs() -> Iterator[Config]:
     """Rules the grid reaches only behind an earlier one (heads, layers, sequence, names, env)."""
     for platform in BASES:
         for tp, pp, ep in ((3, 1, 1), (3, 1, 2), (1, 3, 1), (1, 3, 2), (3, 2, 1), (2, 3, 1)):
-            perf = {
-                "tensor-model-parallel-size": tp,
-                "pipeline-model-parallel-size": pp,
-                "expert-model-parallel-size": ep,
-                "context-parallel-size": 1,
-                "sequence-parallel": tp > 1,
-            }
+            perf = {"tensor-model-parallel-size": tp, "pipeline-model-parallel-size": pp,
+                    "expert-model-parallel-size": ep, "context-parallel-size": 1, "sequence-parallel": tp > 1}
             yield Config(platform, {"perf": perf, "misc": {"actor-num-gpus-per-node": 6}})
         for seq in (4094, 4096, 4100):
-            yield Config(
-                platform,
-                {
-                    "perf": {
-                        "seq-length": seq,
-                        "context-parallel-size": 2,
-                        "tensor-model-parallel-size": 1,
-                        "expert-model-parallel-size": 4,
-                    }
-                },
-            )
+            yield Config(platform, {"perf": {"seq-length": seq, "context-parallel-size": 2,
+                                             "tensor-model-parallel-size": 1, "expert-model-parallel-size": 4}})
         yield Config(platform, {"optimizer": {"optimizer": "sgd", "use-precision-aware-optimizer": True}})
         yield Config(platform, {"misc": {"moe-token-dispatcher-type": "bogus", "moe-enable-deepep": False}})
         yield Config(platform, {"misc": {"attention-backend": "bogus"}})
-        yield Config(
-            platform, {"misc": {"moe-token-dispatcher-type": "allgather", "moe-enable-deepep": False}}
-        )
-        yield Config(
-            platform,
-            {
-                "perf": {
-                    "tensor-model-parallel-size": 2,
-                    "expert-model-parallel-size": 4,
-                    "context-parallel-size": 1,
-                }
-            },
-            env={"CUDA_DEVICE_MAX_CONNECTIONS": "8"},
-        )
+        yield Config(platform, {"misc": {"moe-token-dispatcher-type": "allgather", "moe-enable-deepep": False}})
+        yield Config(platform, {"perf": {"tensor-model-parallel-size": 2, "expert-model-parallel-size": 4,
+                                         "context-parallel-size": 1}}, env={"CUDA_DEVICE_MAX_CONNECTIONS": "8"})
 
 
 # What Megatron says, and which of our rules says the same thing.
@@ -205,11 +177,7 @@ STRICTER_THAN_MEGATRON = {
 
 # --- SGLang -------------------------------------------------------------------------------------
 
-NOT_PASSED_TO_SGLANG = {
-    "sglang-tp-size",
-    "sglang-attn-cp-size",
-    "sglang-moe-dp-size",
-}  # miles drops them (L11)
+NOT_PASSED_TO_SGLANG = {"sglang-tp-size", "sglang-attn-cp-size", "sglang-moe-dp-size"}  # miles drops them (L11)
 
 
 def sglang_args(cell: pipeline.Cell) -> dict[str, object]:
@@ -235,9 +203,7 @@ def sglang_configs(seed: int = 1124) -> Iterator[Config]:
     rng = random.Random(seed)
     for _ in range(120):
         platform = rng.choice(list(BASES))
-        sglang = _engine(
-            rng.choice([1, 2, 4, 8]), rng.choice([1, 2, 4]), rng.choice([1, 2, 3, 4, 8]), rng.random() < 0.7
-        )
+        sglang = _engine(rng.choice([1, 2, 4, 8]), rng.choice([1, 2, 4]), rng.choice([1, 2, 3, 4, 8]), rng.random() < 0.7)
         if rng.random() < 0.4:
             sglang["sglang-page-size"] = rng.choice([1, 16, 64, 128])
         if rng.random() < 0.5:
@@ -268,24 +234,7 @@ SGLANG_MESSAGES = {
     r"moe_dense_tp_size only support 1": "S10",
     r"multi-node data parallel is not supported": "S16",
 }
-ENGINE_RULES = {
-    "L5",
-    "S2",
-    "S3",
-    "S5",
-    "S6",
-    "S7",
-    "S8",
-    "S10",
-    "S12",
-    "S13",
-    "S14",
-    "S16",
-    "S17",
-    "P2",
-    "P4",
-    "P6",
-}
+ENGINE_RULES = {"L5", "S2", "S3", "S5", "S6", "S7", "S8", "S10", "S12", "S13", "S14", "S16", "S17", "P2", "P4", "P6"}
 STRICTER_THAN_SGLANG = {
     "L5": "miles asserts dp > 1 needs DP-attention before it builds ServerArgs",
     "S7": "ep not dividing tp breaks the process groups when the engine starts, not in ServerArgs",
@@ -321,9 +270,7 @@ class Agreement:
     def rejected(self, name: str, ours: set[str], theirs: str, detail: str) -> None:
         self.tally[f"both reject ({theirs})" if theirs in ours else "disagree"] += 1
         if theirs not in ours:
-            self.disagreements.append(
-                f"{name}: {self.library} rejects ({theirs}: {detail}), we say {sorted(ours) or 'ok'}"
-            )
+            self.disagreements.append(f"{name}: {self.library} rejects ({theirs}: {detail}), we say {sorted(ours) or 'ok'}")
 
     def check(self) -> None:
         print("\n" + "\n".join(f"{n:4d}  {k}" for k, n in sorted(self.tally.items())))
