@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from runner.compose import Composed, overlay
 from runner.errors import SpecError, did_you_mean
 from runner.load import walk
 from runner.matrix import Combo, same, show
+from runner.paths import readable_file
 from schemas import HardwareProfile, Spec
 from schemas.matrix import Adjust, Matrix, Skip
 
@@ -48,9 +50,15 @@ def applicable(matrix: Matrix, combo: Combo, composed: Composed) -> list[Named]:
 
 def with_overlays(composed: Composed, chosen: list[Named], combo: Combo) -> Composed:
     for name, entry in chosen:
-        written_in = composed.location(("matrix", "adjust", name, "overlay")).file.parent
+        where = composed.location(("matrix", "adjust", name, "overlay"))
         for template in entry.overlay:
-            composed = overlay(composed, written_in / _fill(template, combo, composed, name))
+            filled = _fill(template, combo, composed, name)
+            path = where.file.parent / filled
+            readable_file(path, where, f"matrix.adjust.{name}.overlay", str(filled))
+            try:
+                composed = overlay(composed, path)
+            except SpecError as exc:  # a problem in the overlay also names the line that applied it
+                raise SpecError([replace(p, via=(*p.via, where)) for p in exc.problems]) from None
     return composed
 
 

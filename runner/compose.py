@@ -9,15 +9,18 @@ there is nothing to remove. Every key remembers the chain of steps that set it
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from runner.errors import Collector, Location, Problem, SpecError, did_you_mean
 from runner.load import DELETE, Document, Key, dotted, load, walk
+from runner.paths import readable_file
 
 Operation = Literal["set", "override", "replace", "delete", "resolve"]
 RESERVED = ("extends", "why")
+MAX_EXTENDS_DEPTH = 32  # files in one extends chain (GLM-5's is 2 deep)
 
 
 @dataclass(frozen=True)
@@ -63,57 +66,125 @@ class Composed:
 
 
 def compose(path: Path) -> Composed:
-    return _compose(path.resolve(), (), Location(path))
+    """The composed chain of ``path``. Each file is composed once however often it is reached
+    (a diamond of extends, a base shared by many specs): the result is kept while no file of
+    its chain changed. Callers get their own provenance table; data is shared and never mutated.
+    """
+    composed = _compose(path.resolve(), (), Location(path))
+    return replace(composed, provenance=dict(composed.provenance))
 
 
-def _compose(path: Path, stack: tuple[Path, ...], named_at: Location) -> Composed:
-    if path in stack:
-        chain = " -> ".join(p.name for p in (*stack[stack.index(path) :], path))
-        raise SpecError.one(
+_COMPOSED: dict[Path, tuple[Composed, tuple[tuple[int, int], ...]]] = {}
+MAX_KEPT = 4096  # composed files kept, as load keeps parsed ones
+
+
+Chain = tuple[tuple[Path, Location], ...]  # each file above and its extends: line, the user's first
+
+
+def _compose(path: Path, stack: Chain, named_at: Location) -> Composed:
+    kept = _COMPOSED.get(path)
+    if kept and kept[1] == _stamps(kept[0].files):
+        return kept[0]
+    files_above = [above for above, _ in stack]
+    if path in files_above:
+        chain = " -> ".join(p.name for p in (*files_above[files_above.index(path) :], path))
+        cycle = SpecError.one(
             "extends-cycle",
             f"forms a cycle: {chain}",
             key="extends",
             at=[named_at],
             hint="a spec cannot extend itself, directly or through its bases.",
         )
-    doc = load(path)
+        raise _reached_through(cycle, stack[:-1])
+    if len(stack) >= MAX_EXTENDS_DEPTH:
+        too_deep = SpecError.one(
+            "budget",
+            f"the extends chain is deeper than {MAX_EXTENDS_DEPTH} files",
+            key="extends",
+            at=[named_at],
+            hint="extend a base that holds what the chain shares; a chain is a few files deep",
+        )
+        raise _reached_through(too_deep, stack[:-1])
+    composed = _compose_file(path, stack, named_at)
+    if len(_COMPOSED) >= MAX_KEPT:
+        _COMPOSED.clear()
+    _COMPOSED[path] = (composed, _stamps(composed.files))
+    return composed
+
+
+def _compose_file(path: Path, stack: Chain, named_at: Location) -> Composed:
+    try:
+        doc = load(path)
+    except SpecError as exc:
+        raise _reached_through(exc, stack) from None
     problems = Collector()
     data: dict[str, Any] = {}
     provenance: Provenance = {}
     files: list[Path] = []
-    for base_path in _extends(doc):
-        base = _compose(base_path, (*stack, path), doc.location(("extends",)))
+    for base_path in _extends(doc, stack):
+        base = _compose(base_path, (*stack, (path, doc.location(("extends",)))), doc.location(("extends",)))
         _merge_composed(data, provenance, base)
         files += [f for f in base.files if f not in files]
     own = {k: v for k, v in doc.data.items() if k not in RESERVED}
     reasons = _why(doc, problems)
     _apply(data, provenance, own, doc, reasons, (), problems)
+    if problems.problems and stack:
+        problems = Collector(list(_reached_through(SpecError(problems.problems), stack).problems))
     problems.raise_if_errors()
     return Composed(data, provenance, (*files, path))
 
 
-def _extends(doc: Document) -> list[Path]:
+def _stamps(files: tuple[Path, ...]) -> tuple[tuple[int, int], ...]:
+    """What says a file is unchanged: its modification time and size (-1 when it is gone)."""
+    stamps = []
+    for file in files:
+        try:
+            info = file.stat()
+            stamps.append((info.st_mtime_ns, info.st_size))
+        except OSError:
+            stamps.append((-1, -1))
+    return tuple(stamps)
+
+
+def _reached_through(error: SpecError, stack: Chain) -> SpecError:
+    """A problem in an extended file also says how the user's spec reached it."""
+    if not stack:
+        return error
+    via = tuple(where for _, where in reversed(stack))
+    return SpecError([replace(p, via=(*p.via, *via)) for p in error.problems])
+
+
+def _extends(doc: Document, stack: Chain) -> list[Path]:
     raw = doc.data.get("extends", [])
     names = [raw] if isinstance(raw, str) else raw
     where = doc.location(("extends",))
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise SpecError.one(
-            "type",
-            f"expected a path or a list of paths, got {raw!r}",
-            key="extends",
-            at=[where],
+        raise _reached_through(
+            SpecError.one(
+                "type", f"expected a path or a list of paths, got {raw!r}", key="extends", at=[where]
+            ),
+            stack,
         )
-    paths = [(doc.path.parent / name).resolve() for name in names]
+    if len(names) > MAX_EXTENDS_DEPTH or len(set(names)) < len(names):
+        repeated = next((n for n in names if names.count(n) > 1), "")
+        problem = (
+            f"{repeated!r} is listed twice"
+            if repeated
+            else f"{len(names)} files, more than {MAX_EXTENDS_DEPTH}"
+        )
+        raise _reached_through(
+            SpecError.one(
+                "extends", f"extends: {problem}", key="extends", at=[where], hint="list each base once"
+            ),
+            stack,
+        )
+    paths = [Path(os.path.normpath(doc.path.parent / name)) for name in names]
     for name, base in zip(names, paths, strict=True):
-        if not base.is_file():
-            raise SpecError.one(
-                "missing-file",
-                f"{name!r} does not exist (looked for {base})",
-                key="extends",
-                at=[where],
-                hint="paths in extends: are relative to the file that names them.",
-            )
-    return paths
+        try:
+            readable_file(base, where, "extends", name)
+        except SpecError as exc:
+            raise _reached_through(exc, stack) from None
+    return [base.resolve() for base in paths]
 
 
 def _why(doc: Document, problems: Collector) -> dict[str, str]:
@@ -130,7 +201,7 @@ def _why(doc: Document, problems: Collector) -> dict[str, str]:
         return {}
     written = {dotted(key) for key, _ in walk(doc.data) if key[0] not in RESERVED}
     for name in raw:
-        if name not in written:
+        if name not in written and problems.room():
             problems.add(
                 Problem(
                     "why",
@@ -168,7 +239,8 @@ def _apply(
         old = target.get(name, _MISSING)
         if value is DELETE:
             if old is _MISSING:
-                problems.add(_delete_missing(key, target, step.location))
+                if problems.room():
+                    problems.add(_delete_missing(key, target, step.location))
                 continue
             del target[name]
             _record_subtree(provenance, key, old, replace(step, op="delete", value=None))
@@ -215,7 +287,7 @@ def _merge_composed(data: dict[str, Any], provenance: Provenance, base: Composed
 
 def _refuse_nested_deletes(value: dict[str, Any], key: Key, doc: Document, problems: Collector) -> None:
     for sub, sub_value in walk(value, key):
-        if sub_value is DELETE:
+        if sub_value is DELETE and problems.room():
             problems.add(_delete_missing(sub, {}, doc.location(sub)))
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from pathlib import Path
 from typing import Literal
 
 Severity = Literal["error", "warning"]
+MAX_ALSO_AT = 4  # places printed under a problem's headline, newest first; JSON has them all
 
 
 class ExitCode(IntEnum):
@@ -30,6 +31,7 @@ class Location:
 
     file: Path
     line: int | None = None
+    key: str = field(default="", compare=False)  # what was written there, when a problem names several keys
 
     def __str__(self) -> str:
         return f"{display_path(self.file)}:{self.line}" if self.line else display_path(self.file)
@@ -45,16 +47,23 @@ class Problem:
     locations: tuple[Location, ...] = ()
     severity: Severity = "error"
     hint: str = ""
+    via: tuple[Location, ...] = ()  # in an extended or overlay file: the lines that reached it
+    cells: tuple[str, ...] = ()  # the cells it was found in, when it was found in several
 
     def to_json(self) -> dict[str, object]:
-        return {
+        data: dict[str, object] = {
             "severity": self.severity,
             "rule": self.rule,
             "key": self.key,
             "message": self.message,
             "hint": self.hint,
-            "locations": [{"file": display_path(loc.file), "line": loc.line} for loc in self.locations],
+            "locations": [_json(loc) for loc in self.locations],
         }
+        if self.via:
+            data["via"] = [_json(loc) for loc in self.via]
+        if self.cells:
+            data["cells"] = list(self.cells)
+        return data
 
     def __str__(self) -> str:
         where = str(self.locations[0]) if self.locations else "<spec>"
@@ -62,10 +71,29 @@ class Problem:
         if self.key:
             head += f" {self.key}"
         lines = [f"{head}: {self.message}"]
-        lines += [f"  ==> also at {loc}" for loc in self.locations[1:]]
+        shown = self.locations[1 : 1 + MAX_ALSO_AT]
+        lines += [f"  ==> also at {loc}" + (f" ({loc.key})" if loc.key else "") for loc in shown]
+        rest = self.locations[1 + MAX_ALSO_AT :]
+        if rest:
+            lines.append(f"  ==> and {len(rest)} more: " + ", ".join(loc.key or str(loc) for loc in rest))
+        lines += [f"  ==> reached through {loc}" for loc in self.via]
+        if len(self.cells) > 1:
+            lines.append(f"  ==> in {len(self.cells)} cells: {_shortened(self.cells)}")
         if self.hint:
             lines.append(f"  ==> {self.hint}")
         return "\n".join(lines)
+
+
+def _json(location: Location) -> dict[str, object]:
+    data: dict[str, object] = {"file": display_path(location.file), "line": location.line}
+    if location.key:
+        data["key"] = location.key
+    return data
+
+
+def _shortened(cells: Sequence[str], shown: int = 4) -> str:
+    more = f", and {len(cells) - shown} more" if len(cells) > shown else ""
+    return ", ".join(cells[:shown]) + more
 
 
 class RunMatrixError(Exception):
@@ -108,23 +136,81 @@ class UsageError(RunMatrixError):
     exit_code = ExitCode.INVALID_SPEC
 
 
+MAX_PROBLEMS = 50  # per step and file: past that a person fixes the first ones and runs again
+
+
 @dataclass
 class Collector:
-    """Collect problems while a step goes on; raise them all at once at the end."""
+    """Collect problems while a step goes on; raise them all at once at the end.
+
+    At most MAX_PROBLEMS are kept; loops over input ask ``room()`` first, so that a file with
+    twenty thousand mistakes costs no more than one with fifty.
+    """
 
     problems: list[Problem] = field(default_factory=list)
+    skipped: int = 0
 
     def add(self, problem: Problem) -> None:
-        self.problems.append(problem)
+        if self.room():
+            self.problems.append(problem)
+
+    def room(self) -> bool:
+        """Whether another problem will be kept; counts the ones that will not."""
+        if len(self.problems) < MAX_PROBLEMS:
+            return True
+        self.skipped += 1
+        return False
 
     def raise_if_errors(self) -> None:
-        if any(p.severity == "error" for p in self.problems):
-            raise SpecError(self.problems)
+        if not any(p.severity == "error" for p in self.problems):
+            return
+        if self.skipped:
+            last = self.problems[-1]
+            more = f"{self.skipped} more problems like these were not listed (at most {MAX_PROBLEMS} are)"
+            self.problems.append(
+                Problem("budget", more, "", last.locations[:1], hint="fix these and run again")
+            )
+        raise SpecError(self.problems)
+
+
+def newest_first(places: Sequence[Location], files: Sequence[Path]) -> tuple[Location, ...]:
+    """``places`` with the most recently written first, then the rest newest first, each spot once.
+
+    Newest is the latest of ``files`` (a chain: bases first, then the spec, then the overlays a
+    matrix applies): the overlay the user edited heads the problem. Places in no file of the
+    chain (a model preset) come last; ties keep the order given.
+    """
+    order = {file: index for index, file in enumerate(files)}
+    ranked = sorted(range(len(places)), key=lambda i: (-order.get(places[i].file, -1), i))
+    spots: dict[tuple[Path, int | None], Location] = {}
+    for place in (places[i] for i in ranked):
+        spots.setdefault((place.file, place.line), place)
+    return tuple(spots.values())
+
+
+def merged(found: Iterable[tuple[str, Problem]]) -> list[Problem]:
+    """Problems found per cell, each once: the same problem in several cells lists them all."""
+    cells: dict[Problem, list[str]] = {}
+    for cell, problem in found:
+        ids = cells.setdefault(replace(problem, cells=()), [])
+        if cell not in ids:
+            ids.append(cell)
+    return [replace(problem, cells=tuple(ids)) for problem, ids in cells.items()]
+
+
+MAX_CHOICES = 1000
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """``"did you mean 'x'?"`` for the closest choice, or ``""`` when none is close."""
-    close = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.6)
+    """``"did you mean 'x'?"`` for the closest choice, or ``""`` when none is close.
+
+    Over more than MAX_CHOICES choices (a hostile file's keys) it says nothing: difflib's cost
+    grows with every choice.
+    """
+    unique = sorted(set(choices))
+    if len(unique) > MAX_CHOICES or len(word) > 200:
+        return ""
+    close = difflib.get_close_matches(word, unique, n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else ""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from runner.errors import Location, SpecError
 from runner.layout import Layout
 
 
@@ -47,7 +48,21 @@ class Gpu:
         return asdict(self)
 
 
-def gpu_map(facts: Layout) -> list[Gpu]:
+MAX_DRAWN_GPUS = 4096  # a map a person reads; larger clusters are refused before anything is drawn
+
+
+def gpu_map(facts: Layout, where: Location) -> list[Gpu]:
+    """Every GPU of the cluster with its actor and engine rank; ``where`` is cluster's line."""
+    drawn = max(facts.cluster_gpus, facts.actor_gpus + facts.critic_gpus, facts.engines * facts.engine_stride)
+    if drawn > MAX_DRAWN_GPUS:
+        raise SpecError.one(
+            "budget",
+            f"the layout has {drawn:,} GPUs ({facts.nodes} nodes x {facts.gpus_per_node}); "
+            f"--layout draws at most {MAX_DRAWN_GPUS:,}",
+            key="cluster",
+            at=[where],
+            hint="draw a smaller cell; the derived facts without --layout hold for any size",
+        )
     per_node = facts.gpus_per_node
     trainer = {rank: _actor_rank("actor", rank, facts) for rank in range(facts.actor_gpus)}
     for rank in range(facts.critic_gpus):

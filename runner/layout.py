@@ -106,13 +106,15 @@ class Layout:
 
 
 def integer(value: Any, default: int) -> int:
-    """A flag's integer value, or ``default`` when unset or not an integer (rule G4 reports that)."""
+    """A count's value, or ``default`` when unset, not an integer or below 1 (rule G4 reports
+    those): the arithmetic of every rule can then divide by it."""
     if value is None or isinstance(value, bool):
         return default
     try:
-        return int(str(value))
+        number = int(str(value))
     except ValueError:
         return default
+    return number if number >= 1 else default
 
 
 def layout(cell: Cell) -> Layout:

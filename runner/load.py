@@ -3,6 +3,10 @@
 Safe loading only. Duplicate keys are errors. The one custom tag is ``!delete``;
 any other tag (``!!python/object`` included) is refused. Floats keep the text
 they were written with, so ``0.00`` renders as ``0.00`` and not ``0.0``.
+
+Budgets (a spec may be hostile): only regular files of at most ``MAX_FILE_BYTES`` are read;
+the values built while loading, aliases expanded, are counted as they are built and stop at
+``MAX_VALUES``, nesting at ``MAX_DEPTH`` (an alias that contains itself is named as such).
 """
 
 from __future__ import annotations
@@ -16,8 +20,12 @@ from typing import Any
 import yaml
 
 from runner.errors import Location, SpecError
+from runner.paths import MAX_FILE_BYTES, read_text
 
 Key = tuple[str, ...]
+
+MAX_VALUES = 200_000  # values built from one file, aliases expanded (a 1000-cell matrix spec: ~2000)
+MAX_DEPTH = 64  # nesting of mappings and lists (specs nest about 6 deep)
 
 DELETE_TAG = "!delete"
 _STANDARD_TAGS = {
@@ -96,21 +104,21 @@ def _load_cached(path: Path, mtime_ns: int, size: int) -> Document:
 
 
 def _load(path: Path) -> Document:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError.one("missing-file", f"no such file: {path}", at=[Location(path)]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError.one("yaml", f"cannot read {path}: {exc}", at=[Location(path)]) from None
-    return loads(text, path)
+    return loads(read_text(path), path)
 
 
 def loads(text: str, path: Path) -> Document:
+    if len(text) > MAX_FILE_BYTES:
+        raise SpecError.one(
+            "budget", f"the text is longer than {MAX_FILE_BYTES:,} characters", at=[Location(path)]
+        )
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
-    except yaml.MarkedYAMLError:
-        raise _syntax_error(text, path) from None
+    except yaml.MarkedYAMLError as exc:
+        raise _syntax_error(text, path, exc) from None
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(text, path, exc) from None
     finally:
         loader.dispose()
     if root is None:
@@ -122,7 +130,10 @@ def loads(text: str, path: Path) -> Document:
             f"a spec must be a mapping of keys to values, not a {_kind(root)}",
             at=[Location(path, root.start_mark.line + 1)],
         )
-    data = builder.mapping(root, ())
+    try:
+        data = builder.mapping(root, ())
+    except RecursionError:  # a merge key (<<:) whose alias contains itself, beyond what is counted
+        raise SpecError.one("budget", "a merge key (<<:) refers to itself", at=[Location(path)]) from None
     return Document(path, data, builder.lines)
 
 
@@ -130,16 +141,35 @@ def loads(text: str, path: Path) -> Document:
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _syntax_error(text: str, path: Path) -> SpecError:
-    """The pure-Python parser's account of a syntax error: it says what it found, libyaml does not."""
+def _syntax_error(text: str, path: Path, found: yaml.MarkedYAMLError) -> SpecError:
+    """The pure-Python parser's account of a syntax error: it says what it found, libyaml does not.
+
+    Only its event parser runs (it does not recurse, so deep nesting cannot overflow it);
+    errors only the composer finds (an unknown alias) keep libyaml's account.
+    """
     try:
-        yaml.SafeLoader(text).get_single_node()
+        if "nesting depth" not in str(found.problem):  # the pure parser takes seconds to find that
+            for _ in yaml.parse(text, Loader=yaml.SafeLoader):
+                pass
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        message = " ".join(str(part) for part in (exc.context, exc.problem) if part)
-        return SpecError.one("yaml", f"not valid YAML: {message}", at=[Location(path, line)])
-    return SpecError.one("yaml", "not valid YAML", at=[Location(path)])
+        found = exc
+    mark = found.problem_mark or found.context_mark
+    line = mark.line + 1 if mark else None
+    message = " ".join(str(part) for part in (found.context, found.problem) if part)
+    return SpecError.one("yaml", f"not valid YAML: {message}", at=[Location(path, line)])
+
+
+def _reader_error(text: str, path: Path, exc: yaml.reader.ReaderError) -> SpecError:
+    """A character YAML does not allow (NUL, BEL, ...): say which, and on which line."""
+    position = min(max(exc.position, 0), len(text))
+    line = text.count("\n", 0, position) + 1
+    character = exc.character if isinstance(exc.character, str) else chr(exc.character)
+    return SpecError.one(
+        "yaml",
+        f"character {ord(character):#06x} is not allowed in YAML",
+        at=[Location(path, line)],
+        hint="remove it (control characters other than tab and newline cannot appear in a spec)",
+    )
 
 
 class _Builder:
@@ -149,17 +179,27 @@ class _Builder:
         self.loader = loader
         self.path = path
         self.lines: dict[Key, int] = {}
+        self.built = 0  # values built so far, aliases expanded: the budget is counted here
+        self.open: list[yaml.Node] = []  # the collections being built, outermost first
 
     def at(self, node: yaml.Node) -> Location:
         return Location(self.path, node.start_mark.line + 1)
 
     def mapping(self, node: yaml.MappingNode, key: Key) -> dict[str, Any]:
-        self.loader.flatten_mapping(node)  # honour YAML merge keys (<<: *anchor)
+        own = len(node.value)
+        try:
+            self.loader.flatten_mapping(node)  # honour YAML merge keys (<<: *anchor)
+        except yaml.MarkedYAMLError as exc:
+            raise SpecError.one(
+                "yaml", f"not valid YAML: {exc.problem}", key=dotted(key), at=[self.at(node)]
+            ) from None
+        merged = len(node.value) - own  # merged pairs come first; the mapping's own keys override them
         result: dict[str, Any] = {}
-        for key_node, value_node in node.value:
+        own_names: set[str] = set()
+        for index, (key_node, value_node) in enumerate(node.value):
             name = self.key_name(key_node, key)
             child = (*key, name)
-            if name in result:
+            if name in own_names:
                 raise SpecError.one(
                     "duplicate-key",
                     f"key {name!r} is written twice in one mapping",
@@ -167,6 +207,8 @@ class _Builder:
                     at=[Location(self.path, self.lines[child]), self.at(key_node)],
                     hint="YAML keeps only the last one; delete one of them.",
                 )
+            if index >= merged:
+                own_names.add(name)
             self.lines[child] = key_node.start_mark.line + 1
             result[name] = self.value(value_node, child)
         return result
@@ -185,6 +227,50 @@ class _Builder:
         return value
 
     def value(self, node: yaml.Node, key: Key) -> Any:
+        self.built += 1
+        if self.built > MAX_VALUES:
+            raise SpecError.one(
+                "budget",
+                f"the file expands to more than {MAX_VALUES:,} values (aliases are expanded where used)",
+                key=dotted(key),
+                at=[Location(self.path, self.lines[key]) if key in self.lines else self.at(node)],
+                hint="an alias of an alias multiplies: write the values out, or use extends:",
+            )
+        if isinstance(node, yaml.CollectionNode):
+            return self.collection(node, key)
+        return self.scalar(node, key)
+
+    def collection(self, node: yaml.CollectionNode, key: Key) -> Any:
+        if any(node is outer for outer in self.open):
+            raise SpecError.one(
+                "yaml",
+                "an alias refers to a collection that contains it",
+                key=dotted(key),
+                at=[self.at(node)],
+            )
+        if len(self.open) >= MAX_DEPTH:
+            raise SpecError.one(
+                "budget", f"values nest deeper than {MAX_DEPTH} levels", key=dotted(key), at=[self.at(node)]
+            )
+        self.check_tag(node, key)
+        self.open.append(node)
+        try:
+            if isinstance(node, yaml.MappingNode):
+                return self.mapping(node, key)
+            return [self.value(item, key) for item in node.value]
+        finally:
+            self.open.pop()
+
+    def check_tag(self, node: yaml.Node, key: Key) -> None:
+        if node.tag not in _STANDARD_TAGS:
+            raise SpecError.one(
+                "yaml",
+                f"tag {node.tag!r} is not allowed: specs are plain data (the only custom tag is !delete)",
+                key=dotted(key),
+                at=[self.at(node)],
+            )
+
+    def scalar(self, node: yaml.Node, key: Key) -> Any:
         if node.tag == DELETE_TAG:
             if not (isinstance(node, yaml.ScalarNode) and node.value == ""):
                 raise SpecError.one(
@@ -195,18 +281,17 @@ class _Builder:
                     hint="write `key: !delete` on its own.",
                 )
             return DELETE
-        if node.tag not in _STANDARD_TAGS:
+        self.check_tag(node, key)
+        try:
+            value = self.loader.construct_object(node, deep=True)
+        except (ValueError, OverflowError, yaml.MarkedYAMLError) as exc:  # 2026-02-30, a bad timestamp
             raise SpecError.one(
                 "yaml",
-                f"tag {node.tag!r} is not allowed: specs are plain data (the only custom tag is !delete)",
+                f"{node.value!r} is not a valid {node.tag.rpartition(':')[2]}: {exc}",
                 key=dotted(key),
                 at=[self.at(node)],
-            )
-        if isinstance(node, yaml.MappingNode):
-            return self.mapping(node, key)
-        if isinstance(node, yaml.SequenceNode):
-            return [self.value(item, key) for item in node.value]
-        value = self.loader.construct_object(node, deep=True)
+                hint="quote it to keep it as text",
+            ) from None
         if isinstance(value, float):
             return WrittenFloat(value, node.value)
         return value

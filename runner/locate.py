@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from runner.errors import Location, SpecError, UsageError, did_you_mean
+from runner.paths import NAME
 
 _SOURCE = Path(__file__).resolve().parents[1]
 # A checkout (or editable install) has miles/ and matrices/ beside runner/;
@@ -56,6 +57,7 @@ def cell_name(spec: Path) -> str:
 
 
 def hardware_profile(name: str, spec: Path, where: Location) -> Path:
+    plain_name(name, "hardware profile", "hardware", where)
     folders = [root / "hardware" for root in (matrices_root(spec), BUNDLED_MATRICES) if root]
     found = _existing(name, tuple(folders))
     return found or _one_of(name, folders, "hardware profile", "hardware", where)
@@ -64,6 +66,18 @@ def hardware_profile(name: str, spec: Path, where: Location) -> Path:
 @lru_cache(maxsize=1024)
 def _existing(name: str, folders: tuple[Path, ...]) -> Path | None:
     return next((f / f"{name}.yaml" for f in folders if (f / f"{name}.yaml").is_file()), None)
+
+
+def plain_name(name: str, what: str, key: str, where: Location) -> None:
+    """A profile or preset is named, never reached by a path (``../``, ``/etc/...``)."""
+    if not NAME.fullmatch(name):
+        raise SpecError.one(
+            "unknown-name",
+            f"{name!r} is not a {what} name: a name is letters, digits, '.', '_', '+' and '-'",
+            key=key,
+            at=[where],
+            hint=f"a {what} is named by its file's name without .yaml",
+        )
 
 
 def _one_of(name: str, folders: list[Path], what: str, key: str, where: Location) -> Path:

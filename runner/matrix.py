@@ -20,7 +20,16 @@ Combo = dict[str, AxisValue]
 Where = Callable[[Key], Location]
 
 
+MAX_CELLS = 100_000  # whatever max_cells says: expanding and resolving more takes minutes
+MAX_RULES = 1_000  # entries of exclude and of include: each is compared with every cell
+
+
 def expand(matrix: Matrix, where: Where) -> list[Combo]:
+    for name, rules in (("exclude", matrix.exclude), ("include", matrix.include)):
+        if len(rules) > MAX_RULES:
+            raise _error(
+                name, f"{len(rules)} entries, more than {MAX_RULES:,}", where, "use fewer, broader entries"
+            )
     groups = _groups(matrix, where)
     _cap(math.prod(len(group) for group in groups), matrix, where, "the product of its axes")
     combos = [_merge(choice, matrix) for choice in itertools.product(*groups)]
@@ -29,6 +38,10 @@ def expand(matrix: Matrix, where: Where) -> list[Combo]:
     for index, extra in enumerate(matrix.include):
         combos.append(_included(extra, index, combos, matrix, where))
     _cap(len(combos), matrix, where, "its cells after include")
+    if not combos:
+        raise _error(
+            "exclude", "exclude removes every cell: the spec would test nothing", where, "exclude fewer cells"
+        )
     return combos
 
 
@@ -58,6 +71,7 @@ def _groups(matrix: Matrix, where: Where) -> list[list[Combo]]:
     zipped = _zip_groups(matrix, where)
     groups: list[list[Combo]] = []
     for axis, values in matrix.axes.items():
+        _distinct_values(axis, values, where)
         if axis not in zipped:
             groups.append([{axis: value} for value in values])
         elif zipped[axis][0] == axis:
@@ -65,6 +79,28 @@ def _groups(matrix: Matrix, where: Where) -> list[list[Combo]]:
             rows = zip(*(matrix.axes[name] for name in names), strict=True)
             groups.append([dict(zip(names, row, strict=True)) for row in rows])
     return groups
+
+
+def _distinct_values(axis: str, values: list[AxisValue], where: Where) -> None:
+    """An axis without values would silently drop every cell; a repeated value repeats ids."""
+    key = ("matrix", "axes", axis)
+    if not values:
+        raise SpecError.one(
+            "matrix",
+            f"axis {axis!r} has no values: the matrix would have no cells",
+            key=".".join(key),
+            at=[where(key)],
+            hint="give it at least one value (the first is the default), or delete the axis with !delete",
+        )
+    for index, value in enumerate(values):
+        if any(_equal(value, earlier) for earlier in values[:index]):
+            raise SpecError.one(
+                "matrix",
+                f"axis {axis!r} lists {show(value)} twice: two cells would have one id",
+                key=".".join(key),
+                at=[where(key)],
+                hint="list each value once",
+            )
 
 
 def _zip_groups(matrix: Matrix, where: Where) -> dict[str, list[str]]:
@@ -151,6 +187,14 @@ def _known_axis(axis: str, matrix: Matrix, key: Key, where: Where) -> None:
 
 
 def _cap(size: int, matrix: Matrix, where: Where, what: str) -> None:
+    if size > MAX_CELLS and matrix.max_cells > MAX_CELLS:
+        raise SpecError.one(
+            "budget",
+            f"the matrix has {size:,} cells ({what}), more than run-matrix expands ({MAX_CELLS:,})",
+            key="matrix",
+            at=[where(("matrix",))],
+            hint="split it into several specs; nothing is truncated",
+        )
     if size > matrix.max_cells:
         axes = " x ".join(f"{len(v)} ({a})" for a, v in matrix.axes.items())
         raise SpecError.one(

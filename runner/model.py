@@ -33,6 +33,8 @@ def build(cls: type[M], data: dict[str, Any], composed: Composed) -> M:
         pass
     problems = Collector()
     for key, known in _unknown_keys(data, cls, ()):
+        if not problems.room():
+            continue
         problems.add(
             Problem(
                 "unknown-key",
@@ -47,7 +49,8 @@ def build(cls: type[M], data: dict[str, Any], composed: Composed) -> M:
         return cls.model_validate(data)
     except ValidationError as exc:
         for error in exc.errors():
-            problems.add(_problem(error, data, composed))
+            if problems.room():
+                problems.add(_problem(error, data, composed))
     problems.raise_if_errors()
     raise AssertionError("unreachable: validation failed without problems")
 

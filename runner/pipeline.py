@@ -63,21 +63,29 @@ def problems(built: Cell) -> list[Problem]:
     return found
 
 
-def select(names: Sequence[str], expression: str | None = None) -> list[Cell]:
-    """The cells named by spec paths, folders or cell ids, then filtered by ``-k``."""
+def select(
+    names: Sequence[str], expression: str | None = None, broken: list[tuple[Path, SpecError]] | None = None
+) -> list[Cell]:
+    """The cells named by spec paths, folders or cell ids, then filtered by ``-k``.
+
+    Every command selects through here. With ``broken``, a spec that does not expand is
+    collected there (``validate`` reports it with the rest) instead of raised.
+    """
     chosen: list[Cell] = []
     for name in names:
-        spec_name, bracket, rest = name.partition("[")
+        spec_name, bracket, _ = name.partition("[")
         for path in spec_files([locate.find_spec(spec_name)]):
-            found = cells(path)
-            if bracket:
-                wanted = f"{found[0].id.partition('[')[0]}[{rest}" if found else name
-                found = [c for c in found if c.id == wanted]
-                if not found:
-                    known = ", ".join(c.id for c in cells(path))
-                    raise UsageError(f"no cell {name!r}; {path.name} has: {known}")
-            chosen += found
-    return selection.select(chosen, expression) if expression else chosen
+            try:
+                found = cells(path)
+            except SpecError as exc:
+                if broken is None:
+                    raise
+                broken.append((path, exc))
+                continue
+            chosen += [selection.by_id(found, name)] if bracket else found
+    if expression is not None and (chosen or not broken):
+        chosen = selection.select(chosen, expression)
+    return chosen
 
 
 def one(name: str) -> Cell:
@@ -171,9 +179,18 @@ def _profile_data(profile: HardwareProfile) -> dict[str, Any]:
     return _PROFILE_DATA.setdefault(id(profile), (profile, profile.model_dump()))[1]
 
 
+MAX_GPUS_PER_NODE = 1024  # an 8-GPU node is usual; NVL72 racks are 4 per node to Ray
+
+
 def _visible_devices(resolver: Resolver) -> str:
     gpus = resolver.lookup(("cluster", "gpus_per_node"), ("visible_devices",))
-    return ",".join(str(i) for i in range(int(gpus)))
+    if not isinstance(gpus, int) or not 0 < gpus <= MAX_GPUS_PER_NODE:
+        raise resolver.error(
+            ("cluster", "gpus_per_node"),
+            f"visible_devices needs 1 to {MAX_GPUS_PER_NODE} GPUs per node, got {gpus!r}",
+            rule="budget" if isinstance(gpus, int) and gpus > 0 else "type",
+        )
+    return ",".join(str(i) for i in range(gpus))
 
 
 def _hf_config(checkpoint: Any) -> dict[str, Any] | None:

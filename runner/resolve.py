@@ -10,33 +10,26 @@ A reference whose whole text is a dotted key may use hyphens
 
 A value that is exactly one ``${...}`` keeps the type of its result; a
 reference inside longer text is formatted into it. Cycles are errors naming
-the chain.
+the chain. Braces inside an expression (``${ {'a': 2}['a'] }``) are matched, never left as
+text; what the evaluator refuses, or what exceeds its budgets, is an error at the key.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, replace
 from typing import Any
 
 import simpleeval
 
+from runner import expressions
 from runner.compose import Composed, Step
-from runner.errors import Location, SpecError, did_you_mean
+from runner.errors import Location, SpecError, did_you_mean, newest_first
 from runner.load import Key, dotted
+from runner.references import DOTTED, FUNCTION_NAMES, FUNCTIONS, Reference, is_set, pieces, referred
 
-_REFERENCE = re.compile(r"\$(\$?)\{([^{}]*)\}")
-_DOTTED = re.compile(r"^\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*$")
-_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "min": min,
-    "max": max,
-    "int": int,
-    "str": str,
-    "len": len,
-}
+_BUDGETED = expressions.budgeted(FUNCTIONS)
 
 Derived = Mapping[str, Callable[["Resolver"], Any]]
 
@@ -79,7 +72,7 @@ class Resolver:
         self.done: dict[Key, Any] = {}
         self.stack: list[Key] = []
         self.referrer: Key = ()  # the key whose expression is being evaluated
-        self.evaluator = simpleeval.SimpleEval(functions=_FUNCTIONS, names=lambda node: self.name(node))
+        self.evaluator = expressions.evaluator(names=lambda node: self.name(node), functions=_BUDGETED)
 
     def resolve_tree(self, node: dict[str, Any], prefix: Key) -> dict[str, Any]:
         resolved = {}
@@ -149,19 +142,27 @@ class Resolver:
             return [self.evaluate(item, key) for item in raw]
         if not isinstance(raw, str) or "$" not in raw:
             return raw
-        whole = _REFERENCE.fullmatch(raw)
-        if whole and not whole.group(1):
-            return self.expression(whole.group(2), key)
+        try:
+            parts = pieces(raw)
+        except ValueError as exc:
+            raise self.error(key, str(exc), "a reference is ${...}; write $${ for a literal ${") from None
+        if len(parts) == 1 and isinstance(parts[0], Reference) and not parts[0].literal:
+            return self.expression(parts[0].text, key)
+        text = "".join(self.piece(piece, key) for piece in parts)
+        try:
+            return expressions.checked(text)
+        except expressions.BudgetExceeded as exc:
+            raise self.error(key, f"refused: {exc}", rule="budget") from None
 
-        def substitute(match: re.Match[str]) -> str:
-            if match.group(1):  # $${...}: a literal ${...}
-                return "${" + match.group(2) + "}"
-            return str(self.expression(match.group(2), key))
-
-        return _REFERENCE.sub(substitute, raw)
+    def piece(self, piece: str | Reference, key: Key) -> str:
+        if isinstance(piece, str):
+            return piece
+        if piece.literal:  # $${...}: a literal ${...}
+            return "${" + piece.text + "}"
+        return str(self.expression(piece.text, key))
 
     def expression(self, text: str, key: Key) -> Any:
-        reference = _DOTTED.match(text)
+        reference = DOTTED.match(text)
         if reference:  # the common case, ${vars.models}: a lookup, no evaluator needed
             path = tuple(reference.group(1).split("."))
             plain = not any(part.startswith("_") for part in path)
@@ -169,13 +170,17 @@ class Resolver:
                 return _plain(self.lookup(path, key))
         outer, self.referrer = self.referrer, key
         try:
-            return _plain(self.evaluator.eval(text, previously_parsed=_parsed(text)))
+            tree = expressions.parse(text, FUNCTION_NAMES)
+            return expressions.checked(_plain(self.evaluator.eval(text, previously_parsed=tree)))
         except SpecError:
             raise
-        except simpleeval.InvalidExpression as exc:
-            raise self.error(key, f"cannot evaluate ${{{text}}}: {exc}") from None
+        except expressions.BudgetExceeded as exc:
+            raise self.error(key, f"refused ${{{text}}}: {exc}", rule="budget", sources=text) from None
+        except (simpleeval.InvalidExpression, expressions.NotAllowed) as exc:
+            raise self.error(key, f"cannot evaluate ${{{text}}}: {exc}", sources=text) from None
         except (SyntaxError, ArithmeticError, TypeError, ValueError) as exc:
-            raise self.error(key, f"cannot evaluate ${{{text}}}: {type(exc).__name__}: {exc}") from None
+            message = f"cannot evaluate ${{{text}}}: {type(exc).__name__}: {exc}"
+            raise self.error(key, message, sources=text) from None
         finally:
             self.referrer = outer
 
@@ -198,10 +203,17 @@ class Resolver:
         where = steps[-1].location if steps else Location(self.composed.path)
         self.composed.provenance[key] = (*steps, Step(where, "resolve", _Evaluated(raw, value)))
 
-    def error(self, key: Key, message: str, hint: str = "") -> SpecError:
-        return SpecError.one(
-            "reference", message, key=dotted(key), at=[self.composed.location(key)], hint=hint
-        )
+    def error(
+        self, key: Key, message: str, hint: str = "", rule: str = "reference", sources: str = ""
+    ) -> SpecError:
+        """An error at ``key``; with ``sources`` (the expression), headlined at the most recently
+        written of ``key`` and the keys the expression reads (the user's overlay, usually)."""
+        places = [replace(self.composed.location(key), key=dotted(key))]
+        for source in referred(sources) if sources else ():
+            if is_set(self.composed.data, source):
+                places.append(replace(self.composed.location(source), key=dotted(source)))
+        first, *others = newest_first(places, self.composed.files)
+        return SpecError.one(rule, message, key=first.key, at=[replace(first, key=""), *others], hint=hint)
 
 
 @dataclass(frozen=True)
@@ -229,13 +241,6 @@ class _View:
         for name in self._key:
             node = node[name]
         return self._resolver.resolve_tree(node, self._key)
-
-
-@lru_cache(maxsize=4096)
-def _parsed(text: str) -> ast.Expr:
-    """An expression's syntax tree, parsed once however many cells evaluate it."""
-    tree: ast.Expr = simpleeval.SimpleEval().parse(text)
-    return tree
 
 
 def _has_reference(raw: Any) -> bool:

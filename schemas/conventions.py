@@ -25,6 +25,9 @@ class LaunchConventions(Model):
     ray_dashboard_port: int = 8265
     ray_start: list[str] = Field(description="arguments of `ray start` after --num-gpus")
     secrets: list[str] = Field(description="env vars rendered only as ${NAME} references")
+    secret_flags: dict[str, str] = Field(
+        default_factory=dict, description="flags whose value is a secret -> the env var that should hold it"
+    )
     wandb_flags: list[str] = Field(
         description="flags added when WANDB_API_KEY is set; {project} {group} replaced"
     )

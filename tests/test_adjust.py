@@ -132,7 +132,9 @@ def test_cell_ids_select_one_cell(write):
     assert pipeline.one("spec").id == "spec"
     with pytest.raises(UsageError) as caught:
         pipeline.select(["spec[a=3]"])
-    assert str(caught.value) == "no cell 'spec[a=3]'; spec.yaml has: spec, spec[a=2]"
+    assert (
+        str(caught.value) == "no cell 'spec[a=3]': a has the values 1, 2, not '3'; its cells: spec, spec[a=2]"
+    )
 
 
 def test_folder_skips_components(write):

@@ -19,8 +19,9 @@ def test_shipped_specs_have_no_problems():
 
 def test_a_flag_in_two_groups_names_both_places(write):
     assert problems_of(write, "args:\n  perf:\n    colocate: true\n") == [
-        "spec.yaml:4: error [G1] args.misc.colocate: --colocate is set in two groups, args.perf and args.misc\n"
-        "  ==> also at valid.yaml:6\n"
+        # headlined where the user wrote last: the overlay's args.perf, then the base's args.misc
+        "spec.yaml:4: error [G1] args.perf.colocate: --colocate is set in two groups, args.perf and args.misc\n"
+        "  ==> also at valid.yaml:6 (args.misc.colocate)\n"
         "  ==> keep it in one group (delete the other with `colocate: !delete`)."
     ]
 
@@ -35,7 +36,9 @@ def test_checked_raises_on_errors(write):
 def test_contradicting_model_args_is_a_warning(write):
     assert problems_of(write, "args:\n  misc:\n    num-layers: 8\n") == [
         "spec.yaml:4: warning [G2] args.misc.num-layers: --num-layers 8 contradicts MODEL_ARGS of"
-        " glm5-744B-A40B_4layer (--num-layers 4); argparse keeps the last"
+        " glm5-744B-A40B_4layer (--num-layers 4); argparse keeps the last\n"
+        f"  ==> also at {pipeline.locate.PRESETS}/2026-08-21-31f1ca96/glm5-744B-A40B_4layer.yaml:27"
+        " (model_args.num-layers)"
     ]
 
 
@@ -50,3 +53,17 @@ def test_secrets_must_be_references(write):
         "  ==> write $${WANDB_API_KEY} and set WANDB_API_KEY in the environment that runs run-matrix."
     ]
     assert problems_of(write, "env:\n  WANDB_API_KEY: $${WANDB_API_KEY}\n") == []
+
+
+@pytest.mark.parametrize("flag", ["wandb-key", "hf-token"])
+def test_secret_flags_must_be_references(write, flag: str):
+    variable = {"wandb-key": "WANDB_API_KEY", "hf-token": "HF_TOKEN"}[flag]
+    for literal in ("literalkey123", "abc"):  # never printed, however short
+        found = problems_of(write, f"args:\n  misc:\n    {flag}: {literal}\n")
+        assert found == [
+            f"spec.yaml:4: error [G3] args.misc.{flag}: --{flag} holds a literal secret; it would be printed and"
+            " stored in reports\n"
+            f"  ==> write $${{{variable}}} and set {variable} where run-matrix runs."
+        ]
+    assert problems_of(write, f"args:\n  misc:\n    {flag}: $${{{variable}}}\n") == []
+    assert problems_of(write, "args:\n  misc:\n    input-key: prompt\n") == []  # a data field, not a secret

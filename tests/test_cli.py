@@ -47,6 +47,7 @@ def test_validate_reports_problems_and_exits_2(cli, write):
             "message": "unknown key 'pref'",
             "hint": "did you mean 'perf'?",
             "locations": [{"file": "bad.yaml", "line": 7}],
+            "cells": ["bad"],
         }
     ]
     text = cli("validate", ".")
@@ -293,6 +294,54 @@ def test_list_selection_errors(cli, in_repo):
     assert empty.code == 2 and empty.err.startswith(
         "run-matrix: -k 'fp8_rollout and not fp8_rollout' matches none of 4 cells: "
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ("list", "-k", ""),
+            "run-matrix: -k '' selects nothing: give a cell id, an id glob (rocm/*) or an expression over axis"
+            " values (fp8_rollout and not rocm)",
+        ),
+        (
+            ("list", "-k", "fp8_rollout + 'a'"),
+            "run-matrix: -k \"fp8_rollout + 'a'\" fails on nv/glm5-colocate: unsupported operand type(s) for +:"
+            " 'bool' and 'str'",
+        ),
+        (
+            ("list", "-k", "fp8_rollout % 0"),
+            "run-matrix: -k 'fp8_rollout % 0' fails on nv/glm5-colocate: integer modulo by zero",
+        ),
+        (
+            ("list", "-k", "fp8_rollout << 100"),
+            "run-matrix: -k 'fp8_rollout << 100' fails on nv/glm5-colocate: a shift by 100 bits (the limit is 64)",
+        ),
+        (
+            ("validate", "rocm/glm5-async[fp8_rollout=bogus]"),
+            "run-matrix: no cell 'rocm/glm5-async[fp8_rollout=bogus]': fp8_rollout has the values false, true,"
+            " not 'bogus'; its cells: rocm/glm5-async, rocm/glm5-async[fp8_rollout=true]",
+        ),
+        (
+            ("port", "nv/glm5-colocate[fp8=true]", "--to", "mi355x"),
+            "run-matrix: no cell 'nv/glm5-colocate[fp8=true]': the spec has no axis 'fp8' (its axes:"
+            " fp8_rollout); its cells: nv/glm5-colocate, nv/glm5-colocate[fp8_rollout=true]",
+        ),
+        (
+            ("render", "rocm/glm5-async[fp8_rollout=true"),
+            "run-matrix: cell id 'rocm/glm5-async[fp8_rollout=true': the [ is never closed"
+            " (write rocm/glm5-async[axis=value,...])",
+        ),
+    ],
+)
+def test_every_command_selects_through_one_path(cli, in_repo, argv, message):
+    result = cli(*argv)
+    assert (result.code, result.err) == (2, message + "\n")
+
+
+def test_a_cell_id_may_name_a_default_value(cli, in_repo):
+    cells = json.loads(cli("list", "rocm/glm5-async[fp8_rollout=false]", "--format", "json").out)["cells"]
+    assert [c["id"] for c in cells] == ["rocm/glm5-async"]
 
 
 def test_list_shows_skips(cli, write):

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from runner.compose import compose
@@ -87,8 +89,50 @@ def test_extends_cycle_prints_the_chain(write):
     write("c.yaml", "extends: a.yaml\n")
     assert error_of(write("top.yaml", "extends: a.yaml\n")) == (
         "c.yaml:1: error [extends-cycle] extends: forms a cycle: a.yaml -> b.yaml -> c.yaml -> a.yaml\n"
+        "  ==> reached through b.yaml:1\n"
+        "  ==> reached through a.yaml:1\n"
+        "  ==> reached through top.yaml:1\n"
         "  ==> a spec cannot extend itself, directly or through its bases."
     )
+
+
+def test_an_error_in_an_extended_file_names_the_chain(write):
+    write("list.yaml", "- a\n")
+    write("mid.yaml", "x: 1\nextends: list.yaml\n")
+    assert error_of(write("spec.yaml", "extends: mid.yaml\n")) == (
+        "list.yaml:1: error [yaml]: a spec must be a mapping of keys to values, not a list\n"
+        "  ==> reached through mid.yaml:2\n"
+        "  ==> reached through spec.yaml:1"
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "what"), [(".", "a directory"), ("/dev/zero", "a device"), ("pipe.yaml", "a FIFO")]
+)
+def test_extends_only_regular_files(write, target: str, what: str):
+    spec = write("spec.yaml", f"extends: {target}\n")
+    if target == "pipe.yaml":
+        os.mkfifo(spec.parent / target)
+    assert error_of(spec).startswith(
+        f"spec.yaml:1: error [missing-file] extends: '{target}' is not a file: it is {what}"
+    )
+
+
+def test_extends_a_symlink_loop(write):
+    spec = write("spec.yaml", "extends: loop.yaml\n")
+    (spec.parent / "loop.yaml").symlink_to(spec.parent / "loop.yaml")
+    assert error_of(spec).startswith(
+        "spec.yaml:1: error [missing-file] extends: 'loop.yaml' is a symlink loop"
+    )
+
+
+def test_each_file_is_composed_once_however_often_it_is_reached(write):
+    write("f0.yaml", "a: 0\n")
+    for i in range(1, 30):  # each file extends the two before it: 2**30 paths, 30 files
+        bases = sorted({f"f{max(0, i - 2)}.yaml", f"f{i - 1}.yaml"})
+        write(f"f{i}.yaml", f"extends: [{', '.join(bases)}]\nk{i}: {i}\n")
+    composed = compose(write("spec.yaml", "extends: f29.yaml\n"))
+    assert composed.data["k29"] == 29 and len(composed.files) == 31
 
 
 def test_extends_missing_file(write):

@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
 from runner import pipeline
+from runner.errors import SpecError
 from runner.gpumap import gpu_map
 from runner.layout import layout
 
@@ -14,7 +19,7 @@ def test_two_nodes_async_places_actor_then_rollout(write):
         "    sequence-parallel: true\n  sglang:\n    rollout-num-gpus: 8\n",
     )
     cell = pipeline.cell(spec)
-    gpus = gpu_map(layout(cell))  # actor: 2 nodes x 4 GPUs = 8, TP 2 -> DP 4
+    gpus = gpu_map(layout(cell), cell.location("cluster"))  # actor: 2 nodes x 4 GPUs = 8, TP 2 -> DP 4
     trainer = [(g.node, g.gpu, g.trainer.rank, g.trainer.tp, g.trainer.dp) for g in gpus if g.trainer]
     # the placement group packs: the actor's 8 bundles fill node 0
     assert trainer == [(0, i, i, i % 2, i // 2) for i in range(8)]
@@ -24,5 +29,18 @@ def test_two_nodes_async_places_actor_then_rollout(write):
 
 
 def test_colocated_engines_share_the_actor_gpus():
-    gpus = gpu_map(layout(pipeline.cell(pipeline.locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml")))
+    nv = pipeline.cell(pipeline.locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml")
+    gpus = gpu_map(layout(nv), nv.location("cluster"))
     assert [(g.trainer.rank, g.rollout.rank) for g in gpus] == [(i, i) for i in range(8)]
+
+
+def test_a_layout_too_large_to_draw_is_refused_before_drawing(write):
+    cell = pipeline.cell(pipeline.locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml")
+    huge = replace(layout(cell), nodes=100_000, gpus_per_node=1000)
+    with pytest.raises(SpecError) as raised:
+        gpu_map(huge, cell.location("cluster"))
+    assert str(raised.value) == (
+        f"{pipeline.locate.BUNDLED_MATRICES}/base/glm5-744b-a40b-4layer.yaml:14: error [budget] cluster: "
+        "the layout has 100,000,000 GPUs (100000 nodes x 1000); --layout draws at most 4,096\n"
+        "  ==> draw a smaller cell; the derived facts without --layout hold for any size"
+    )

@@ -99,3 +99,57 @@ def test_missing_file(tmp_path):
 def test_yaml_merge_keys_are_honoured(write):
     doc = load(write("spec.yaml", "x: &x {a: 1}\ny:\n  <<: *x\n  b: 2\n"))
     assert doc.data["y"] == {"a": 1, "b": 2}
+
+
+def test_aliases_are_counted_while_they_expand(write):
+    bomb = "a0: &a0 [x]\n" + "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9))
+    assert error_of(write("spec.yaml", bomb)) == (
+        "spec.yaml:7: error [budget] a6: the file expands to more than 200,000 values (aliases are expanded"
+        " where used)\n  ==> an alias of an alias multiplies: write the values out, or use extends:"
+    )
+
+
+def test_an_alias_inside_itself_is_refused(write):
+    assert error_of(write("spec.yaml", "a: &a [1, *a]\n")) == (
+        "spec.yaml:1: error [yaml] a: an alias refers to a collection that contains it"
+    )
+
+
+def test_nesting_has_a_budget(write):
+    assert error_of(write("spec.yaml", "a: " + "[" * 70 + "]" * 70 + "\n")) == (
+        "spec.yaml:1: error [budget] a: values nest deeper than 64 levels"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a: 1\x00\n", "spec.yaml:1: error [yaml]: character 0x0000 is not allowed in YAML"),
+        ("a: 1\nb: \x07\n", "spec.yaml:2: error [yaml]: character 0x0007 is not allowed in YAML"),
+    ],
+)
+def test_control_characters_are_located(write, text: str, message: str):
+    assert error_of(write("spec.yaml", text)) == (
+        f"{message}\n  ==> remove it (control characters other than tab and newline cannot appear in a spec)"
+    )
+
+
+def test_large_files_are_not_read(write):
+    assert error_of(write("spec.yaml", "#" * 1_000_001)) == (
+        "spec.yaml: error [budget]: the file is larger than 1,000,000 bytes\n"
+        "  ==> a spec is a few kilobytes; split it or check that this is the file you meant"
+    )
+
+
+def test_an_impossible_date_is_located(write):
+    assert error_of(write("spec.yaml", "a: 1\nexpires: 2026-02-30\n")).startswith(
+        "spec.yaml:2: error [yaml] expires: '2026-02-30' is not a valid timestamp: day is out of range for month"
+    )
+
+
+def test_a_merge_key_may_be_overridden(write):
+    doc = load(write("spec.yaml", "base: &b {x: 1, y: 2}\nover:\n  <<: *b\n  x: 3\n"))
+    assert doc.data["over"] == {"x": 3, "y": 2}
+    assert error_of(write("spec.yaml", "over:\n  x: 1\n  x: 2\n")).startswith(
+        "spec.yaml:2: error [duplicate-key] over.x: key 'x' is written twice in one mapping"
+    )

@@ -103,6 +103,26 @@ def test_zip_lengths_must_agree():
 
 
 def test_an_axis_zips_once():
-    assert "axis 'a' is in two zip groups" in error_of(
-        axes={"a": [1], "b": [1], "c": [1]}, zip=[["a", "b"], ["a", "c"]]
+    assert "axis 'a' is in two zip groups" in error_of(axes={"a": [1], "b": [1], "c": [1]}, zip=[["a", "b"], ["a", "c"]])
+
+
+def test_an_empty_axis_is_an_error_not_an_empty_matrix():
+    assert error_of(axes={"a": [1], "b": []}) == (
+        "spec.yaml: error [matrix] matrix.axes.b: axis 'b' has no values: the matrix would have no cells\n"
+        "  ==> give it at least one value (the first is the default), or delete the axis with !delete"
+    )
+
+
+def test_a_repeated_axis_value_is_an_error():
+    assert error_of(axes={"a": [True, False, True]}) == (
+        "spec.yaml: error [matrix] matrix.axes.a: axis 'a' lists true twice: two cells would have one id\n"
+        "  ==> list each value once"
+    )
+    assert ids(axes={"a": [1, True]}) == ["s", "s[a=true]"]  # 1 is not true
+
+
+def test_excluding_every_cell_is_an_error():
+    assert error_of(axes={"a": [1, 2]}, exclude=[{"a": 1}, {"a": 2}]) == (
+        "spec.yaml:4: error [matrix] matrix.exclude: exclude removes every cell: the spec would test nothing\n"
+        "  ==> exclude fewer cells"
     )

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import shlex
 from pathlib import Path
 
 import yaml
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from runner.cli import main
 from runner.compose import compose
 from runner.errors import Location
 from runner.matrix import cell_id, expand
@@ -55,3 +58,50 @@ def test_extends_merges_as_stated(tmp_path_factory, base: dict, over: dict) -> N
     (folder / "base.yaml").write_text(yaml.safe_dump(base))
     (folder / "over.yaml").write_text(yaml.safe_dump({**over, "extends": "base.yaml"}))
     assert compose(folder / "over.yaml").data == merged(base, over)
+
+
+_ROCM = Path(__file__).resolve().parents[1] / "matrices" / "rocm" / "glm5-async.yaml"
+_KEYS = [key for key in compose(_ROCM).provenance if key[0] not in ("requires", "expect", "prepare")]
+_EXPRESSIONS = st.sampled_from(
+    [
+        "cluster.gpus_per_node // 0",
+        "10**30",
+        "'a' * 10**6",
+        "args.misc['actor-num-gpus-per-node'] * 3",
+        "{'a': 1}",
+        "max(1, 'a')",
+        "nope.nope",
+        "cluster",
+        "visible_devices",
+        "-1",
+    ]
+)
+_VALUES = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.text(max_size=12),
+        _EXPRESSIONS.map(lambda text: "${" + text + "}"),
+    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(names, inner, max_size=3)),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(_KEYS), _VALUES), min_size=1, max_size=3))
+def test_a_mistaken_overlay_is_an_error_never_a_traceback(tmp_path: Path, changes) -> None:
+    """Any value at any key of the ROCm spec: every command answers 0 or 2, with no exception."""
+    overlay: dict[str, object] = {"extends": str(_ROCM)}
+    for key, value in changes:
+        node = overlay
+        for name in key[:-1]:
+            child = node.get(name)
+            node = node.setdefault(name, {}) if isinstance(child, dict) or child is None else {}
+        node[key[-1]] = value
+    spec = tmp_path / "overlay.yaml"
+    spec.write_text(yaml.safe_dump(overlay))
+    for argv in (["validate", str(spec)], ["render", str(spec)], ["explain", str(spec), "--layout"]):
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            assert main(argv) in (0, 2), argv

@@ -47,10 +47,14 @@ def test_a_reference_nobody_sets_is_an_environment_problem():
 
 
 def test_redaction_replaces_secret_values_with_their_reference():
-    redact = Redactor.of(
-        ["WANDB_API_KEY", "HF_TOKEN", "EMPTY"], {"WANDB_API_KEY": "abcd1234", "HF_TOKEN": "hf_x", "EMPTY": ""}
-    )
-    assert (
-        redact("key abcd1234 and hf_x, twice abcd1234")
-        == "key ${WANDB_API_KEY} and ${HF_TOKEN}, twice ${WANDB_API_KEY}"
+    redact = Redactor.of(["WANDB_API_KEY", "HF_TOKEN", "EMPTY"], {"WANDB_API_KEY": "abcd1234", "HF_TOKEN": "hf_x", "EMPTY": ""})
+    assert redact("key abcd1234 and hf_x, twice abcd1234") == "key ${WANDB_API_KEY} and ${HF_TOKEN}, twice ${WANDB_API_KEY}"
+
+
+def test_a_secret_too_short_to_redact_is_refused():
+    with pytest.raises(EnvironmentProblem) as refused:
+        Redactor.of(["WANDB_API_KEY", "HF_TOKEN"], {"WANDB_API_KEY": "abcd1234", "HF_TOKEN": "abc"})
+    assert str(refused.value) == (
+        "HF_TOKEN: set to fewer than 4 characters, which cannot be a real secret and cannot be redacted from"
+        " logs; unset it or set the real value"
     )

@@ -9,10 +9,15 @@ problem so a user sees them all at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
 
+from runner import errors
 from runner.cell import Cell
 from runner.errors import Location, Problem, Severity
 from runner.layout import Layout, layout
+from runner.load import Key, dotted
+from runner.references import is_set, references
 
 Rule = Callable[[Cell, Layout], Iterator[Problem]]
 RULES: dict[str, Rule] = {}
@@ -29,7 +34,10 @@ def rule(rule_id: str) -> Callable[[Rule], Rule]:
 
 def run(cell: Cell) -> Iterator[Problem]:
     facts = layout(cell)
-    for check in RULES.values():
+    bad_counts = any(p.severity == "error" for p in RULES["G4"](cell, facts))
+    for rule_id, check in RULES.items():
+        if bad_counts and not rule_id.startswith("G"):
+            continue  # the L, S, M and P rules reason from counts of at least 1: G4's errors come first
         yield from check(cell, facts)
 
 
@@ -41,16 +49,50 @@ def problem(
     hint: str = "",
     severity: Severity = "error",
 ) -> Problem:
-    """A problem about miles flags: the key of the first, the file:line of every one that is set."""
-    written = [cell.where(name) for name in flags if cell.flag(name) is not None]
-    return Problem(
-        rule_id,
-        message,
-        key_of(cell, flags[0]) if flags else "",
-        tuple(dict.fromkeys(written)) or (Location(cell.path),),
-        severity,
-        hint,
-    )
+    """A problem about miles flags, headlined where the user wrote last.
+
+    Every flag that is set, and every key a derived one was computed from through ``${...}``,
+    is a place: the headline is the most recently written of them (the latest file of the
+    chain: the overlay the user edited, over the spec, over its bases and the model preset),
+    the others follow as "also at", each with its key.
+    """
+    places = [place for name in flags if cell.flag(name) is not None for place in _places(cell, name)]
+    if not places:
+        return Problem(
+            rule_id, message, key_of(cell, flags[0]) if flags else "", (Location(cell.path),), severity, hint
+        )
+    key, locations = newest_first(cell, places)
+    return Problem(rule_id, message, key, locations, severity, hint)
+
+
+def newest_first(cell: Cell, places: list[Location]) -> tuple[str, tuple[Location, ...]]:
+    """The key of the most recently written place (the headline), and every place, that one first."""
+    ordered = errors.newest_first(places, cell.composed.files)
+    return ordered[0].key, (replace(ordered[0], key=""), *ordered[1:])
+
+
+def _places(cell: Cell, name: str) -> list[Location]:
+    """Where --name was written, then where each key it was derived from was written."""
+    key = key_of(cell, name)
+    places = [replace(cell.where(name), key=key)]
+    if key.startswith("args."):
+        for source in derived_from(cell, tuple(key.split(".", 2))):
+            places.append(replace(cell.composed.location(source), key=dotted(source)))
+    return places
+
+
+def derived_from(cell: Cell, key: Key, seen: set[Key] | None = None) -> list[Key]:
+    """The keys whose values ``key``'s ``${...}`` read, and theirs, each once."""
+    seen = set() if seen is None else seen
+    raw: Any = cell.composed.data
+    for name in key:
+        raw = raw.get(name) if isinstance(raw, dict) else None
+    found: list[Key] = []
+    for source in references(raw):
+        if source not in seen and source[0] != "matrix" and is_set(cell.composed.data, source):
+            seen.add(source)
+            found += [source, *derived_from(cell, source, seen)]
+    return found
 
 
 def key_of(cell: Cell, name: str) -> str:

@@ -220,6 +220,16 @@ def attention_backend_name(cell: Cell, _: Layout) -> Iterator[Problem]:
         )
 
 
+# what the actor's DP is computed from: world size over the model-parallel sizes
+DP_FLAGS = (
+    "actor-num-nodes",
+    "actor-num-gpus-per-node",
+    "tensor-model-parallel-size",
+    "pipeline-model-parallel-size",
+    "context-parallel-size",
+)
+
+
 @rule("M14")
 def global_batch_divides(cell: Cell, facts: Layout) -> Iterator[Problem]:
     """Checked whatever miles' dynamic batch size says: Megatron's validate_args checks the eval batch."""
@@ -232,7 +242,7 @@ def global_batch_divides(cell: Cell, facts: Layout) -> Iterator[Problem]:
         yield problem(
             "M14",
             cell,
-            ("global-batch-size", "micro-batch-size"),
+            ("global-batch-size", "micro-batch-size", *DP_FLAGS),
             f"global batch size {gbs} is not divisible by micro batch {mbs} x actor DP {int(dp)}"
             f" (DP = {facts.actor.world} / (TP x PP x CP))",
             f"use a multiple of {mbs * int(dp)}",

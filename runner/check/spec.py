@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 from runner.cell import Cell
-from runner.check import problem, rule
+from runner.check import newest_first, problem, rule
 from runner.errors import Location, Problem
 from runner.layout import Layout
 
@@ -43,11 +44,18 @@ def flag_in_one_group(cell: Cell, _: Layout) -> Iterator[Problem]:
         for name in flags:
             if name in seen:
                 first = seen[name]
+                key, places = newest_first(
+                    cell,
+                    [
+                        replace(cell.location("args", group, name), key=f"args.{group}.{name}"),
+                        replace(cell.location("args", first, name), key=f"args.{first}.{name}"),
+                    ],
+                )
                 yield Problem(
                     "G1",
                     f"--{name} is set in two groups, args.{first} and args.{group}",
-                    f"args.{group}.{name}",
-                    (cell.location("args", first, name), cell.location("args", group, name)),
+                    key,
+                    places,
                     hint=f"keep it in one group (delete the other with `{name}: !delete`).",
                 )
             seen.setdefault(name, group)
@@ -64,17 +72,20 @@ def model_args_not_contradicted(cell: Cell, _: Layout) -> Iterator[Problem]:
                 f"--{name} {flags[name]} contradicts MODEL_ARGS of {cell.preset.type}"
                 f" (--{name} {cell.preset.model_args[name]}); argparse keeps the last",
                 f"args.{_group(cell, name)}.{name}",
-                (cell.location("args", _group(cell, name), name),),
+                (
+                    cell.location("args", _group(cell, name), name),
+                    replace(cell.preset_source.location(("model_args", name)), key=f"model_args.{name}"),
+                ),
                 severity="warning",
             )
 
 
 @rule("G3")
 def secrets_are_references(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A secret is written as ${NAME}, never as its value."""
+    """A secret is written as ${NAME}, never as its value (the value is never printed either)."""
     for name in cell.conventions.secrets:
         value = cell.spec.env.get(name)
-        if value is not None and not _REFERENCE.match(value):
+        if value is not None and not _REFERENCE.match(str(value)):
             yield Problem(
                 "G3",
                 f"env.{name} holds a literal secret; it would be printed and stored in reports",
@@ -82,15 +93,29 @@ def secrets_are_references(cell: Cell, _: Layout) -> Iterator[Problem]:
                 (cell.location("env", name),),
                 hint=f"write $${{{name}}} and set {name} in the environment that runs run-matrix.",
             )
+    for group, flags in cell.spec.args.groups():
+        for name in flags.keys() & set(cell.conventions.secret_flags):
+            value = flags[name]
+            if value is not None and value is not False and not _REFERENCE.match(str(value)):
+                variable = cell.conventions.secret_flags[name]
+                yield Problem(
+                    "G3",
+                    f"--{name} holds a literal secret; it would be printed and stored in reports",
+                    f"args.{group}.{name}",
+                    (cell.location("args", group, name),),
+                    hint=f"write $${{{variable}}} and set {variable} where run-matrix runs.",
+                )
 
 
 @rule("G4")
 def integer_flags(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """Counts are integers; anything else would fail miles' argparse."""
+    """Counts are integers of at least 1; anything else would fail miles' argparse or its start-up."""
     for name in INTEGER_FLAGS:
         value = cell.flag(name)
         if value is not None and (isinstance(value, bool) or not str(value).lstrip("-").isdigit()):
             yield problem("G4", cell, (name,), f"--{name} takes an integer, got {value!r}")
+        elif value is not None and int(str(value)) < 1:
+            yield problem("G4", cell, (name,), f"--{name} is a count of at least 1, got {value}")
 
 
 def _group(cell: Cell, name: str) -> str:

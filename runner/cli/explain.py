@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         entries = [_entry(cell, data, key) for key in leaves if key in cell.composed.provenance]
     facts = layout(cell)
     derived = describe(facts)
-    gpus = gpu_map(facts)
+    gpus = gpu_map(facts, cell.location("cluster")) if args.layout else []
     if args.format == "json":
         data = {"cell": cell.id, "file": display_path(cell.path), "values": entries, "derived": derived}
         if args.layout:

@@ -66,8 +66,10 @@ def _seconds(text: str) -> float:
 def run(args: argparse.Namespace) -> int:
     from runner import locate
     from runner.importer import Request, import_test
+    from runner.paths import writable
 
     output = args.output or Path(f"{args.script.stem}.yaml")
+    writable(output)  # before the script runs: a path that cannot be written is exit 3 now, not later
     base = locate.find_spec(args.base) if args.base else None
     request = Request(
         args.script,

@@ -12,8 +12,17 @@ import schemas
 from runner import check, locate, pipeline
 from runner.cli.hardware import profiles
 from runner.cli.output import add_format, print_json, print_problems
-from runner.errors import Location, Problem, SpecError, UsageError, did_you_mean, display_path
+from runner.errors import (
+    EnvironmentProblem,
+    Location,
+    Problem,
+    SpecError,
+    UsageError,
+    did_you_mean,
+    display_path,
+)
 from runner.matrix import show
+from runner.paths import writable
 from runner.port import (
     Change,
     Plan,
@@ -40,7 +49,11 @@ def add_parser(subcommands: Any, name: str) -> None:
         "parallelism to a smaller node (choosing values that validate), leave what no rule decides "
         "as a TODO (a validation warning), then validate the result. Exit 2 if errors remain.",
     )
-    parser.add_argument("spec", metavar="SPEC")
+    parser.add_argument(
+        "spec",
+        metavar="SPEC|CELL",
+        help="a spec, or a cell id of it (checked like every selection; the overlay ports the whole spec)",
+    )
     parser.add_argument("--to", required=True, metavar="HARDWARE", help="a hardware profile name")
     parser.add_argument(
         "-o", "--output", type=Path, help="default: matrices/<nv|rocm>/<spec>-<hardware>.yaml"
@@ -59,19 +72,24 @@ class Written:
 
 
 def run(args: argparse.Namespace) -> int:
+    pipeline.select([args.spec])  # a cell id is checked as every command checks it
     source = locate.find_spec(args.spec.partition("[")[0])
-    cells = pipeline.cells(source)
+    cells = pipeline.cells(source)  # the overlay extends the spec: every cell of it is ported
     target = _target(args.to)
     steps = plan(cells, target, porting())
     out = args.output or _default_output(source, cells[0].id, target)
     _refuse_overwrite([out, *(_component(steps, out, cid) for cid in steps.per_cell)], args.force)
-    written = _write(steps, source, out, extra=())
-    problems, refit = _validated(written), tuple[Change, ...]()
-    if _errors(problems) and target.gpus_per_node < cells[0].spec.cluster.gpus_per_node:
-        problems, refit = _refit(steps, cells, source, out, target)
-    extra = _followups(steps, cells, source, out, refit)
-    if extra != refit:
-        problems = _validated(_write(steps, source, out, extra))
+    writable(out)
+    try:
+        written = _write(steps, source, out, extra=())
+        problems, refit = _validated(written), tuple[Change, ...]()
+        if _errors(problems) and target.gpus_per_node < cells[0].spec.cluster.gpus_per_node:
+            problems, refit = _refit(steps, cells, source, out, target)
+        extra = _followups(steps, cells, source, out, refit)
+        if extra != refit:
+            problems = _validated(_write(steps, source, out, extra))
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {exc.filename or out}: {exc.strerror or exc}") from None
     caused = _caused(problems, cells)
     report = _report(steps, written, extra, problems, caused)
     if args.format == "json":

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from runner import check, locate, pipeline, selection
-from runner.cell import Cell
+from runner import check, locate, pipeline
 from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
 from runner.compose import compose
-from runner.errors import Problem, SpecError, display_path
+from runner.errors import Problem, SpecError, display_path, merged
 from runner.load import load
 
 
@@ -32,7 +33,7 @@ def add_parser(subcommands: Any, name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     results = [*_cells(args.specs, args.k), *_supporting(args.specs)]
-    problems = [p for r in results for p in r["problems"]]
+    problems = merged((r["cell"] or r["file"], p) for r in results for p in r["problems"])
     failed = any(p.severity == "error" or args.strict for p in problems)
     elapsed = time.perf_counter() - started
     if args.format == "json":
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             {
                 "ok": not failed,
                 "seconds": round(elapsed, 4),
-                "files": [{**r, "problems": [p.to_json() for p in r["problems"]]} for r in results],
+                "files": [{**r, "problems": [_in(p, r).to_json() for p in r["problems"]]} for r in results],
                 "problems": [p.to_json() for p in problems],
             }
         )
@@ -55,27 +56,19 @@ def run(args: argparse.Namespace) -> int:
     return 2 if failed else 0
 
 
+def _in(problem: Problem, result: dict[str, Any]) -> Problem:
+    """A problem of one file's result, with the one cell it was found in."""
+    return replace(problem, cells=(result["cell"] or result["file"],))
+
+
 def _cells(names: list[str], expression: str | None) -> list[dict[str, Any]]:
     """A result per cell; a spec that does not even expand is one result with its problems."""
-    results: list[dict[str, Any]] = []
-    built: list[Cell] = []
-    for name in names:
-        spec_name, bracket, _ = name.partition("[")
-        for path in pipeline.spec_files([locate.find_spec(spec_name)]):
-            try:
-                found = pipeline.cells(path)
-            except SpecError as exc:
-                results.append(
-                    {
-                        "file": display_path(path),
-                        "cell": locate.cell_name(path),
-                        "problems": list(exc.problems),
-                    }
-                )
-                continue
-            built += [c for c in found if not bracket or c.id == name]
-    if expression:
-        built = selection.select(built, expression)
+    broken: list[tuple[Path, SpecError]] = []
+    built = pipeline.select(names, expression, broken)
+    results = [
+        {"file": display_path(path), "cell": locate.cell_name(path), "problems": list(exc.problems)}
+        for path, exc in broken
+    ]
     for cell in built:
         results.append({"file": display_path(cell.path), "cell": cell.id, "problems": list(check.run(cell))})
     return results

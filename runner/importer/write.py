@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from runner.errors import UsageError, display_path
+from runner.errors import EnvironmentProblem, UsageError, display_path
 
 
 def refuse_existing(paths: list[Path], force: bool) -> None:
@@ -39,7 +39,7 @@ def write_all(files: Mapping[Path, str], force: bool) -> None:
             finally:
                 hidden.unlink(missing_ok=True)
             done.append(path)
-    except BaseException:
+    except BaseException as exc:
         for path in done:
             if path in old:
                 path.write_text(old[path], encoding="utf-8")
@@ -48,4 +48,6 @@ def write_all(files: Mapping[Path, str], force: bool) -> None:
         for folder in reversed(made):
             if folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
+        if isinstance(exc, OSError):  # a folder that cannot be made, a read-only file system, ...
+            raise EnvironmentProblem(f"cannot write {exc.filename or path}: {exc.strerror or exc}") from None
         raise

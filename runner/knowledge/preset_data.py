@@ -31,6 +31,7 @@ def shipped() -> list[versions.Version]:
 
 def choose(model_type: str, version: str | None, where: Location) -> Chosen:
     """The shipped preset of ``model_type`` for the spec's ``version`` (None: the newest having it)."""
+    locate.plain_name(model_type, "model preset", "model.type", where)
     everything = shipped()
     having = [v for v in everything if (v.path / f"{model_type}.yaml").is_file()]
     if version is None:

@@ -69,7 +69,15 @@ class Redactor:
 
     @classmethod
     def of(cls, names: list[str], caller_env: Mapping[str, str]) -> Redactor:
-        found = [(caller_env[n], f"${{{n}}}") for n in names if len(caller_env.get(n, "")) >= 4]
+        """Refuses a secret of 1 to 3 characters: replacing it would mangle every log line it
+        occurs in by chance, and leaving it would print it."""
+        short = [n for n in names if 0 < len(caller_env.get(n, "")) < 4]
+        if short:
+            raise EnvironmentProblem(
+                f"{', '.join(short)}: set to fewer than 4 characters, which cannot be a real secret and "
+                "cannot be redacted from logs; unset it or set the real value"
+            )
+        found = [(caller_env[n], f"${{{n}}}") for n in names if caller_env.get(n)]
         return cls(tuple(sorted(found, key=lambda pair: -len(pair[0]))))
 
     def __call__(self, text: str) -> str:
