@@ -46,8 +46,13 @@ def launch_context(
     where = (cell.location("model", "type"),)
     shipped = f"the shipped preset (miles {(cell.preset.miles_commit or 'unknown')[:8]})"
     if found is None or found.tokens is None:
-        why = f"{found.source.name} {found.reason}" if found else f"has no {cell.spec.model.type}.py or .sh"
-        note = f"the checkout's scripts/models/ {why}; using {shipped}"
+        model_type = cell.spec.model.type
+        why = (
+            f"the checkout's scripts/models/{found.source.name} {found.reason}"
+            if found
+            else f"the checkout has no scripts/models/{model_type}.py or .sh"
+        )
+        note = f"{why}; using {shipped}"
         return Context(dict(environ), root), [Problem("model-args", note, "model.type", where, "warning")]
     preset = preset_tokens(cell)
     if tuple(found.tokens) == preset:

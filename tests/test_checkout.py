@@ -32,12 +32,12 @@ def test_a_type_the_checkout_lacks_or_cannot_expand_keeps_the_shipped_preset_and
     context, problems = launch_context(cell, tmp_path, {})
     assert context.model_args is None
     assert [p.message for p in problems] == [
-        "the checkout's scripts/models/ has no glm5-744B-A40B_4layer.py or .sh; using the shipped preset"
+        "the checkout has no scripts/models/glm5-744B-A40B_4layer.py or .sh; using the shipped preset"
         f" (miles {cell.preset.miles_commit[:8]})"
     ]
     (tmp_path / "scripts/models/glm5-744B-A40B_4layer.sh").write_text("exit 4\n")
     _, problems = launch_context(cell, tmp_path, {})
     assert [p.message for p in problems] == [
-        "the checkout's scripts/models/ glm5-744B-A40B_4layer.sh fails with status 4 when bash sources it;"
+        "the checkout's scripts/models/glm5-744B-A40B_4layer.sh fails with status 4 when bash sources it;"
         f" using the shipped preset (miles {cell.preset.miles_commit[:8]})"
     ]
