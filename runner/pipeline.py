@@ -17,6 +17,7 @@ from runner import adjust, check, locate, selection
 from runner.cell import Cell
 from runner.compose import Composed, compose
 from runner.errors import Location, Problem, SpecError, UsageError
+from runner.knowledge import flags
 from runner.load import Key
 from runner.matrix import Combo, cell_id, expand
 from runner.model import build
@@ -27,15 +28,16 @@ from schemas.matrix import Matrix, MatrixBlock
 NOT_CELLS = {"hardware", "base", "components"}
 
 
-def cells(path: Path, today: datetime.date | None = None) -> list[Cell]:
-    """Every cell of one spec file: its matrix expanded, each cell resolved and modelled."""
+def cells(path: Path, today: datetime.date | None = None, miles_root: Path | None = None) -> list[Cell]:
+    """Every cell of one spec file: its matrix expanded, each cell resolved and modelled; its flags
+    are checked against ``miles_root``'s own when given (else the spec's miles_version)."""
     composed = compose(path)
     matrix = build(MatrixBlock, {"matrix": composed.data.get("matrix", {})}, composed).matrix
     combos = expand(matrix, composed.location) if matrix.axes or matrix.include else [{}]
     name = locate.cell_name(path)
     shared: dict[Any, dict[Key, Any]] = {}  # values no axis changes, per set of overlays applied
     day = today or datetime.date.today()
-    return [_cell(composed, name, combo, matrix, day, shared) for combo in combos]
+    return [_cell(composed, name, combo, matrix, day, shared, miles_root) for combo in combos]
 
 
 def cell(path: Path) -> Cell:
@@ -62,13 +64,13 @@ def problems(built: Cell) -> list[Problem]:
     return found
 
 
-def select(names: Sequence[str], expression: str | None = None) -> list[Cell]:
+def select(names: Sequence[str], expression: str | None = None, miles_root: Path | None = None) -> list[Cell]:
     """The cells named by spec paths, folders or cell ids, then filtered by ``-k``."""
     chosen: list[Cell] = []
     for name in names:
         spec_name, bracket, rest = name.partition("[")
         for path in spec_files([locate.find_spec(spec_name)]):
-            found = cells(path)
+            found = cells(path, miles_root=miles_root)
             if bracket:
                 wanted = f"{found[0].id.partition('[')[0]}[{rest}" if found else name
                 found = [c for c in found if c.id == wanted]
@@ -79,9 +81,9 @@ def select(names: Sequence[str], expression: str | None = None) -> list[Cell]:
     return selection.select(chosen, expression) if expression else chosen
 
 
-def one(name: str) -> Cell:
+def one(name: str, miles_root: Path | None = None) -> Cell:
     """The cell ``name`` means: a cell id, or a spec (its default cell when it has several)."""
-    found = select([name])
+    found = select([name], miles_root=miles_root)
     if len(found) == 1:
         return found[0]
     default = [c for c in found if "[" not in c.id]
@@ -97,6 +99,7 @@ def _cell(
     matrix: Matrix,
     today: datetime.date,
     shared: dict[Any, dict[Key, Any]],
+    miles_root: Path | None = None,
 ) -> Cell:
     adjustments = adjust.applicable(matrix, combo, composed)
     composed = adjust.with_overlays(composed, adjustments, combo)
@@ -125,6 +128,7 @@ def _cell(
         _hf_config(spec.args.ckpt.get("hf-checkpoint")),
         dict(combo),
         *control,
+        flags=flags.choose(spec.miles_version, miles_root, composed.location(("miles_version",))),
     )
 
 

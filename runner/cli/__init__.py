@@ -7,7 +7,20 @@ import os
 import sys
 from collections.abc import Sequence
 
-from runner.cli import cells, coverage, diff, explain, hardware, importer, port, render, run, schema, validate
+from runner.cli import (
+    cells,
+    coverage,
+    diff,
+    explain,
+    flags,
+    hardware,
+    importer,
+    port,
+    render,
+    run,
+    schema,
+    validate,
+)
 from runner.cli.output import print_problems
 from runner.errors import ExitCode, RunMatrixError, SpecError
 
@@ -23,6 +36,7 @@ COMMANDS = {
     "schema": schema,
     "run": run,
     "import": importer,
+    "flags": flags,
 }
 
 DESCRIPTION = """\

@@ -1,0 +1,138 @@
+"""F*: every flag of the launch against the catalog of the miles version the cell targets.
+
+Aliases are resolved before any rule runs (``Cell.flag`` sees canonical names); these rules
+look at the names and values as written, in the spec's groups and in MODEL_ARGS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from runner.cell import Cell
+from runner.check import rule
+from runner.errors import Location, Problem, did_you_mean
+from runner.knowledge.flags import Choice, Flag, load, shipped
+from runner.knowledge.flags.values import Verdict, judge
+from runner.layout import Layout
+
+# miles loads these functions at parse time, and each may add flags of its own (add_arguments)
+CUSTOM_FUNCTIONS = ("rollout-function-path", "custom-generate-function-path")
+
+
+def _written(cell: Cell) -> Iterator[tuple[str, str, Any, Location]]:
+    """(dotted key, name as written, value, where) of every flag the launch passes."""
+    for name, value in cell.preset.model_args.items():
+        yield f"model_args.{name}", name, value, cell.preset_source.location(("model_args", name))
+    for group, flags in cell.spec.args.groups():
+        for name, value in flags.items():
+            yield f"args.{group}.{name}", name, value, cell.location("args", group, name)
+
+
+@rule("F1")
+def known_flags(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """A flag the launched programs do not accept makes argparse exit before anything starts."""
+    if cell.flags is None:
+        return
+    catalog = cell.flags.catalog
+    custom = [f for f in CUSTOM_FUNCTIONS if cell.flag(f)]
+    for key, name, _, where in _written(cell):
+        if catalog.lookup(name) is not None:
+            continue
+        knowing = _knowing(cell.flags, name)
+        hint = did_you_mean(name, catalog.names()) or (
+            f"drop it, or check against miles {knowing[0]} (miles_version: {knowing[0]})"
+            if knowing
+            else "run `run-matrix flags show TEXT` to search the catalog"
+        )
+        also = f"; miles {', '.join(knowing)} accepts it" if knowing else ""
+        message = f"--{name} is not a flag of {_version(cell.flags)}{also}"
+        if custom:
+            yield Problem(
+                "F1",
+                message + f"; the function of --{custom[0]} may add it",
+                key,
+                (where,),
+                "warning",
+                hint,
+            )
+        else:
+            yield Problem("F1", message, key, (where,), hint=hint)
+
+
+@rule("F2")
+def one_spelling(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """A flag set under two spellings (an alias, a deprecated name): argparse keeps the last one."""
+    if cell.flags is None:
+        return
+    catalog = cell.flags.catalog
+    seen: dict[str, list[tuple[str, str, Location]]] = {}
+    for key, name, value, where in _written(cell):
+        flag = catalog.lookup(name)
+        if flag is not None and value is not False:
+            seen.setdefault(flag.same_as or flag.name, []).append((key, name, where))
+    for canonical, places in seen.items():
+        spellings = list(dict.fromkeys(name for _, name, _ in places))
+        if len(spellings) > 1:
+            yield Problem(
+                "F2",
+                f"--{canonical} is set under {len(spellings)} spellings: "
+                + ", ".join(f"--{s}" for s in spellings)
+                + "; argparse keeps the last one on the command line",
+                places[-1][0],
+                tuple(where for _, _, where in places),
+                hint=f"keep one, as {canonical}",
+            )
+
+
+@rule("F3")
+def values_in_choices(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """A value outside the flag's choices: argparse lists them and exits."""
+    yield from _verdicts(cell, "F3")
+
+
+@rule("F4")
+def values_of_the_right_kind(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """A value of the wrong type (`rollout-batch-size: eight`), a switch given a value, a wrong count."""
+    yield from _verdicts(cell, "F4")
+
+
+def _verdicts(cell: Cell, wanted: str) -> Iterator[Problem]:
+    if cell.flags is None:
+        return
+    catalog = cell.flags.catalog
+    for key, name, value, where in _written(cell):
+        flag = catalog.lookup(name)
+        if flag is None:
+            continue
+        memo = (name, _value_key(value))
+        if memo not in catalog.memo:
+            catalog.memo[memo] = judge(flag, value)
+        verdict: Verdict = catalog.memo[memo]
+        if verdict is not None and verdict[0] == wanted:
+            rule_id, message, hint = verdict
+            yield Problem(rule_id, message, key, (where,), hint=hint or _choice_hint(flag, value))
+
+
+def _choice_hint(flag: Flag, value: Any) -> str:
+    if flag.choices is None or isinstance(value, list):
+        return ""
+    return did_you_mean(str(value), map(str, flag.choices))
+
+
+def _value_key(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple((type(item).__name__, str(item)) for item in value)
+    return (type(value).__name__, str(value))
+
+
+def _version(choice: Choice) -> str:
+    if choice.checkout is not None:
+        return f"the miles checkout at {choice.checkout} (nor of the Megatron and SGLang it is checked with)"
+    return f"miles {choice.catalog.miles} (nor of the Megatron and SGLang its container installs)"
+
+
+def _knowing(choice: Choice, name: str) -> list[str]:
+    """The other shipped miles versions that accept a flag: it was removed, or is not there yet."""
+    others = [load(path) for path in shipped()]
+    return [c.miles for c in others if c.miles != choice.catalog.miles and c.lookup(name) is not None]

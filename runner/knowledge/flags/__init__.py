@@ -1,0 +1,94 @@
+"""flags: every flag a miles version's launch accepts — miles', Megatron's, SGLang's under
+``--sglang-`` — with aliases, type, choices and arity, as shipped data per pinned miles version.
+
+Which catalog applies to a spec (:func:`choose`): ``--miles-root``'s checkout (its own flags,
+read statically; Megatron's and SGLang's from the shipped catalog closest to it), else the
+spec's ``miles_version``, else the newest shipped — and the choice says which and why.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from runner import locate
+from runner.errors import EnvironmentProblem, Location, SpecError
+from runner.knowledge.flags.catalog import Catalog, Flag
+
+SHIPPED = locate.PROJECT / "miles" / "flags"
+
+__all__ = ["Catalog", "Choice", "Flag", "choose", "shipped"]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The catalog a cell is checked against, and why that one."""
+
+    catalog: Catalog
+    reason: str
+    checkout: Path | None = None
+
+
+def shipped() -> list[Path]:
+    """The shipped catalogs, oldest first (files are named <date>-<commit>.json)."""
+    return sorted(SHIPPED.glob("*.json")) if SHIPPED.is_dir() else []
+
+
+def choose(version: str | None, miles_root: Path | None, where: Location) -> Choice:
+    if miles_root is not None:
+        return _from_checkout(miles_root.resolve(), version)
+    return _shipped_choice(version, str(where))
+
+
+@cache
+def _shipped_choice(version: str | None, where: str) -> Choice:
+    files = shipped()
+    if not files:
+        raise EnvironmentProblem(f"no flag catalog under {SHIPPED}: run `run-matrix flags sync`")
+    if version is None:
+        path = files[-1]
+        return Choice(load(path), f"the newest shipped catalog ({path.name}): the spec names no miles_version")
+    found = [p for p in files if p.stem.split("-")[-1].startswith(version) or version.startswith(p.stem.split("-")[-1])]
+    if len(found) != 1:
+        known = ", ".join(p.stem.split("-")[-1] for p in files)
+        raise SpecError.one(
+            "F0",
+            f"miles_version {version!r} names {'no' if not found else 'more than one'} shipped flag catalog",
+            key="miles_version",
+            at=[Location(Path(where.rsplit(':', 1)[0]), _line(where))],
+            hint=f"use one of {known}, or --miles-root DIR to check against a checkout",
+        )
+    return Choice(load(found[0]), f"miles {version}, as the spec's miles_version says ({found[0].name})")
+
+
+def _line(where: str) -> int | None:
+    tail = where.rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+@cache
+def load(path: Path) -> Catalog:
+    return Catalog.from_json(path.read_text(encoding="utf-8"), origin=path.name)
+
+
+def _from_checkout(root: Path, version: str | None) -> Choice:
+    arguments = root / "miles" / "utils" / "arguments.py"
+    try:
+        stamp = os.stat(arguments).st_mtime_ns
+    except OSError:
+        raise EnvironmentProblem(f"--miles-root {root}: no miles/utils/arguments.py, not a miles checkout") from None
+    return _checkout_choice(root, stamp, version)
+
+
+@cache
+def _checkout_choice(root: Path, stamp: int, version: str | None) -> Choice:
+    from runner.knowledge.flags.checkout import catalog_of_checkout
+
+    base = _shipped_choice(version, str(root)).catalog if version else load(shipped()[-1])
+    catalog = catalog_of_checkout(root, base)
+    reason = (
+        f"the checkout at {root}: its own miles flags; Megatron's and SGLang's from the shipped {base.origin}"
+    )
+    return Choice(catalog, reason, root)

@@ -1,0 +1,120 @@
+"""The flag catalog: every flag of one miles version, with its aliases, type, choices and arity.
+
+Shipped as JSON under ``miles/flags/<date>-<commit>.json`` (compact: one list per flag) and
+read only when a rule first asks (a few milliseconds, once per process and version).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Literal
+
+Kind = Literal["value", "switch", "other"]  # other: a custom argparse action, arity unknown
+Program = Literal["miles", "megatron", "sglang", "router"]
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Flag:
+    name: str  # canonical spelling, without the leading --
+    program: str
+    kind: Kind
+    type: str = "str"  # int, float, str, or unknown (a converter the catalog cannot judge)
+    choices: tuple[Any, ...] | None = None
+    nargs: str | int | None = None
+    aliases: tuple[str, ...] = ()
+    default: Any = None
+    where: str = ""  # file:line in the source tree it was read from
+    same_as: str | None = None  # a deprecated spelling that sets what this flag names (SGLang's nsa -> dsa)
+
+    def to_row(self) -> list[Any]:
+        return [
+            self.name,
+            self.program,
+            self.kind,
+            self.type,
+            list(self.choices) if self.choices is not None else None,
+            self.nargs,
+            list(self.aliases),
+            self.default,
+            self.where,
+            self.same_as,
+        ]
+
+    @classmethod
+    def from_row(cls, row: list[Any]) -> Flag:
+        name, program, kind, type_, choices, nargs, aliases, default, where, same_as = row
+        choices = tuple(choices) if choices is not None else None
+        return cls(name, program, kind, type_, choices, nargs, tuple(aliases), default, where, same_as)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every flag a miles version's launch accepts; ``sources`` names what it was read from."""
+
+    miles: str  # the miles commit (short) or a checkout path
+    date: str  # the commit's date (YYYY-MM-DD); picks the newest catalog
+    sources: dict[str, str]  # program -> "what, at which version"
+    flags: tuple[Flag, ...] = field(repr=False)
+    origin: str = ""  # where this catalog was loaded from, for messages
+
+    @cached_property
+    def by_name(self) -> dict[str, Flag]:
+        """Every spelling (canonical and aliases) -> its flag."""
+        index: dict[str, Flag] = {}
+        for flag in self.flags:
+            for name in (flag.name, *flag.aliases):
+                index.setdefault(name, flag)
+        return index
+
+    @cached_property
+    def memo(self) -> dict[Any, Any]:
+        """Verdicts on (name, value) already judged: a thousand cells share most of their flags."""
+        return {}
+
+    def lookup(self, name: str) -> Flag | None:
+        return self.by_name.get(name)
+
+    def canonical(self, name: str) -> str:
+        flag = self.by_name.get(name)
+        return flag.name if flag else name
+
+    def names(self) -> Iterable[str]:
+        return self.by_name.keys()
+
+    def to_json(self) -> str:
+        data = {
+            "format": FORMAT,
+            "miles": self.miles,
+            "date": self.date,
+            "sources": self.sources,
+            "columns": ["name", "program", "kind", "type", "choices", "nargs", "aliases", "default", "where", "same_as"],
+            "flags": [flag.to_row() for flag in sorted(self.flags, key=lambda f: (f.program, f.name))],
+        }
+        rows = ",\n".join(json.dumps(row, default=str) for row in data.pop("flags"))  # type: ignore[arg-type]
+        head = json.dumps(data, indent=1)
+        return head[:-2] + f',\n "flags": [\n{rows}\n]\n}}\n'
+
+    @classmethod
+    def from_json(cls, text: str, origin: str = "") -> Catalog:
+        data = json.loads(text)
+        if data.get("format") != FORMAT:
+            raise ValueError(f"catalog format {data.get('format')!r}, expected {FORMAT}")
+        flags = tuple(Flag.from_row(row) for row in data["flags"])
+        return cls(data["miles"], data["date"], dict(data["sources"]), flags, origin)
+
+
+def merged(first: Iterable[Flag], then: Iterable[Flag]) -> Iterator[Flag]:
+    """Flags as argparse ends up with them: a spelling already taken keeps its first definition
+    (miles' ``reset_arg`` only changes the default of a Megatron flag it finds)."""
+    taken: set[str] = set()
+    for flag in (*first, *then):
+        spellings = (flag.name, *flag.aliases)
+        if flag.name in taken:
+            continue
+        free = tuple(a for a in flag.aliases if a not in taken)
+        taken.update(spellings)
+        yield replace(flag, aliases=free)
