@@ -68,12 +68,25 @@ class Cell:
         merged = {**self.preset.model_args, **self.spec.args.flags()}
         if self.flags is None:
             return merged
-        canonical = self.flags.catalog.canonical
-        return {canonical(name): value for name, value in merged.items()}
+        index = self.flags.catalog.index(self.backend)
+        return {(index[name].name if name in index else name): value for name, value in merged.items()}
+
+    @cached_property
+    def backend(self) -> str:
+        """The training backend whose parser reads the flags (miles' --train-backend)."""
+        return str(
+            self.spec.args.flags().get(
+                "train-backend", self.preset.model_args.get("train-backend", "megatron")
+            )
+        )
 
     def spelling(self, name: str) -> tuple[str | None, str] | None:
         """(group, the name as written) of --name or an alias of it; group None: MODEL_ARGS."""
-        canonical = self.flags.catalog.canonical if self.flags else (lambda n: n)
+        index = self.flags.catalog.index(self.backend) if self.flags else {}
+
+        def canonical(written: str) -> str:
+            return index[written].name if written in index else written
+
         wanted = canonical(name)
         for group, flags in self.spec.args.groups():
             for written in flags:

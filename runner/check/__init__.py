@@ -1,9 +1,9 @@
 """check: rules over a cell, each a small generator of problems with a stable id.
 
-Ids: F* flags against the catalog of the miles version (runner.knowledge.flags), G* spec hygiene, L* miles, S* SGLang (one rollout engine), M* Megatron (the actor),
-P* platform capabilities from the hardware profile. L/S/M ids are those of
-shared/reference/parallelism-rules.md. Rules never raise; ``run`` collects every
-problem so a user sees them all at once.
+Ids: F* flags against the miles version's flag catalog, G* spec hygiene, L* miles,
+S* SGLang (one rollout engine), M* Megatron (the actor), P* platform capabilities from the
+hardware profile. L/S/M ids are those of shared/reference/parallelism-rules.md. Rules never
+raise; ``run`` collects every problem so a user sees them all at once.
 """
 
 from __future__ import annotations
@@ -62,4 +62,4 @@ def key_of(cell: Cell, name: str) -> str:
 
 
 # The rule modules register themselves on import.
-from runner.check import flags, megatron, miles, platform, sglang, spec  # noqa: E402, F401
+from runner.check import argv, megatron, miles, platform, sglang, spec  # noqa: E402, F401

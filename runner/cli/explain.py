@@ -7,7 +7,7 @@ from typing import Any
 
 from runner import pipeline
 from runner.cell import Cell
-from runner.cli.output import add_format, print_json
+from runner.cli.output import add_format, add_miles_root, checked_miles_root, print_json
 from runner.compose import Step
 from runner.errors import SpecError, did_you_mean, display_path
 from runner.gpumap import gpu_map
@@ -33,12 +33,13 @@ def add_parser(subcommands: Any, name: str) -> None:
         action="store_true",
         help="draw every GPU of every node: its actor rank (TP/CP/DP/PP, EP/ETP) and rollout engine rank",
     )
+    add_miles_root(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    cell = pipeline.one(args.spec)
+    cell = pipeline.one(args.spec, checked_miles_root(args.miles_root))
     data = cell.spec.model_dump(mode="python")
     if args.key:
         entries = [_entry(cell, data, _key(cell, args.key))]
@@ -51,7 +52,13 @@ def run(args: argparse.Namespace) -> int:
     derived = describe(facts)
     gpus = gpu_map(facts)
     if args.format == "json":
-        data = {"cell": cell.id, "file": display_path(cell.path), "values": entries, "derived": derived}
+        data = {
+            "cell": cell.id,
+            "file": display_path(cell.path),
+            "values": entries,
+            "derived": derived,
+            "flags": _flags(cell),
+        }
         if args.layout:
             data["gpus"] = [gpu.to_json() for gpu in gpus]
         print_json(data)
@@ -65,7 +72,22 @@ def run(args: argparse.Namespace) -> int:
         if args.key:
             print("derived:")
             print("\n".join(f"  {name}: {text}" for name, text in derived.items()))
+        if cell.flags is not None:
+            print(f"flags checked against {cell.flags.reason}")
     return 0
+
+
+def _flags(cell: Cell) -> dict[str, Any] | None:
+    """Which flag catalog the cell is checked against, and why that one."""
+    if cell.flags is None:
+        return None
+    catalog = cell.flags.catalog
+    return {
+        "catalog": catalog.origin,
+        "miles": catalog.miles,
+        "why": cell.flags.reason,
+        "sources": catalog.sources,
+    }
 
 
 def _key(cell: Cell, text: str) -> Key:

@@ -10,7 +10,7 @@ from typing import Any
 from runner.cli.output import add_format, print_json
 from runner.errors import Location, UsageError
 from runner.knowledge import flags
-from runner.knowledge.flags.catalog import Catalog, Flag
+from runner.knowledge.flags.catalog import COLUMNS, Catalog, Flag
 
 MAX_SHOWN = 50
 
@@ -28,18 +28,35 @@ def add_parser(subcommands: Any, name: str) -> None:
     show = actions.add_parser("show", help="a flag (any spelling) or the flags whose names contain TEXT")
     show.add_argument("text", nargs="?", metavar="NAME|TEXT")
     show.add_argument("--miles-version", help="a shipped catalog's miles commit (default: the newest)")
-    show.add_argument("--miles-root", type=Path, default=os.environ.get("MILES_ROOT") or None,
-                      help="a miles checkout: its own flags (default: $MILES_ROOT)")
+    show.add_argument(
+        "--miles-root",
+        type=Path,
+        default=os.environ.get("MILES_ROOT") or None,
+        help="a miles checkout: its own flags (default: $MILES_ROOT)",
+    )
     add_format(show, "text", "json")
     show.set_defaults(handler=run_show)
     sync = actions.add_parser("sync", help="rebuild a catalog from source trees")
     sync.add_argument("--miles-root", type=Path, required=True, help="the miles checkout (a git clone)")
-    sync.add_argument("--megatron", type=Path, required=True, help="the Megatron-LM tree its container installs")
-    sync.add_argument("--sglang", type=Path, required=True, help="the SGLang tree (a checkout or an unpacked wheel)")
-    sync.add_argument("--router", type=Path, help="the sglang-router tree (unpacked wheel) for miles' --router-*")
-    sync.add_argument("--source", action="append", default=[], metavar="PROGRAM=TEXT",
-                      help="describe a source in the catalog (e.g. sglang='sglang 0.5.10 wheel'); repeatable")
-    sync.add_argument("-o", "--output", type=Path, default=flags.SHIPPED, help="folder (default: miles/flags/)")
+    sync.add_argument(
+        "--megatron", type=Path, required=True, help="the Megatron-LM tree its container installs"
+    )
+    sync.add_argument(
+        "--sglang", type=Path, required=True, help="the SGLang tree (a checkout or an unpacked wheel)"
+    )
+    sync.add_argument(
+        "--router", type=Path, help="the sglang-router tree (unpacked wheel) for miles' --router-*"
+    )
+    sync.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        metavar="PROGRAM=TEXT",
+        help="describe a source in the catalog (e.g. sglang='sglang 0.5.10 wheel'); repeatable",
+    )
+    sync.add_argument(
+        "-o", "--output", type=Path, default=flags.SHIPPED, help="folder (default: miles/flags/)"
+    )
     sync.set_defaults(handler=run_sync)
 
 
@@ -50,8 +67,14 @@ def run_show(args: argparse.Namespace) -> int:
     catalog = choice.catalog
     found = _matching(catalog, args.text) if args.text else []
     if args.format == "json":
-        print_json({"catalog": catalog.origin, "why": choice.reason, "sources": catalog.sources,
-                    "flags": [_json(f) for f in found]})
+        print_json(
+            {
+                "catalog": catalog.origin,
+                "why": choice.reason,
+                "sources": catalog.sources,
+                "flags": [_json(f) for f in found],
+            }
+        )
         return 0
     print(f"{catalog.origin}: {choice.reason}")
     for program, source in catalog.sources.items():
@@ -86,8 +109,7 @@ def _text(flag: Flag) -> str:
 
 
 def _json(flag: Flag) -> dict[str, Any]:
-    return dict(zip(("name", "program", "kind", "type", "choices", "nargs", "aliases", "default", "where",
-                     "same_as"), flag.to_row()))
+    return dict(zip(COLUMNS, flag.to_row(), strict=True))
 
 
 def run_sync(args: argparse.Namespace) -> int:
@@ -104,7 +126,9 @@ def run_sync(args: argparse.Namespace) -> int:
     path = args.output / f"{catalog.date}-{catalog.miles}.json"
     path.write_text(catalog.to_json(), encoding="utf-8")
     counts = {p: sum(f.program == p for f in catalog.flags) for p in catalog.sources}
-    print(f"wrote {path}: {len(catalog.flags)} flags (" + ", ".join(f"{p} {n}" for p, n in counts.items()) + ")")
+    print(
+        f"wrote {path}: {len(catalog.flags)} flags (" + ", ".join(f"{p} {n}" for p, n in counts.items()) + ")"
+    )
     for line in report.unreadable:
         print(f"  not readable statically: {line}")
     return 0
@@ -113,5 +137,7 @@ def run_sync(args: argparse.Namespace) -> int:
 def _note(text: str) -> tuple[str, str]:
     program, equals, note = text.partition("=")
     if not equals or program not in ("miles", "megatron", "sglang", "router"):
-        raise UsageError(f"--source {text!r}: write PROGRAM=TEXT, PROGRAM one of miles, megatron, sglang, router")
+        raise UsageError(
+            f"--source {text!r}: write PROGRAM=TEXT, PROGRAM one of miles, megatron, sglang, router"
+        )
     return program, note

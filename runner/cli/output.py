@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, TextIO
 
-from runner.errors import Problem
+from runner.errors import Problem, UsageError
 from runner.load import WrittenFloat
 
 SELECT_HELP = (
@@ -20,6 +22,21 @@ def add_format(parser: argparse.ArgumentParser, *choices: str) -> None:
     parser.add_argument(
         "--format", choices=choices, default=choices[0], help=f"output format (default: {choices[0]})"
     )
+
+
+def add_miles_root(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--miles-root",
+        type=Path,
+        default=os.environ.get("MILES_ROOT") or None,
+        help="a miles checkout (default: $MILES_ROOT): its own flags decide which flags are valid",
+    )
+
+
+def checked_miles_root(path: Path | None) -> Path | None:
+    if path is not None and not path.is_dir():
+        raise UsageError(f"--miles-root {path}: no such directory")
+    return path
 
 
 def print_json(data: Any) -> None:

@@ -29,7 +29,8 @@ def add_parser(subcommands: Any, name: str) -> None:
         "--miles-root",
         type=Path,
         default=os.environ.get("MILES_ROOT") or None,
-        help="miles checkout (default: $MILES_ROOT); its scripts/models/<type>.sh is read for MODEL_ARGS",
+        help="miles checkout (default: $MILES_ROOT); its scripts/models/<type>.sh is read for MODEL_ARGS "
+        "and its own flags decide which flags are valid",
     )
     parser.set_defaults(handler=run)
 
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     launches = []
-    for cell in pipeline.select(args.specs, args.k):
+    for cell in pipeline.select(args.specs, args.k, args.miles_root):
         problems = pipeline.problems(cell)
         context, drift = launch_context(cell, args.miles_root, os.environ)
         problems += drift

@@ -5,11 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from runner import check, locate, pipeline, selection
 from runner.cell import Cell
-from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
+from runner.cli.output import (
+    SELECT_HELP,
+    add_format,
+    add_miles_root,
+    checked_miles_root,
+    print_json,
+    print_problems,
+)
 from runner.compose import compose
 from runner.errors import Problem, SpecError, display_path
 from runner.load import load
@@ -25,13 +33,14 @@ def add_parser(subcommands: Any, name: str) -> None:
     parser.add_argument("specs", nargs="+", metavar="SPEC|DIR|CELL")
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    add_miles_root(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    results = [*_cells(args.specs, args.k), *_supporting(args.specs)]
+    results = [*_cells(args.specs, args.k, checked_miles_root(args.miles_root)), *_supporting(args.specs)]
     problems = [p for r in results for p in r["problems"]]
     failed = any(p.severity == "error" or args.strict for p in problems)
     elapsed = time.perf_counter() - started
@@ -55,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     return 2 if failed else 0
 
 
-def _cells(names: list[str], expression: str | None) -> list[dict[str, Any]]:
+def _cells(names: list[str], expression: str | None, miles_root: Path | None) -> list[dict[str, Any]]:
     """A result per cell; a spec that does not even expand is one result with its problems."""
     results: list[dict[str, Any]] = []
     built: list[Cell] = []
@@ -63,7 +72,7 @@ def _cells(names: list[str], expression: str | None) -> list[dict[str, Any]]:
         spec_name, bracket, _ = name.partition("[")
         for path in pipeline.spec_files([locate.find_spec(spec_name)]):
             try:
-                found = pipeline.cells(path)
+                found = pipeline.cells(path, miles_root=miles_root)
             except SpecError as exc:
                 results.append(
                     {

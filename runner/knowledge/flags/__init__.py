@@ -49,15 +49,21 @@ def _shipped_choice(version: str | None, where: str) -> Choice:
         raise EnvironmentProblem(f"no flag catalog under {SHIPPED}: run `run-matrix flags sync`")
     if version is None:
         path = files[-1]
-        return Choice(load(path), f"the newest shipped catalog ({path.name}): the spec names no miles_version")
-    found = [p for p in files if p.stem.split("-")[-1].startswith(version) or version.startswith(p.stem.split("-")[-1])]
+        return Choice(
+            load(path), f"the newest shipped catalog ({path.name}): the spec names no miles_version"
+        )
+    found = [
+        p
+        for p in files
+        if p.stem.split("-")[-1].startswith(version) or version.startswith(p.stem.split("-")[-1])
+    ]
     if len(found) != 1:
         known = ", ".join(p.stem.split("-")[-1] for p in files)
         raise SpecError.one(
             "F0",
             f"miles_version {version!r} names {'no' if not found else 'more than one'} shipped flag catalog",
             key="miles_version",
-            at=[Location(Path(where.rsplit(':', 1)[0]), _line(where))],
+            at=[Location(Path(where.rsplit(":", 1)[0]), _line(where))],
             hint=f"use one of {known}, or --miles-root DIR to check against a checkout",
         )
     return Choice(load(found[0]), f"miles {version}, as the spec's miles_version says ({found[0].name})")
@@ -78,7 +84,9 @@ def _from_checkout(root: Path, version: str | None) -> Choice:
     try:
         stamp = os.stat(arguments).st_mtime_ns
     except OSError:
-        raise EnvironmentProblem(f"--miles-root {root}: no miles/utils/arguments.py, not a miles checkout") from None
+        raise EnvironmentProblem(
+            f"--miles-root {root}: no miles/utils/arguments.py, not a miles checkout"
+        ) from None
     return _checkout_choice(root, stamp, version)
 
 

@@ -102,15 +102,28 @@ def to_flags(raw: RawArgument, program: str) -> list[Flag]:
     if action == TypeRef("BooleanOptionalAction"):
         switch = Flag(name, program, "switch", "bool", None, None, aliases, default, raw.where)
         negated = [f"no-{n}" for n in names]
-        return [switch, Flag(negated[0], program, "switch", "bool", None, None, tuple(negated[1:]), None, raw.where)]
+        return [
+            switch,
+            Flag(negated[0], program, "switch", "bool", None, None, tuple(negated[1:]), None, raw.where),
+        ]
     kind = _kind(action)
     nargs = raw.kwargs.get("nargs")
     if nargs is UNKNOWN or not isinstance(nargs, (str, int, type(None))):
         kind = "other"
         nargs = None
     return [
-        Flag(name, program, kind, _type(raw.kwargs.get("type")), _choices(raw.kwargs.get("choices")), nargs,
-             aliases, default, raw.where, _same_as(raw))
+        Flag(
+            name,
+            program,
+            kind,
+            "bool" if kind == "switch" else _type(raw.kwargs.get("type")),
+            _choices(raw.kwargs.get("choices")),
+            nargs,
+            aliases,
+            default,
+            raw.where,
+            _same_as(raw),
+        )
     ]
 
 

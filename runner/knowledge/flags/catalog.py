@@ -15,6 +15,7 @@ from typing import Any, Literal
 Kind = Literal["value", "switch", "other"]  # other: a custom argparse action, arity unknown
 Program = Literal["miles", "megatron", "sglang", "router"]
 FORMAT = 1
+COLUMNS = ("name", "program", "kind", "type", "choices", "nargs", "aliases", "default", "where", "same_as")
 
 
 @dataclass(frozen=True)
@@ -63,27 +64,41 @@ class Catalog:
 
     @cached_property
     def by_name(self) -> dict[str, Flag]:
-        """Every spelling (canonical and aliases) -> its flag."""
+        """Every spelling (canonical and aliases) -> its flag, under the Megatron backend."""
+        return self.index("megatron")
+
+    def index(self, backend: str) -> dict[str, Flag]:
+        """Every spelling -> its flag, as the backend's parser has them: Megatron's parser, or the
+        FSDP backend's own (``--train-backend fsdp``), each with miles' and SGLang's flags added."""
+        if backend in self._indexes:
+            return self._indexes[backend]
+        first = "fsdp" if backend == "fsdp" else "megatron"
+        order = {first: 0, "miles": 1, "sglang": 2, "router": 3}
         index: dict[str, Flag] = {}
-        for flag in self.flags:
+        for flag in sorted((f for f in self.flags if f.program in order), key=lambda f: order[f.program]):
             for name in (flag.name, *flag.aliases):
                 index.setdefault(name, flag)
+        self._indexes[backend] = index
         return index
+
+    @cached_property
+    def _indexes(self) -> dict[str, dict[str, Flag]]:
+        return {}
 
     @cached_property
     def memo(self) -> dict[Any, Any]:
         """Verdicts on (name, value) already judged: a thousand cells share most of their flags."""
         return {}
 
-    def lookup(self, name: str) -> Flag | None:
-        return self.by_name.get(name)
+    def lookup(self, name: str, backend: str = "megatron") -> Flag | None:
+        return self.index(backend).get(name)
 
-    def canonical(self, name: str) -> str:
-        flag = self.by_name.get(name)
+    def canonical(self, name: str, backend: str = "megatron") -> str:
+        flag = self.index(backend).get(name)
         return flag.name if flag else name
 
-    def names(self) -> Iterable[str]:
-        return self.by_name.keys()
+    def names(self, backend: str = "megatron") -> Iterable[str]:
+        return self.index(backend).keys()
 
     def to_json(self) -> str:
         data = {
@@ -91,10 +106,10 @@ class Catalog:
             "miles": self.miles,
             "date": self.date,
             "sources": self.sources,
-            "columns": ["name", "program", "kind", "type", "choices", "nargs", "aliases", "default", "where", "same_as"],
-            "flags": [flag.to_row() for flag in sorted(self.flags, key=lambda f: (f.program, f.name))],
+            "columns": list(COLUMNS),
         }
-        rows = ",\n".join(json.dumps(row, default=str) for row in data.pop("flags"))  # type: ignore[arg-type]
+        ordered = sorted(self.flags, key=lambda f: (f.program, f.name))
+        rows = ",\n".join(json.dumps(flag.to_row(), default=str) for flag in ordered)
         head = json.dumps(data, indent=1)
         return head[:-2] + f',\n "flags": [\n{rows}\n]\n}}\n'
 

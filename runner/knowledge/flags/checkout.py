@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner.errors import EnvironmentProblem
-from runner.knowledge.flags.catalog import Catalog, merged
-from runner.knowledge.flags.sync import Report, miles_flags
+from runner.knowledge.flags.catalog import Catalog
+from runner.knowledge.flags.sync import Report, combined, miles_flags
 
 
 def catalog_of_checkout(root: Path, base: Catalog) -> Catalog:
@@ -16,9 +16,8 @@ def catalog_of_checkout(root: Path, base: Catalog) -> Catalog:
         own = list(miles_flags(root, report))
     except (OSError, SyntaxError, UnicodeDecodeError, RecursionError) as exc:
         raise EnvironmentProblem(f"cannot read the flags of {root}: {exc}") from None
-    others = [f for f in base.flags if f.program != "miles"]
-    megatron = [f for f in others if f.program == "megatron"]
-    rest = [f for f in others if f.program != "megatron"]
-    flags = tuple(merged(merged(megatron, own), rest))
+    megatron = [f for f in base.flags if f.program == "megatron"]
+    rest = [f for f in base.flags if f.program not in ("miles", "megatron", "fsdp")]
+    flags = combined(megatron, own, rest)
     sources = {**base.sources, "miles": f"the checkout at {root}"}
     return Catalog(str(root), base.date, sources, flags, origin=f"checkout {root}")

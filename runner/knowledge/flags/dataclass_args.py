@@ -30,15 +30,13 @@ def fields(scope: Scope, class_name: str, depth: int = 0) -> Iterator[tuple[ast.
     for base in node.bases:
         for item, label in fields(scope, dotted(base).rsplit(".", 1)[-1], depth + 1):
             seen[item.target.id] = (item, label)  # type: ignore[union-attr]
-    for item in node.body:
-        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-            if dotted(item.annotation if not isinstance(item.annotation, ast.Subscript) else item.annotation.value) in (
-                "ClassVar",
-                "typing.ClassVar",
-                "InitVar",
-            ):
-                continue
-            seen[item.target.id] = (item, f"{module.path.name}:{item.lineno}")
+    for statement in node.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            annotation = statement.annotation
+            head = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+            if dotted(head).rsplit(".", 1)[-1] in ("ClassVar", "InitVar"):
+                continue  # not a field
+            seen[statement.target.id] = (statement, f"{module.label}:{statement.lineno}")
     yield from seen.values()
 
 
@@ -63,7 +61,8 @@ def megatron_factory(scope: Scope, call: ast.Call, label: str) -> Iterator[RawAr
     for item, where in fields(scope, class_name):
         name = item.target.id  # type: ignore[union-attr]
         options = _field_options(item)
-        if name in exclude or options.get("init") is False:
+        init = options.get("init")
+        if name in exclude or (isinstance(init, ast.Constant) and init.value is False):
             continue
         yield _megatron_argument(scope, item, name, options, where)
 
@@ -117,11 +116,11 @@ def _argparse_meta(scope: Scope, options: dict[str, ast.expr]) -> dict[str, Any]
     metadata = options.get("metadata")
     if not isinstance(metadata, ast.Dict):
         return {}
-    for key, value in zip(metadata.keys, metadata.values):
+    for key, value in zip(metadata.keys, metadata.values, strict=True):
         if isinstance(key, ast.Constant) and key.value == "argparse_meta" and isinstance(value, ast.Dict):
             meta: dict[str, Any] = {}
-            for k, v in zip(value.keys, value.values):
-                if isinstance(k, ast.Constant):
+            for k, v in zip(value.keys, value.values, strict=True):
+                if isinstance(k, ast.Constant) and isinstance(k.value, str):
                     try:
                         meta[k.value] = scope.value(v)
                     except Unknown:
@@ -166,8 +165,10 @@ def _sglang_argument(
     scope: Scope, item: ast.AnnAssign, inner: ast.expr, meta: dict[str, Any], where: str
 ) -> RawArgument:
     name = item.target.id  # type: ignore[union-attr]
-    cli_name = meta.get("cli_name") if isinstance(meta.get("cli_name"), str) else "--" + name.replace("_", "-")
-    aliases = meta.get("aliases") if isinstance(meta.get("aliases"), list) else []
+    cli_name = (
+        meta.get("cli_name") if isinstance(meta.get("cli_name"), str) else "--" + name.replace("_", "-")
+    )
+    aliases: list[Any] = meta["aliases"] if isinstance(meta.get("aliases"), list) else []
     kwargs: dict[str, Any] = {"dest": name, "default": _default(scope, item, _field_options(item))}
     parser = meta.get("type_parser")
     if meta.get("action") is not None:
@@ -270,3 +271,21 @@ def _is_none(node: ast.expr) -> bool:
 
 def _subscript_args(node: ast.Subscript) -> list[ast.expr]:
     return list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+
+
+# ---- miles' FSDP backend ----------------------------------------------------------------------
+
+
+def fsdp_fields(scope: Scope, class_name: str) -> Iterator[RawArgument]:
+    """miles' ``build_fsdp_parser``: ``--field-name`` per FSDPArgs field (``T | None`` read as T);
+    a bool is a BooleanOptionalAction (``--no-X`` too)."""
+    for item, where in fields(scope, class_name):
+        name = item.target.id  # type: ignore[union-attr]
+        inner, _ = _optional(_unquote(item.annotation))
+        type_name = dotted(inner)
+        kwargs: dict[str, Any] = {"dest": name, "default": _default(scope, item, _field_options(item))}
+        if type_name == "bool":
+            kwargs["action"] = TypeRef("BooleanOptionalAction")
+        else:
+            kwargs["type"] = TypeRef(type_name) if type_name in ("int", "float", "str") else UNKNOWN
+        yield RawArgument(("--" + name.replace("_", "-"),), kwargs, where)

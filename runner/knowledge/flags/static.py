@@ -46,15 +46,21 @@ class Module:
 
     path: Path
     tree: ast.Module
+    label: str  # the path as catalogs cite it: relative to its source tree
     constants: dict[str, ast.expr] = field(default_factory=dict)
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, path: Path, text: str | None = None) -> Module:
-        source = path.read_text(encoding="utf-8") if text is None else text
-        module = cls(path, ast.parse(source, filename=str(path)))
+    def parse(cls, path: Path, root: Path | None = None) -> Module:
+        source = path.read_text(encoding="utf-8")
+        label = str(path.relative_to(root)) if root else path.name
+        module = cls(path, ast.parse(source, filename=str(path)), label)
         for node in module.tree.body:
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
                 module.constants[node.targets[0].id] = node.value
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
                 module.constants[node.target.id] = node.value
@@ -117,13 +123,17 @@ class Scope:
         finally:
             self._depth -= 1
 
-    def _value(self, node: ast.expr) -> Any:  # noqa: C901 - one branch per node kind
+    def _value(self, node: ast.expr) -> Any:
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             return [v for item in node.elts for v in self._items(item)]
         if isinstance(node, ast.Dict):
-            return {self.value(k): self.value(v) for k, v in zip(node.keys, node.values) if k is not None}
+            return {
+                self.value(k): self.value(v)
+                for k, v in zip(node.keys, node.values, strict=True)
+                if k is not None
+            }
         if isinstance(node, ast.Name):
             return self._name(node.id)
         if isinstance(node, ast.Attribute):
@@ -131,7 +141,9 @@ class Scope:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             return self.value(node.left) + self.value(node.right)
         if isinstance(node, ast.JoinedStr):
-            return "".join(str(self.value(v.value if isinstance(v, ast.FormattedValue) else v)) for v in node.values)
+            return "".join(
+                str(self.value(v.value if isinstance(v, ast.FormattedValue) else v)) for v in node.values
+            )
         if isinstance(node, ast.Call):
             return self._call(node)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
@@ -184,7 +196,11 @@ class Scope:
         raise Unknown(func or "a call")
 
     def _comprehension(self, node: ast.ListComp | ast.GeneratorExp) -> list[Any]:
-        if len(node.generators) != 1 or node.generators[0].ifs or not isinstance(node.generators[0].target, ast.Name):
+        if (
+            len(node.generators) != 1
+            or node.generators[0].ifs
+            or not isinstance(node.generators[0].target, ast.Name)
+        ):
             raise Unknown("a comprehension")
         generator = node.generators[0]
         assert isinstance(generator.target, ast.Name)

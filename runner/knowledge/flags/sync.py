@@ -24,9 +24,17 @@ MILES_FILES = (  # where miles' parse_args adds flags (miles/utils/arguments.py 
     "miles/dashboard/args.py",
     "miles/backends/megatron_utils/arguments.py",
 )
+FSDP_ARGUMENTS = (  # the FSDP backend's own parser (train-backend fsdp), instead of Megatron's
+    "miles/backends/fsdp_utils/arguments.py",
+    "miles/backends/experimental/fsdp_utils/arguments.py",
+)
 MEGATRON_ARGUMENTS = "megatron/training/arguments.py"
 SGLANG_SERVER_ARGS = ("python/sglang/srt/server_args.py", "sglang/srt/server_args.py")  # a checkout, a wheel
-ROUTER_ARGS = ("sglang_router/router_args.py", "py_src/sglang_router/router_args.py", "sglang_router/launch_router.py")
+ROUTER_ARGS = (
+    "sglang_router/router_args.py",
+    "py_src/sglang_router/router_args.py",
+    "sglang_router/launch_router.py",
+)
 MAX_FILES = 5000  # a source tree larger than Megatron's is not one
 
 
@@ -45,13 +53,15 @@ class Prefix:
     inherit: bool  # inherit=True: every switch is a BooleanOptionalAction (--no-... too)
 
 
-def build(miles_root: Path, megatron_root: Path, sglang_root: Path, router_root: Path | None) -> tuple[Catalog, Report]:
+def build(
+    miles_root: Path, megatron_root: Path, sglang_root: Path, router_root: Path | None
+) -> tuple[Catalog, Report]:
     report = Report()
     megatron = list(megatron_flags(megatron_root, report))
     own = list(miles_flags(miles_root, report))
     server = list(sglang_flags(sglang_root, miles_root, report))
     router = list(router_flags(router_root, report)) if router_root else []
-    flags = tuple(merged(merged(megatron, own), merged(server, router)))
+    flags = combined(megatron, own, [*server, *router])
     sources = {
         "miles": describe(miles_root, "radixark/miles"),
         "megatron": describe(megatron_root, "Megatron-LM"),
@@ -62,18 +72,42 @@ def build(miles_root: Path, megatron_root: Path, sglang_root: Path, router_root:
     return Catalog(commit, date, sources, flags), report
 
 
+def combined(megatron: list[Flag], own: list[Flag], rest: list[Flag]) -> tuple[Flag, ...]:
+    """The catalog's flags: Megatron's parser with miles' and SGLang's added; the FSDP backend's
+    own parser kept beside it (a name may be in both: ``Catalog.index`` picks by backend)."""
+    fsdp = [f for f in own if f.program == "fsdp"]
+    miles = [f for f in own if f.program != "fsdp"]
+    return (*merged(merged(megatron, miles), rest), *merged(fsdp, []))
+
+
 def miles_flags(miles_root: Path, report: Report) -> Iterator[Flag]:
     """miles' own flags, from the checkout's argument modules (its SGLang prefixing aside)."""
     for relative in MILES_FILES:
         path = miles_root / relative
         if not path.is_file():
             continue
-        module = Module.parse(path)
-        yield from _flags_of(calls(Scope([module]), module.tree, relative), "miles", report)
+        module = Module.parse(path, miles_root)
+        yield from _flags_of(calls(Scope([module]), module.tree, module.label), "miles", report)
+    yield from fsdp_flags(miles_root, report)
+
+
+def fsdp_flags(miles_root: Path, report: Report) -> Iterator[Flag]:
+    """The flags of miles' FSDP backend parser (``--train-backend fsdp``): its FSDPArgs fields."""
+    for relative in FSDP_ARGUMENTS:
+        path = miles_root / relative
+        if path.is_file():
+            module = Module.parse(path, miles_root)
+            found = [*dataclass_args.fsdp_fields(Scope([module]), "FSDPArgs")]
+            found += [
+                r for r in calls(Scope([module]), module.tree, module.label) if isinstance(r, RawArgument)
+            ]
+            for raw in found:
+                yield from to_flags(raw, "fsdp")
+            return
 
 
 def megatron_flags(root: Path, report: Report) -> Iterator[Flag]:
-    arguments = Module.parse(root / MEGATRON_ARGUMENTS)
+    arguments = Module.parse(root / MEGATRON_ARGUMENTS, root)
     scope = Scope([arguments, *_modules(root / "megatron")])
     yield from _flags_of(calls(scope, arguments.tree, MEGATRON_ARGUMENTS), "megatron", report)
     for function in (n for n in ast.walk(arguments.tree) if isinstance(n, ast.FunctionDef)):
@@ -87,14 +121,14 @@ def megatron_flags(root: Path, report: Report) -> Iterator[Flag]:
 def sglang_flags(root: Path, miles_root: Path, report: Report) -> Iterator[Flag]:
     """ServerArgs' flags as miles registers them: under each of its prefixes, minus what it skips."""
     path = next((root / p for p in SGLANG_SERVER_ARGS if (root / p).is_file()), root / SGLANG_SERVER_ARGS[0])
-    module = Module.parse(path)
+    module = Module.parse(path, root)
     scope = Scope([module])
     raw: list[RawArgument | str] = list(dataclass_args.sglang_fields(scope, "ServerArgs"))
     function = module.function("ServerArgs.add_cli_args")
     if function is None:
         report.unreadable.append(f"{path}: no ServerArgs.add_cli_args")
     else:
-        raw += list(calls(scope, function, path.name))
+        raw += list(calls(scope, function, module.label))
     for prefix in miles_prefixes(miles_root, report):
         for each in raw:
             if isinstance(each, str):
@@ -108,8 +142,9 @@ def _prefixed_flags(raw: RawArgument, prefix: Prefix) -> list[Flag]:
     if prefix.inherit and argument.kwargs.get("action") in ("store_true", "store_false"):
         from runner.knowledge.flags.static import TypeRef
 
-        argument = RawArgument(argument.options, {**argument.kwargs, "action": TypeRef("BooleanOptionalAction")},
-                               argument.where)
+        argument = RawArgument(
+            argument.options, {**argument.kwargs, "action": TypeRef("BooleanOptionalAction")}, argument.where
+        )
     return to_flags(argument, "sglang")
 
 
@@ -137,7 +172,7 @@ def miles_prefixes(miles_root: Path, report: Report) -> list[Prefix]:
         return prefixes
     function = module.function("add_sglang_arguments")  # before the prefixes were a parameter
     skipped = _local_constants(scope, function).get("skipped_args", []) if function else []
-    return [Prefix("sglang", "sglang_", frozenset(skipped), False)]
+    return [Prefix("sglang", "sglang_", frozenset(skipped if isinstance(skipped, list) else []), False)]
 
 
 def router_flags(root: Path, report: Report) -> Iterator[Flag]:
@@ -145,11 +180,11 @@ def router_flags(root: Path, report: Report) -> Iterator[Flag]:
     for relative in ROUTER_ARGS:
         path = root / relative
         if path.is_file():
-            module = Module.parse(path)
+            module = Module.parse(path, root)
             function = module.function("RouterArgs.add_cli_args")
             if function is not None:
                 scope = Scope([module], {"prefix": "router-", "use_router_prefix": True})
-                yield from _flags_of(calls(scope, function, relative), "router", report)
+                yield from _flags_of(calls(scope, function, module.label), "router", report)
                 return
     report.unreadable.append(f"{root}: no RouterArgs.add_cli_args")
 
@@ -179,7 +214,7 @@ def _modules(root: Path) -> list[Module]:
         if count >= MAX_FILES:
             break
         try:
-            modules.append(Module.parse(path))
+            modules.append(Module.parse(path, root.parent))
         except (SyntaxError, UnicodeDecodeError, ValueError):
             continue
     return modules
@@ -196,7 +231,10 @@ def _commit(root: Path) -> tuple[str, str]:
     try:
         out = subprocess.run(
             ["git", "-C", str(root), "log", "-1", "--format=%h %cs"],
-            capture_output=True, text=True, timeout=10, check=True,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
         ).stdout.split()
         return out[0][:8], out[1]
     except (OSError, subprocess.SubprocessError, IndexError):

@@ -19,7 +19,11 @@ def judge(flag: Flag, value: Any) -> Verdict:
     if flag.kind == "switch":
         if value is True:
             return None
-        return "F4", f"--{flag.name} is a switch and takes no value, got {value!r}", f"write `{flag.name}: true`"
+        return (
+            "F4",
+            f"--{flag.name} is a switch and takes no value, got {value!r}",
+            f"write `{flag.name}: true`",
+        )
     if flag.kind == "other":
         return _items(flag, value if isinstance(value, list) else [value]) if value is not True else None
     if value is True:
@@ -49,7 +53,11 @@ def _items(flag: Flag, items: list[Any]) -> Verdict:
         converted = _convert(flag.type, item)
         if converted is None:
             return "F4", f"--{flag.name} takes {_type_name(flag.type)}, got {item!r}", ""
-        if flag.choices is not None and converted not in flag.choices and str(item) not in map(str, flag.choices):
+        if (
+            flag.choices is not None
+            and converted not in flag.choices
+            and str(item) not in map(str, flag.choices)
+        ):
             choices = ", ".join(map(str, flag.choices))
             return "F3", f"--{flag.name} {item} is not one of its choices: {choices}", ""
     return None

@@ -37,16 +37,17 @@ def known_flags(cell: Cell, _: Layout) -> Iterator[Problem]:
     catalog = cell.flags.catalog
     custom = [f for f in CUSTOM_FUNCTIONS if cell.flag(f)]
     for key, name, _, where in _written(cell):
-        if catalog.lookup(name) is not None:
+        if catalog.lookup(name, cell.backend) is not None:
             continue
-        knowing = _knowing(cell.flags, name)
-        hint = did_you_mean(name, catalog.names()) or (
+        knowing = _knowing(cell.flags, name, cell.backend)
+        hint = (
             f"drop it, or check against miles {knowing[0]} (miles_version: {knowing[0]})"
             if knowing
-            else "run `run-matrix flags show TEXT` to search the catalog"
+            else did_you_mean(name, catalog.names(cell.backend))
+            or "search the catalog: run-matrix flags show TEXT"
         )
         also = f"; miles {', '.join(knowing)} accepts it" if knowing else ""
-        message = f"--{name} is not a flag of {_version(cell.flags)}{also}"
+        message = f"--{name} is not a flag of {_version(cell.flags, cell.backend)}{also}"
         if custom:
             yield Problem(
                 "F1",
@@ -68,7 +69,7 @@ def one_spelling(cell: Cell, _: Layout) -> Iterator[Problem]:
     catalog = cell.flags.catalog
     seen: dict[str, list[tuple[str, str, Location]]] = {}
     for key, name, value, where in _written(cell):
-        flag = catalog.lookup(name)
+        flag = catalog.lookup(name, cell.backend)
         if flag is not None and value is not False:
             seen.setdefault(flag.same_as or flag.name, []).append((key, name, where))
     for canonical, places in seen.items():
@@ -102,10 +103,10 @@ def _verdicts(cell: Cell, wanted: str) -> Iterator[Problem]:
         return
     catalog = cell.flags.catalog
     for key, name, value, where in _written(cell):
-        flag = catalog.lookup(name)
+        flag = catalog.lookup(name, cell.backend)
         if flag is None:
             continue
-        memo = (name, _value_key(value))
+        memo = (cell.backend, name, _value_key(value))
         if memo not in catalog.memo:
             catalog.memo[memo] = judge(flag, value)
         verdict: Verdict = catalog.memo[memo]
@@ -126,13 +127,14 @@ def _value_key(value: Any) -> Any:
     return (type(value).__name__, str(value))
 
 
-def _version(choice: Choice) -> str:
+def _version(choice: Choice, backend: str) -> str:
+    trainer = "its FSDP backend" if backend == "fsdp" else "Megatron"
     if choice.checkout is not None:
-        return f"the miles checkout at {choice.checkout} (nor of the Megatron and SGLang it is checked with)"
-    return f"miles {choice.catalog.miles} (nor of the Megatron and SGLang its container installs)"
+        return f"the miles checkout at {choice.checkout} (nor of {trainer} and SGLang as checked with it)"
+    return f"miles {choice.catalog.miles} (nor of {trainer} and the SGLang its container installs)"
 
 
-def _knowing(choice: Choice, name: str) -> list[str]:
+def _knowing(choice: Choice, name: str, backend: str) -> list[str]:
     """The other shipped miles versions that accept a flag: it was removed, or is not there yet."""
     others = [load(path) for path in shipped()]
-    return [c.miles for c in others if c.miles != choice.catalog.miles and c.lookup(name) is not None]
+    return [c.miles for c in others if c.miles != choice.catalog.miles and c.lookup(name, backend) is not None]
