@@ -136,5 +136,5 @@ def _version(choice: Choice, backend: str) -> str:
 
 def _knowing(choice: Choice, name: str, backend: str) -> list[str]:
     """The other shipped miles versions that accept a flag: it was removed, or is not there yet."""
-    others = [load(path) for path in shipped()]
-    return [c.miles for c in others if c.miles != choice.catalog.miles and c.lookup(name, backend) is not None]
+    others = [load(path) for path in shipped() if load(path).miles != choice.catalog.miles]
+    return [c.miles for c in others if c.lookup(name, backend) is not None]

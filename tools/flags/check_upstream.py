@@ -24,16 +24,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from runner.checkout import model_args  # noqa: E402
-from runner.knowledge.flags import load, shipped  # noqa: E402
-from runner.knowledge.flags.values import judge  # noqa: E402
+from runner.checkout import model_args
+from runner.knowledge.flags import load, shipped
+from runner.knowledge.flags.values import judge
 
 HOLE = "\x00"  # where an f-string has a {placeholder}
 FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*$")
 LAUNCHES = ("execute_train", "train.py", "train_async.py", "MODEL_ARGS", "model_args")
 OTHER_PROGRAMS = re.compile(
-    r"^\s*'?(hf |huggingface-cli|ray |torchrun|python3?'? |pip |uv |cd |bash |git |pytest|mkdir|cp |rm |sglang|"
-    r"PYTHONPATH|CUDA_|.*tools/convert|.*convert_hf_to|.*/tools/|nvidia-smi|ps |pkill|kill)"
+    r"^\s*'?(hf |huggingface-cli|ray |torchrun|python3?'? |pip |uv |cd |bash |git |pytest|mkdir|cp |rm |"
+    r"sglang|PYTHONPATH|CUDA_|.*tools/convert|.*convert_hf_to|.*/tools/|nvidia-smi|ps |pkill|kill)"
 )
 NOT_TRAIN_FLAGS = {"--nproc-per-node", "--local-dir", "--repo-type", "--address", "--runtime-env-json"}
 # flags the scan finds that no training launch passes, each with the program that takes it
@@ -52,6 +52,7 @@ EXPLAINED = {
     "no-use-ref": "a launcher script's own command line (scripts/run_mcore_fsdp.py)",
     "no-colocate": "a launcher script's own command line (scripts/run_mcore_fsdp.py)",
 }
+CUSTOM_REASON = "added by the test's custom function (its add_arguments)"
 CUSTOM = ("--custom-generate-function-path", "--rollout-function-path")  # their add_arguments add flags
 
 
@@ -178,18 +179,16 @@ def main() -> int:
             else:
                 accepted.add((name, tuple(values)))
     print(f"catalog {catalog.origin}; checkout {args.miles}")
-    print(
-        f"{len(files)} launching files, {len(texts)} strings: {sum(seen.values())} flag uses, {len(seen)} distinct flags"
-    )
-    print(
-        f"accepted: {len(seen) - len(unknown) - len(explained)} distinct flags; not train flags: {len(explained)};"
-        f" unknown: {len(unknown)}; values rejected: {len(wrong)}"
-    )
+    uses_count, accepted_count = sum(seen.values()), len(seen) - len(unknown) - len(explained)
+    print(f"{len(files)} launching files, {len(texts)} strings:", end=" ")
+    print(f"{uses_count} flag uses, {len(seen)} distinct flags")
+    print(f"accepted: {accepted_count} distinct flags; not train flags: {len(explained)};", end=" ")
+    print(f"unknown: {len(unknown)}; values rejected: {len(wrong)}")
     for name, reasons in sorted(explained.items()):
         print(f"  not a train flag --{name}: {reasons[0]}")
     for name, places in sorted(unknown.items()):
         print(f"  unknown --{name}: {len(places)} uses, e.g. {places[0]}")
-    for (name, value), message in sorted(wrong.items()):
+    for _, message in sorted(wrong.items()):
         print(f"  value: {message}")
     if args.write_fixture:
         rows = sorted([name, list(values)] for name, values in accepted)
