@@ -11,10 +11,23 @@ from typing import Any
 
 from runner.cell import Cell
 from runner.check import rule
+from runner.check.spec import INTEGER_FLAGS
 from runner.errors import Location, Problem, did_you_mean
 from runner.knowledge.flags import Choice, Flag, load, shipped
 from runner.knowledge.flags.values import Verdict, judge
 from runner.layout import Layout
+
+# values a dedicated rule already judges (G4 integers, M12 dispatchers, M13 attention backends, S12 NSA
+# backends): F3/F4 leave them to it, so one wrong value is one error
+JUDGED_ELSEWHERE = frozenset(
+    {
+        *INTEGER_FLAGS,
+        "moe-token-dispatcher-type",
+        "attention-backend",
+        "sglang-nsa-prefill-backend",
+        "sglang-nsa-decode-backend",
+    }
+)
 
 # miles loads these functions at parse time, and each may add flags of its own (add_arguments)
 CUSTOM_FUNCTIONS = ("rollout-function-path", "custom-generate-function-path")
@@ -48,7 +61,14 @@ def known_flags(cell: Cell, _: Layout) -> Iterator[Problem]:
         )
         also = f"; miles {', '.join(knowing)} accepts it" if knowing else ""
         message = f"--{name} is not a flag of {_version(cell.flags, cell.backend)}{also}"
-        if custom:
+        if knowing and not cell.flags.stated:
+            note = "; the spec names no miles_version, so this is not an error"
+            yield Problem("F1", message + note, key, (where,), "warning", hint)
+        elif name.startswith("sglang-") and not did_you_mean(name, catalog.names(cell.backend)):
+            sglang = catalog.sources.get("sglang", "SGLang")
+            note = f"; the catalog read {sglang}, and the branch the container installs may add flags"
+            yield Problem("F1", message + note, key, (where,), "warning", hint)
+        elif custom:
             yield Problem(
                 "F1",
                 message + f"; the function of --{custom[0]} may add it",
@@ -104,7 +124,7 @@ def _verdicts(cell: Cell, wanted: str) -> Iterator[Problem]:
     catalog = cell.flags.catalog
     for key, name, value, where in _written(cell):
         flag = catalog.lookup(name, cell.backend)
-        if flag is None:
+        if flag is None or flag.name in JUDGED_ELSEWHERE:
             continue
         memo = (cell.backend, name, _value_key(value))
         if memo not in catalog.memo:

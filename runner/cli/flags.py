@@ -22,7 +22,7 @@ def add_parser(subcommands: Any, name: str) -> None:
         description="Every flag a miles version's launch accepts (miles', Megatron's, SGLang's under "
         "--sglang-), with aliases, type, choices and arity. `show` searches a catalog; `sync` rebuilds one "
         "from a miles checkout and the Megatron-LM, SGLang and sglang-router source trees its container "
-        "installs, read statically (nothing is imported or run).",
+        "installs, read statically (nothing is imported or run). `show --format json` prints them as data.",
     )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     show = actions.add_parser("show", help="a flag (any spelling) or the flags whose names contain TEXT")
@@ -125,7 +125,9 @@ def run_sync(args: argparse.Namespace) -> int:
     args.output.mkdir(parents=True, exist_ok=True)
     path = args.output / f"{catalog.date}-{catalog.miles}.json"
     path.write_text(catalog.to_json(), encoding="utf-8")
-    counts = {p: sum(f.program == p for f in catalog.flags) for p in catalog.sources}
+    counts = {
+        p: sum(f.program == p for f in catalog.flags) for p in dict.fromkeys(f.program for f in catalog.flags)
+    }
     print(
         f"wrote {path}: {len(catalog.flags)} flags (" + ", ".join(f"{p} {n}" for p, n in counts.items()) + ")"
     )

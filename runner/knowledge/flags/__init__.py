@@ -29,6 +29,7 @@ class Choice:
     catalog: Catalog
     reason: str
     checkout: Path | None = None
+    stated: bool = True  # False: no miles_version and no checkout, so the newest shipped catalog
 
 
 def shipped() -> list[Path]:
@@ -49,9 +50,8 @@ def _shipped_choice(version: str | None, where: str) -> Choice:
         raise EnvironmentProblem(f"no flag catalog under {SHIPPED}: run `run-matrix flags sync`")
     if version is None:
         path = files[-1]
-        return Choice(
-            load(path), f"the newest shipped catalog ({path.name}): the spec names no miles_version"
-        )
+        reason = f"the newest shipped catalog ({path.name}): the spec names no miles_version"
+        return Choice(load(path), reason, stated=False)
     found = [
         p
         for p in files
@@ -84,9 +84,9 @@ def _from_checkout(root: Path, version: str | None) -> Choice:
     try:
         stamp = os.stat(arguments).st_mtime_ns
     except OSError:
-        raise EnvironmentProblem(
-            f"--miles-root {root}: no miles/utils/arguments.py, not a miles checkout"
-        ) from None
+        shipped_choice = _shipped_choice(version, str(root))
+        reason = f"{shipped_choice.reason}; the checkout at {root} has no miles/utils/arguments.py to read"
+        return Choice(shipped_choice.catalog, reason)
     return _checkout_choice(root, stamp, version)
 
 

@@ -53,6 +53,8 @@ def calls(scope: Scope, root: ast.AST, label: str) -> Iterator[RawArgument | str
         try:
             options = tuple(_options(scope, positional))
         except Unknown as exc:
+            if any(k.arg is None for k in node.keywords):
+                continue  # a helper forwarding (name, **kwargs): miles' reset_arg itself
             yield f"{where}: option names not readable ({exc})"
             continue
         if not options or not all(o.startswith("-") for o in options):

@@ -73,11 +73,10 @@ def build(
 
 
 def combined(megatron: list[Flag], own: list[Flag], rest: list[Flag]) -> tuple[Flag, ...]:
-    """The catalog's flags: Megatron's parser with miles' and SGLang's added; the FSDP backend's
-    own parser kept beside it (a name may be in both: ``Catalog.index`` picks by backend)."""
-    fsdp = [f for f in own if f.program == "fsdp"]
-    miles = [f for f in own if f.program != "fsdp"]
-    return (*merged(merged(megatron, miles), rest), *merged(fsdp, []))
+    """The catalog's flags, each program's as it defines them. A name two programs define (miles'
+    ``reset_arg`` adds ``--lr`` where Megatron has none: under the FSDP backend) is kept twice;
+    ``Catalog.index`` picks the one the backend's parser ends up with."""
+    return (*megatron, *own, *merged(rest, []))
 
 
 def miles_flags(miles_root: Path, report: Report) -> Iterator[Flag]:
@@ -223,12 +222,21 @@ def _modules(root: Path) -> list[Module]:
 def describe(root: Path, what: str) -> str:
     commit, date = _commit(root)
     version = _version(root)
-    parts = [what, version, f"commit {commit} ({date})" if commit != "unknown" else ""]
+    parts = [what, version, f"commit {commit} ({date})" if date != "0000-00-00" else f"at {root}"]
     return " ".join(p for p in parts if p)
 
 
 def _commit(root: Path) -> tuple[str, str]:
     try:
+        top = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        if Path(top).resolve() != root.resolve():
+            raise IndexError("not the root of a git checkout")  # a tree inside another repository
         out = subprocess.run(
             ["git", "-C", str(root), "log", "-1", "--format=%h %cs"],
             capture_output=True,
@@ -238,7 +246,7 @@ def _commit(root: Path) -> tuple[str, str]:
         ).stdout.split()
         return out[0][:8], out[1]
     except (OSError, subprocess.SubprocessError, IndexError):
-        return "unknown", "unknown"
+        return root.name[:12], "0000-00-00"  # not a git checkout: named by its folder, older than any
 
 
 def _version(root: Path) -> str:
