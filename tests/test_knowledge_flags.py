@@ -20,6 +20,9 @@ def catalog(sglang: str) -> Catalog:
     return built
 
 
+pytestmark = pytest.mark.allow_subprocess  # build() asks git for each tree's commit
+
+
 @pytest.fixture(scope="module")
 def old() -> Catalog:
     return catalog("sglang-old")
@@ -38,7 +41,9 @@ def test_miles_flags_with_types_choices_and_arity(old: Catalog) -> None:
     assert estimator is not None and estimator.choices == ("grpo", "ppo", "gspo")  # a constant + a list
     temperatures = old.lookup("eval-temperatures")
     assert temperatures is not None and (temperatures.type, temperatures.nargs) == ("float", "+")
-    assert old.lookup("colocate") == Flag("colocate", "miles", "switch", "bool", where="miles/utils/arguments.py:22")
+    assert old.lookup("colocate") == Flag(
+        "colocate", "miles", "switch", "bool", where="miles/utils/arguments.py:22"
+    )
 
 
 def test_reset_arg_keeps_megatrons_definition_and_adds_what_is_missing(old: Catalog) -> None:
@@ -113,9 +118,33 @@ def test_shipped_catalogs_name_their_sources() -> None:
 
 def test_the_versions_differ_where_the_issue_says() -> None:
     pr, main = (load(path) for path in shipped())
-    assert pr.lookup("disable-weights-backuper") is not None and main.lookup("disable-weights-backuper") is None
+    assert (
+        pr.lookup("disable-weights-backuper") is not None and main.lookup("disable-weights-backuper") is None
+    )
     for name in ("beta-fast", "beta-slow", "original-max-position-embeddings", "sglang-dsa-decode-backend"):
         assert main.lookup(name) is not None, name
     assert pr.lookup("sglang-dsa-decode-backend") is None
     ep = main.lookup("sglang-expert-parallel-size")
     assert ep is not None and ep.name == "sglang-ep-size"
+
+
+def test_flags_sync_writes_a_catalog_named_by_date_and_commit(cli, tmp_path: Path) -> None:
+    result = cli(
+        "flags", "sync", "--miles-root", str(TREES / "miles"), "--megatron", str(TREES / "megatron"),
+        "--sglang", str(TREES / "sglang-new"), "--router", str(TREES / "router"),
+        "--source", "sglang=a test tree", "-o", str(tmp_path),
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    written = tmp_path / "0000-00-00-miles.json"
+    assert result.out == f"wrote {written}: 35 flags (megatron 11, miles 8, sglang 15, router 1)\n"
+    again = Catalog.from_json(written.read_text())
+    assert again.sources["sglang"] == "a test tree"
+    assert again.lookup("sglang-ep") is not None
+
+
+def test_flags_sync_refuses_a_missing_tree(cli, tmp_path: Path) -> None:
+    result = cli("flags", "sync", "--miles-root", str(tmp_path / "nope"), "--megatron", ".", "--sglang", ".")
+    assert (result.code, result.err) == (
+        2,
+        f"run-matrix: --miles-root {tmp_path / 'nope'}: no such directory\n",
+    )

@@ -192,7 +192,8 @@ def main() -> int:
         print(f"  value: {message}")
     if args.write_fixture:
         rows = sorted([name, list(values)] for name, values in accepted)
-        args.write_fixture.write_text(json.dumps({"catalog": catalog.origin, "uses": rows}, indent=0) + "\n")
+        lines = ",\n".join(json.dumps(row) for row in rows)
+        args.write_fixture.write_text(f'{{"catalog": "{catalog.origin}", "uses": [\n{lines}\n]}}\n')
     return 1 if unknown or wrong else 0
 
 
