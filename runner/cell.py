@@ -82,18 +82,23 @@ class Cell:
 
     def spelling(self, name: str) -> tuple[str | None, str] | None:
         """(group, the name as written) of --name or an alias of it; group None: MODEL_ARGS."""
-        index = self.flags.catalog.index(self.backend) if self.flags else {}
+        for group, flags in self.spec.args.groups():
+            if name in flags:
+                return group, name
+        if name in self.preset.model_args:
+            return None, name
+        return self._alias_spelling(name) if self.flags is not None else None
 
-        def canonical(written: str) -> str:
-            return index[written].name if written in index else written
-
-        wanted = canonical(name)
+    def _alias_spelling(self, name: str) -> tuple[str | None, str] | None:
+        assert self.flags is not None
+        index = self.flags.catalog.index(self.backend)
+        wanted = index[name].name if name in index else name
         for group, flags in self.spec.args.groups():
             for written in flags:
-                if written == name or canonical(written) == wanted:
+                if written in index and index[written].name == wanted:
                     return group, written
         for written in self.preset.model_args:
-            if written == name or canonical(written) == wanted:
+            if written in index and index[written].name == wanted:
                 return None, written
         return None
 

@@ -194,7 +194,7 @@ def test_an_unknown_miles_version_is_f0(cli, write) -> None:
     result = cli("validate", str(path))
     assert result.code == 2
     assert (
-        "error [F0] miles_version: miles_version 'abc123' names no shipped flag catalog"
+        "error [F0] miles_version: miles_version 'abc123' names no single shipped flag catalog"
         in result.out + result.err
     )
 

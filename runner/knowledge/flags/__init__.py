@@ -39,12 +39,13 @@ def shipped() -> list[Path]:
 
 def choose(version: str | None, miles_root: Path | None, where: Location) -> Choice:
     if miles_root is not None:
-        return _from_checkout(miles_root.resolve(), version)
-    return _shipped_choice(version, str(where))
+        return _from_checkout(miles_root.resolve(), version, where)
+    return _shipped_choice(version) or _no_such_version(version, where)
 
 
 @cache
-def _shipped_choice(version: str | None, where: str) -> Choice:
+def _shipped_choice(version: str | None) -> Choice | None:
+    """The shipped catalog of ``version`` (a commit prefix), the newest for None; None if none matches."""
     files = shipped()
     if not files:
         raise EnvironmentProblem(f"no flag catalog under {SHIPPED}: run `run-matrix flags sync`")
@@ -52,26 +53,24 @@ def _shipped_choice(version: str | None, where: str) -> Choice:
         path = files[-1]
         reason = f"the newest shipped catalog ({path.name}): the spec names no miles_version"
         return Choice(load(path), reason, stated=False)
-    found = [
-        p
-        for p in files
-        if p.stem.split("-")[-1].startswith(version) or version.startswith(p.stem.split("-")[-1])
-    ]
+    found = [p for p in files if _commit(p).startswith(version) or version.startswith(_commit(p))]
     if len(found) != 1:
-        known = ", ".join(p.stem.split("-")[-1] for p in files)
-        raise SpecError.one(
-            "F0",
-            f"miles_version {version!r} names {'no' if not found else 'more than one'} shipped flag catalog",
-            key="miles_version",
-            at=[Location(Path(where.rsplit(":", 1)[0]), _line(where))],
-            hint=f"use one of {known}, or --miles-root DIR to check against a checkout",
-        )
+        return None
     return Choice(load(found[0]), f"miles {version}, as the spec's miles_version says ({found[0].name})")
 
 
-def _line(where: str) -> int | None:
-    tail = where.rsplit(":", 1)[-1]
-    return int(tail) if tail.isdigit() else None
+def _no_such_version(version: str | None, where: Location) -> Choice:
+    raise SpecError.one(
+        "F0",
+        f"miles_version {version!r} names no single shipped flag catalog",
+        key="miles_version",
+        at=[where],
+        hint=f"use one of {', '.join(_commit(p) for p in shipped())}, or --miles-root DIR (a checkout)",
+    )
+
+
+def _commit(path: Path) -> str:
+    return path.stem.split("-")[-1]
 
 
 @cache
@@ -79,22 +78,26 @@ def load(path: Path) -> Catalog:
     return Catalog.from_json(path.read_text(encoding="utf-8"), origin=path.name)
 
 
-def _from_checkout(root: Path, version: str | None) -> Choice:
+def _from_checkout(root: Path, version: str | None, where: Location) -> Choice:
     arguments = root / "miles" / "utils" / "arguments.py"
     try:
         stamp = os.stat(arguments).st_mtime_ns
     except OSError:
-        shipped_choice = _shipped_choice(version, str(root))
+        shipped_choice = _shipped_choice(version) or _no_such_version(version, where)
         reason = f"{shipped_choice.reason}; the checkout at {root} has no miles/utils/arguments.py to read"
         return Choice(shipped_choice.catalog, reason)
+    _shipped_choice(version) or _no_such_version(version, where)
     return _checkout_choice(root, stamp, version)
 
 
 @cache
 def _checkout_choice(root: Path, stamp: int, version: str | None) -> Choice:
+    """``stamp`` (the argument module's mtime) makes an edited checkout a new cache entry."""
     from runner.knowledge.flags.checkout import catalog_of_checkout
 
-    base = _shipped_choice(version, str(root)).catalog if version else load(shipped()[-1])
+    shipped_base = _shipped_choice(version)
+    assert shipped_base is not None  # the caller has checked
+    base = shipped_base.catalog
     catalog = catalog_of_checkout(root, base)
     reason = (
         f"the checkout at {root}: its own miles flags; Megatron's and SGLang's from the shipped {base.origin}"

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""What the flag catalog costs validation: the same runs with and without it, side by side.
+
+  python tools/bench_flags.py [RUNS] [FILES] [CELLS]     # defaults: 9 runs, 1000 files, 10000 cells
+
+* `run-matrix validate matrices/` as a user runs it: a fresh interpreter each time (start-up and
+  the catalog's first load included), RUNS times each way, interleaved; the medians compared;
+* the bigger workloads of tools/bench_validate.py (FILES spec files, a CELLS-cell matrix), in-process.
+
+"Without the catalog" is the same code with ``runner.knowledge.flags.choose`` answering None (cells
+then carry no catalog: no alias resolution and no F rules), which is what validate did before.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+
+WITHOUT = "import runner.knowledge.flags as f; f.choose = lambda *a: None; "
+VALIDATE = "from runner.cli import main; raise SystemExit(main(['validate', 'matrices/']))"
+
+
+def fresh(with_catalog: bool) -> float:
+    code = ("" if with_catalog else WITHOUT) + VALIDATE
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def in_process(with_catalog: bool, files: int, cells: int) -> tuple[float, float]:
+    import bench_validate
+
+    import runner.knowledge.flags as flags
+    from runner import pipeline
+
+    original = flags.choose
+    pipeline.flags.choose = original if with_catalog else (lambda *a: None)  # type: ignore[assignment]
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            paths = [Path(folder) / f"cell{i}.yaml" for i in range(files)]
+            for path, text in zip(paths, bench_validate.overlays(files), strict=True):
+                path.write_text(text)
+            spec = Path(folder) / "matrix.yaml"
+            spec.write_text(bench_validate.matrix_spec(cells))
+            return bench_validate.timed(paths)[2], bench_validate.timed([spec])[2]
+    finally:
+        pipeline.flags.choose = original  # type: ignore[assignment]
+
+
+def main() -> int:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 9
+    files = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+    cells = int(sys.argv[3]) if len(sys.argv) > 3 else 10000
+    timings: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(runs):
+        for with_catalog in (False, True):
+            timings[with_catalog].append(fresh(with_catalog))
+    without, with_ = statistics.median(timings[False]), statistics.median(timings[True])
+    print(f"validate matrices/ (fresh process, median of {runs}):", end=" ")
+    print(f"without the catalog {without:.3f} s,", end=" ")
+    print(f"with it {with_:.3f} s ({(with_ / without - 1) * 100:+.1f}%)")
+    for with_catalog in (False, True):
+        spec_files, matrix = in_process(with_catalog, files, cells)
+        label = "with the catalog   " if with_catalog else "without the catalog"
+        print(f"{label}: {files} spec files {spec_files:.2f} s; a {cells}-cell matrix {matrix:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
