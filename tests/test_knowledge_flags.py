@@ -35,7 +35,7 @@ def new() -> Catalog:
 
 def test_miles_flags_with_types_choices_and_arity(old: Catalog) -> None:
     assert old.lookup("rollout-batch-size") == Flag(
-        "rollout-batch-size", "miles", "value", "int", where="miles/utils/arguments.py:20"
+        "rollout-batch-size", "miles", "value", "int", where="miles/utils/arguments.py:21"
     )
     estimator = old.lookup("advantage-estimator")
     assert estimator is not None and estimator.choices == ("grpo", "ppo", "gspo")  # a constant + a list
@@ -62,7 +62,7 @@ def test_megatron_dataclass_fields_as_its_argument_factory_builds_them(old: Cata
     fusion = old.lookup("disable-bias-activation-fusion")  # a bool defaulting to True: store_false
     assert fusion is not None and (fusion.name, fusion.kind) == ("no-bias-activation-fusion", "switch")
     tp = old.lookup("tensor-model-parallel-size")  # a base class's field
-    assert tp is not None and tp.where == "megatron/core/config.py:16"
+    assert tp is not None and tp.where == "megatron/core/config.py:17"
     assert old.lookup("sequence-parallel") is not None
     assert old.lookup("renamed-flag") is not None and old.lookup("renamed") is None  # argparse_meta
     assert old.lookup("internal-only") is None  # excluded

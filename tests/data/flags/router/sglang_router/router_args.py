@@ -1,4 +1,5 @@
 """A sglang-router-shaped RouterArgs for run-matrix's tests (not sglang-router's code)."""
+# ruff: noqa  (shaped like the upstream code it stands for, old typing forms included)
 
 import dataclasses
 

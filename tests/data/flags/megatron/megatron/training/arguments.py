@@ -1,4 +1,5 @@
 """A Megatron-shaped argument module for run-matrix's tests (not Megatron's code)."""
+# ruff: noqa  (shaped like the upstream code it stands for, old typing forms included)
 
 from megatron.core.config import ModelConfig
 from megatron.training.argument_utils import ArgumentGroupFactory

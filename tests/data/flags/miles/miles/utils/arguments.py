@@ -1,4 +1,5 @@
 """A miles-shaped argument module for run-matrix's tests (not miles' code)."""
+# ruff: noqa  (shaped like the upstream code it stands for, old typing forms included)
 
 import argparse
 

@@ -1,4 +1,5 @@
 """An SGLang-0.5.10-shaped ServerArgs for run-matrix's tests (not SGLang's code)."""
+# ruff: noqa  (shaped like the upstream code it stands for, old typing forms included)
 
 import argparse
 import dataclasses
