@@ -42,7 +42,7 @@ def test_miles_flags_with_types_choices_and_arity(old: Catalog) -> None:
     temperatures = old.lookup("eval-temperatures")
     assert temperatures is not None and (temperatures.type, temperatures.nargs) == ("float", "+")
     assert old.lookup("colocate") == Flag(
-        "colocate", "miles", "switch", "bool", where="miles/utils/arguments.py:22"
+        "colocate", "miles", "switch", "bool", where="miles/utils/arguments.py:23"
     )
 
 
