@@ -67,10 +67,17 @@ def main() -> int:
     print(f"validate matrices/ (fresh process, median of {runs}):", end=" ")
     print(f"without the catalog {without:.3f} s,", end=" ")
     print(f"with it {with_:.3f} s ({(with_ / without - 1) * 100:+.1f}%)")
+    best: dict[bool, tuple[float, float]] = {}
+    for _ in range(2):  # alternate, keep the faster of two: the first run also warms shared caches
+        for with_catalog in (False, True):
+            files_s, matrix_s = in_process(with_catalog, files, cells)
+            old = best.get(with_catalog, (files_s, matrix_s))
+            best[with_catalog] = (min(old[0], files_s), min(old[1], matrix_s))
     for with_catalog in (False, True):
-        spec_files, matrix = in_process(with_catalog, files, cells)
         label = "with the catalog   " if with_catalog else "without the catalog"
-        print(f"{label}: {files} spec files {spec_files:.2f} s; a {cells}-cell matrix {matrix:.2f} s")
+        files_s, matrix_s = best[with_catalog]
+        print(f"{label}: {files} spec files {files_s:.2f} s;", end=" ")
+        print(f"a {cells}-cell matrix {matrix_s:.2f} s (best of 2)")
     return 0
 
 

@@ -60,14 +60,18 @@ _LAST: list[Findings] = []  # the rules of one cell run one after another: one p
 def _findings(cell: Cell) -> Findings:
     if _LAST and _LAST[0].cell is cell:
         return _LAST[0]
-    judged = list(_judged(cell))
-    aliased = any(flag is not None and (flag.name != name or flag.same_as) for _, name, _, flag, _ in judged)
-    found = Findings(
-        cell,
-        tuple(j for j in judged if j[3] is None),
-        tuple(j for j in judged if j[4] is not None),
-        tuple(judged) if aliased else (),
-    )
+    unknown: list[Judged] = []
+    wrong: list[Judged] = []
+    aliased = False
+    for judged in _judged(cell):
+        flag = judged[3]
+        if flag is None:
+            unknown.append(judged)
+        elif judged[4] is not None:
+            wrong.append(judged)
+        elif flag.name != judged[1] or flag.same_as:
+            aliased = True
+    found = Findings(cell, tuple(unknown), tuple(wrong), tuple(_judged(cell)) if aliased else ())
     _LAST[:] = [found]
     return found
 
@@ -78,24 +82,24 @@ def _judged(cell: Cell) -> Iterator[Judged]:
     of a matrix share most of their hundred flags."""
     assert cell.flags is not None
     memo, backend = cell.flags.catalog.memo, cell.backend
-    for name, value in cell.preset.model_args.items():
-        yield ("model_args", name), name, value, *_verdict(cell, memo, backend, name, value)
-    for group, flags in cell.spec.args.groups():
+    places: list[tuple[tuple[str, ...], dict[str, Any]]] = [(("model_args",), cell.preset.model_args)]
+    places += [(("args", group), flags) for group, flags in cell.spec.args.groups()]
+    for prefix, flags in places:
         for name, value in flags.items():
-            yield ("args", group, name), name, value, *_verdict(cell, memo, backend, name, value)
+            found = memo.get((backend, name, type(value), tuple(value) if type(value) is list else value))
+            yield (*prefix, name), name, value, *(found or _verdict(cell, memo, backend, name, value))
 
 
 def _verdict(
     cell: Cell, memo: dict[Any, Any], backend: str, name: str, value: Any
 ) -> tuple[Flag | None, Verdict]:
-    key = (backend, name, type(value), tuple(value) if isinstance(value, list) else value)
-    found = memo.get(key)
-    if found is None:
-        assert cell.flags is not None
-        flag = cell.flags.catalog.lookup(name, backend)
-        verdict = judge(flag, value) if flag is not None and flag.name not in judged_elsewhere() else None
-        found = memo[key] = (flag, verdict)
-    return found
+    """Judge one (name, value) the first time it is seen, and remember it."""
+    assert cell.flags is not None
+    flag = cell.flags.catalog.lookup(name, backend)
+    verdict = judge(flag, value) if flag is not None and flag.name not in judged_elsewhere() else None
+    key = (backend, name, type(value), tuple(value) if type(value) is list else value)
+    memo[key] = (flag, verdict)
+    return flag, verdict
 
 
 def _at(cell: Cell, key: tuple[str, ...]) -> Location:
