@@ -145,6 +145,7 @@ def test_explain_a_key(cli, in_repo):
         "  rollout: 4 GPUs -> 2 engine(s) x 2 GPUs (tp 2)\n"
         "  engine: 2 GPUs; DP-attention: 2 attention-DP rank(s) x attention-TP 2/2 = 1;"
         " MoE: EP 2 x MoE-TP 2/2 = 1 (128 experts per EP rank)\n"
+        "flag: --sglang-dp-size [sglang] int aliases: --sglang-data-parallel-size  (sglang/srt/server_args.py:4524)\n"
         "flags checked against miles dc8b499b, as the spec's miles_version says (2026-05-13-dc8b499b.json)\n"
     )
 

@@ -12,6 +12,7 @@ from runner.compose import Step
 from runner.errors import SpecError, did_you_mean, display_path
 from runner.gpumap import gpu_map
 from runner.gpumap import lines as gpu_lines
+from runner.knowledge.flags import Flag
 from runner.layout import describe, layout
 from runner.load import Key, dotted, walk
 
@@ -73,8 +74,20 @@ def run(args: argparse.Namespace) -> int:
             print("derived:")
             print("\n".join(f"  {name}: {text}" for name, text in derived.items()))
         if cell.flags is not None:
+            flag = _flag_of(cell, args.key)
+            if flag is not None:
+                print(f"flag: {flag.describe()}")
             print(f"flags checked against {cell.flags.reason}")
     return 0
+
+
+def _flag_of(cell: Cell, key: str | None) -> Flag | None:
+    """The catalog entry of an ``args.GROUP.NAME`` or ``model_args.NAME`` key (any spelling)."""
+    parts = (key or "").split(".")
+    name = (
+        parts[2] if parts[0] == "args" and len(parts) == 3 else parts[1] if parts[0] == "model_args" else ""
+    )
+    return cell.flags.catalog.lookup(name, cell.backend) if name and cell.flags else None
 
 
 def _flags(cell: Cell) -> dict[str, Any] | None:

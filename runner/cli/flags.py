@@ -76,13 +76,14 @@ def run_show(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    print(f"{catalog.origin}: {choice.reason}")
+    why = choice.reason if choice.stated else "the newest shipped catalog (--miles-version picks another)"
+    print(f"{catalog.origin}: {why}")
     for program, source in catalog.sources.items():
         print(f"  {program}: {source}")
     if args.text and not found:
         raise UsageError(f"no flag of {catalog.origin} contains {args.text!r}")
     for flag in found[:MAX_SHOWN]:
-        print(_text(flag))
+        print(flag.describe())
     if len(found) > MAX_SHOWN:
         print(f"... and {len(found) - MAX_SHOWN} more")
     return 0
@@ -93,19 +94,6 @@ def _matching(catalog: Catalog, text: str) -> list[Flag]:
     if exact is not None:
         return [exact]
     return [f for f in catalog.flags if any(text in n for n in (f.name, *f.aliases))]
-
-
-def _text(flag: Flag) -> str:
-    parts = [f"--{flag.name}", f"[{flag.program}]", flag.kind if flag.kind != "value" else flag.type]
-    if flag.nargs is not None:
-        parts.append(f"nargs={flag.nargs}")
-    if flag.choices is not None:
-        parts.append("choices: " + ", ".join(map(str, flag.choices)))
-    if flag.aliases:
-        parts.append("aliases: " + ", ".join(f"--{a}" for a in flag.aliases))
-    if flag.same_as:
-        parts.append(f"deprecated for --{flag.same_as}")
-    return " ".join(parts) + f"  ({flag.where})"
 
 
 def _json(flag: Flag) -> dict[str, Any]:

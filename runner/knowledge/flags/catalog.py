@@ -31,6 +31,19 @@ class Flag:
     where: str = ""  # file:line in the source tree it was read from
     same_as: str | None = None  # a deprecated spelling that sets what this flag names (SGLang's nsa -> dsa)
 
+    def describe(self) -> str:
+        """One line: spelling, program, kind or type, arity, choices, aliases, and where it was read."""
+        parts = [f"--{self.name}", f"[{self.program}]", self.kind if self.kind != "value" else self.type]
+        if self.nargs is not None:
+            parts.append(f"nargs={self.nargs}")
+        if self.choices is not None:
+            parts.append("choices: " + ", ".join(map(str, self.choices)))
+        if self.aliases:
+            parts.append("aliases: " + ", ".join(f"--{a}" for a in self.aliases))
+        if self.same_as:
+            parts.append(f"deprecated for --{self.same_as}")
+        return " ".join(parts) + f"  ({self.where})"
+
     def to_row(self) -> list[Any]:
         return [
             self.name,
