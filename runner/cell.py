@@ -7,12 +7,15 @@ import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.compose import Composed
 from runner.errors import Location
 from schemas import HardwareProfile, LaunchConventions, ModelPreset, Spec
 from schemas.matrix import Skip
+
+if TYPE_CHECKING:
+    from runner.knowledge.flags import Choice
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,7 @@ class Cell:
     skip: Skip | None = None
     xfail: str | None = None  # the reason a failure is expected
     timeout: int | None = None  # seconds, from the matrix's adjust
+    flags: Choice | None = field(default=None, repr=False)  # the flag catalog it is checked against
 
     @property
     def status(self) -> str:
@@ -60,13 +64,50 @@ class Cell:
 
     @cached_property
     def _flags(self) -> dict[str, Any]:
-        return {**self.preset.model_args, **self.spec.args.flags()}
+        """Every flag under its canonical name: rules see --sglang-ep-size whichever alias was written."""
+        merged = {**self.preset.model_args, **self.spec.args.flags()}
+        if self.flags is None:
+            return merged
+        index = self.flags.catalog.index(self.backend)
+        return {(index[name].name if name in index else name): value for name, value in merged.items()}
 
-    def where(self, name: str) -> Location:
-        """Where --name was written: in the spec, else in the model preset, else the spec's file."""
+    @cached_property
+    def backend(self) -> str:
+        """The training backend whose parser reads the flags (miles' --train-backend)."""
+        return str(
+            self.spec.args.flags().get(
+                "train-backend", self.preset.model_args.get("train-backend", "megatron")
+            )
+        )
+
+    def spelling(self, name: str) -> tuple[str | None, str] | None:
+        """(group, the name as written) of --name or an alias of it; group None: MODEL_ARGS."""
         for group, flags in self.spec.args.groups():
             if name in flags:
-                return self.location("args", group, name)
+                return group, name
         if name in self.preset.model_args:
-            return self.preset_source.location(("model_args", name))
-        return Location(self.path)
+            return None, name
+        return self._alias_spelling(name) if self.flags is not None else None
+
+    def _alias_spelling(self, name: str) -> tuple[str | None, str] | None:
+        assert self.flags is not None
+        index = self.flags.catalog.index(self.backend)
+        wanted = index[name].name if name in index else name
+        for group, flags in self.spec.args.groups():
+            for written in flags:
+                if written in index and index[written].name == wanted:
+                    return group, written
+        for written in self.preset.model_args:
+            if written in index and index[written].name == wanted:
+                return None, written
+        return None
+
+    def where(self, name: str) -> Location:
+        """Where --name (or an alias) was written: in the spec, else the preset, else the spec's file."""
+        found = self.spelling(name)
+        if found is None:
+            return Location(self.path)
+        group, written = found
+        if group is None:
+            return self.preset_source.location(("model_args", written))
+        return self.location("args", group, written)

@@ -198,7 +198,7 @@ def merged(found: Iterable[tuple[str, Problem]]) -> list[Problem]:
     return [replace(problem, cells=tuple(ids)) for problem, ids in cells.items()]
 
 
-MAX_CHOICES = 1000
+MAX_CHOICES = 5000  # a flag catalog has about 2,300 flags
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

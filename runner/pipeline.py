@@ -17,7 +17,7 @@ from runner import adjust, check, locate, selection
 from runner.cell import Cell
 from runner.compose import Composed, compose
 from runner.errors import Location, Problem, SpecError, UsageError
-from runner.knowledge import preset_data
+from runner.knowledge import flags, preset_data
 from runner.load import Key
 from runner.matrix import Combo, cell_id, expand
 from runner.model import build
@@ -28,15 +28,16 @@ from schemas.matrix import Matrix, MatrixBlock
 NOT_CELLS = {"hardware", "base", "components"}
 
 
-def cells(path: Path, today: datetime.date | None = None) -> list[Cell]:
-    """Every cell of one spec file: its matrix expanded, each cell resolved and modelled."""
+def cells(path: Path, today: datetime.date | None = None, miles_root: Path | None = None) -> list[Cell]:
+    """Every cell of one spec file: its matrix expanded, each cell resolved and modelled; its flags
+    are checked against ``miles_root``'s own when given (else the spec's miles_version)."""
     composed = compose(path)
     matrix = build(MatrixBlock, {"matrix": composed.data.get("matrix", {})}, composed).matrix
     combos = expand(matrix, composed.location) if matrix.axes or matrix.include else [{}]
     name = locate.cell_name(path)
     shared: dict[Any, dict[Key, Any]] = {}  # values no axis changes, per set of overlays applied
     day = today or datetime.date.today()
-    return [_cell(composed, name, combo, matrix, day, shared) for combo in combos]
+    return [_cell(composed, name, combo, matrix, day, shared, miles_root) for combo in combos]
 
 
 def cell(path: Path) -> Cell:
@@ -64,19 +65,23 @@ def problems(built: Cell) -> list[Problem]:
 
 
 def select(
-    names: Sequence[str], expression: str | None = None, broken: list[tuple[Path, SpecError]] | None = None
+    names: Sequence[str],
+    expression: str | None = None,
+    broken: list[tuple[Path, SpecError]] | None = None,
+    miles_root: Path | None = None,
 ) -> list[Cell]:
     """The cells named by spec paths, folders or cell ids, then filtered by ``-k``.
 
     Every command selects through here. With ``broken``, a spec that does not expand is
-    collected there (``validate`` reports it with the rest) instead of raised.
+    collected there (``validate`` reports it with the rest) instead of raised. With
+    ``miles_root``, that checkout's own flags decide which flags are valid.
     """
     chosen: list[Cell] = []
     for name in names:
         spec_name, bracket, _ = name.partition("[")
         for path in spec_files([locate.find_spec(spec_name)]):
             try:
-                found = cells(path)
+                found = cells(path, miles_root=miles_root)
             except SpecError as exc:
                 if broken is None:
                     raise
@@ -88,9 +93,9 @@ def select(
     return chosen
 
 
-def one(name: str) -> Cell:
+def one(name: str, miles_root: Path | None = None) -> Cell:
     """The cell ``name`` means: a cell id, or a spec (its default cell when it has several)."""
-    found = select([name])
+    found = select([name], miles_root=miles_root)
     if len(found) == 1:
         return found[0]
     default = [c for c in found if "[" not in c.id]
@@ -106,6 +111,7 @@ def _cell(
     matrix: Matrix,
     today: datetime.date,
     shared: dict[Any, dict[Key, Any]],
+    miles_root: Path | None = None,
 ) -> Cell:
     adjustments = adjust.applicable(matrix, combo, composed)
     composed = adjust.with_overlays(composed, adjustments, combo)
@@ -120,7 +126,9 @@ def _cell(
     derived = {"profile": lambda _: _profile_data(profile), "visible_devices": _visible_devices}
     resolved = {k: v for k, v in resolve(composed, derived, same, varying).data.items() if k != "matrix"}
     spec = build(Spec, resolved, composed)
-    preset, preset_source = load_preset(spec.model.type, composed.location(("model", "type")), composed.path)
+    preset, preset_source = load_preset(
+        spec.model.type, composed.location(("model", "type")), composed.path, spec.miles_version
+    )
     identity = cell_id(name, combo, matrix)
     control = adjust.control(matrix, combo, spec, profile, composed, today, identity)
     return Cell(
@@ -134,6 +142,7 @@ def _cell(
         _hf_config(spec.args.ckpt.get("hf-checkpoint")),
         dict(combo),
         *control,
+        flags=flags.choose(spec.miles_version, miles_root, composed.location(("miles_version",))),
     )
 
 

@@ -100,6 +100,11 @@ class Args(Model):
 
 class Spec(Model):
     description: str = ""
+    miles_version: str | None = Field(
+        default=None,
+        description="the miles commit whose flags the spec is checked against (a catalog in miles/flags/;"
+        " default: the newest shipped; --miles-root: that checkout's own flags)",
+    )
     hardware: str = Field(description="name of a profile in matrices/hardware/")
     model: ModelRef = ModelRef()
     cluster: Cluster

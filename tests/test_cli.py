@@ -147,7 +147,7 @@ def test_render_reads_model_args_from_a_checkout_and_warns_on_drift(cli, in_repo
     )
     assert drift.err == (
         f"matrices/base/glm5-744b-a40b-4layer.yaml:6: warning [model-args] model.type: MODEL_ARGS of {script}"
-        " differ from the shipped preset (miles 31f1ca96) of glm5-744B-A40B_4layer: checkout has 6; preset has 4;"
+        " differ from the shipped preset (miles dc8b499b) of glm5-744B-A40B_4layer: checkout has 6; preset has 4;"
         " rendering the checkout's\n"
         "  ==> if the checkout is right, `run-matrix presets sync --miles-root DIR` ships its presets\n"
     )
@@ -199,6 +199,10 @@ def test_explain_a_key(cli, in_repo):
         "  rollout: 4 GPUs -> 2 engine(s) x 2 GPUs (tp 2)\n"
         "  engine: 2 GPUs; DP-attention: 2 attention-DP rank(s) x attention-TP 2/2 = 1;"
         " MoE: EP 2 x MoE-TP 2/2 = 1 (128 experts per EP rank)\n"
+        "flag: --sglang-dp-size [sglang] int aliases: --sglang-data-parallel-size  (sglang/srt/server_args.py:4524)\n"
+        "flags checked against miles dc8b499b, as the spec's miles_version says (2026-05-13-dc8b499b.json)\n"
+        "MODEL_ARGS from miles/models/2026-05-13-dc8b499b/glm5-744B-A40B_4layer.yaml: miles dc8b499b,"
+        " as miles_version says\n"
     )
 
 

@@ -13,7 +13,7 @@ from runner.layout import describe, layout
 MATRICES = pipeline.locate.BUNDLED_MATRICES
 ROCM = MATRICES / "rocm" / "glm5-async.yaml"
 NV = MATRICES / "nv" / "glm5-colocate.yaml"
-PRESET = MATRICES.parent / "miles/models/2026-08-21-31f1ca96/glm5-744B-A40B_4layer.yaml"  # the newest
+PRESET = MATRICES.parent / "miles/models/2026-05-13-dc8b499b/glm5-744B-A40B_4layer.yaml"  # the GLM-5 base targets dc8b499b
 
 
 def problems(write, base: Path, overlay: str, *, only: str = "") -> list[str]:

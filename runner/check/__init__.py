@@ -1,9 +1,9 @@
 """check: rules over a cell, each a small generator of problems with a stable id.
 
-Ids: G* spec hygiene, L* miles, S* SGLang (one rollout engine), M* Megatron (the actor),
-P* platform capabilities from the hardware profile. L/S/M ids are those of
-shared/reference/parallelism-rules.md. Rules never raise; ``run`` collects every
-problem so a user sees them all at once.
+Ids: F* flags against the miles version's flag catalog, G* spec hygiene, L* miles,
+S* SGLang (one rollout engine), M* Megatron (the actor), P* platform capabilities from the
+hardware profile. L/S/M ids are those of shared/reference/parallelism-rules.md. Rules never
+raise; ``run`` collects every problem so a user sees them all at once.
 """
 
 from __future__ import annotations
@@ -96,11 +96,12 @@ def derived_from(cell: Cell, key: Key, seen: set[Key] | None = None) -> list[Key
 
 
 def key_of(cell: Cell, name: str) -> str:
-    for group, flags in cell.spec.args.groups():
-        if name in flags:
-            return f"args.{group}.{name}"
-    return f"model_args.{name}" if name in cell.preset.model_args else f"args.*.{name}"
+    found = cell.spelling(name)
+    if found is None:
+        return f"args.*.{name}"
+    group, written = found
+    return f"model_args.{written}" if group is None else f"args.{group}.{written}"
 
 
 # The rule modules register themselves on import.
-from runner.check import megatron, miles, platform, sglang, spec  # noqa: E402, F401
+from runner.check import argv, megatron, miles, platform, sglang, spec  # noqa: E402, F401

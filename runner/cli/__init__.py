@@ -13,6 +13,7 @@ from runner.cli import (
     coverage,
     diff,
     explain,
+    flags,
     hardware,
     history,
     importer,
@@ -41,6 +42,7 @@ COMMANDS = {
     "import": importer,
     "presets": presets,
     "history": history,
+    "flags": flags,
 }
 
 DESCRIPTION = """\

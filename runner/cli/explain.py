@@ -7,11 +7,13 @@ from typing import Any
 
 from runner import pipeline
 from runner.cell import Cell
-from runner.cli.output import add_format, print_json
+from runner.cli.output import add_format, add_miles_root, checked_miles_root, print_json
 from runner.compose import Step
 from runner.errors import SpecError, did_you_mean, display_path
 from runner.gpumap import gpu_map
 from runner.gpumap import lines as gpu_lines
+from runner.knowledge import preset_data
+from runner.knowledge.flags import Flag
 from runner.layout import describe, layout
 from runner.load import Key, dotted, walk
 
@@ -33,12 +35,13 @@ def add_parser(subcommands: Any, name: str) -> None:
         action="store_true",
         help="draw every GPU of every node: its actor rank (TP/CP/DP/PP, EP/ETP) and rollout engine rank",
     )
+    add_miles_root(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    cell = pipeline.one(args.spec)
+    cell = pipeline.one(args.spec, checked_miles_root(args.miles_root))
     data = cell.spec.model_dump(mode="python")
     if args.key:
         entries = [_entry(cell, data, _key(cell, args.key))]
@@ -51,7 +54,14 @@ def run(args: argparse.Namespace) -> int:
     derived = describe(facts)
     gpus = gpu_map(facts, cell.location("cluster")) if args.layout else []
     if args.format == "json":
-        data = {"cell": cell.id, "file": display_path(cell.path), "values": entries, "derived": derived}
+        data = {
+            "cell": cell.id,
+            "file": display_path(cell.path),
+            "values": entries,
+            "derived": derived,
+            "flags": _flags(cell),
+            "model_args": _preset(cell),
+        }
         if args.layout:
             data["gpus"] = [gpu.to_json() for gpu in gpus]
         print_json(data)
@@ -65,7 +75,36 @@ def run(args: argparse.Namespace) -> int:
         if args.key:
             print("derived:")
             print("\n".join(f"  {name}: {text}" for name, text in derived.items()))
+        if cell.flags is not None:
+            flag = _flag_of(cell, args.key)
+            if flag is not None:
+                print(f"flag: {flag.describe()}")
+            print(f"flags checked against {cell.flags.reason}")
+        if (preset := _preset(cell)) is not None:
+            print(f"MODEL_ARGS from {preset['file']}: {preset['reason']}")
     return 0
+
+
+def _flag_of(cell: Cell, key: str | None) -> Flag | None:
+    """The catalog entry of an ``args.GROUP.NAME`` or ``model_args.NAME`` key (any spelling)."""
+    parts = (key or "").split(".")
+    name = (
+        parts[2] if parts[0] == "args" and len(parts) == 3 else parts[1] if parts[0] == "model_args" else ""
+    )
+    return cell.flags.catalog.lookup(name, cell.backend) if name and cell.flags else None
+
+
+def _flags(cell: Cell) -> dict[str, Any] | None:
+    """Which flag catalog the cell is checked against, and why that one."""
+    if cell.flags is None:
+        return None
+    catalog = cell.flags.catalog
+    return {
+        "catalog": catalog.origin,
+        "miles": catalog.miles,
+        "why": cell.flags.reason,
+        "sources": catalog.sources,
+    }
 
 
 def _key(cell: Cell, text: str) -> Key:
@@ -124,3 +163,11 @@ def _show(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {_show(v)}" for k, v in value.items()) + "}"
     return str(value)
+
+
+def _preset(cell: Cell) -> dict[str, str] | None:
+    """Which shipped preset the cell's MODEL_ARGS come from, and why that one (None: FSDP)."""
+    if not cell.spec.model.type:
+        return None
+    chosen = preset_data.choose(cell.spec.model.type, cell.spec.miles_version, cell.location("model", "type"))
+    return {"file": display_path(chosen.path), "reason": chosen.reason}

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, TextIO
 
-from runner.errors import Problem
+from runner.errors import Problem, UsageError
 from runner.load import WrittenFloat
 
 SELECT_HELP = (
@@ -29,6 +31,21 @@ def add_trust_checkout(parser: argparse.ArgumentParser) -> None:
         help="run the checkout's code without the sandbox's isolation (only where the machine has no "
         "bubblewrap or namespaces): it then sees your files and the network, as you",
     )
+
+
+def add_miles_root(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--miles-root",
+        type=Path,
+        default=os.environ.get("MILES_ROOT") or None,
+        help="a miles checkout (default: $MILES_ROOT): its own flags decide which flags are valid",
+    )
+
+
+def checked_miles_root(path: Path | None) -> Path | None:
+    if path is not None and not path.is_dir():
+        raise UsageError(f"--miles-root {path}: no such directory")
+    return path
 
 
 def print_json(data: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from runner import locate, pipeline
 from runner.cli.output import add_format, add_trust_checkout, print_json
 from runner.errors import Location, SpecError, UsageError, did_you_mean, display_path
-from runner.knowledge import preset_data
+from runner.knowledge import preset_data, versions
 
 
 def add_parser(subcommands: Any, name: str) -> None:
@@ -78,6 +78,12 @@ def run(args: argparse.Namespace) -> int:
 def _one(args: argparse.Namespace) -> dict[str, Any]:
     """The preset ``presets show`` shows: the checkout's, else the shipped one the version names."""
     if args.miles_root is None:
+        shipped = preset_data.shipped()
+        if args.miles_version and len(versions.matching(args.miles_version, shipped)) != 1:
+            known = ", ".join(v.commit for v in shipped)
+            raise UsageError(
+                f"--miles-version {args.miles_version} names no single shipped version ({known})"
+            )
         chosen = preset_data.choose(args.type, args.miles_version, Location(Path("--miles-version")))
         return _shipped_entry(chosen)
     found = _from_checkout(args)

@@ -41,8 +41,9 @@ def add_parser(subcommands: Any, name: str) -> None:
         "--miles-root",
         type=Path,
         default=os.environ.get("MILES_ROOT") or None,
-        help="miles checkout (default: $MILES_ROOT): its scripts/models/<type>.py or .sh gives MODEL_ARGS, "
-        "expanded in the sandbox; a difference from the shipped preset is a model-args warning",
+        help="miles checkout (default: $MILES_ROOT): its scripts/models/<type>.py or .sh gives MODEL_ARGS "
+        "(expanded in the sandbox; a difference from the shipped preset is a model-args warning) and its "
+        "own flags decide which flags are valid",
     )
     add_trust_checkout(parser)
     parser.set_defaults(handler=run)
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     launches = []
-    for cell in pipeline.select(args.specs, args.k):
+    for cell in pipeline.select(args.specs, args.k, miles_root=args.miles_root):
         problems = pipeline.problems(cell)
         context, drift = launch_context(cell, args.miles_root, os.environ, args.trust_checkout)
         problems += drift

@@ -94,9 +94,13 @@ class Selected:
     warnings: list[Problem]
 
 
-def select_cells(names: list[str], expression: str | None) -> list[Selected]:
-    """The cells the user named (specs, folders, cell ids), narrowed by ``-k``; checked."""
-    return [Selected(cell, pipeline.problems(cell)) for cell in pipeline.select(names, expression)]
+def select_cells(names: list[str], expression: str | None, miles_root: Path | None = None) -> list[Selected]:
+    """The cells the user named (specs, folders, cell ids), narrowed by ``-k``; checked (against the
+    checkout's own flags when there is one)."""
+    return [
+        Selected(cell, pipeline.problems(cell))
+        for cell in pipeline.select(names, expression, miles_root=miles_root)
+    ]
 
 
 def seconds(text: str) -> float:
@@ -114,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     options = _options(args)
-    planned = [plan(each, options.miles_root) for each in select_cells(args.specs, args.k)]
+    selected = select_cells(args.specs, args.k, options.miles_root)
+    planned = [plan(each, options.miles_root) for each in selected]
     if args.dry_run:
         return _dry_run(planned, options, args.format)
     from runner.run.outputs import Outputs, make_log_dir  # checked before any work

@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from runner import check, locate, pipeline
-from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
+from runner.cli.output import (
+    SELECT_HELP,
+    add_format,
+    add_miles_root,
+    checked_miles_root,
+    print_json,
+    print_problems,
+)
 from runner.compose import compose
 from runner.errors import Problem, SpecError, display_path, merged
 from runner.load import load
@@ -26,13 +33,14 @@ def add_parser(subcommands: Any, name: str) -> None:
     parser.add_argument("specs", nargs="+", metavar="SPEC|DIR|CELL")
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    add_miles_root(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    results = [*_cells(args.specs, args.k), *_supporting(args.specs)]
+    results = [*_cells(args.specs, args.k, checked_miles_root(args.miles_root)), *_supporting(args.specs)]
     problems = merged((r["cell"] or r["file"], p) for r in results for p in r["problems"])
     failed = any(p.severity == "error" or args.strict for p in problems)
     elapsed = time.perf_counter() - started
@@ -61,10 +69,10 @@ def _in(problem: Problem, result: dict[str, Any]) -> Problem:
     return replace(problem, cells=(result["cell"] or result["file"],))
 
 
-def _cells(names: list[str], expression: str | None) -> list[dict[str, Any]]:
+def _cells(names: list[str], expression: str | None, miles_root: Path | None) -> list[dict[str, Any]]:
     """A result per cell; a spec that does not even expand is one result with its problems."""
     broken: list[tuple[Path, SpecError]] = []
-    built = pipeline.select(names, expression, broken)
+    built = pipeline.select(names, expression, broken, miles_root=miles_root)
     results = [
         {"file": display_path(path), "cell": locate.cell_name(path), "problems": list(exc.problems)}
         for path, exc in broken

@@ -30,30 +30,25 @@ def shipped() -> list[versions.Version]:
 
 
 def choose(model_type: str, version: str | None, where: Location) -> Chosen:
-    """The shipped preset of ``model_type`` for the spec's ``version`` (None: the newest having it)."""
+    """The shipped preset of ``model_type`` for the spec's ``version`` (None: the newest having it).
+
+    A version that names no shipped version is rule F0's to report (the flag catalogs are shipped
+    for the same versions); until it is fixed the newest preset stands in.
+    """
     locate.plain_name(model_type, "model preset", "model.type", where)
     everything = shipped()
     having = [v for v in everything if (v.path / f"{model_type}.yaml").is_file()]
-    if version is None:
-        if not having:
-            raise _unknown(model_type, everything, having, where)
-        reason = f"miles {having[-1].commit}, the newest shipped version that has it (no miles_version)"
-        return Chosen(having[-1].path / f"{model_type}.yaml", having[-1], reason)
-    named = versions.matching(version, everything)
-    if len(named) != 1:
-        raise SpecError.one(
-            "unknown-name",
-            f"miles_version {version!r} names {'more than one' if named else 'no'} shipped preset folder"
-            f" (shipped: {', '.join(v.commit for v in everything)})",
-            key="miles_version",
-            at=[where],
-            hint="name one of them, or check against a checkout with --miles-root DIR",
-        )
-    if named[0] not in having:
-        raise _unknown(model_type, everything, having, where, f" at miles {named[0].commit}")
-    return Chosen(
-        named[0].path / f"{model_type}.yaml", named[0], f"miles {named[0].commit}, as miles_version says"
-    )
+    named = versions.matching(version, everything) if version is not None else []
+    if len(named) == 1:
+        if named[0] not in having:
+            raise _unknown(model_type, everything, having, where, f" at miles {named[0].commit}")
+        reason = f"miles {named[0].commit}, as miles_version says"
+        return Chosen(named[0].path / f"{model_type}.yaml", named[0], reason)
+    if not having:
+        raise _unknown(model_type, everything, having, where)
+    why = "no miles_version" if version is None else f"miles_version {version!r} names no single one"
+    reason = f"miles {having[-1].commit}, the newest shipped version that has it ({why})"
+    return Chosen(having[-1].path / f"{model_type}.yaml", having[-1], reason)
 
 
 def _unknown(

@@ -1,0 +1,105 @@
+"""flags: every flag a miles version's launch accepts — miles', Megatron's, SGLang's under
+``--sglang-`` — with aliases, type, choices and arity, as shipped data per pinned miles version.
+
+Which catalog applies to a spec (:func:`choose`): ``--miles-root``'s checkout (its own flags,
+read statically; Megatron's and SGLang's from the shipped catalog closest to it), else the
+spec's ``miles_version``, else the newest shipped — and the choice says which and why.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from runner import locate
+from runner.errors import EnvironmentProblem, Location, SpecError
+from runner.knowledge.flags.catalog import Catalog, Flag
+
+SHIPPED = locate.PROJECT / "miles" / "flags"
+
+__all__ = ["Catalog", "Choice", "Flag", "choose", "shipped"]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The catalog a cell is checked against, and why that one."""
+
+    catalog: Catalog
+    reason: str
+    checkout: Path | None = None
+    stated: bool = True  # False: no miles_version and no checkout, so the newest shipped catalog
+
+
+def shipped() -> list[Path]:
+    """The shipped catalogs, oldest first (files are named <date>-<commit>.json)."""
+    return sorted(SHIPPED.glob("*.json")) if SHIPPED.is_dir() else []
+
+
+def choose(version: str | None, miles_root: Path | None, where: Location) -> Choice:
+    if miles_root is not None:
+        return _from_checkout(miles_root.resolve(), version, where)
+    return _shipped_choice(version) or _no_such_version(version, where)
+
+
+@cache
+def _shipped_choice(version: str | None) -> Choice | None:
+    """The shipped catalog of ``version`` (a commit prefix), the newest for None; None if none matches."""
+    files = shipped()
+    if not files:
+        raise EnvironmentProblem(f"no flag catalog under {SHIPPED}: run `run-matrix flags sync`")
+    if version is None:
+        path = files[-1]
+        reason = f"the newest shipped catalog ({path.name}): the spec names no miles_version"
+        return Choice(load(path), reason, stated=False)
+    found = [p for p in files if _commit(p).startswith(version) or version.startswith(_commit(p))]
+    if len(found) != 1:
+        return None
+    return Choice(load(found[0]), f"miles {version}, as the spec's miles_version says ({found[0].name})")
+
+
+def _no_such_version(version: str | None, where: Location) -> Choice:
+    raise SpecError.one(
+        "F0",
+        f"miles_version {version!r} names no single shipped flag catalog",
+        key="miles_version",
+        at=[where],
+        hint=f"use one of {', '.join(_commit(p) for p in shipped())}, or --miles-root DIR (a checkout)",
+    )
+
+
+def _commit(path: Path) -> str:
+    return path.stem.split("-")[-1]
+
+
+@cache
+def load(path: Path) -> Catalog:
+    return Catalog.from_json(path.read_text(encoding="utf-8"), origin=path.name)
+
+
+def _from_checkout(root: Path, version: str | None, where: Location) -> Choice:
+    arguments = root / "miles" / "utils" / "arguments.py"
+    try:
+        stamp = os.stat(arguments).st_mtime_ns
+    except OSError:
+        shipped_choice = _shipped_choice(version) or _no_such_version(version, where)
+        reason = f"{shipped_choice.reason}; the checkout at {root} has no miles/utils/arguments.py to read"
+        return Choice(shipped_choice.catalog, reason)
+    _shipped_choice(version) or _no_such_version(version, where)
+    return _checkout_choice(root, stamp, version)
+
+
+@cache
+def _checkout_choice(root: Path, stamp: int, version: str | None) -> Choice:
+    """``stamp`` (the argument module's mtime) makes an edited checkout a new cache entry."""
+    from runner.knowledge.flags.checkout import catalog_of_checkout
+
+    shipped_base = _shipped_choice(version)
+    assert shipped_base is not None  # the caller has checked
+    base = shipped_base.catalog
+    catalog = catalog_of_checkout(root, base)
+    reason = (
+        f"the checkout at {root}: its own miles flags; Megatron's and SGLang's from the shipped {base.origin}"
+    )
+    return Choice(catalog, reason, root)
