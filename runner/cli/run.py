@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from runner import pipeline, report
 from runner.cell import Cell
 from runner.checkout import launch_context
-from runner.cli.output import SELECT_HELP, add_format, print_json, print_problems
+from runner.cli.output import SELECT_HELP, add_format, add_trust_checkout, print_json, print_problems
 from runner.errors import EnvironmentProblem, Problem, UsageError, display_path
 from runner.render import render
 from runner.run.plan import Options, Planned
@@ -84,6 +84,7 @@ def add_parser(subcommands: Any, name: str) -> None:
         action="store_true",
         help="judge against the history, but keep this run out of every baseline (it is stored untrusted)",
     )
+    add_trust_checkout(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     options = _options(args)
     selected = select_cells(args.specs, args.k, options.miles_root)
-    planned = [plan(each, options.miles_root) for each in selected]
+    planned = [plan(each, options.miles_root, args.trust_checkout) for each in selected]
     if args.dry_run:
         return _dry_run(planned, options, args.format)
     from runner.run.outputs import Outputs, make_log_dir  # checked before any work
@@ -186,9 +187,9 @@ def open_history(args: argparse.Namespace, options: Options) -> Recorder:
     return Recorder(Store.open(location), miles_commit(options.miles_root), args.no_record)
 
 
-def plan(selected: Selected, miles_root: Path | None) -> Planned:
+def plan(selected: Selected, miles_root: Path | None, trust: bool = False) -> Planned:
     cell = selected.cell
-    context, drift = launch_context(cell, miles_root, os.environ)
+    context, drift = launch_context(cell, miles_root, os.environ, trust)
     warnings = [*selected.warnings, *drift]
     print_problems(warnings, sys.stderr)
     spec = display_path(cell.path)
