@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import Any
 
 from runner import pipeline
 from runner.cell import Cell
-from runner.cli.output import SELECT_HELP, add_format, print_json
+from runner.cli.output import SELECT_HELP, add_format, add_miles_root, print_json
 from runner.errors import UsageError
 from runner.layout import layout
 
@@ -25,12 +24,7 @@ def add_parser(subcommands: Any, name: str) -> None:
     )
     parser.add_argument("specs", nargs="*", default=["matrices"], metavar="SPEC|DIR|CELL")
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
-    parser.add_argument(
-        "--miles-root",
-        type=Path,
-        default=os.environ.get("MILES_ROOT") or None,
-        help="miles checkout (default: $MILES_ROOT) to check requires: against (git, package, file, env)",
-    )
+    add_miles_root(parser, "check requires: against it (git, package, file, env)")
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
-from runner.cli.output import add_format, print_json
+from runner.cli.output import add_format, add_miles_root, print_json
 from runner.errors import Location, UsageError
 from runner.knowledge import flags
 from runner.knowledge.flags.catalog import COLUMNS, Catalog, Flag
@@ -28,12 +27,7 @@ def add_parser(subcommands: Any, name: str) -> None:
     show = actions.add_parser("show", help="a flag (any spelling) or the flags whose names contain TEXT")
     show.add_argument("text", nargs="?", metavar="NAME|TEXT")
     show.add_argument("--miles-version", help="a shipped catalog's miles commit (default: the newest)")
-    show.add_argument(
-        "--miles-root",
-        type=Path,
-        default=os.environ.get("MILES_ROOT") or None,
-        help="a miles checkout: its own flags (default: $MILES_ROOT)",
-    )
+    add_miles_root(show, "its own flags")
     add_format(show, "text", "json")
     show.set_defaults(handler=run_show)
     sync = actions.add_parser("sync", help="rebuild a catalog from source trees")

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from runner.cli.output import add_format, add_trust_checkout, print_json, print_problems
+from runner.cli.output import add_format, add_miles_root, add_trust_checkout, print_json, print_problems
 from runner.errors import display_path
 
 
@@ -32,13 +31,10 @@ def add_parser(subcommands: Any, name: str) -> None:
         "--base", metavar="SPEC", help="write an overlay of this spec: only what differs from it"
     )
     parser.add_argument("--hardware", metavar="NAME", help="the hardware profile (default: the base's)")
-    parser.add_argument(
-        "--miles-root",
-        type=Path,
-        metavar="DIR",
-        default=os.environ.get("MILES_ROOT") or None,
-        help="miles checkout (default: $MILES_ROOT): its own helper module is loaded, its command and "
-        "network calls replaced by recorders; MODEL_ARGS come from its scripts/models/",
+    add_miles_root(
+        parser,
+        "its own helper module is loaded, its command and network calls replaced by recorders; "
+        "MODEL_ARGS come from its scripts/models/",
     )
     parser.add_argument("--force", action="store_true", help="replace files that exist")
     parser.add_argument(

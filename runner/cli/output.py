@@ -33,12 +33,16 @@ def add_trust_checkout(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_miles_root(parser: argparse.ArgumentParser) -> None:
+def add_miles_root(
+    parser: argparse.ArgumentParser, what: str = "its own flags decide which flags are valid"
+) -> None:
+    """``--miles-root DIR`` (default ``$MILES_ROOT``); ``what`` says what the command does with it."""
     parser.add_argument(
         "--miles-root",
         type=Path,
+        metavar="DIR",
         default=os.environ.get("MILES_ROOT") or None,
-        help="a miles checkout (default: $MILES_ROOT): its own flags decide which flags are valid",
+        help=f"a miles checkout (default: $MILES_ROOT): {what}",
     )
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
 from runner import locate, pipeline
-from runner.cli.output import add_format, add_trust_checkout, print_json
+from runner.cli.output import add_format, add_miles_root, add_trust_checkout, print_json
 from runner.errors import Location, SpecError, UsageError, did_you_mean, display_path
 from runner.knowledge import preset_data, versions
 
@@ -42,13 +41,7 @@ def add_parser(subcommands: Any, name: str) -> None:
     )
     sync.add_argument("--check", action="store_true", help="report drift, write nothing")
     for sub in (listing, show, sync):
-        sub.add_argument(
-            "--miles-root",
-            type=Path,
-            metavar="DIR",
-            default=os.environ.get("MILES_ROOT") or None,
-            help="a miles checkout (default: $MILES_ROOT); without one, run-matrix's shipped presets",
-        )
+        add_miles_root(sub, "its own presets (without one, run-matrix's shipped presets)")
         add_trust_checkout(sub)
         add_format(sub, "text", "json")
     parser.set_defaults(handler=run)

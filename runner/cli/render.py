@@ -12,7 +12,14 @@ from typing import Any
 
 from runner import pipeline
 from runner.checkout import launch_context
-from runner.cli.output import SELECT_HELP, add_format, add_trust_checkout, print_json, print_problems
+from runner.cli.output import (
+    SELECT_HELP,
+    add_format,
+    add_miles_root,
+    add_trust_checkout,
+    print_json,
+    print_problems,
+)
 from runner.errors import Problem, UsageError, display_path
 from runner.render import Launch, render, to_shell
 
@@ -37,13 +44,10 @@ def add_parser(subcommands: Any, name: str) -> None:
         "cell id; without it one cell's script (or every cell's JSON) goes to stdout",
     )
     add_format(parser, "shell", "json")
-    parser.add_argument(
-        "--miles-root",
-        type=Path,
-        default=os.environ.get("MILES_ROOT") or None,
-        help="miles checkout (default: $MILES_ROOT): its scripts/models/<type>.py or .sh gives MODEL_ARGS "
-        "(expanded in the sandbox; a difference from the shipped preset is a model-args warning) and its "
-        "own flags decide which flags are valid",
+    add_miles_root(
+        parser,
+        "its scripts/models/<type>.py or .sh gives MODEL_ARGS (expanded in the sandbox; a difference from "
+        "the shipped preset is a model-args warning) and its own flags decide which flags are valid",
     )
     add_trust_checkout(parser)
     parser.set_defaults(handler=run)

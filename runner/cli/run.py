@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any
 from runner import pipeline, report
 from runner.cell import Cell
 from runner.checkout import launch_context
-from runner.cli.output import SELECT_HELP, add_format, add_trust_checkout, print_json, print_problems
+from runner.cli.output import (
+    SELECT_HELP,
+    add_format,
+    add_miles_root,
+    add_trust_checkout,
+    print_json,
+    print_problems,
+)
 from runner.errors import EnvironmentProblem, Problem, UsageError, display_path
 from runner.render import render
 from runner.run.plan import Options, Planned
@@ -45,12 +52,7 @@ def add_parser(subcommands: Any, name: str) -> None:
     parser.add_argument("specs", nargs="+", metavar="SPEC|DIR|CELL")
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
     env = os.environ
-    parser.add_argument(
-        "--miles-root",
-        type=Path,
-        default=env.get("MILES_ROOT") or None,
-        help="the miles checkout (default: $MILES_ROOT)",
-    )
+    add_miles_root(parser, "what runs; its presets give MODEL_ARGS and its own flags decide which are valid")
     parser.add_argument(
         "--ray-address",
         default=env.get("RAY_ADDRESS") or env.get("RAY_API_SERVER_ADDRESS") or None,
