@@ -20,7 +20,7 @@ _SOURCE = Path(__file__).resolve().parents[1]
 PROJECT = _SOURCE if (_SOURCE / "miles" / "models").is_dir() else Path(__file__).resolve().parent / "_data"
 BUNDLED_MATRICES = PROJECT / "matrices"
 PRESETS = PROJECT / "miles" / "models"
-CONVENTIONS = PROJECT / "miles" / "launch.yaml"
+CONVENTIONS = PROJECT / "miles" / "launch"  # one file per pinned miles version
 
 
 def find_spec(name: str) -> Path:

@@ -17,7 +17,7 @@ from runner import adjust, check, locate, selection
 from runner.cell import Cell
 from runner.compose import Composed, compose
 from runner.errors import Location, Problem, SpecError, UsageError
-from runner.knowledge import flags, preset_data
+from runner.knowledge import flags, preset_data, versions
 from runner.load import Key
 from runner.matrix import Combo, cell_id, expand
 from runner.model import build
@@ -136,7 +136,7 @@ def _cell(
         spec,
         profile,
         preset,
-        conventions(),
+        conventions(spec.miles_version),
         composed,
         preset_source,
         _hf_config(spec.args.ckpt.get("hf-checkpoint")),
@@ -259,6 +259,10 @@ def load_preset(
     return preset, source
 
 
-def conventions() -> LaunchConventions:
-    conventions: LaunchConventions = _modelled(LaunchConventions, locate.CONVENTIONS)
-    return conventions
+def conventions(version: str | None = None) -> LaunchConventions:
+    """miles' launch conventions at the spec's miles ``version`` (None, or one no file names: the newest)."""
+    shipped = versions.shipped(locate.CONVENTIONS.glob("*.yaml"))
+    named = versions.matching(version, shipped) if version else []
+    chosen = named[0] if len(named) == 1 else shipped[-1]
+    found: LaunchConventions = _modelled(LaunchConventions, chosen.path)
+    return found

@@ -18,6 +18,7 @@ from typing_extensions import assert_never
 from runner import shell
 from runner.cell import Cell
 from schemas import GROUPS
+from schemas.conventions import EnvDefault
 from schemas.spec import ConvertFp8, ConvertTorchDist, HfDownload, Mkdir, PatchHfConfig, PrepareStep
 from schemas.values import flag_tokens
 
@@ -91,7 +92,7 @@ class Context:
 
 def render(cell: Cell, context: Context = Context()) -> Launch:
     model_args = tuple(context.model_args) if context.model_args is not None else preset_tokens(cell)
-    env, probes = runtime_env(cell, context.caller_env)
+    env, probes = runtime_env(cell, context.caller_env, context.miles_root)
     train_args = tuple(_train_args(cell, context.caller_env))
     commands = (
         *(_prepare(name, step, cell, context, model_args) for name, step in cell.spec.prepare.items()),
@@ -114,17 +115,26 @@ def preset_tokens(cell: Cell) -> tuple[str, ...]:
     return tuple(t for name, value in cell.preset.model_args.items() for t in flag_tokens(name, value))
 
 
-def runtime_env(cell: Cell, caller_env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """miles' default env vars in miles' order, then the test's own."""
+def runtime_env(
+    cell: Cell, caller_env: Mapping[str, str], miles_root: str = MILES_ROOT_REFERENCE
+) -> tuple[dict[str, str], dict[str, str]]:
+    """miles' default env vars in miles' order, then the test's own (a path list merged with them)."""
     conventions = cell.conventions
-    fill = {"master_addr": cell.spec.launch.master_addr, "megatron_path": conventions.megatron_path}
+    fill = {
+        "master_addr": cell.spec.launch.master_addr,
+        "megatron_path": conventions.megatron_path,
+        "miles_root": miles_root,
+    }
     env: dict[str, str] = {}
     probes: dict[str, str] = {}
+    lists: list[EnvDefault] = []
     backend = cell.flag("train-backend", "megatron")
     for default in conventions.runtime_env:
         if default.backend not in (None, backend):
             continue
-        if default.from_caller and default.name in caller_env:
+        if default.path_list:
+            lists.append(default)
+        elif default.from_caller and default.name in caller_env:
             env[default.name] = _secret_safe(default.name, caller_env[default.name], conventions.secrets)
         elif default.probe:
             env[default.name] = f"${{{default.name}}}"
@@ -132,6 +142,13 @@ def runtime_env(cell: Cell, caller_env: Mapping[str, str]) -> tuple[dict[str, st
         elif default.value is not None:
             env[default.name] = default.value.format(**fill)
     env.update(cell.spec.env)
+    for default in lists:  # as miles assigns it last: in the test's place if it set one, else at the end
+        parts = [
+            (default.value or "").format(**fill),
+            env.get(default.name, ""),
+            caller_env.get(default.name, ""),
+        ]
+        env[default.name] = ":".join(dict.fromkeys(p for part in parts for p in part.split(":") if p))
     return env, probes
 
 

@@ -2,7 +2,7 @@
 
 ``Spec`` is a resolved spec (one cell); ``HardwareProfile`` a file of
 ``matrices/hardware/``; ``ModelPreset`` a file of ``miles/models/``;
-``LaunchConventions`` is ``miles/launch.yaml``.
+``LaunchConventions`` is ``miles/launch/<date>-<commit8>.yaml``.
 """
 
 from schemas.conventions import LaunchConventions

@@ -1,4 +1,4 @@
-"""How miles launches a test (``execute_train``), as data: miles/launch.yaml."""
+"""How miles launches a test (``execute_train``), as data: miles/launch/<date>-<commit8>.yaml."""
 
 from __future__ import annotations
 
@@ -15,9 +15,15 @@ class EnvDefault(Model):
     from_caller: bool = Field(default=False, description="the caller's value wins when set")
     probe: str | None = Field(default=None, description="else decided on the node by this probe (see probes)")
     backend: str | None = Field(default=None, description="only for this --train-backend (megatron, fsdp)")
+    path_list: bool = Field(
+        default=False,
+        description="a PATH-like list: the test's own value and the caller's follow this one, without "
+        "repeats, where the test sets it (else after the test's own env vars)",
+    )
 
 
 class LaunchConventions(Model):
+    miles_commit: str | None = Field(default=None, description="the miles commit whose execute_train this is")
     python: str = "python3"
     megatron_path: str
     runtime_env: list[EnvDefault]

@@ -38,6 +38,7 @@ from runner.importer.capture import Note, refused
 from runner.importer.fit import Layout, cell_of, final_texts, grow, staged
 from runner.importer.knowledge import knowledge
 from runner.importer.variants import Variants, explore
+from runner.importer.version import miles_version
 from runner.sandbox.secrets import caller_secrets, redact
 from schemas.matrix import AxisValue
 
@@ -67,17 +68,18 @@ class Imported:
 def import_test(request: Request) -> Imported:
     layout = Layout(request.output.resolve(), components_folder(request.output))
     _check_request(request)
-    conventions = pipeline.conventions()
     record = functools.partial(
         capture.record,
         request.script,
-        secrets=conventions.secrets,
+        secrets=pipeline.conventions().secrets,
         miles_root=request.miles_root,
         timeout=request.timeout,
         trust=request.trust_checkout,
     )
+    version = miles_version(request.miles_root, record)
+    conventions = pipeline.conventions(version)
     variants = explore(request.script, record, conventions, knowledge())
-    draft = _plan(request, variants)
+    draft = _plan(request, variants, version)
     render = functools.partial(plan.texts, header=_header(request, variants), notes=variants.notes)
     grow(draft, variants.cells, request.hardware, layout, render)
     warnings = staged(draft, layout, render, lambda cells: _checked(cells, variants, request))
@@ -127,13 +129,17 @@ def _check_request(request: Request) -> None:
     write.refuse_existing([request.output], request.force)
 
 
-def _plan(request: Request, variants: Variants) -> plan.Plan:
+def _plan(request: Request, variants: Variants, version: str | None) -> plan.Plan:
     """The spec's fixed keys, and the axes it must declare itself (a base may declare some)."""
     spec: dict[str, Any] = {"description": _description(request.script)}
     base_matrix: dict[str, Any] = {}
+    base_version = None
     if request.base is not None:
         spec = {"extends": os.path.relpath(request.base.resolve(), request.output.resolve().parent), **spec}
-        base_matrix = compose(request.base).data.get("matrix") or {}
+        base = compose(request.base).data
+        base_matrix, base_version = base.get("matrix") or {}, base.get("miles_version")
+    if version is not None and version != base_version:
+        spec["miles_version"] = version
     base_axes: dict[str, Any] = base_matrix.get("axes") or {}
     axes = {axis: values for axis, values in variants.axes.items() if base_axes.get(axis) != values}
     axes |= {axis: values[:1] for axis, values in base_axes.items() if axis not in variants.axes}

@@ -23,6 +23,7 @@ from runner.errors import EnvironmentProblem, Location, RunMatrixError, SpecErro
 HARNESS = Path(__file__).with_name("harness.py")
 TIMEOUT_S = 60.0
 _STAND_IN = "run-matrix-secret-{}"
+RECORDER_MILES_VERSION = "dc8b499b"  # whose command helpers recorder.py stands in for
 # what the sandbox's environment holds besides switches and secrets: never a switch of the script's
 SANDBOX_VARIABLES = frozenset({*sandbox.BASE_ENV, "HOME", sandbox.OUT_VARIABLE})
 

@@ -2,7 +2,7 @@
 
 Loaded only inside the import sandbox (``harness.py``, a separate interpreter), under the
 helper module's import name; run-matrix itself never imports it for use. Each helper keeps
-miles' signature (miles d94ee8cb, the version ``miles/launch.yaml`` describes): the ones that
+miles' signature (miles d94ee8cb to dc8b499b): the ones that
 would run a command or touch the network record the call instead; ``execute_train`` builds the
 commands miles would run (cluster reset, ``ray start``, ``ray job submit``) and records them,
 starting nothing. Standard library only.

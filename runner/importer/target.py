@@ -55,7 +55,7 @@ def target_of(
     words, notes = _secret_flags(found, known, call.at)
     found, secret_notes = _secret_env(found, conventions, call.at)
     flags, group_of, source_of = _grouped(words, call, known)
-    env, env_notes = _env(found, call, conventions)
+    env, env_notes = _env(found, call, conventions, run.root)
     project = next((wandb_args[i + 1] for i, w in enumerate(wandb_args[:-1]) if w == "--wandb-project"), None)
     built = Target(
         model_type,
@@ -154,12 +154,15 @@ def _group(source: str, known: Knowledge) -> Group:
     return known.groups.get(stem, "misc")
 
 
-def _env(found: Launched, call: Call, conventions: LaunchConventions) -> tuple[dict[str, str], list[Note]]:
+def _env(
+    found: Launched, call: Call, conventions: LaunchConventions, root: str
+) -> tuple[dict[str, str], list[Note]]:
     """The test's own env vars: what it passes, and any default of miles it changes."""
     given = set(call.args.get("extra_env_vars") or {})
     fill = {
         "master_addr": found.env.get("MASTER_ADDR", "127.0.0.1"),
         "megatron_path": conventions.megatron_path,
+        "miles_root": root,
     }
     defaults = {d.name: d for d in conventions.runtime_env}
     env, notes = {}, []
@@ -170,9 +173,7 @@ def _env(found: Launched, call: Call, conventions: LaunchConventions) -> tuple[d
         elif default.value is not None and not default.from_caller and default.value.format(**fill) != value:
             env[name] = value
             shown = default.value.format(**fill)
-            notes.append(
-                Note(f"the launch sets {name}={value} where miles/launch.yaml says {shown}", call.at)
-            )
+            notes.append(Note(f"the launch sets {name}={value} where miles/launch/ says {shown}", call.at))
     return env, notes
 
 
