@@ -61,10 +61,17 @@ def test_every_upstream_flag_use_is_accepted(commit: str) -> None:
     assert [v for name, values in data["uses"] for v in verdicts(catalog, name, values)] == []
 
 
-@pytest.mark.parametrize("commit", sorted(CATALOGS))
-@pytest.mark.parametrize("preset", sorted((pipeline.locate.PRESETS).glob("*.yaml")), ids=lambda p: p.stem)
-def test_every_shipped_preset_flag_is_accepted(commit: str, preset: Path) -> None:
-    model, _ = pipeline.load_preset(preset.stem, pipeline.Location(preset), preset)
+PRESETS = sorted(pipeline.locate.PRESETS.glob("*/*.yaml"))
+
+
+def test_there_are_shipped_presets_of_both_versions() -> None:
+    assert {p.parent.name for p in PRESETS} == {"2026-05-13-dc8b499b", "2026-08-21-31f1ca96"}
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: f"{p.parent.name[-8:]}/{p.stem}")
+def test_every_shipped_preset_flag_is_accepted_by_its_own_version(preset: Path) -> None:
+    commit = preset.parent.name[-8:]
+    model, _ = pipeline.load_preset(preset.stem, pipeline.Location(preset), preset, commit)
     catalog = load(CATALOGS[commit])
     found = [
         v

@@ -32,13 +32,29 @@ def rule(rule_id: str) -> Callable[[Rule], Rule]:
     return register
 
 
+# counts of the rollout side alone: Megatron's rules (M) do not reason from them
+ROLLOUT_COUNTS = frozenset(
+    {"rollout-num-gpus", "rollout-num-gpus-per-engine", "sglang-dp-size", "sglang-ep-size", "sglang-pp-size"}
+)
+
+
 def run(cell: Cell) -> Iterator[Problem]:
     facts = layout(cell)
-    bad_counts = any(p.severity == "error" for p in RULES["G4"](cell, facts))
+    bad = set(spec.bad_counts(cell))
     for rule_id, check in RULES.items():
-        if bad_counts and not rule_id.startswith("G"):
-            continue  # the L, S, M and P rules reason from counts of at least 1: G4's errors come first
+        if bad and _waits(rule_id, bad):
+            continue  # G4's errors come first
         yield from check(cell, facts)
+
+
+def _waits(rule_id: str, bad_counts: set[str]) -> bool:
+    """Whether a rule waits for the counts G4 rejects: the L, S and P rules reason from counts of at
+    least 1, the M rules from the actor's (a rollout of 0 GPUs leaves Megatron's verdicts standing)."""
+    if rule_id[0] in "GF":
+        return False
+    if rule_id[0] == "M":
+        return bool(bad_counts - ROLLOUT_COUNTS)
+    return True
 
 
 def problem(

@@ -110,12 +110,22 @@ def secrets_are_references(cell: Cell, _: Layout) -> Iterator[Problem]:
 @rule("G4")
 def integer_flags(cell: Cell, _: Layout) -> Iterator[Problem]:
     """Counts are integers of at least 1; anything else would fail miles' argparse or its start-up."""
-    for name in INTEGER_FLAGS:
+    for name in bad_counts(cell):
         value = cell.flag(name)
-        if value is not None and (isinstance(value, bool) or not str(value).lstrip("-").isdigit()):
-            yield problem("G4", cell, (name,), f"--{name} takes an integer, got {value!r}")
-        elif value is not None and int(str(value)) < 1:
+        if _integer(value):
             yield problem("G4", cell, (name,), f"--{name} is a count of at least 1, got {value}")
+        else:
+            yield problem("G4", cell, (name,), f"--{name} takes an integer, got {value!r}")
+
+
+def bad_counts(cell: Cell) -> list[str]:
+    """The count flags the cell sets to something other than an integer of at least 1."""
+    values = {name: cell.flag(name) for name in INTEGER_FLAGS}
+    return [n for n, v in values.items() if v is not None and not (_integer(v) and int(str(v)) >= 1)]
+
+
+def _integer(value: object) -> bool:
+    return not isinstance(value, bool) and str(value).lstrip("-").isdigit()
 
 
 def _group(cell: Cell, name: str) -> str:

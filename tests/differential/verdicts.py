@@ -200,6 +200,8 @@ STRICTER_THAN_MEGATRON = {
     "P1": "DeepEP is a flag to Megatron; the package is missing on ROCm and fails at run time",
     "P3": "Megatron parses --attention-backend flash on ROCm; Transformer Engine fails when it builds the layer",
     "P5": "the flex dispatcher exists in Megatron; on ROCm it has no DeepEP behind it",
+    # an actor of the whole node leaves the async ROCm spec's rollout 0 GPUs; Megatron never sees them
+    "G4": "--rollout-num-gpus 0: miles has no GPU to start an engine on; Megatron does not see rollout",
 }
 
 
