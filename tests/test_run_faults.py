@@ -226,10 +226,11 @@ def test_sigterm_during_the_clean_up_after_ctrl_c_still_cleans_up(specs, bystand
     code, err = finish(process)
     assert code == 130, err
     data, cell = report(tmp_path / "report.json")
-    assert (data["complete"], cell["status"], cell["reason"]) == (
-        True,
-        "interrupted",
+    assert (data["complete"], cell["status"]) == (True, "interrupted")
+    # the first signal handled names the cause; on a loaded machine the SIGTERM may be handled first
+    assert cell["reason"] in (
         "interrupted (Ctrl-C); the job was stopped",
+        "interrupted (SIGTERM); the job was stopped",
     )
     assert in_session(head["leader"]["pid"]) == [] and not Path(head["temp_dir"]).exists()
     assert list((tmp_path / "state" / "runs").iterdir()) == []

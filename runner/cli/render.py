@@ -20,7 +20,7 @@ from runner.cli.output import (
     print_json,
     print_problems,
 )
-from runner.errors import Problem, UsageError, display_path
+from runner.errors import Problem, UsageError, display_path, merged
 from runner.render import Launch, render, to_shell
 
 
@@ -61,8 +61,9 @@ def run(args: argparse.Namespace) -> int:
         problems = pipeline.problems(cell)
         context, drift = launch_context(cell, args.miles_root, os.environ, args.trust_checkout)
         problems += drift
-        print_problems(problems, sys.stderr)
         launches.append((render(cell, context), problems, cell.path))
+    # a problem several cells share is printed once, naming the cells
+    print_problems(merged((launch.id, p) for launch, problems, _ in launches for p in problems), sys.stderr)
     if args.output_dir is not None:
         for path in write_files(args.output_dir, launches, args.format):
             print(f"run-matrix: wrote {display_path(path)}", file=sys.stderr)

@@ -27,7 +27,7 @@ from runner.cli.output import (
     print_json,
     print_problems,
 )
-from runner.errors import EnvironmentProblem, Problem, UsageError, display_path
+from runner.errors import EnvironmentProblem, Problem, UsageError, display_path, merged
 from runner.render import render
 from runner.run.plan import Options, Planned
 from runner.run.record import new_run_id
@@ -123,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
     options = _options(args)
     selected = select_cells(args.specs, args.k, options.miles_root)
     planned = [plan(each, options.miles_root, args.trust_checkout) for each in selected]
+    # a warning several cells share is printed once, naming the cells
+    print_problems(merged((p.cell.id, w) for p in planned for w in p.warnings), sys.stderr)
     if args.dry_run:
         return _dry_run(planned, options, args.format)
     from runner.run.outputs import Outputs, make_log_dir  # checked before any work
@@ -193,7 +195,6 @@ def plan(selected: Selected, miles_root: Path | None, trust: bool = False) -> Pl
     cell = selected.cell
     context, drift = launch_context(cell, miles_root, os.environ, trust)
     warnings = [*selected.warnings, *drift]
-    print_problems(warnings, sys.stderr)
     spec = display_path(cell.path)
     reproduce = f"run-matrix run {shlex.quote(spec)} -k {shlex.quote(cell.id)}"
     return Planned(cell, render(cell, context), spec, reproduce, tuple(warnings))
