@@ -84,22 +84,31 @@ def expand(checkout: Path, *, trust: bool = False) -> dict[str, Expanded]:
 
 def identity(checkout: Path, *, trust: bool = False) -> tuple[str, str]:
     """The checkout's commit and its date (YYYY-MM-DD), asked of git in the sandbox."""
-    git = checkout / ".git"
-    alternates = git / "objects/info/alternates"
+    found = git_identity(checkout, trust=trust)
+    if found is None:
+        raise PresetError(
+            f"{checkout} is not a git checkout that git can read: presets are named by its commit and date"
+        )
+    return found
+
+
+def git_identity(root: Path, *, trust: bool = False) -> tuple[str, str] | None:
+    """``(commit, YYYY-MM-DD)`` of the git checkout whose top folder is ``root``, else None. git runs in
+    the sandbox: a checkout's own git config may name programs to run."""
+    git = ["git", "-c", "safe.directory=*", "--no-pager"]
+    script = f'{" ".join(git)} rev-parse --show-toplevel && {" ".join(git)} log -1 "--format=%H %cs"'
+    alternates = root / ".git/objects/info/alternates"
     shared = alternates.read_text(encoding="utf-8").split() if alternates.is_file() else []
     done = sandbox.run(
-        ["git", "-c", "safe.directory=*", "--no-pager", "log", "-1", "--format=%H %cs"],
-        reads=[checkout, *(Path(p) for p in shared if Path(p).is_dir())],
-        cwd=checkout,
+        ["sh", "-c", script],
+        reads=[root, *(Path(p) for p in shared if Path(p).is_dir())],
+        cwd=root,
         trust=trust,
     )
     words = done.output.split()
-    if done.returncode != 0 or len(words) != 2 or len(words[0]) != 40:
-        raise PresetError(
-            f"{checkout} is not a git checkout that git can read: presets are named by its commit and date"
-            f"\n{done.output[-500:]}"
-        )
-    return words[0], words[1]
+    if done.returncode != 0 or len(words) != 3 or Path(words[0]) != root.resolve() or len(words[1]) != 40:
+        return None
+    return words[1], words[2]
 
 
 def commit_of(checkout: Path) -> str | None:

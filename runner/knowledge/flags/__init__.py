@@ -15,6 +15,7 @@ from pathlib import Path
 
 from runner import locate
 from runner.errors import EnvironmentProblem, Location, SpecError
+from runner.knowledge import versions
 from runner.knowledge.flags.catalog import Catalog, Flag
 
 SHIPPED = locate.PROJECT / "miles" / "flags"
@@ -34,7 +35,7 @@ class Choice:
 
 def shipped() -> list[Path]:
     """The shipped catalogs, oldest first (files are named <date>-<commit>.json)."""
-    return sorted(SHIPPED.glob("*.json")) if SHIPPED.is_dir() else []
+    return [v.path for v in versions.shipped(SHIPPED.glob("*.json"))] if SHIPPED.is_dir() else []
 
 
 def choose(version: str | None, miles_root: Path | None, where: Location) -> Choice:
@@ -53,10 +54,11 @@ def _shipped_choice(version: str | None) -> Choice | None:
         path = files[-1]
         reason = f"the newest shipped catalog ({path.name}): the spec names no miles_version"
         return Choice(load(path), reason, stated=False)
-    found = [p for p in files if _commit(p).startswith(version) or version.startswith(_commit(p))]
+    found = versions.matching(version, versions.shipped(files))
     if len(found) != 1:
         return None
-    return Choice(load(found[0]), f"miles {version}, as the spec's miles_version says ({found[0].name})")
+    path = found[0].path
+    return Choice(load(path), f"miles {version}, as the spec's miles_version says ({path.name})")
 
 
 def _no_such_version(version: str | None, where: Location) -> Choice:
@@ -65,12 +67,9 @@ def _no_such_version(version: str | None, where: Location) -> Choice:
         f"miles_version {version!r} names no single shipped flag catalog",
         key="miles_version",
         at=[where],
-        hint=f"use one of {', '.join(_commit(p) for p in shipped())}, or --miles-root DIR (a checkout)",
+        hint=f"use one of {', '.join(v.commit for v in versions.shipped(shipped()))}, or --miles-root DIR"
+        " (a checkout)",
     )
-
-
-def _commit(path: Path) -> str:
-    return path.stem.split("-")[-1]
 
 
 @cache

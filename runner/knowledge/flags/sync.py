@@ -8,7 +8,6 @@ and takes Megatron's and SGLang's flags from the shipped catalog.
 from __future__ import annotations
 
 import ast
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -227,26 +226,12 @@ def describe(root: Path, what: str) -> str:
 
 
 def _commit(root: Path) -> tuple[str, str]:
-    try:
-        top = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        if Path(top).resolve() != root.resolve():
-            raise IndexError("not the root of a git checkout")  # a tree inside another repository
-        out = subprocess.run(
-            ["git", "-C", str(root), "log", "-1", "--format=%h %cs"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.split()
-        return out[0][:8], out[1]
-    except (OSError, subprocess.SubprocessError, IndexError):
+    from runner.knowledge.presets import git_identity
+
+    found = git_identity(root.resolve())
+    if found is None:
         return root.name[:12], "0000-00-00"  # not a git checkout: named by its folder, older than any
+    return found[0][:8], found[1]
 
 
 def _version(root: Path) -> str:
