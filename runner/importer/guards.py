@@ -89,6 +89,13 @@ def install(trace: Any) -> None:
 
         return recorded
 
+    _refuse_reaching_out(refuse)
+    _record_file_changes(trace, skip)
+    time.sleep = lambda seconds: None  # nothing runs, so there is nothing to wait for
+
+
+def _refuse_reaching_out(refuse: Callable[[str], Callable[..., Any]]) -> None:
+    """Processes, signals, connections and host lookups: each raises a refusal at the script's line."""
     for module, names in PROCESSES:
         for name in names:
             if hasattr(module, name):
@@ -103,6 +110,10 @@ def install(trace: Any) -> None:
     for name in NETWORK:
         setattr(socket.socket, name, refuse(f"opens a network connection: socket.{name}"))
     socket.getaddrinfo = refuse("looks up a host name: socket.getaddrinfo")
+
+
+def _record_file_changes(trace: Any, skip: Callable[[str], Callable[..., None]]) -> None:
+    """Writes go to /dev/null and moves, deletions and attribute changes are not done: all recorded."""
     for module, names in FILE_CHANGES:
         for name in names:
             setattr(module, name, skip(f"{module.__name__}.{name}"))
@@ -117,7 +128,6 @@ def install(trace: Any) -> None:
         for name in ("mkdir", "unlink", "rmdir", "rename", "replace", "symlink", "link", "chmod"):
             if hasattr(accessor, name):
                 setattr(accessor, name, staticmethod(skip(f"os.{name}")))
-    time.sleep = lambda seconds: None  # nothing runs, so there is nothing to wait for
 
 
 def _recorded_open(trace: Any, real_open: Callable[..., Any]) -> Callable[..., Any]:

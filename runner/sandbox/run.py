@@ -64,25 +64,32 @@ def run(
         else:
             line = bwrap.command(argv, reads=reads, out=out, cwd=cwd, env=child_env, scratch=limits.scratch)
             popen_env, popen_cwd = {}, None
-        tasks = tasks_of(user)
-        try:
-            child = subprocess.Popen(
-                line,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                env=popen_env,
-                cwd=popen_cwd,
-                start_new_session=True,  # its own process group: it and all it starts are ended together
-                preexec_fn=lambda: limits.apply(tasks),
-            )
-        except (OSError, subprocess.SubprocessError) as error:
-            raise EnvironmentProblem(f"cannot start the sandbox for {argv[0]}: {error}") from None
+        child = _start(argv[0], line, popen_env, popen_cwd, limits, tasks_of(user))
         output, cut, timed_out = _capture(child, limits)
         text, _ = redact(output.decode("utf-8", "replace"), caller_secrets(secret_names))
         if cut:
             text += f"\n[run-matrix: output cut at {limits.output} bytes]"
         return Outcome(child.returncode, text, cut, timed_out, not trust, _results(out, limits))
+
+
+def _start(
+    name: str, line: list[str], env: dict[str, str], cwd: Path | None, limits: Limits, tasks: int
+) -> subprocess.Popen[bytes]:
+    """The child, in a process session of its own (it and all it starts are ended together), its
+    limits set before it execs, its output (stderr too) on one pipe."""
+    try:
+        return subprocess.Popen(
+            line,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=lambda: limits.apply(tasks),
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        raise EnvironmentProblem(f"cannot start the sandbox for {name}: {error}") from None
 
 
 def _isolated_user(reads: Sequence[Path]) -> int:
