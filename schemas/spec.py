@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, PositiveInt
 
+from schemas.ci import CI
 from schemas.run import Expectation, Requirement, Retry
 from schemas.values import EnvValue, Flags, FlagValue, Model
 
@@ -123,6 +124,7 @@ class Spec(Model):
         default={}, description="metric name (train/ppo_kl, perf/step_time, ...) -> bounds"
     )
     retry: Retry = Retry()
+    ci: CI = Field(default=CI(), description="where and when a CI runs the cells (miles' register_*_ci)")
     why_not: dict[str, str] = Field(
         default={},
         description="dotted keys this spec deliberately leaves unset -> why (shown by `run-matrix diff`)",
