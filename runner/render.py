@@ -19,7 +19,15 @@ from runner import shell
 from runner.cell import Cell
 from schemas import GROUPS
 from schemas.conventions import EnvDefault
-from schemas.spec import ConvertFp8, ConvertTorchDist, HfDownload, Mkdir, PatchHfConfig, PrepareStep
+from schemas.spec import (
+    ConvertFp8,
+    ConvertInt4,
+    ConvertTorchDist,
+    HfDownload,
+    Mkdir,
+    PatchHfConfig,
+    PrepareStep,
+)
 from schemas.values import flag_tokens
 
 Phase = Literal["prepare", "cluster", "submit"]
@@ -210,11 +218,11 @@ def _prepare(
                 skip_if=f"{marker} says release",
                 guard=("grep", "-qsx", "release", marker),
             )
-        case ConvertFp8():
+        case ConvertFp8() | ConvertInt4():
             extra = [t for flag, value in step.extra.items() for t in flag_tokens(flag, value)]
             argv = (
                 step.python,
-                f"{root}/tools/convert_hf_to_fp8.py",
+                f"{root}/tools/{step.tool}",
                 "--model-dir",
                 step.model_dir,
                 "--save-dir",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import Field, PositiveInt
 
@@ -65,16 +65,30 @@ class ConvertTorchDist(Model):
     parallel: Flags = {}
 
 
-class ConvertFp8(Model):
-    kind: Literal["convert-fp8"]
+class _Quantize(Model):
+    """An HF checkpoint -> a quantized HF checkpoint, by one of miles' ``tools/convert_hf_to_*.py``."""
+
+    tool: ClassVar[str]
     model_dir: str
     save_dir: str
     extra: Flags = {}
     python: str = Field(default="python", description="the interpreter upstream's prepare runs it with")
 
 
+class ConvertFp8(_Quantize):
+    tool = "convert_hf_to_fp8.py"
+    kind: Literal["convert-fp8"]
+
+
+class ConvertInt4(_Quantize):
+    tool = "convert_hf_to_int4_direct.py"
+    kind: Literal["convert-int4"]
+
+
+QUANTIZE_STEPS: tuple[type[_Quantize], ...] = (ConvertFp8, ConvertInt4)
+
 PrepareStep = Annotated[
-    Mkdir | HfDownload | PatchHfConfig | ConvertTorchDist | ConvertFp8,
+    Mkdir | HfDownload | PatchHfConfig | ConvertTorchDist | ConvertFp8 | ConvertInt4,
     Field(discriminator="kind"),
 ]
 

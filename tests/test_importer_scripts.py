@@ -210,7 +210,7 @@ REFUSED = {
     " DIR to load miles' own helpers",
     "refuse_unknown_prepare.py": "7: error [import]: refuse_unknown_prepare.py cannot be imported: it runs `pip"
     " install flash-attn` before launching, which is no prepare step run-matrix has (mkdir, hf-download,"
-    " convert-torch-dist, convert-fp8)",
+    " convert-torch-dist, convert-fp8, convert-int4)",
 }
 
 

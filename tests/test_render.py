@@ -167,6 +167,20 @@ def test_convert_fp8_step(write) -> None:
     )
 
 
+def test_convert_int4_step_runs_the_checkouts_tool(write) -> None:
+    text = MINIMAL + "prepare:\n  int4: {kind: convert-int4, model_dir: /m, save_dir: /m-int4}\n"
+    command = render(pipeline.cell(write("spec.yaml", text))).commands[0]
+    assert command.argv == (
+        "python",
+        "${MILES_ROOT}/tools/convert_hf_to_int4_direct.py",
+        "--model-dir",
+        "/m",
+        "--save-dir",
+        "/m-int4",
+    )
+    assert command.skip_if == "/m-int4 exists"
+
+
 @pytest.mark.parametrize(
     ("value", "tokens"),
     [(True, ["--x"]), (False, []), (3, ["--x", "3"]), ("a b", ["--x", "a b"]), ([1, "b"], ["--x", "1", "b"])],

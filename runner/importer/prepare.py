@@ -1,7 +1,7 @@
 """prepare: the commands and helper calls a script makes before launching -> prepare steps.
 
 Each recorded command or helper call maps to one step kind of the spec (``mkdir``,
-``hf-download``, ``convert-torch-dist``, ``convert-fp8``), with the arguments miles' helpers
+``hf-download``, ``convert-torch-dist``, ``convert-fp8``, ``convert-int4``), with the arguments miles' helpers
 would have used. One that maps to no step kind stops the import: a spec cannot run it, and
 leaving it out would write a test that fails on a fresh node. Pure.
 """
@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
 from runner.errors import Location, SpecError
 from runner.importer.capture import Event, refused
 from runner.importer.emit import flag_value
 from runner.importer.groups import flags
+from schemas.spec import QUANTIZE_STEPS
 
 Step = dict[str, Any]
-NAMES = {"mkdir": "dirs", "convert-torch-dist": "convert", "convert-fp8": "fp8"}
+NAMES = {"mkdir": "dirs", "convert-torch-dist": "convert", "convert-fp8": "fp8", "convert-int4": "int4"}
+# each quantize step's tool, as a script names it: under the checkout, or relative to it (upstream
+# runs prepare from the checkout root)
+QUANTIZE_KINDS = {
+    f"tools/{step.tool}": get_args(step.model_fields["kind"].annotation)[0] for step in QUANTIZE_STEPS
+}
 
 
 def steps(events: Sequence[Event], root: str, model_type: str | None, megatron_path: str) -> dict[str, Step]:
@@ -49,8 +55,9 @@ def _command(event: Event, root: str) -> Step:
             return {"kind": "mkdir", "paths": paths}
     if words[:2] in (["hf", "download"], ["huggingface-cli", "download"]):
         return _download(words[2:], event)
-    if len(words) > 1 and words[1] == f"{root}/tools/convert_hf_to_fp8.py":
-        return _fp8(words, event)
+    tool = words[1].removeprefix(f"{root}/") if len(words) > 1 else ""
+    if tool in QUANTIZE_KINDS:
+        return _quantize(QUANTIZE_KINDS[tool], words, event)
     raise _unknown(f"`{event.command}`", event.at)
 
 
@@ -64,12 +71,12 @@ def _download(words: list[str], event: Event) -> Step:
     raise _unknown(f"`{event.command}` (hf download takes the repo and --local-dir only)", event.at)
 
 
-def _fp8(words: list[str], event: Event) -> Step:
+def _quantize(kind: str, words: list[str], event: Event) -> Step:
     options = dict(flags(words[2:]))
     model_dir, save_dir = options.pop("model-dir", ()), options.pop("save-dir", ())
     if len(model_dir) != 1 or len(save_dir) != 1:
         raise _unknown(f"`{event.command}` (no --model-dir or --save-dir)", event.at)
-    step: Step = {"kind": "convert-fp8", "model_dir": model_dir[0], "save_dir": save_dir[0]}
+    step: Step = {"kind": kind, "model_dir": model_dir[0], "save_dir": save_dir[0]}
     if options:
         step["extra"] = {name: flag_value(values) for name, values in options.items()}
     return {**step, "python": words[0]} if words[0] != "python" else step
@@ -108,7 +115,7 @@ def _helper(event: Event, model_type: str | None, megatron_path: str) -> Step:
 def _unknown(what: str, at: Location) -> SpecError:
     return _error(
         f"runs {what} before launching, which is no prepare step run-matrix has"
-        " (mkdir, hf-download, convert-torch-dist, convert-fp8)",
+        " (mkdir, hf-download, convert-torch-dist, convert-fp8, convert-int4)",
         at,
     )
 

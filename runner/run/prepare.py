@@ -22,7 +22,15 @@ from runner.run import processes
 from runner.run.environment import fill
 from runner.run.record import Tracker, Untracked
 from runner.run.results import PrepareRecord, StepStatus
-from schemas.spec import ConvertFp8, ConvertTorchDist, HfDownload, Mkdir, PatchHfConfig, PrepareStep
+from schemas.spec import (
+    ConvertFp8,
+    ConvertInt4,
+    ConvertTorchDist,
+    HfDownload,
+    Mkdir,
+    PatchHfConfig,
+    PrepareStep,
+)
 
 Output = Callable[[str], None]
 
@@ -40,7 +48,7 @@ def skip_reason(step: PrepareStep) -> str | None:
             marker = Path(step.save) / "latest_checkpointed_iteration.txt"
             done = marker.is_file() and marker.read_text(errors="replace").strip() == "release"
             return f"{marker} says release" if done else None
-        case ConvertFp8():
+        case ConvertFp8() | ConvertInt4():
             return f"{step.save_dir} exists" if Path(step.save_dir).exists() else None
 
 
@@ -94,7 +102,7 @@ def _run(
             return _execute(command, env, output, tracker, f"downloaded {step.repo} to {step.local_dir}")
         case ConvertTorchDist():
             return _execute(command, env, output, tracker, f"converted {step.hf_checkpoint} to {step.save}")
-        case ConvertFp8():
+        case ConvertFp8() | ConvertInt4():
             return _execute(command, env, output, tracker, f"converted {step.model_dir} to {step.save_dir}")
 
 
