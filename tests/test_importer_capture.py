@@ -113,13 +113,31 @@ def test_a_run_reports_the_launch_commands_and_the_calling_function(tmp_path):
     assert call.args["train_script"] == "train.py" and call.args["extra_env_vars"] is None
 
 
-def test_commands_after_the_launch_are_refused(tmp_path):
+def test_commands_after_the_last_launch_are_refused(tmp_path):
     path = script(tmp_path, "")
     path.write_text(path.read_text() + "U.exec_command('rm -rf /root/shared_data/checkpoints')\n")
-    with pytest.raises(
-        SpecError, match="it runs `rm -rf /root/shared_data/checkpoints` after its first execute_train"
-    ):
+    with pytest.raises(SpecError) as error:
         capture.record(path, {}, [])
+    assert (
+        "case.py cannot be imported: it runs `rm -rf /root/shared_data/checkpoints` after its last"
+        " execute_train; a spec runs nothing after the launch"
+    ) in str(error.value)
+
+
+def test_each_launch_prepares_with_everything_run_before_it(tmp_path):
+    """A script that loops prepare-then-launch over models: each launch's cell runs it all."""
+    path = script(tmp_path, "")
+    path.write_text(
+        LAUNCH.replace("U.execute_train", "U.exec_command('mkdir -p /root/models')\nU.execute_train")
+    )
+    path.write_text(
+        path.read_text() + "U.exec_command('hf download o/b --local-dir /root/models/b')\n" + LAUNCH
+    )
+    run = capture.record(path, {}, [])
+    first, second = ([event.command for event in call.prepare] for call in run.calls)
+    assert first == ["mkdir -p /root/models"]
+    assert second == ["mkdir -p /root/models", "hf download o/b --local-dir /root/models/b"]
+    assert run.prepare == run.calls[0].prepare
 
 
 def test_ci_registration_is_accepted_and_other_parts_of_miles_are_not(tmp_path):

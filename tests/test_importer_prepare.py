@@ -20,7 +20,9 @@ def test_quantize_tools_by_checkout_path_or_relative_to_it() -> None:
     found = steps(
         [
             command("mkdir -p /root/models /root/datasets"),
-            command(f"python {ROOT}/tools/convert_hf_to_fp8.py --model-dir /m --save-dir /m-fp8 --strategy block"),
+            command(
+                f"python {ROOT}/tools/convert_hf_to_fp8.py --model-dir /m --save-dir /m-fp8 --strategy block"
+            ),
             command("python3 tools/convert_hf_to_int4_direct.py --model-dir /m --save-dir /m-int4"),
         ],
         ROOT,
@@ -29,7 +31,12 @@ def test_quantize_tools_by_checkout_path_or_relative_to_it() -> None:
     )
     assert found == {
         "dirs": {"kind": "mkdir", "paths": ["/root/models", "/root/datasets"]},
-        "fp8": {"kind": "convert-fp8", "model_dir": "/m", "save_dir": "/m-fp8", "extra": {"strategy": "block"}},
+        "fp8": {
+            "kind": "convert-fp8",
+            "model_dir": "/m",
+            "save_dir": "/m-fp8",
+            "extra": {"strategy": "block"},
+        },
         "int4": {"kind": "convert-int4", "model_dir": "/m", "save_dir": "/m-int4", "python": "python3"},
     }
 

@@ -49,6 +49,7 @@ class Call:
     function: str  # the function that called it
     parameters: dict[str, Any]  # that function's arguments
     at: Location
+    prepare: tuple[Event, ...] = ()  # what the script ran before it, since its start
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ class Run:
     """One run of the script under the recorder."""
 
     switches: dict[str, str]  # the environment variables set for this run
-    prepare: tuple[Event, ...]
+    prepare: tuple[Event, ...]  # what ran before the first call
     calls: tuple[Call, ...]
     wandb: tuple[str, ...]  # what get_default_wandb_args returned
     notes: tuple[Note, ...]
@@ -133,22 +134,24 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
             + (f"; its last output:\n{tail}" if tail else ""),
         )
     events = trace["events"]
-    calls = tuple(_call(e) for e in events if e["kind"] == "train")
-    if not calls:
+    launches = [i for i, e in enumerate(events) if e["kind"] == "train"]
+    if not launches:
         raise refused(
             Location(script),
             "never calls execute_train when run as `python SCRIPT`: there is no launch to import",
         )
-    first = events.index(next(e for e in events if e["kind"] == "train"))
-    late = [e for e in events[first:] if e["kind"] in ("command", "helper")]
+    late = [e for e in events[launches[-1] :] if e["kind"] in ("command", "helper")]
     if late:
         raise refused(
             _location(late[0]["at"]),
-            f"runs {_what(late[0])} after its first execute_train; a spec prepares before the launch only",
+            f"runs {_what(late[0])} after its last execute_train; a spec runs nothing after the launch",
         )
+    # a launch's prepare is everything run before it: on a fresh node each cell runs all of it
+    ran = [(i, _event(e)) for i, e in enumerate(events) if e["kind"] in ("command", "helper")]
+    calls = tuple(_call(events[i], tuple(event for j, event in ran if j < i)) for i in launches)
     return Run(
         switches,
-        tuple(_event(e) for e in events[:first] if e["kind"] in ("command", "helper")),
+        calls[0].prepare,
         calls,
         tuple(e["text"] for e in events if e["kind"] == "wandb"),
         tuple(_note(e) for e in events if e["kind"] in ("effect", "silent")),
@@ -157,7 +160,7 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
     )
 
 
-def _call(event: dict[str, Any]) -> Call:
+def _call(event: dict[str, Any], prepare: tuple[Event, ...]) -> Call:
     caller = event["caller"]
     return Call(
         event["args"],
@@ -166,6 +169,7 @@ def _call(event: dict[str, Any]) -> Call:
         caller["function"],
         caller["parameters"],
         _location(event["at"]),
+        prepare,
     )
 
 

@@ -32,6 +32,8 @@ def steps(events: Sequence[Event], root: str, model_type: str | None, megatron_p
     named: dict[str, Step] = {}
     for event in events:
         step = _helper(event, model_type, megatron_path) if event.kind == "helper" else _command(event, root)
+        if step in named.values():
+            continue  # run again before a later launch: one step, skipped once done
         name = _name(step)
         unique, count = name, 1
         while unique in named:

@@ -66,7 +66,7 @@ def target_of(
         group_of,
         source_of,
         env,
-        prepare.steps(run.prepare, run.root, model_type, conventions.megatron_path),
+        prepare.steps(call.prepare, run.root, model_type, conventions.megatron_path),
         project,
         replace(found, train_args=words),
         wandb_args,
