@@ -1,20 +1,23 @@
-"""What a local miles checkout says about a cell's launch: its own MODEL_ARGS.
+"""What a local miles checkout says about a cell's launch: its own MODEL_ARGS and conventions.
 
-The checkout's ``scripts/models/<type>.py`` or ``.sh`` is expanded as miles expands it, in the
-sandbox (``runner.knowledge.presets``); a difference from run-matrix's shipped preset is a
-warning that names the tokens, never hidden.
+The checkout's ``scripts/models/<type>.py`` or ``.sh`` is expanded as miles expands it, and its
+``execute_train`` is observed, both in the sandbox (``runner.knowledge.presets``,
+``runner.importer.observed``); a difference from run-matrix's shipped preset or launch
+conventions is a warning that names the tokens, never hidden.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runner.cell import Cell
-from runner.errors import Problem
+from runner.errors import Problem, RunMatrixError, SpecError
 from runner.knowledge import presets
 from runner.render import MILES_ROOT_REFERENCE, Context, preset_tokens
+from runner.sandbox.bwrap import IsolationUnavailable
+from schemas import LaunchConventions
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,44 @@ def launch_context(
     MODEL_ARGS — a difference from run-matrix's preset is a warning, never hidden."""
     if miles_root is None:
         return Context(dict(environ), MILES_ROOT_REFERENCE), []
+    conventions, launch_drift = _conventions(cell, miles_root, trust)
+    context, model_drift = _model_args_context(cell, miles_root, environ, trust)
+    return replace(context, conventions=conventions), launch_drift + model_drift
+
+
+def _conventions(cell: Cell, miles_root: Path, trust: bool) -> tuple[LaunchConventions, list[Problem]]:
+    """The checkout's own execute_train decides what is added around the flags."""
+    from runner.importer.observed import checkout_conventions  # the import sandbox's recorder
+
+    shipped = f"the shipped launch conventions (miles {(cell.conventions.miles_commit or 'unknown')[:8]})"
+    where = (cell.location("miles_version"),)
+    try:
+        conventions, differences = checkout_conventions(
+            miles_root, cell.conventions, cell.spec.model.type, trust
+        )
+    except IsolationUnavailable:
+        raise
+    except RunMatrixError as exc:  # a checkout whose helpers cannot run: said, and the shipped kept
+        reason = exc.problems[0].message if isinstance(exc, SpecError) else str(exc).splitlines()[0]
+        note = f"the checkout's execute_train cannot be observed ({reason}); using {shipped}"
+        return cell.conventions, [Problem("launch", note, "miles_version", where, "warning")]
+    if not differences:
+        return conventions, []
+    drift = Problem(
+        "launch",
+        f"execute_train of {miles_root} differs from {shipped}: {'; '.join(differences)};"
+        " rendering the checkout's",
+        "miles_version",
+        where,
+        "warning",
+        hint="set miles_version to the checkout's version if one is shipped (`run-matrix presets list`)",
+    )
+    return conventions, [drift]
+
+
+def _model_args_context(
+    cell: Cell, miles_root: Path, environ: Mapping[str, str], trust: bool
+) -> tuple[Context, list[Problem]]:
     root = str(miles_root.resolve())
     if not cell.spec.model.type:  # FSDP: no MODEL_ARGS
         return Context(dict(environ), root), []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from typing import Any, Literal
 
@@ -18,7 +18,7 @@ from typing_extensions import assert_never
 from runner import shell
 from runner.cell import Cell
 from schemas import GROUPS
-from schemas.conventions import EnvDefault
+from schemas.conventions import EnvDefault, LaunchConventions
 from schemas.spec import (
     ConvertFp8,
     ConvertInt4,
@@ -96,9 +96,12 @@ class Context:
     caller_env: Mapping[str, str] = field(default_factory=dict)
     miles_root: str = MILES_ROOT_REFERENCE
     model_args: Sequence[str] | None = None  # MODEL_ARGS read from a checkout, else the preset's
+    conventions: LaunchConventions | None = None  # a checkout's own execute_train, else the cell's
 
 
 def render(cell: Cell, context: Context = Context()) -> Launch:
+    if context.conventions is not None:
+        cell = replace(cell, conventions=context.conventions)
     model_args = tuple(context.model_args) if context.model_args is not None else preset_tokens(cell)
     env, probes = runtime_env(cell, context.caller_env, context.miles_root)
     train_args = tuple(_train_args(cell, context.caller_env))

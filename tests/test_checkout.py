@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from runner import pipeline
 from runner.checkout import launch_context, model_args
-from runner.render import preset_tokens
+from runner.render import preset_tokens, render
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.allow_subprocess
 CHECKOUT = DATA / "fake-miles"
 ROCM = pipeline.locate.BUNDLED_MATRICES / "rocm/glm5-async.yaml"
-
 
 
 def test_the_checkouts_glm5_preset_is_the_shipped_one():
@@ -32,12 +33,42 @@ def test_a_type_the_checkout_lacks_or_cannot_expand_keeps_the_shipped_preset_and
     context, problems = launch_context(cell, tmp_path, {})
     assert context.model_args is None
     assert [p.message for p in problems] == [
+        f"the checkout's execute_train cannot be observed (cannot load miles' helpers from {tmp_path}:"
+        " ModuleNotFoundError: No module named 'miles'); using the shipped launch conventions (miles dc8b499b)",
         "the checkout has no scripts/models/glm5-744B-A40B_4layer.py or .sh; using the shipped preset"
-        f" (miles {cell.preset.miles_commit[:8]})"
+        f" (miles {cell.preset.miles_commit[:8]})",
     ]
     (tmp_path / "scripts/models/glm5-744B-A40B_4layer.sh").write_text("exit 4\n")
     _, problems = launch_context(cell, tmp_path, {})
-    assert [p.message for p in problems] == [
+    assert [p.message for p in problems][1:] == [
         "the checkout's scripts/models/glm5-744B-A40B_4layer.sh fails with status 4 when bash sources it;"
         f" using the shipped preset (miles {cell.preset.miles_commit[:8]})"
     ]
+
+
+def test_the_checkouts_own_execute_train_decides_the_runtime_env(tmp_path):
+    """A checkout whose execute_train sets what the shipped conventions do not: said, and rendered."""
+    checkout = tmp_path / "miles"
+    shutil.copytree(CHECKOUT, checkout)
+    for path in [tmp_path, *checkout.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    helpers = checkout / "miles/utils/external_utils/command_utils.py"
+    helpers.write_text(
+        helpers.read_text().replace(
+            'env = {"PYTHONPATH": megatron_path,',
+            'env = {"PYTHONUNBUFFERED": "1", "PYTHONPATH": f"{repo_base_dir}:{megatron_path}",',
+        )
+    )
+    cell = pipeline.cell(ROCM)
+    context, problems = launch_context(cell, checkout, {})
+    assert [(p.rule, p.message) for p in problems] == [
+        (
+            "launch",
+            f"execute_train of {checkout} differs from the shipped launch conventions (miles dc8b499b):"
+            f" PYTHONPATH={checkout}:/root/Megatron-LM (shipped: /root/Megatron-LM);"
+            " PYTHONUNBUFFERED=1 (not in the shipped conventions); rendering the checkout's",
+        )
+    ]
+    env = render(cell, context).env
+    assert (env["PYTHONUNBUFFERED"], env["PYTHONPATH"]) == ("1", f"{checkout}:/root/Megatron-LM")
+    assert launch_context(cell, CHECKOUT, {})[1] == []  # the shipped conventions hold for the stand-in

@@ -15,9 +15,9 @@ expansion can read, so a second look costs a file read.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +25,7 @@ from typing import Any
 
 from runner import sandbox
 from runner.errors import RunMatrixError
+from runner.knowledge import cache
 
 MODELS = Path("scripts/models")
 UTILS = Path("miles/utils/external_utils/model_args_utils.py")
@@ -77,7 +78,10 @@ def expand(checkout: Path, *, trust: bool = False) -> dict[str, Expanded]:
     for suffix, run in ((".sh", _run_sh), (".py", _run_py)):
         names = sorted(name for name, path in presets.items() if path.suffix == suffix)
         if names:
-            found = _cached(checkout, suffix, names, lambda names=names, run=run: run(checkout, names, trust))
+            found = cache.cached(
+                cache.folder("presets") / f"{_content_hash(checkout, suffix, names)}.json",
+                functools.partial(run, checkout, names, trust),
+            )
             expanded |= {name: _expanded(name, presets[name], found.get(name)) for name in names}
     return expanded
 
@@ -194,26 +198,6 @@ def _run_py(checkout: Path, names: list[str], trust: bool) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-def _cached(checkout: Path, suffix: str, names: list[str], expand_now: Any) -> dict[str, Any]:
-    """What ``expand_now()`` gives, from the cache when every file it may read is unchanged."""
-    path = _cache_folder() / f"{_content_hash(checkout, suffix, names)}.json"
-    try:
-        found = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(found, dict):
-            return found
-    except (OSError, ValueError):
-        pass
-    found = expand_now()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        hidden = path.with_name(f".{path.name}.{os.getpid()}")
-        hidden.write_text(json.dumps(found), encoding="utf-8")
-        hidden.replace(path)
-    except OSError:  # a cache that cannot be written only costs time
-        pass
-    return dict(found)
-
-
 def _content_hash(checkout: Path, suffix: str, names: list[str]) -> str:
     """Every file the expansion may read: the presets folder (siblings are sourced or loaded), the
     loader, run-matrix's own side of it."""
@@ -225,11 +209,3 @@ def _content_hash(checkout: Path, suffix: str, names: list[str]) -> str:
             digest.update(hashlib.sha256(path.read_bytes()).digest())
     digest.update(EXPAND_SH.encode())
     return digest.hexdigest()
-
-
-def _cache_folder() -> Path:
-    """``$RUN_MATRIX_CACHE_DIR``, else ``$XDG_CACHE_HOME/run-matrix``, else ``~/.cache/run-matrix``."""
-    base = os.environ.get("RUN_MATRIX_CACHE_DIR") or str(
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "run-matrix"
-    )
-    return Path(base) / "presets"
