@@ -35,6 +35,8 @@ class Cell:
     xfail: str | None = None  # the reason a failure is expected
     timeout: int | None = None  # seconds, from the matrix's adjust
     flags: Choice | None = field(default=None, repr=False)  # the flag catalog it is checked against
+    # the presets of the model types prepare steps convert for, where not the cell's own
+    step_presets: dict[str, ModelPreset] = field(default_factory=dict, repr=False)
 
     @property
     def status(self) -> str:
@@ -47,6 +49,11 @@ class Cell:
             "spec": self.spec.model_dump(mode="json"),
             "profile": self.profile.model_dump(mode="json"),
             "preset": self.preset.model_dump(mode="json"),
+            **(
+                {"step_presets": {k: v.model_dump(mode="json") for k, v in self.step_presets.items()}}
+                if self.step_presets
+                else {}
+            ),
         }
         text = json.dumps(resolved, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:12]

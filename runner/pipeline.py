@@ -143,7 +143,19 @@ def _cell(
         dict(combo),
         *control,
         flags=flags.choose(spec.miles_version, miles_root, composed.location(("miles_version",))),
+        step_presets=_step_presets(spec, composed),
     )
+
+
+def _step_presets(spec: Spec, composed: Composed) -> dict[str, ModelPreset]:
+    """The presets of the model types the prepare steps convert for, where not the cell's own."""
+    found: dict[str, ModelPreset] = {}
+    for name, step in spec.prepare.items():
+        wanted = getattr(step, "model_type", None)
+        if wanted and wanted != spec.model.type and wanted not in found:
+            where = composed.location(("prepare", name, "model_type"))
+            found[wanted] = load_preset(wanted, where, composed.path, spec.miles_version)[0]
+    return found
 
 
 def spec_files(paths: Iterable[Path]) -> Iterator[Path]:

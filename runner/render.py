@@ -17,7 +17,7 @@ from typing_extensions import assert_never
 
 from runner import shell
 from runner.cell import Cell
-from schemas import GROUPS
+from schemas import GROUPS, ModelPreset
 from schemas.conventions import EnvDefault, LaunchConventions
 from schemas.spec import (
     ConvertFp8,
@@ -123,7 +123,11 @@ def render(cell: Cell, context: Context = Context()) -> Launch:
 
 
 def preset_tokens(cell: Cell) -> tuple[str, ...]:
-    return tuple(t for name, value in cell.preset.model_args.items() for t in flag_tokens(name, value))
+    return _tokens(cell.preset)
+
+
+def _tokens(preset: ModelPreset) -> tuple[str, ...]:
+    return tuple(t for name, value in preset.model_args.items() for t in flag_tokens(name, value))
 
 
 def runtime_env(
@@ -205,7 +209,7 @@ def _prepare(
                 "--nproc-per-node",
                 str(step.nproc_per_node),
                 f"{root}/tools/convert_hf_to_torch_dist.py",
-                *model_args,
+                *_convert_model_args(step, cell, model_args),
                 "--hf-checkpoint",
                 step.hf_checkpoint,
                 "--save",
@@ -235,6 +239,13 @@ def _prepare(
             return _exists_guarded(name, argv, step.save_dir)
         case _:
             assert_never(step)
+
+
+def _convert_model_args(step: ConvertTorchDist, cell: Cell, model_args: tuple[str, ...]) -> tuple[str, ...]:
+    """MODEL_ARGS of the type the step converts for: the cell's, or another's preset."""
+    if step.model_type is None or step.model_type == cell.spec.model.type:
+        return model_args
+    return _tokens(cell.step_presets[step.model_type])
 
 
 def _exists_guarded(name: str, argv: tuple[str, ...], output: str) -> Command:

@@ -63,6 +63,11 @@ class ConvertTorchDist(Model):
     save: str
     nproc_per_node: PositiveInt = 4
     parallel: Flags = {}
+    model_type: str | None = Field(
+        default=None,
+        description="the Megatron model type whose MODEL_ARGS the conversion takes; default: model.type"
+        " (an FSDP cell that compares with a Megatron one converts for it)",
+    )
 
 
 class _Quantize(Model):

@@ -55,3 +55,27 @@ def test_a_quantize_run_holds_no_step_for_is_refused(text: str, why: str) -> Non
         f"test_x.py cannot be imported: it runs `{text}`{' ' + why if why else ''} before launching, which is"
         " no prepare step run-matrix has (mkdir, hf-download, convert-torch-dist, convert-fp8, convert-int4)"
     )
+
+
+def test_a_conversion_for_another_model_type_names_it() -> None:
+    """miles' FSDP/Megatron alignment test converts for the Megatron launch before its FSDP ones."""
+    convert = Event(
+        "helper",
+        "convert_checkpoint",
+        "",
+        {
+            "model_name": "Qwen3-0.6B",
+            "megatron_model_type": "qwen3-0.6B",
+            "num_gpus_per_node": 8,
+            "multinode": False,
+            "extra_args": "",
+            "dir_dst": "/root/models",
+            "hf_checkpoint": None,
+            "megatron_path": "/root/Megatron-LM",
+        },
+        AT,
+    )
+    fsdp = steps([convert], ROOT, None, "/root/Megatron-LM")
+    megatron = steps([convert], ROOT, "qwen3-0.6B", "/root/Megatron-LM")
+    assert fsdp["convert"] == {**megatron["convert"], "model_type": "qwen3-0.6B"}
+    assert "model_type" not in megatron["convert"]

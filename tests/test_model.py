@@ -102,7 +102,7 @@ def test_unknown_prepare_kind(write):
     assert error_of(write, "prepare:\n  m: {kind: download}\n") == (
         "spec.yaml:6: error [type] prepare.m: Input tag 'download' found using 'kind' does not match any"
         " of the expected tags: 'mkdir', 'hf-download', 'patch-hf-config', 'convert-torch-dist',"
-        " 'convert-fp8', got {'kind': 'download'}"
+        " 'convert-fp8', 'convert-int4', got {'kind': 'download'}"
     )
 
 

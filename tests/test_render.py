@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline
-from runner.render import Context, render, to_shell
+from runner.errors import SpecError
+from runner.render import Context, preset_tokens, render, to_shell
 from schemas.values import flag_tokens
 from tests.conftest import DATA
 from tests.test_model import MINIMAL
@@ -138,7 +139,9 @@ def test_guards_skip_steps_whose_output_is_there(tmp_path: Path) -> None:
     (tmp_path / "spec.yaml").write_text(spec)
     commands = {c.name: c for c in render(pipeline.cell(tmp_path / "spec.yaml")).commands}
     assert commands["model"].shell == f"[ -e {tmp_path}/m ] || hf download o/m --local-dir {tmp_path}/m"
-    assert commands["convert"].shell.startswith(f"grep -qsx release {tmp_path}/t/latest_checkpointed_iteration.txt || ")
+    assert commands["convert"].shell.startswith(
+        f"grep -qsx release {tmp_path}/t/latest_checkpointed_iteration.txt || "
+    )
     (tmp_path / "m").mkdir()
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / "latest_checkpointed_iteration.txt").write_text("release\n")
@@ -165,6 +168,27 @@ def test_convert_fp8_step(write) -> None:
         "128",
         "128",
     )
+
+
+def test_a_conversion_for_another_model_type_takes_that_types_model_args(write) -> None:
+    """An FSDP cell (no model type) that converts the checkpoint its Megatron twin loads."""
+    fsdp = MINIMAL.replace("model: {type: glm5-744B-A40B_4layer}\n", "")
+    step = "{kind: convert-torch-dist, hf_checkpoint: /m, save: /t, model_type: qwen3-0.6B}"
+    cell = pipeline.cell(
+        write("spec.yaml", fsdp + f"args:\n  misc: {{train-backend: fsdp}}\nprepare:\n  convert: {step}\n")
+    )
+    twin = pipeline.cell(write("twin.yaml", MINIMAL.replace("glm5-744B-A40B_4layer", "qwen3-0.6B")))
+    argv = render(cell).commands[0].argv
+    assert argv[4 : 4 + len(preset_tokens(twin))] == preset_tokens(twin)
+    assert argv[-4:] == ("--hf-checkpoint", "/m", "--save", "/t")
+
+
+def test_a_conversion_for_an_unknown_model_type_is_an_error_at_its_key(write) -> None:
+    step = "{kind: convert-torch-dist, hf_checkpoint: /m, save: /t, model_type: qwen9-1B}"
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", MINIMAL + f"prepare:\n  convert: {step}\n"))
+    assert caught.value.problems[0].locations[0].line == 6
+    assert "qwen9-1B" in caught.value.problems[0].message
 
 
 def test_convert_int4_step_runs_the_checkouts_tool(write) -> None:

@@ -95,9 +95,6 @@ def _helper(event: Event, model_type: str | None, megatron_path: str) -> Step:
         raise _error(
             "converts the checkpoint on several nodes; a convert-torch-dist step runs on one", event.at
         )
-    if args["megatron_model_type"] != model_type:
-        trains = model_type or "with FSDP (no model type)"
-        raise _error(f"converts with model type {args['megatron_model_type']} but trains {trains}", event.at)
     if args["megatron_path"] != megatron_path:
         raise _error(
             f"converts with Megatron at {args['megatron_path']}; the conventions say {megatron_path}",
@@ -110,6 +107,8 @@ def _helper(event: Event, model_type: str | None, megatron_path: str) -> Step:
         "save": f"{args['dir_dst']}/{name}_torch_dist",
         "nproc_per_node": args["num_gpus_per_node"],
     }
+    if args["megatron_model_type"] != model_type:  # e.g. an FSDP launch beside the Megatron one it checks
+        step["model_type"] = args["megatron_model_type"]
     parallel = flags(shlex.split(args["extra_args"] or ""))
     return {**step, "parallel": {n: flag_value(v) for n, v in parallel}} if parallel else step
 
