@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Compare what a real miles checkout's execute_train adds around a test's flags with the shipped
+launch conventions of every version, for both training backends.
+
+  python tools/launch/check_conventions.py MILES_CHECKOUT [MODEL_TYPE]
+
+The checkout's execute_train runs in the import sandbox (nothing it would run is run). Prints the
+differences per shipped version and backend; exit 1 when no shipped version matches exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from runner import locate, pipeline
+from runner.importer.observed import checkout_conventions
+from runner.knowledge import versions
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("checkout", type=Path)
+    parser.add_argument("model_type", nargs="?", default="qwen3-4B", help="a type the checkout has")
+    args = parser.parse_args()
+    exact = []
+    for version in versions.shipped(locate.CONVENTIONS.glob("*.yaml")):
+        shipped = pipeline.conventions(version.commit)
+        found = {
+            backend: checkout_conventions(args.checkout, shipped, model_type)[1]
+            for backend, model_type in (("megatron", args.model_type), ("fsdp", None))
+        }
+        for backend, differences in found.items():
+            print(f"{version.commit[:8]} {backend:8} {len(differences)} difference(s)")
+            for line in differences:
+                print(f"    {line}")
+        if not any(found.values()):
+            exact.append(version.commit[:8])
+    print(f"shipped conventions the checkout follows exactly: {', '.join(exact) or 'none'}")
+    return 0 if exact else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
