@@ -149,3 +149,17 @@ def test_ci_registration_is_accepted_and_other_parts_of_miles_are_not(tmp_path):
     assert len(run.calls) == 1
     with pytest.raises(SpecError, match=r"it imports miles\.rollout, which needs miles itself"):
         capture.record(script(tmp_path, "import miles.rollout\n"), {}, [])
+
+
+def test_reading_what_a_launch_would_write_is_refused_with_that_launch(tmp_path):
+    """miles' checkpoint tests resume from the iteration their first launch saved."""
+    path = script(tmp_path, "")
+    launch = LAUNCH.replace('"--lr 1e-6 "', '"--lr 1e-6 --save /root/ckpt "')
+    path.write_text(launch + "open('/root/ckpt/latest_checkpointed_iteration.txt').read()\n")
+    with pytest.raises(SpecError) as error:
+        capture.record(path, {}, [])
+    assert (
+        "case.py:4: error [import]: case.py cannot be imported: it reads"
+        " /root/ckpt/latest_checkpointed_iteration.txt, which its launch at line 3 would write"
+        " (--save /root/ckpt): a cell does not read what another cell's run wrote, so this test is not one spec"
+    ) in str(error.value)

@@ -9,8 +9,10 @@ recorder could not stand in for is an error that names the script's line.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -126,6 +128,9 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
     failure = trace["failure"]
     if failure and failure.get("environment"):
         raise EnvironmentProblem(failure["reason"])
+    written_by = _written_by_a_launch(failure.get("missing"), trace["events"]) if failure else None
+    if written_by:
+        raise refused(_location(failure["at"]), written_by)
     if failure:
         tail = "\n".join(output.strip().splitlines()[-5:])
         raise refused(
@@ -158,6 +163,25 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
         {name: _location(at) for name, at in trace["env_reads"].items()},
         trace["root"],
     )
+
+
+def _written_by_a_launch(missing: str | None, events: list[dict[str, Any]]) -> str | None:
+    """Why a file the script reads after launching is not there: that launch would have written it."""
+    if not missing:
+        return None
+    for event in (e for e in events if e["kind"] == "train"):
+        words = shlex.split(str(event["args"].get("train_args") or ""))
+        named = [(flag, value) for flag, value in itertools.pairwise(words) if flag.startswith("--")]
+        named += [(f"{k}=", str(v)) for k, v in (event["args"].get("extra_env_vars") or {}).items()]
+        for name, value in named:
+            folder = value.rstrip("/")
+            if value.startswith("/") and (missing + "/").startswith(folder + "/"):
+                given = f"{name}{value}" if name.endswith("=") else f"{name} {value}"
+                return (
+                    f"reads {missing}, which its launch at line {event['at'][1]} would write ({given}):"
+                    " a cell does not read what another cell's run wrote, so this test is not one spec"
+                )
+    return None
 
 
 def _call(event: dict[str, Any], prepare: tuple[Event, ...]) -> Call:

@@ -100,7 +100,10 @@ def _run(script: Path, miles_root: Path | None, recorder: Any, tracing: Any) -> 
         if stop.code not in (None, 0):
             return {"reason": f"exits with status {stop.code!r}", "at": _last_line(stop, trace)}
     except BaseException as error:  # the script's own failure, reported with its line
-        return {"reason": f"raises {type(error).__name__}: {error}", "at": _last_line(error, trace)}
+        failure = {"reason": f"raises {type(error).__name__}: {error}", "at": _last_line(error, trace)}
+        if isinstance(error, FileNotFoundError) and error.filename:
+            failure["missing"] = str(error.filename)
+        return failure
     finally:
         sys.setprofile(None)
     return None
