@@ -1,0 +1,95 @@
+"""run-matrix ci plan: cells to runner classes, balanced by est_time, as a GitHub Actions matrix."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from runner import locate, pipeline
+from runner.cell import Cell
+from runner.ci import estimate, present
+from runner.ci.plan import plan
+from runner.ci.runners import load_runners
+from runner.cli.output import SELECT_HELP, print_json
+from runner.errors import EnvironmentProblem, ExitCode
+
+HISTORY_RUNS = 5  # est_time from history: the mean of this many last passed runs
+
+
+def add_parser(subcommands: Any, name: str) -> None:
+    parser = subcommands.add_parser(
+        name,
+        help="plan a CI: cells onto runner classes, balanced by est_time (a GitHub Actions matrix)",
+        description="`ci plan` routes every runnable cell to one runner class of runners.yaml that has "
+        "its hardware and at least its GPUs (the smallest that fits), then spreads each class's cells "
+        "over its runners, longest est_time first onto the least-loaded one.",
+    )
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    each = actions.add_parser(
+        "plan",
+        help="print the plan: a GitHub Actions strategy.matrix, JSON or Markdown",
+        description="Route and balance the selected cells (default: matrices/) over the runner classes "
+        "of --runners. est_time: the mean of a cell's last recorded durations in --history, else its "
+        "ci.est_time, else its timeout, else 600 s. Skipped cells, and nightly ones without --nightly, are "
+        "not planned; cells no class can take are listed with the reason (exit 1 under --strict). "
+        "--format github prints {\"include\": [{\"runs-on\", \"shard\", \"cells\"}]} on one line, for "
+        "fromJSON; `run-matrix run --shard-of PLAN K` (or --cells FILE) runs one shard.",
+    )
+    each.add_argument("specs", nargs="*", default=["matrices"], metavar="SPEC|DIR|CELL")
+    each.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
+    each.add_argument("--runners", type=Path, required=True, metavar="FILE",
+                      help="runners.yaml: runners: [{label, hardware, gpus, count}]")
+    each.add_argument("--format", choices=("github", "json", "markdown"), default="github",
+                      help="output format (default: github)")
+    each.add_argument("--strict", action="store_true", help="exit 1 when a runnable cell no runner can take")
+    each.add_argument("--nightly", action="store_true", help="plan the cells whose ci.nightly is true too")
+    each.add_argument("--history", metavar="PATH|URL",
+                      help="est_time from the durations recorded there (a SQLite file or postgresql://...)")
+    each.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    cells = pipeline.select(args.specs, args.k)
+    for cell in cells:
+        pipeline.problems(cell)  # an invalid cell is exit 2 here, not on the runner
+    classes = load_runners(args.runners, _hardware(args.specs, cells))
+    durations = recorded(args.history, [c.id for c in cells]) if args.history else {}
+    planned = [estimate.planned_cell(cell, durations) for cell in cells]
+    skipped = {c.id: f"skipped: {c.skip.reason}" for c in cells if c.skip}
+    result = plan(planned, classes, skipped, nightly=args.nightly, specs=args.specs)
+    if args.format == "github":
+        print(json.dumps(present.github(result), separators=(",", ":")))
+    elif args.format == "json":
+        print_json(result.model_dump(mode="json"))
+    else:
+        sys.stdout.write(present.markdown(result))
+    for cell in result.unplaced:
+        print(f"run-matrix: no runner for {cell.id}: {cell.reason}", file=sys.stderr)
+    return ExitCode.RUN_FAILED if args.strict and result.unplaced else ExitCode.OK
+
+
+def recorded(history: str, cells: list[str]) -> dict[str, list[float]]:
+    """Each cell's last recorded durations in the store ``history`` names."""
+    try:
+        from runner.history.location import parse
+        from runner.history.query import durations
+        from runner.history.store import Store
+    except ImportError as exc:
+        raise EnvironmentProblem(f"the history store needs {exc.name}: pip install 'run-matrix[run]'") from None
+    store = Store.open(parse(history, "--history", from_command_line=True))
+    try:
+        return durations(store, cells, HISTORY_RUNS)
+    finally:
+        store.close()
+
+
+def _hardware(specs: list[str], cells: list[Cell]) -> set[str]:
+    """The profiles a runner class may name: run-matrix's, and those of the trees the specs are in."""
+    folders = [locate.BUNDLED_MATRICES / "hardware", Path("matrices") / "hardware"]
+    for name in specs:
+        root = locate.matrices_root(locate.find_spec(name.partition("[")[0]))
+        folders += [root / "hardware"] if root else []
+    return {p.stem for folder in folders for p in folder.glob("*.yaml")} | {c.profile.name for c in cells}
