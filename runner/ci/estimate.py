@@ -6,11 +6,12 @@ import math
 from collections.abc import Mapping, Sequence
 
 from runner.cell import Cell
-from runner.errors import display_path
+from runner.errors import EnvironmentProblem, UsageError, display_path
 from runner.layout import layout
 from schemas.ci_plan import EstSource, PlannedCell
 
 DEFAULT_EST_TIME = 600  # seconds: a typical miles e2e test (its register_*_ci est_time values)
+HISTORY_RUNS = 5  # est_time from history: the mean of this many last passed runs
 
 
 def est_time(cell: Cell, durations: Sequence[float] = ()) -> tuple[int, EstSource]:
@@ -36,3 +37,21 @@ def planned_cell(cell: Cell, durations: Mapping[str, Sequence[float]]) -> Planne
         content_hash=cell.content_hash,
         ci=cell.spec.ci,
     )
+
+
+def recorded(history: str, cells: list[str]) -> dict[str, list[float]]:
+    """Each cell's last recorded durations in the store ``history`` names."""
+    try:
+        from runner.history.location import parse
+        from runner.history.query import durations
+        from runner.history.store import Store
+    except ImportError as exc:
+        raise EnvironmentProblem(f"the history store needs {exc.name}: pip install 'run-matrix[run]'") from None
+    location = parse(history, "--history", from_command_line=True)
+    if location.sqlite_file is not None and not location.sqlite_file.is_file():
+        raise UsageError(f"--history {location.shown}: no such file (a history store `run` wrote)")
+    store = Store.open(location)
+    try:
+        return durations(store, cells, HISTORY_RUNS)
+    finally:
+        store.close()

@@ -14,9 +14,9 @@ def github(plan: CiPlan) -> dict[str, Any]:
 
 
 def markdown(plan: CiPlan) -> str:
-    lines = [f"## CI plan: {len(plan.cells)} cells on {len(plan.shards)} runners"]
+    lines = [f"## CI plan: {_count(len(plan.cells), 'cell')} on {_count(len(plan.shards), 'runner')}"]
     for each in plan.classes:
-        lines += ["", f"### `{escape(each.label)}`: {each.hardware}, {each.gpus} GPUs each, {each.count} runner{"s" if each.count != 1 else ""}"]
+        lines += ["", f"### `{escape(each.label)}`: {each.hardware}, {each.gpus} GPUs each, {_count(each.count, 'runner')}"]
         if not each.shards:
             lines.append("no cells")
             continue
@@ -28,8 +28,8 @@ def markdown(plan: CiPlan) -> str:
         idle = each.count - len(each.shards)
         lines += [
             "",
-            f"{each.cells} cells, {each.total} s in all; bound: longest {each.longest} s + {each.total} s / "
-            f"{each.count} = {each.bound:g} s" + (f"; {idle} runners idle" if idle else ""),
+            f"{_count(each.cells, 'cell')}, {each.total} s in all; bound: longest {each.longest} s + "
+            f"{each.total} s / {each.count} = {each.bound:g} s" + (f"; {_count(idle, 'runner')} idle" if idle else ""),
         ]
     lines += _left("Cells no runner can take", plan.unplaced)
     lines += _left("Not planned", plan.left_out)
@@ -41,3 +41,7 @@ def _left(title: str, cells: list[LeftOut]) -> list[str]:
         return []
     rows = [f"| `{escape(c.id)}` | {c.hardware} | {c.gpus} | {escape(c.reason)} |" for c in cells]
     return ["", f"### {title}", "", "| cell | hardware | GPUs | why |", "|---|---|---:|---|", *rows]
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")

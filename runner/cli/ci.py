@@ -14,10 +14,7 @@ from runner.ci import estimate, present
 from runner.ci.plan import plan
 from runner.ci.runners import load_runners
 from runner.cli.output import SELECT_HELP, print_json
-from runner.errors import EnvironmentProblem, ExitCode
-
-HISTORY_RUNS = 5  # est_time from history: the mean of this many last passed runs
-
+from runner.errors import ExitCode
 
 def add_parser(subcommands: Any, name: str) -> None:
     parser = subcommands.add_parser(
@@ -56,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     for cell in cells:
         pipeline.problems(cell)  # an invalid cell is exit 2 here, not on the runner
     classes = load_runners(args.runners, _hardware(args.specs, cells))
-    durations = recorded(args.history, [c.id for c in cells]) if args.history else {}
+    durations = estimate.recorded(args.history, [c.id for c in cells]) if args.history else {}
     planned = [estimate.planned_cell(cell, durations) for cell in cells]
     skipped = {c.id: f"skipped: {c.skip.reason}" for c in cells if c.skip}
     result = plan(planned, classes, skipped, nightly=args.nightly, specs=args.specs)
@@ -69,21 +66,6 @@ def run(args: argparse.Namespace) -> int:
     for cell in result.unplaced:
         print(f"run-matrix: no runner for {cell.id}: {cell.reason}", file=sys.stderr)
     return ExitCode.RUN_FAILED if args.strict and result.unplaced else ExitCode.OK
-
-
-def recorded(history: str, cells: list[str]) -> dict[str, list[float]]:
-    """Each cell's last recorded durations in the store ``history`` names."""
-    try:
-        from runner.history.location import parse
-        from runner.history.query import durations
-        from runner.history.store import Store
-    except ImportError as exc:
-        raise EnvironmentProblem(f"the history store needs {exc.name}: pip install 'run-matrix[run]'") from None
-    store = Store.open(parse(history, "--history", from_command_line=True))
-    try:
-        return durations(store, cells, HISTORY_RUNS)
-    finally:
-        store.close()
 
 
 def _hardware(specs: list[str], cells: list[Cell]) -> set[str]:
