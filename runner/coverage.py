@@ -60,7 +60,9 @@ def markdown(rows: list[Row], hardware: list[str]) -> str:
     for row in rows:
         name = f"`{escape(row.test)}`" + (f" `[{escape(row.variant)}]`" if row.variant else "")
         lines.append(
-            f"| {name} | " + " | ".join(_shown(row.entries[h], row.ci, markdown=True) for h in hardware) + " |"
+            f"| {name} | "
+            + " | ".join(_shown(row.entries[h], row.ci, markdown=True) for h in hardware)
+            + " |"
         )
     return "\n".join(lines) + "\n"
 
@@ -76,7 +78,9 @@ def text(rows: list[Row], hardware: list[str]) -> str:
 def _shown(entry: Entry, ci: dict[str, CI], markdown: bool) -> str:
     if entry.status == "missing":
         return "—" if markdown else "missing"
-    cells = ", ".join((f"`{escape(c)}`" if markdown else c) + _ci_note(ci.get(c), markdown) for c in entry.cells)
+    cells = ", ".join(
+        (f"`{escape(c)}`" if markdown else c) + _ci_note(ci.get(c), markdown) for c in entry.cells
+    )
     if entry.status == "runs":
         return f"runs: {cells}"
     reasons = "; ".join(entry.reasons)

@@ -23,7 +23,9 @@ class RunnerClass(Model):
         '(["self-hosted", "amd", "mi350", "4gpu"])'
     )
     hardware: str = Field(description="the hardware profile of its GPUs (matrices/hardware/<name>.yaml)")
-    gpus: int = Field(ge=1, le=1024, description="GPUs each runner owns (4 for a 4-GPU share of an 8-GPU host)")
+    gpus: int = Field(
+        ge=1, le=1024, description="GPUs each runner owns (4 for a 4-GPU share of an 8-GPU host)"
+    )
     count: int = Field(ge=1, le=MAX_RUNNERS_PER_CLASS, description="how many such runners exist")
     suites: list[str] = Field(
         default=[], description="miles CI suites this class serves: a cell whose ci.suite is listed goes here"

@@ -212,3 +212,15 @@ def test_a_cell_changed_since_the_plan_is_a_warning(cli, tree):
     assert result.code == 0 and (
         f"run-matrix: warning: {first} changed since the plan was made (its est_time may be off)\n" in result.err
     )
+
+
+def test_overlapping_specs_plan_each_cell_once_and_one_id_from_two_files_is_refused(cli, tree):
+    made = plan(cli, "gen", "gen/nv.yaml", "--runners", "runners.yaml")
+    assert len(made["cells"]) == 40
+    (tree / "other" / "hardware").mkdir(parents=True)
+    (tree / "other" / "gen").mkdir()
+    (tree / "other" / "gen" / "nv.yaml").write_text((tree / "gen" / "nv.yaml").read_text())
+    result = cli("ci", "plan", "gen/nv.yaml", "other/gen/nv.yaml", "--runners", "runners.yaml")
+    assert (result.code, result.err) == (
+        2, "run-matrix: two cells are named gen/nv: in gen/nv.yaml and other/gen/nv.yaml; plan them apart\n"
+    )

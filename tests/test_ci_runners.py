@@ -94,3 +94,22 @@ def test_unknown_hardware_and_one_label_twice(write):
 )
 def test_bad_files(write, text, message):
     assert problems(write, text)[0].split("\n  ==>")[0] == message
+
+
+def test_the_runners_of_all_classes_have_a_budget(write):
+    classes = "".join(f"  - {{label: r{i}, hardware: h200, gpus: 8, count: 1000}}\n" for i in range(11))
+    assert problems(write, "runners:\n" + classes) == [
+        "runners.yaml:1: error [budget] runners: 11,000 runners in all; a plan spreads cells over at most 10,000\n"
+        "  ==> count the runners a CI really has"
+    ]
+
+
+@pytest.mark.parametrize("kind", ["runners", "ci-plan"])
+def test_checked_in_schema_is_current(kind):
+    import json
+
+    from schemas.jsonschema import schema
+    from tests.conftest import ROOT
+
+    path = ROOT / "schemas" / f"{kind}.schema.json"
+    assert json.loads(path.read_text()) == schema(kind), f"stale: run-matrix schema {kind} > {path}"

@@ -46,7 +46,9 @@ def recorded(history: str, cells: list[str]) -> dict[str, list[float]]:
         from runner.history.query import durations
         from runner.history.store import Store
     except ImportError as exc:
-        raise EnvironmentProblem(f"the history store needs {exc.name}: pip install 'run-matrix[run]'") from None
+        raise EnvironmentProblem(
+            f"the history store needs {exc.name}: pip install 'run-matrix[run]'"
+        ) from None
     location = parse(history, "--history", from_command_line=True)
     if location.sqlite_file is not None and not location.sqlite_file.is_file():
         raise UsageError(f"--history {location.shown}: no such file (a history store `run` wrote)")

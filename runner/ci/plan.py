@@ -117,7 +117,9 @@ def _numbered(spread: Sequence[Planned]) -> tuple[list[Shard], list[RunnerClassL
                 numbers.append(len(shards))
                 load = sum(c.est_time for c in cells)
                 ids = [c.id for c in cells]
-                shards.append(Shard(shard=len(shards), label=runner.name, runs_on=runner.label, load=load, cells=ids))
+                shards.append(
+                    Shard(shard=len(shards), label=runner.name, runs_on=runner.label, load=load, cells=ids)
+                )
         planned = [c for cells in each.shards for c in cells]
         total = sum(c.est_time for c in planned)
         longest = max((c.est_time for c in planned), default=0)

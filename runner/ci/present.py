@@ -16,7 +16,11 @@ def github(plan: CiPlan) -> dict[str, Any]:
 def markdown(plan: CiPlan) -> str:
     lines = [f"## CI plan: {_count(len(plan.cells), 'cell')} on {_count(len(plan.shards), 'runner')}"]
     for each in plan.classes:
-        lines += ["", f"### `{escape(each.label)}`: {each.hardware}, {each.gpus} GPUs each, {_count(each.count, 'runner')}"]
+        lines += [
+            "",
+            f"### `{escape(each.label)}`: {each.hardware}, {each.gpus} GPUs each, "
+            f"{_count(each.count, 'runner')}",
+        ]
         if not each.shards:
             lines.append("no cells")
             continue
@@ -29,7 +33,8 @@ def markdown(plan: CiPlan) -> str:
         lines += [
             "",
             f"{_count(each.cells, 'cell')}, {each.total} s in all; bound: longest {each.longest} s + "
-            f"{each.total} s / {each.count} = {each.bound:g} s" + (f"; {_count(idle, 'runner')} idle" if idle else ""),
+            f"{each.total} s / {each.count} = {each.bound:g} s"
+            + (f"; {_count(idle, 'runner')} idle" if idle else ""),
         ]
     lines += _left("Cells no runner can take", plan.unplaced)
     lines += _left("Not planned", plan.left_out)

@@ -18,6 +18,7 @@ from runner.load import loads
 from runner.paths import read_text
 from schemas.runners import RunnerClass, Runners
 
+MAX_RUNNERS = 10_000  # a budget: shards are planned one by one
 ItemLines = list[dict[str, int]]  # per item: its own line under "" and each key's line
 
 
@@ -30,22 +31,39 @@ def load_runners(path: Path, hardware: Iterable[str]) -> tuple[RunnerClass, ...]
     unknown = [k for k in data if k != "runners"]
     for key in unknown:
         problems.add(
-            Problem("unknown-key", f"unknown key {key!r}", key, (Location(path, _top_line(text, key)),),
-                    hint=did_you_mean(key, ["runners"]) or "expected one of: runners")
+            Problem(
+                "unknown-key",
+                f"unknown key {key!r}",
+                key,
+                (Location(path, _top_line(text, key)),),
+                hint=did_you_mean(key, ["runners"]) or "expected one of: runners",
+            )
         )
     items = data.get("runners")
     if not isinstance(items, list) or not items:
         problems.add(
-            Problem("missing-key" if items is None else "type",
-                    "'runners' must be a list of runner classes: {label, hardware, gpus, count}",
-                    "runners", (Location(path, _top_line(text, "runners")),))
+            Problem(
+                "missing-key" if items is None else "type",
+                "'runners' must be a list of runner classes: {label, hardware, gpus, count}",
+                "runners",
+                (Location(path, _top_line(text, "runners")),),
+            )
         )
-        problems.raise_if_errors()
+        raise SpecError(problems.problems)
     classes = [_one(path, index, item, lines, problems) for index, item in enumerate(items)]
     built = [c for c in classes if c is not None]
     if not problems.problems:
         _check_together(path, built, lines, sorted(set(hardware)), problems)
     problems.raise_if_errors()
+    total = sum(c.count for c in built)
+    if total > MAX_RUNNERS:
+        raise SpecError.one(
+            "budget",
+            f"{total:,} runners in all; a plan spreads cells over at most {MAX_RUNNERS:,}",
+            key="runners",
+            at=[Location(path, _top_line(text, "runners"))],
+            hint="count the runners a CI really has",
+        )
     return tuple(Runners(runners=built).runners)
 
 
@@ -53,8 +71,14 @@ def _one(path: Path, index: int, item: Any, lines: ItemLines, problems: Collecto
     own = lines[index] if index < len(lines) else {}
     where = Location(path, own.get(""))
     if not isinstance(item, dict):
-        problems.add(Problem("type", f"a runner class is a mapping {{label, hardware, gpus, count}}, got {item!r}",
-                             f"runners[{index}]", (where,)))
+        problems.add(
+            Problem(
+                "type",
+                f"a runner class is a mapping {{label, hardware, gpus, count}}, got {item!r}",
+                f"runners[{index}]",
+                (where,),
+            )
+        )
         return None
     try:
         return RunnerClass.model_validate(item)
@@ -72,8 +96,13 @@ def _problem(error: Any, key: str, at: Location, field: str) -> Problem:
         return Problem("missing-key", f"{field!r} is required", key, (at,))
     if error["type"] == "extra_forbidden":
         known = list(RunnerClass.model_fields)
-        return Problem("unknown-key", f"unknown key {field!r}", key, (at,),
-                       hint=did_you_mean(field, known) or f"expected one of: {', '.join(known)}")
+        return Problem(
+            "unknown-key",
+            f"unknown key {field!r}",
+            key,
+            (at,),
+            hint=did_you_mean(field, known) or f"expected one of: {', '.join(known)}",
+        )
     return Problem("type", f"{error['msg']}, got {error['input']!r}", key, (at,))
 
 
@@ -85,19 +114,26 @@ def _check_together(
     for index, each in enumerate(classes):
         own = lines[index]
         if each.hardware not in hardware:
-            problems.add(Problem(
-                "unknown-name", f"no hardware profile named {each.hardware!r} (known: {', '.join(hardware)})",
-                f"runners[{index}].hardware", (Location(path, own.get("hardware")),),
-                hint=did_you_mean(each.hardware, hardware) or "add matrices/hardware/<name>.yaml",
-            ))
+            problems.add(
+                Problem(
+                    "unknown-name",
+                    f"no hardware profile named {each.hardware!r} (known: {', '.join(hardware)})",
+                    f"runners[{index}].hardware",
+                    (Location(path, own.get("hardware")),),
+                    hint=did_you_mean(each.hardware, hardware) or "add matrices/hardware/<name>.yaml",
+                )
+            )
         if each.name in seen:
             first = seen[each.name]
-            problems.add(Problem(
-                "duplicate-key", f"runner classes {first} and {index} have one label {each.name!r}",
-                f"runners[{index}].label",
-                (Location(path, own.get("label")), Location(path, lines[first].get("label"))),
-                hint="runs-on cannot tell them apart: give each class its own label",
-            ))
+            problems.add(
+                Problem(
+                    "duplicate-key",
+                    f"runner classes {first} and {index} have one label {each.name!r}",
+                    f"runners[{index}].label",
+                    (Location(path, own.get("label")), Location(path, lines[first].get("label"))),
+                    hint="runs-on cannot tell them apart: give each class its own label",
+                )
+            )
         seen.setdefault(each.name, index)
 
 
@@ -106,7 +142,11 @@ def _item_lines(text: str) -> ItemLines:
     if not isinstance(root, yaml.MappingNode):
         return []
     for key, value in root.value:
-        if isinstance(key, yaml.ScalarNode) and key.value == "runners" and isinstance(value, yaml.SequenceNode):
+        if (
+            isinstance(key, yaml.ScalarNode)
+            and key.value == "runners"
+            and isinstance(value, yaml.SequenceNode)
+        ):
             return [_keys(item) for item in value.value]
     return []
 

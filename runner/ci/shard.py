@@ -41,8 +41,9 @@ def cells_file(path: Path) -> Given:
     if isinstance(data, dict) and "cells" in data:
         data = data["cells"]
     if not (isinstance(data, list) and all(isinstance(item, str) for item in data)):
-        raise UsageError(f"--cells {path}: expected a JSON list of cell ids (or {{\"cells\": [...]}}), "
-                         "or one cell id a line")
+        raise UsageError(
+            f'--cells {path}: expected a JSON list of cell ids (or {{"cells": [...]}}), or one cell id a line'
+        )
     return Given(_unique(path, data))
 
 
@@ -65,7 +66,9 @@ def shard_of(path: Path, number: int) -> Given:
         ) from None
     found = [s for s in plan.shards if s.shard == number]
     if not found:
-        raise UsageError(f"--shard-of {path}: no shard {number} (shards: {_listed([s.shard for s in plan.shards])})")
+        raise UsageError(
+            f"--shard-of {path}: no shard {number} (shards: {_listed([s.shard for s in plan.shards])})"
+        )
     hashes = {c.id: c.content_hash for c in plan.cells}
     return Given(_unique(path, found[0].cells), tuple(plan.specs), hashes)
 
@@ -108,4 +111,6 @@ def _unique(path: Path, ids: list[str]) -> tuple[str, ...]:
 
 
 def _listed(numbers: Sequence[Any]) -> str:
-    return ", ".join(str(n) for n in numbers[:20]) + (" ..." if len(numbers) > 20 else "") if numbers else "none"
+    return (
+        ", ".join(str(n) for n in numbers[:20]) + (" ..." if len(numbers) > 20 else "") if numbers else "none"
+    )

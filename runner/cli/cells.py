@@ -54,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     header = {"id": "CELL", "hardware": "HARDWARE", "gpus": "GPUS", "status": "STATUS", "hash": "HASH"}
     # a CI column only where some cell says something of its CI (or history measured it)
-    shown_ci = any(row["ci"] != CI().model_dump(mode="json") or row["est_source"] == "history" for row in rows)
+    shown_ci = any(
+        row["ci"] != CI().model_dump(mode="json") or row["est_source"] == "history" for row in rows
+    )
     texts = [{**header, "ci": "CI"}, *({**row, "ci": _ci_text(row)} for row in rows)]
     keys = ("id", "hardware", "gpus", "ci")
     widths = {key: max(len(str(row[key])) for row in texts) for key in keys}

@@ -14,7 +14,8 @@ from runner.ci import estimate, present
 from runner.ci.plan import plan
 from runner.ci.runners import load_runners
 from runner.cli.output import SELECT_HELP, print_json
-from runner.errors import ExitCode
+from runner.errors import ExitCode, UsageError, display_path
+
 
 def add_parser(subcommands: Any, name: str) -> None:
     parser = subcommands.add_parser(
@@ -32,24 +33,36 @@ def add_parser(subcommands: Any, name: str) -> None:
         "of --runners. est_time: the mean of a cell's last recorded durations in --history, else its "
         "ci.est_time, else its timeout, else 600 s. Skipped cells, and nightly ones without --nightly, are "
         "not planned; cells no class can take are listed with the reason (exit 1 under --strict). "
-        "--format github prints {\"include\": [{\"runs-on\", \"shard\", \"cells\"}]} on one line, for "
+        '--format github prints {"include": [{"runs-on", "shard", "cells"}]} on one line, for '
         "fromJSON; `run-matrix run --shard-of PLAN K` (or --cells FILE) runs one shard.",
     )
     each.add_argument("specs", nargs="*", default=["matrices"], metavar="SPEC|DIR|CELL")
     each.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
-    each.add_argument("--runners", type=Path, required=True, metavar="FILE",
-                      help="runners.yaml: runners: [{label, hardware, gpus, count}]")
-    each.add_argument("--format", choices=("github", "json", "markdown"), default="github",
-                      help="output format (default: github)")
+    each.add_argument(
+        "--runners",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="runners.yaml: runners: [{label, hardware, gpus, count}]",
+    )
+    each.add_argument(
+        "--format",
+        choices=("github", "json", "markdown"),
+        default="github",
+        help="output format (default: github)",
+    )
     each.add_argument("--strict", action="store_true", help="exit 1 when a runnable cell no runner can take")
     each.add_argument("--nightly", action="store_true", help="plan the cells whose ci.nightly is true too")
-    each.add_argument("--history", metavar="PATH|URL",
-                      help="est_time from the durations recorded there (a SQLite file or postgresql://...)")
+    each.add_argument(
+        "--history",
+        metavar="PATH|URL",
+        help="est_time from the durations recorded there (a SQLite file or postgresql://...)",
+    )
     each.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    cells = pipeline.select(args.specs, args.k)
+    cells = once(pipeline.select(args.specs, args.k))
     for cell in cells:
         pipeline.problems(cell)  # an invalid cell is exit 2 here, not on the runner
     classes = load_runners(args.runners, _hardware(args.specs, cells))
@@ -63,9 +76,23 @@ def run(args: argparse.Namespace) -> int:
         print_json(result.model_dump(mode="json"))
     else:
         sys.stdout.write(present.markdown(result))
-    for cell in result.unplaced:
-        print(f"run-matrix: no runner for {cell.id}: {cell.reason}", file=sys.stderr)
+    for left in result.unplaced:
+        print(f"run-matrix: no runner for {left.id}: {left.reason}", file=sys.stderr)
     return ExitCode.RUN_FAILED if args.strict and result.unplaced else ExitCode.OK
+
+
+def once(cells: list[Cell]) -> list[Cell]:
+    """Each cell once when the specs named overlap (``matrices matrices/nv``); one id from two
+    files is an error: a shard names cells by id."""
+    seen: dict[str, Cell] = {}
+    for cell in cells:
+        first = seen.setdefault(cell.id, cell)
+        if first.path.resolve() != cell.path.resolve():
+            raise UsageError(
+                f"two cells are named {cell.id}: in {display_path(first.path)} and "
+                f"{display_path(cell.path)}; plan them apart"
+            )
+    return list(seen.values())
 
 
 def _hardware(specs: list[str], cells: list[Cell]) -> set[str]:

@@ -17,8 +17,8 @@ def add_parser(subcommands: Any, name: str) -> None:
         name,
         help="which test runs on which hardware: runs, skipped, missing",
         description="A table of tests (the base spec cells extend, and their axis values) against every "
-        "hardware profile: which cells run there, which are skipped (reason, expiry), which are missing; each cell's "
-        "CI suite (or runner label), est_time and nightly where its ci: block sets them.",
+        "hardware profile: which cells run there, which are skipped (reason, expiry), which are missing; "
+        "each cell's CI suite (or runner label), est_time and nightly where its ci: block sets them.",
     )
     parser.add_argument("specs", nargs="*", default=["matrices"], metavar="DIR|SPEC")
     add_format(parser, "text", "markdown", "json")

@@ -56,7 +56,7 @@ def add_parser(subcommands: Any, name: str) -> None:
         "--cells",
         type=Path,
         metavar="FILE",
-        help="run exactly these cells, in this order: a JSON list of ids (or {\"cells\": [...]}) or one id a "
+        help='run exactly these cells, in this order: a JSON list of ids (or {"cells": [...]}) or one id a '
         "line, among the specs given (default: matrices/)",
     )
     chosen.add_argument(
@@ -139,7 +139,10 @@ def _selected(args: argparse.Namespace, miles_root: Path | None) -> list[Selecte
     names = args.specs or list(given.specs or ["matrices"])
     cells = shard.chosen(pipeline.select(names, miles_root=miles_root), given, source)
     for name in shard.changed(cells, given):
-        print(f"run-matrix: warning: {name} changed since the plan was made (its est_time may be off)", file=sys.stderr)
+        print(
+            f"run-matrix: warning: {name} changed since the plan was made (its est_time may be off)",
+            file=sys.stderr,
+        )
     return [Selected(cell, pipeline.problems(cell)) for cell in cells]
 
 

@@ -140,8 +140,10 @@ def durations(store: Store, cells: Sequence[str], last: int) -> dict[str, list[f
         .where(runs.c.status == "passed", runs.c.seconds.is_not(None))
         .subquery()
     )
-    query = sa.select(ranked.c.cell, ranked.c.seconds).where(ranked.c.newest <= last).order_by(
-        ranked.c.cell, ranked.c.newest
+    query = (
+        sa.select(ranked.c.cell, ranked.c.seconds)
+        .where(ranked.c.newest <= last)
+        .order_by(ranked.c.cell, ranked.c.newest)
     )
     found: dict[str, list[float]] = {}
     with store.reading() as connection:
