@@ -72,7 +72,7 @@ def test_the_shards_of_a_plan_together_run_every_cell_once(cli, tree, users_clus
             monkeypatch.delenv("HIP_VISIBLE_DEVICES", raising=False)
         argv = ["--shard-of", "plan.json", str(number)]
         result = cli("run", *argv, "--ray-address", users_cluster.address, "--log-dir", f"logs-{number}",
-                     "--format", "json", "--keep-going", "--skip-prepare")
+                     "--format", "json", "--keep-going", "--skip-prepare", "--history", "h.sqlite")
         assert result.code == 0, result.err
         report = json.loads(result.out)
         assert [(c["id"], c["status"]) for c in report["cells"]] == [(c, "passed") for c in shard["cells"]]
@@ -80,6 +80,10 @@ def test_the_shards_of_a_plan_together_run_every_cell_once(cli, tree, users_clus
         assert os.environ.get("HIP_VISIBLE_DEVICES") == masks.get(number)  # the runner's mask, as it was
     assert sorted(ran) == sorted(c["id"] for c in json.loads(planned.out)["cells"])  # every cell, once
     assert users_cluster.alive()
+    again = cli("ci", "plan", "m/ci", "--runners", "runners.yaml", "--format", "json", "--history", "h.sqlite")
+    measured = {c["id"]: (c["est_source"], c["est_time"]) for c in json.loads(again.out)["cells"]}
+    assert {source for source, _ in measured.values()} == {"history"}  # each run recorded its seconds
+    assert all(1 <= seconds < 300 for _, seconds in measured.values())
 
 
 def test_cells_of_a_github_matrix_entry_run(cli, tree, users_cluster):  # noqa: F811

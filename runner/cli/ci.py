@@ -23,7 +23,8 @@ def add_parser(subcommands: Any, name: str) -> None:
         help="plan a CI: cells onto runner classes, balanced by est_time (a GitHub Actions matrix)",
         description="`ci plan` routes every runnable cell to one runner class of runners.yaml that has "
         "its hardware and at least its GPUs (the smallest that fits), then spreads each class's cells "
-        "over its runners, longest est_time first onto the least-loaded one.",
+        "over its runners, longest est_time first onto the least-loaded one; `--format github` prints the "
+        "GitHub Actions matrix, `--format json` the whole plan.",
     )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     each = actions.add_parser(
