@@ -20,7 +20,7 @@ from schemas.runners import RunnerClass
 
 
 @dataclass(frozen=True)
-class Planned:
+class ClassShards:
     """One class's share of the plan: its cells, spread over its runners."""
 
     runner: RunnerClass
@@ -50,7 +50,9 @@ def plan(
             unplaced.append(LeftOut(id=cell.id, hardware=cell.hardware, gpus=cell.gpus, reason=chosen))
         else:
             routed[chosen].append(cell)
-    spread = [Planned(runner, balance(routed[index], runner.count)) for index, runner in enumerate(classes)]
+    spread = [
+        ClassShards(runner, balance(routed[index], runner.count)) for index, runner in enumerate(classes)
+    ]
     shards, loads = _numbered(spread)
     return CiPlan(
         specs=list(specs),
@@ -106,7 +108,7 @@ def balance(cells: Sequence[PlannedCell], count: int) -> list[list[PlannedCell]]
     return shards
 
 
-def _numbered(spread: Sequence[Planned]) -> tuple[list[Shard], list[RunnerClassLoad]]:
+def _numbered(spread: Sequence[ClassShards]) -> tuple[list[Shard], list[RunnerClassLoad]]:
     """Shards that have cells, numbered across the plan; each class's load and bound."""
     shards: list[Shard] = []
     loads: list[RunnerClassLoad] = []

@@ -14,7 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from runner.errors import Collector, Location, Problem, SpecError, did_you_mean
-from runner.load import loads
+from runner.load import Document, loads
 from runner.paths import read_text
 from schemas.runners import RunnerClass, Runners
 
@@ -25,31 +25,10 @@ ItemLines = list[dict[str, int]]  # per item: its own line under "" and each key
 def load_runners(path: Path, hardware: Iterable[str]) -> tuple[RunnerClass, ...]:
     """The runner classes of ``path``; ``hardware``: the profile names a class may name."""
     text = read_text(path)
-    data = loads(text, path).data
+    document = loads(text, path)
     lines = _item_lines(text)
     problems = Collector()
-    unknown = [k for k in data if k != "runners"]
-    for key in unknown:
-        problems.add(
-            Problem(
-                "unknown-key",
-                f"unknown key {key!r}",
-                key,
-                (Location(path, _top_line(text, key)),),
-                hint=did_you_mean(key, ["runners"]) or "expected one of: runners",
-            )
-        )
-    items = data.get("runners")
-    if not isinstance(items, list) or not items:
-        problems.add(
-            Problem(
-                "missing-key" if items is None else "type",
-                "'runners' must be a list of runner classes: {label, hardware, gpus, count}",
-                "runners",
-                (Location(path, _top_line(text, "runners")),),
-            )
-        )
-        raise SpecError(problems.problems)
+    items = _runners_list(document, problems)
     classes = [_one(path, index, item, lines, problems) for index, item in enumerate(items)]
     built = [c for c in classes if c is not None]
     if not problems.problems:
@@ -61,10 +40,38 @@ def load_runners(path: Path, hardware: Iterable[str]) -> tuple[RunnerClass, ...]
             "budget",
             f"{total:,} runners in all; a plan spreads cells over at most {MAX_RUNNERS:,}",
             key="runners",
-            at=[Location(path, _top_line(text, "runners"))],
+            at=[document.location(("runners",))],
             hint="count the runners a CI really has",
         )
     return tuple(Runners(runners=built).runners)
+
+
+def _runners_list(document: Document, problems: Collector) -> list[Any]:
+    """The file's one key, ``runners``: a list (anything else raises, with every problem so far)."""
+    for key in document.data:
+        if key != "runners":
+            problems.add(
+                Problem(
+                    "unknown-key",
+                    f"unknown key {key!r}",
+                    key,
+                    (document.location((key,)),),
+                    hint=did_you_mean(key, ["runners"]) or "expected one of: runners",
+                )
+            )
+    items = document.data.get("runners")
+    if isinstance(items, list) and items:
+        return items
+    where = document.location(("runners",)) if "runners" in document.data else Location(document.path, 1)
+    problems.add(
+        Problem(
+            "missing-key" if items is None else "type",
+            "'runners' must be a list of runner classes: {label, hardware, gpus, count}",
+            "runners",
+            (where,),
+        )
+    )
+    raise SpecError(problems.problems)
 
 
 def _one(path: Path, index: int, item: Any, lines: ItemLines, problems: Collector) -> RunnerClass | None:
@@ -158,17 +165,3 @@ def _keys(item: yaml.Node) -> dict[str, int]:
             if isinstance(key, yaml.ScalarNode):
                 lines[key.value] = key.start_mark.line + 1
     return lines
-
-
-def _top_line(text: str, key: str) -> int | None:
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
-    if isinstance(root, yaml.MappingNode):
-        for node, _ in root.value:
-            if isinstance(node, yaml.ScalarNode) and node.value == key:
-                return int(node.start_mark.line) + 1
-    return 1 if root is not None else None
-
-
-def must_exist(path: Path) -> None:
-    if not path.is_file():
-        raise SpecError.one("missing-file", f"no runners file {path}", key="--runners", at=[Location(path)])
