@@ -151,3 +151,17 @@ def test_the_plan_json_matches_its_checked_in_schema():
     broken = {**data, "shards": [{**data["shards"][0], "shard": -1}]}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, schema)
+
+
+def test_a_github_matrix_has_at_most_256_jobs():
+    from runner.errors import UsageError
+
+    many = RunnerClass(label="h200", hardware="h200", gpus=8, count=300)
+    made = plan([cell(f"c{i}") for i in range(257)], [many], {}, nightly=False, specs=["m"])
+    with pytest.raises(UsageError) as caught:
+        present.github(made)
+    assert str(caught.value) == (
+        "the plan has 257 shards; GitHub Actions runs at most 256 jobs of one matrix: lower the counts in the "
+        "runners file, or plan the specs in parts (one matrix job each)"
+    )
+    assert len(present.github(plan([cell(f"c{i}") for i in range(256)], [many], {}, nightly=False, specs=["m"]))["include"]) == 256

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from runner.errors import UsageError
 from runner.markdown import escape
 from schemas.ci_plan import CiPlan, LeftOut
+
+GITHUB_MAX_JOBS = 256  # GitHub Actions: "a matrix can generate a maximum of 256 jobs per workflow run"
 
 
 def github(plan: CiPlan) -> dict[str, Any]:
     """``{"include": [{"runs-on", "shard", "cells"}, ...]}``: one job per shard, through ``fromJSON``."""
+    if len(plan.shards) > GITHUB_MAX_JOBS:
+        raise UsageError(
+            f"the plan has {len(plan.shards)} shards; GitHub Actions runs at most {GITHUB_MAX_JOBS} jobs "
+            "of one matrix: lower the counts in the runners file, or plan the specs in parts "
+            "(one matrix job each)"
+        )
     return {"include": [{"runs-on": s.runs_on, "shard": s.shard, "cells": s.cells} for s in plan.shards]}
 
 
