@@ -25,6 +25,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """40 generated cells: GLM-5 colocated on H200 and B200 (8 GPUs), async on MI350X 4- and 2-GPU
     shares; mi350x is a profile of this tree (run-matrix ships mi355x)."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RUN_MATRIX_HISTORY_URL", raising=False)
     (tmp_path / "hardware").mkdir()
     profile = (MATRICES / "hardware" / "mi355x.yaml").read_text().replace("name: mi355x", "name: mi350x")
     (tmp_path / "hardware" / "mi350x.yaml").write_text(profile)
@@ -224,3 +225,18 @@ def test_overlapping_specs_plan_each_cell_once_and_one_id_from_two_files_is_refu
     assert (result.code, result.err) == (
         2, "run-matrix: two cells are named gen/nv: in gen/nv.yaml and other/gen/nv.yaml; plan them apart\n"
     )
+
+
+def test_the_history_store_of_the_environment_serves_the_plan(cli, tree, monkeypatch):
+    from runner.history.location import parse
+    from runner.history.store import AttemptRecord, Identity, Store
+
+    store = Store.open(parse(str(tree / "team.sqlite"), "--history", from_command_line=True))
+    store.record(AttemptRecord(Identity("gen/nv", "gen/nv.yaml", "x", "h200", "", "0"), 1, "j", "succeeded",
+                               "passed", True, "", {}, (), 42.0))
+    store.close()
+    monkeypatch.setenv("RUN_MATRIX_HISTORY_URL", str(tree / "team.sqlite"))
+    made = plan(cli, "gen/nv.yaml", "-k", "gen/nv", "--runners", "runners.yaml")
+    assert [(c["est_time"], c["est_source"]) for c in made["cells"]] == [(42, "history")]
+    listed = json.loads(cli("list", "gen/nv.yaml", "-k", "gen/nv", "--format", "json").out)["cells"]
+    assert listed[0]["est_source"] == "spec"  # list reads a store only when given --history

@@ -31,7 +31,8 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", f"{DATA / 'fake-bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("MILES_ROOT", str(DATA / "fake-miles"))
     monkeypatch.setenv("RUN_MATRIX_STATE_DIR", str(tmp_path / "state"))
-    for name in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "WANDB_API_KEY", "GITHUB_STEP_SUMMARY", "RUN_MATRIX_GPUS"):
+    for name in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "WANDB_API_KEY", "GITHUB_STEP_SUMMARY", "RUN_MATRIX_GPUS",
+                 "RUN_MATRIX_HISTORY_URL"):
         monkeypatch.delenv(name, raising=False)
     for name in ("NCCL_NVLS_ENABLE", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "HIP_VISIBLE_DEVICES"):
         monkeypatch.delenv(name, raising=False)

@@ -39,19 +39,28 @@ def planned_cell(cell: Cell, durations: Mapping[str, Sequence[float]]) -> Planne
     )
 
 
-def recorded(history: str, cells: list[str]) -> dict[str, list[float]]:
-    """Each cell's last recorded durations in the store ``history`` names."""
+def recorded(option: str | None, environ: Mapping[str, str], cells: list[str]) -> dict[str, list[float]]:
+    """Each cell's last recorded durations in the store ``--history`` (else ``$RUN_MATRIX_HISTORY_URL``)
+    names; none without either."""
+    from runner.history.location import ENV, parse
+
+    if not option and not environ.get(ENV):
+        return {}
+    location = (
+        parse(option, "--history", from_command_line=True)
+        if option
+        else parse(environ[ENV], f"${ENV}", from_command_line=False)
+    )
     try:
-        from runner.history.location import parse
         from runner.history.query import durations
         from runner.history.store import Store
     except ImportError as exc:
         raise EnvironmentProblem(
             f"the history store needs {exc.name}: pip install 'run-matrix[run]'"
         ) from None
-    location = parse(history, "--history", from_command_line=True)
     if location.sqlite_file is not None and not location.sqlite_file.is_file():
-        raise UsageError(f"--history {location.shown}: no such file (a history store `run` wrote)")
+        named = "--history" if option else f"${ENV}"
+        raise UsageError(f"{named} {location.shown}: no such file (a history store `run` wrote)")
     store = Store.open(location)
     try:
         return durations(store, cells, HISTORY_RUNS)

@@ -32,7 +32,8 @@ def add_parser(subcommands: Any, name: str) -> None:
     parser.add_argument(
         "--history",
         metavar="PATH|URL",
-        help="est_time from the durations recorded there, as `ci plan` takes it (a SQLite file or postgresql://...)",
+        help="est_time from the durations recorded there, as `ci plan` takes it: a SQLite file or "
+        "postgresql://... (without it: from the specs)",
     )
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     cells = pipeline.select(args.specs, args.k)
-    durations = estimate.recorded(args.history, [c.id for c in cells]) if args.history else {}
+    durations = estimate.recorded(args.history, {}, [c.id for c in cells])  # asked for only
     rows = [_row(cell, durations.get(cell.id, ())) for cell in cells]
     if args.miles_root is not None:
         from runner.run import requires  # checks git, packages, files and env: only when asked

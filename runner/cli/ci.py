@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,8 +32,8 @@ def add_parser(subcommands: Any, name: str) -> None:
         "plan",
         help="print the plan: a GitHub Actions strategy.matrix, JSON or Markdown",
         description="Route and balance the selected cells (default: matrices/) over the runner classes "
-        "of --runners. est_time: the mean of a cell's last recorded durations in --history, else its "
-        "ci.est_time, else its timeout, else 600 s. Skipped cells, and nightly ones without --nightly, are "
+        "of --runners. est_time: the mean of a cell's last recorded durations in --history (else "
+        "$RUN_MATRIX_HISTORY_URL), else its ci.est_time, else its timeout, else 600 s. Skipped cells, and nightly ones without --nightly, are "
         "not planned; cells no class can take are listed with the reason (exit 1 under --strict). "
         '--format github prints {"include": [{"runs-on", "shard", "cells"}]} on one line, for '
         "fromJSON; `run-matrix run --shard-of PLAN K` (or --cells FILE) runs one shard.",
@@ -57,7 +58,8 @@ def add_parser(subcommands: Any, name: str) -> None:
     each.add_argument(
         "--history",
         metavar="PATH|URL",
-        help="est_time from the durations recorded there (a SQLite file or postgresql://...)",
+        help="est_time from the durations recorded there: a SQLite file or postgresql://... "
+        "(default: $RUN_MATRIX_HISTORY_URL; without either, from the specs)",
     )
     each.set_defaults(handler=run)
 
@@ -67,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     for cell in cells:
         pipeline.problems(cell)  # an invalid cell is exit 2 here, not on the runner
     classes = load_runners(args.runners, _hardware(args.specs, cells))
-    durations = estimate.recorded(args.history, [c.id for c in cells]) if args.history else {}
+    durations = estimate.recorded(args.history, os.environ, [c.id for c in cells])
     planned = [estimate.planned_cell(cell, durations) for cell in cells]
     skipped = {c.id: f"skipped: {c.skip.reason}" for c in cells if c.skip}
     result = plan(planned, classes, skipped, nightly=args.nightly, specs=args.specs)
