@@ -33,7 +33,8 @@ def add_parser(subcommands: Any, name: str) -> None:
         help="print the plan: a GitHub Actions strategy.matrix, JSON or Markdown",
         description="Route and balance the selected cells (default: matrices/) over the runner classes "
         "of --runners. est_time: the mean of a cell's last recorded durations in --history (else "
-        "$RUN_MATRIX_HISTORY_URL), else its ci.est_time, else its timeout, else 600 s. Skipped cells, and nightly ones without --nightly, are "
+        "$RUN_MATRIX_HISTORY_URL), else its ci.est_time, else its timeout, else 600 s. Skipped cells, "
+        "and nightly ones without --nightly, are "
         "not planned; cells no class can take are listed with the reason (exit 1 under --strict). "
         '--format github prints {"include": [{"runs-on", "shard", "cells"}]} on one line, for '
         "fromJSON; `run-matrix run --shard-of PLAN K` (or --cells FILE) runs one shard.",
