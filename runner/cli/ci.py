@@ -54,7 +54,11 @@ def add_parser(subcommands: Any, name: str) -> None:
         default="github",
         help="output format (default: github)",
     )
-    each.add_argument("--strict", action="store_true", help="exit 1 when a runnable cell no runner can take")
+    each.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a runnable cell has no runner class that can take it",
+    )
     each.add_argument("--nightly", action="store_true", help="plan the cells whose ci.nightly is true too")
     each.add_argument(
         "--history",
