@@ -190,6 +190,8 @@ def test_run_takes_exactly_the_cells_of_a_shard(cli, tree):
         ({"c.json": '{"cells": 3}'}, ("gen", "--cells", "c.json"),
          "--cells c.json: expected a JSON list of cell ids (or {\"cells\": [...]}), or one cell id a line"),
         ({"p.json": '{"include": []}'}, ("--shard-of", "p.json", "0"), "--shard-of p.json: no shard 0 (shards: none)"),
+        ({"p.json": '{"include": 5}'}, ("--shard-of", "p.json", "0"),
+         "--shard-of p.json: include is not a list of matrix entries"),
         ({"p.json": '{"shards": []}'}, ("--shard-of", "p.json", "0"),
          "--shard-of p.json: not a plan of `run-matrix ci plan --format json|github` (specs: Field required)"),
         ({"p.json": "{"}, ("--shard-of", "p.json", "0"),

@@ -50,6 +50,8 @@ def cells_file(path: Path) -> Given:
 def shard_of(path: Path, number: int) -> Given:
     data = _json(path)
     if isinstance(data, dict) and "include" in data:  # the --format github matrix
+        if not isinstance(data["include"], list):
+            raise UsageError(f"--shard-of {path}: include is not a list of matrix entries")
         entries = [e for e in data["include"] if isinstance(e, dict) and e.get("shard") == number]
         known = [e.get("shard") for e in data["include"] if isinstance(e, dict)]
         if len(entries) != 1 or not isinstance(entries[0].get("cells"), list):
