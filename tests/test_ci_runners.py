@@ -113,3 +113,13 @@ def test_checked_in_schema_is_current(kind):
 
     path = ROOT / "schemas" / f"{kind}.schema.json"
     assert json.loads(path.read_text()) == schema(kind), f"stale: run-matrix schema {kind} > {path}"
+
+
+def test_an_alias_bomb_is_refused_by_the_loader_s_budget(write):
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(8)
+    )
+    (found,) = problems(write, bomb + "runners: *i\n")
+    assert found.startswith("runners.yaml:") and "error [budget]" in found and "200,000 values" in found
