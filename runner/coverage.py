@@ -12,6 +12,7 @@ from typing import Any
 
 from runner.cell import Cell
 from runner.markdown import escape
+from schemas.ci import CI
 
 
 @dataclass
@@ -29,6 +30,7 @@ class Row:
     test: str
     variant: str  # the axis values, as in cell ids ("fp8_rollout=true"), "" for the default
     entries: dict[str, Entry]
+    ci: dict[str, CI] = field(default_factory=dict)  # each cell's ci: block
 
 
 def coverage(cells: Iterable[Cell], hardware: list[str]) -> list[Row]:
@@ -38,6 +40,7 @@ def coverage(cells: Iterable[Cell], hardware: list[str]) -> list[Row]:
         row = rows.setdefault(key, Row(*key, {name: Entry() for name in hardware}))
         entry = row.entries.setdefault(cell.profile.name, Entry())
         entry.cells.append(cell.id)
+        row.ci[cell.id] = cell.spec.ci
         if cell.skip:
             expiry = f" (until {cell.skip.expires})" if cell.skip.expires else ""
             entry.reasons.append(f"{cell.skip.reason}{expiry}")
@@ -57,7 +60,9 @@ def markdown(rows: list[Row], hardware: list[str]) -> str:
     for row in rows:
         name = f"`{escape(row.test)}`" + (f" `[{escape(row.variant)}]`" if row.variant else "")
         lines.append(
-            f"| {name} | " + " | ".join(_shown(row.entries[h], markdown=True) for h in hardware) + " |"
+            f"| {name} | "
+            + " | ".join(_shown(row.entries[h], row.ci, markdown=True) for h in hardware)
+            + " |"
         )
     return "\n".join(lines) + "\n"
 
@@ -66,15 +71,26 @@ def text(rows: list[Row], hardware: list[str]) -> str:
     lines = []
     for row in rows:
         lines.append(row.test + (f" [{row.variant}]" if row.variant else ""))
-        lines += [f"  {name:<8} {_shown(row.entries[name], markdown=False)}" for name in hardware]
+        lines += [f"  {name:<8} {_shown(row.entries[name], row.ci, markdown=False)}" for name in hardware]
     return "\n".join(lines) + "\n"
 
 
-def _shown(entry: Entry, markdown: bool) -> str:
+def _shown(entry: Entry, ci: dict[str, CI], markdown: bool) -> str:
     if entry.status == "missing":
         return "—" if markdown else "missing"
-    cells = ", ".join(f"`{escape(c)}`" if markdown else c for c in entry.cells)
+    cells = ", ".join(
+        (f"`{escape(c)}`" if markdown else c) + _ci_note(ci.get(c), markdown) for c in entry.cells
+    )
     if entry.status == "runs":
         return f"runs: {cells}"
     reasons = "; ".join(entry.reasons)
     return f"skipped: {escape(reasons) if markdown else reasons} ({cells})"
+
+
+def _ci_note(ci: CI | None, markdown: bool) -> str:
+    """`` (stage-c-4-gpu-mi350, 500 s, nightly)`` after a cell whose ci: block says something."""
+    if ci is None or ci == CI():
+        return ""
+    parts = [p for p in (ci.suite or ci.runs_on, ci.est_time and f"{ci.est_time} s") if p]
+    text = ", ".join(parts + (["nightly"] if ci.nightly else []))
+    return f" ({escape(text) if markdown else text})" if text else ""

@@ -11,12 +11,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from schemas.ci_plan import CiPlan
 from schemas.hardware import HardwareProfile
 from schemas.matrix import MatrixBlock
 from schemas.preset import ModelPreset
+from schemas.runners import Runners
 from schemas.spec import Spec
 
 MODELS: dict[str, type[BaseModel]] = {"spec": Spec, "hardware": HardwareProfile, "preset": ModelPreset}
+# whole files, neither composed nor fragments: their schema keeps what is required
+WHOLE: dict[str, type[BaseModel]] = {"runners": Runners, "ci-plan": CiPlan}
 _COMPOSITION = {
     "extends": {
         "description": "spec(s) this file extends, relative to it; later ones win",
@@ -31,6 +35,8 @@ _COMPOSITION = {
 
 
 def schema(kind: str) -> dict[str, Any]:
+    if kind in WHOLE:
+        return {"$schema": "https://json-schema.org/draft/2020-12/schema", **WHOLE[kind].model_json_schema()}
     generated = MODELS[kind].model_json_schema()
     generated["properties"] = {**_COMPOSITION, **generated["properties"]}
     if kind == "spec":  # the matrix block is expanded before a cell is modelled

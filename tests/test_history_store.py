@@ -173,3 +173,31 @@ def test_the_default_store_is_a_sqlite_file_beside_the_log_folders():
         UsageError, match=r"^--history: mysql:// is not a history store; give a path or postgresql://...$"
     ):
         locate("mysql://a/b", {}, Path("."))
+
+
+def test_each_cell_s_seconds_are_recorded_and_the_last_passed_ones_read_back(store):
+    from runner.history.query import durations
+
+    for seconds in (10.0, 20.0, 30.0, 40.0, 50.0, 60.0):
+        store.record(AttemptRecord(IDENTITY, 1, "j", "succeeded", "passed", True, "", {}, (), seconds))
+    store.record(AttemptRecord(IDENTITY, 1, "j", "failed", "failed", False, "failed", {}, (), 999.0))
+    store.record(AttemptRecord(IDENTITY, 1, "j", "infra", "passed", False, "retried", {}, (), None))
+    other = Identity(**{**IDENTITY.__dict__, "cell": "rocm/glm5"})
+    store.record(AttemptRecord(other, 1, "j", "succeeded", "passed", True, "", {}, (), 7.5))
+    assert durations(store, ["nv/glm5", "rocm/glm5", "none"], 5) == {
+        "nv/glm5": [60.0, 50.0, 40.0, 30.0, 20.0],
+        "rocm/glm5": [7.5],
+    }
+
+
+def test_a_version_1_store_gains_the_seconds_column_and_keeps_its_runs(history_url, store):
+    record(store, 1.0)
+    with store.writing() as connection:  # back to what version 1 wrote
+        connection.execute(sa.text("ALTER TABLE rm_runs DROP COLUMN seconds"))
+        connection.execute(sa.update(schema.schema_table).values(version=1))
+    store.close()
+    reopened = Store.open(parse(history_url, "--history", from_command_line=True))
+    with reopened.engine.connect() as connection:
+        assert connection.execute(sa.select(schema.schema_table.c.version)).scalar() == 2
+        assert connection.execute(sa.select(schema.runs.c.cell, schema.runs.c.seconds)).all() == [("nv/glm5", None)]
+    reopened.close()

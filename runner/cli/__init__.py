@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from runner.cli import (
     cells,
+    ci,
     cleanup,
     coverage,
     diff,
@@ -43,6 +44,7 @@ COMMANDS = {
     "presets": presets,
     "history": history,
     "flags": flags,
+    "ci": ci,
 }
 
 DESCRIPTION = """\

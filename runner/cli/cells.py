@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from runner import pipeline
 from runner.cell import Cell
+from runner.ci import estimate
 from runner.cli.output import SELECT_HELP, add_format, add_miles_root, print_json
 from runner.errors import UsageError
 from runner.layout import layout
+from schemas.ci import CI
 
 
 def add_parser(subcommands: Any, name: str) -> None:
@@ -18,13 +21,20 @@ def add_parser(subcommands: Any, name: str) -> None:
         name,
         help="list the cells of specs and folders (default: matrices/)",
         description="List every cell: id, hardware, GPUs it needs (nodes x GPUs per node), status "
-        "(runnable, skipped with its reason, xfail) and the content hash of its resolved spec. With a "
+        "(runnable, skipped with its reason, xfail), the content hash of its resolved spec, and its CI block "
+        "(suite or runner label, est_time and where it comes from, nightly) when a cell has one. With a "
         "miles checkout, each cell's requires: are checked as run checks them: a cell whose requirement "
         "is unmet is listed as unmet, with the reason.",
     )
     parser.add_argument("specs", nargs="*", default=["matrices"], metavar="SPEC|DIR|CELL")
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
     add_miles_root(parser, "check requires: against it (git, package, file, env)")
+    parser.add_argument(
+        "--history",
+        metavar="PATH|URL",
+        help="est_time from the durations recorded there, as `ci plan` takes it: a SQLite file or "
+        "postgresql://... (without it: from the specs)",
+    )
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
@@ -33,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     cells = pipeline.select(args.specs, args.k)
-    rows = [_row(cell) for cell in cells]
+    durations = estimate.recorded(args.history, {}, [c.id for c in cells])  # asked for only
+    rows = [_row(cell, durations.get(cell.id, ())) for cell in cells]
     if args.miles_root is not None:
         from runner.run import requires  # checks git, packages, files and env: only when asked
 
@@ -43,18 +54,35 @@ def run(args: argparse.Namespace) -> int:
         print_json({"cells": rows})
         return 0
     header = {"id": "CELL", "hardware": "HARDWARE", "gpus": "GPUS", "status": "STATUS", "hash": "HASH"}
-    widths = {key: max(len(str(row[key])) for row in [header, *rows]) for key in ("id", "hardware", "gpus")}
-    for row in [header, *rows]:
-        status = row["status"] if row is header else _status_text(row)
+    # a CI column only where some cell says something of its CI (or history measured it)
+    shown_ci = any(
+        row["ci"] != CI().model_dump(mode="json") or row["est_source"] == "history" for row in rows
+    )
+    texts = [{**header, "ci": "CI"}, *({**row, "ci": _ci_text(row)} for row in rows)]
+    keys = ("id", "hardware", "gpus", "ci")
+    widths = {key: max(len(str(row[key])) for row in texts) for key in keys}
+    for row in texts:
+        status = row["status"] if row is texts[0] else _status_text(row)
+        ci = f"{row['ci']:<{widths['ci']}}  " if shown_ci else ""
         print(
             f"{row['id']:<{widths['id']}}  {row['hardware']:<{widths['hardware']}}  "
-            f"{row['gpus']!s:>{widths['gpus']}}  {row['hash']:<12}  {status}"
+            f"{row['gpus']!s:>{widths['gpus']}}  {row['hash']:<12}  {ci}{status}"
         )
     return 0
 
 
-def _row(cell: Cell) -> dict[str, Any]:
+def _ci_text(row: dict[str, Any]) -> str:
+    """``stage-c-4-gpu-mi350, 500 s (spec), nightly``."""
+    ci = row["ci"]
+    where = ci["suite"] or ci["runs_on"]
+    parts = [where] if where else []
+    parts.append(f"{row['est_time']} s ({row['est_source']})")
+    return ", ".join(parts + (["nightly"] if ci["nightly"] else []))
+
+
+def _row(cell: Cell, durations: Sequence[float] = ()) -> dict[str, Any]:
     facts = layout(cell)
+    seconds, source = estimate.est_time(cell, durations)
     return {
         "id": cell.id,
         "hardware": cell.profile.name,
@@ -66,6 +94,9 @@ def _row(cell: Cell) -> dict[str, Any]:
         "timeout": cell.timeout,
         "axes": cell.axes,
         "hash": cell.content_hash,
+        "ci": cell.spec.ci.model_dump(mode="json"),
+        "est_time": seconds,
+        "est_source": source,
     }
 
 

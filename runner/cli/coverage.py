@@ -17,7 +17,8 @@ def add_parser(subcommands: Any, name: str) -> None:
         name,
         help="which test runs on which hardware: runs, skipped, missing",
         description="A table of tests (the base spec cells extend, and their axis values) against every "
-        "hardware profile: which cells run there, which are skipped (reason, expiry), which are missing.",
+        "hardware profile: which cells run there, which are skipped (reason, expiry), which are missing; "
+        "each cell's CI suite (or runner label), est_time and nightly where its ci: block sets them.",
     )
     parser.add_argument("specs", nargs="*", default=["matrices"], metavar="DIR|SPEC")
     add_format(parser, "text", "markdown", "json")
@@ -36,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
                         "test": r.test,
                         "variant": r.variant,
                         "hardware": {h: e.to_json() for h, e in r.entries.items()},
+                        "ci": {cell: ci.model_dump(mode="json") for cell, ci in r.ci.items()},
                     }
                     for r in rows
                 ],

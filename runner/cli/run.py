@@ -49,8 +49,23 @@ def add_parser(subcommands: Any, name: str) -> None:
         "2 invalid spec, 3 environment (or a report could not be written), 130 interrupted. "
         "`run-matrix SPEC` is short for `run-matrix run SPEC`.",
     )
-    parser.add_argument("specs", nargs="+", metavar="SPEC|DIR|CELL")
-    parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
+    parser.add_argument("specs", nargs="*", metavar="SPEC|DIR|CELL")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
+    chosen.add_argument(
+        "--cells",
+        type=Path,
+        metavar="FILE",
+        help='run exactly these cells, in this order: a JSON list of ids (or {"cells": [...]}) or one id a '
+        "line, among the specs given (default: matrices/)",
+    )
+    chosen.add_argument(
+        "--shard-of",
+        nargs=2,
+        metavar=("PLAN", "K"),
+        help="run shard K of a `run-matrix ci plan` (its --format json or github output), among the specs "
+        "the plan was made from unless specs are given",
+    )
     env = os.environ
     add_miles_root(parser, "what runs; its presets give MODEL_ARGS and its own flags decide which are valid")
     parser.add_argument(
@@ -106,6 +121,31 @@ def select_cells(names: list[str], expression: str | None, miles_root: Path | No
     ]
 
 
+def _selected(args: argparse.Namespace, miles_root: Path | None) -> list[Selected]:
+    """The cells of the command line, or exactly those ``--cells`` / ``--shard-of`` name."""
+    if args.cells is None and args.shard_of is None:
+        if not args.specs:
+            raise UsageError("run: give a spec, folder or cell id (or --cells FILE, --shard-of PLAN K)")
+        return select_cells(args.specs, args.k, miles_root)
+    from runner.ci import shard
+
+    if args.cells is not None:
+        given, source = shard.cells_file(args.cells), f"--cells {args.cells}"
+    else:
+        path, number = args.shard_of
+        if not number.isdigit():
+            raise UsageError(f"--shard-of {path} {number}: K is a shard number (0, 1, ...)")
+        given, source = shard.shard_of(Path(path), int(number)), f"--shard-of {path} {number}"
+    names = args.specs or list(given.specs or ["matrices"])
+    cells = shard.chosen(pipeline.select(names, miles_root=miles_root), given, source)
+    for name in shard.changed(cells, given):
+        print(
+            f"run-matrix: warning: {name} changed since the plan was made (its est_time may be off)",
+            file=sys.stderr,
+        )
+    return [Selected(cell, pipeline.problems(cell)) for cell in cells]
+
+
 def seconds(text: str) -> float:
     """A number of seconds: finite and positive (``nan`` would never time out, and is not JSON)."""
     try:
@@ -121,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     options = _options(args)
-    selected = select_cells(args.specs, args.k, options.miles_root)
+    selected = _selected(args, options.miles_root)
     planned = [plan(each, options.miles_root, args.trust_checkout) for each in selected]
     # a warning several cells share is printed once, naming the cells
     print_problems(merged((p.cell.id, w) for p in planned for w in p.warnings), sys.stderr)

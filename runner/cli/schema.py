@@ -11,11 +11,14 @@ from runner.cli.output import add_format, print_json
 def add_parser(subcommands: Any, name: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="print the JSON Schema of a spec, hardware profile or model preset",
-        description="Print the JSON Schema generated from run-matrix's pydantic models. The checked-in "
+        help="print the JSON Schema of a spec, hardware profile, model preset, runners.yaml or CI plan",
+        description="Print the JSON Schema generated from run-matrix's pydantic models (runners: "
+        "runners.yaml of `ci plan`; ci-plan: what `ci plan --format json` prints). The checked-in "
         "copies are schemas/<kind>.schema.json; spec files name theirs in a yaml-language-server comment.",
     )
-    parser.add_argument("kind", nargs="?", choices=["spec", "hardware", "preset"], default="spec")
+    parser.add_argument(
+        "kind", nargs="?", choices=["spec", "hardware", "preset", "runners", "ci-plan"], default="spec"
+    )
     add_format(parser, "json")
     parser.set_defaults(handler=run)
 

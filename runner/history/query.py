@@ -127,3 +127,26 @@ def _gates(connection: sa.Connection, seqs: Sequence[int], metric: str) -> dict[
         if previous is None or previous["step"] != LAST:
             chosen[row["run"]] = dict(row)
     return chosen
+
+
+def durations(store: Store, cells: Sequence[str], last: int) -> dict[str, list[float]]:
+    """The wall-clock seconds of the last ``last`` passed runs of each of ``cells`` (newest first),
+    in one query; a cell with none recorded is absent."""
+    runs = schema.runs
+    newest = sa.func.row_number().over(partition_by=runs.c.cell, order_by=runs.c.seq.desc())
+    ranked = (
+        sa.select(runs.c.cell, runs.c.seconds, newest.label("newest"))
+        .where(runs.c.cell.in_(sa.bindparam("cells", expanding=True)))
+        .where(runs.c.status == "passed", runs.c.seconds.is_not(None))
+        .subquery()
+    )
+    query = (
+        sa.select(ranked.c.cell, ranked.c.seconds)
+        .where(ranked.c.newest <= last)
+        .order_by(ranked.c.cell, ranked.c.newest)
+    )
+    found: dict[str, list[float]] = {}
+    with store.reading() as connection:
+        for cell, seconds in connection.execute(query, {"cells": list(cells)}):
+            found.setdefault(cell, []).append(float(seconds))
+    return found

@@ -72,6 +72,7 @@ class Recorder:
                 note,
                 result.metrics if last else {},
                 result.gates if last else (),
+                result.seconds if last else None,
             )
             run_id = self.store.record(record)
         return replace(result, history=run_id)

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from runner.errors import EnvironmentProblem
 
-VERSION = 1
+VERSION = 2
 
 metadata = sa.MetaData()
 
@@ -40,6 +40,9 @@ runs = sa.Table(
     sa.Column("status", sa.String(16), nullable=False),  # the cell's: passed, failed, ...
     sa.Column("trusted", sa.Boolean, nullable=False),
     sa.Column("note", sa.Text, nullable=False),  # why it is not trusted ("" when it is)
+    # version 2: the cell's wall-clock seconds (prepare, every attempt, checks), on its last attempt's
+    # row; NULL on a retried attempt and on runs recorded before version 2. `ci plan` reads it.
+    sa.Column("seconds", sa.Double, nullable=True),
     sa.Index("rm_runs_baseline", "content_hash", "hardware", "trusted", "seq"),
     sa.Index("rm_runs_cell", "cell", "seq"),
 )
@@ -99,7 +102,13 @@ def _create_version_1(connection: sa.Connection) -> None:
     metadata.create_all(connection, tables=[runs, samples, gates, trust_events])
 
 
-MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {1: _create_version_1}
+def _add_seconds(connection: sa.Connection) -> None:
+    # version 1 is created from today's tables, which have the column already
+    if "seconds" not in {c["name"] for c in sa.inspect(connection).get_columns(runs.name)}:
+        connection.execute(sa.text(f"ALTER TABLE {runs.name} ADD COLUMN seconds DOUBLE PRECISION"))
+
+
+MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {1: _create_version_1, 2: _add_seconds}
 
 
 def found_version(connection: sa.Connection) -> int:

@@ -58,6 +58,7 @@ class AttemptRecord:
     note: str
     series: Mapping[str, Sequence[Sample]]
     gates: Sequence[Gate] = ()
+    seconds: float | None = None  # the cell's wall-clock time, on its last attempt
 
 
 class Store:
@@ -256,6 +257,7 @@ def _run_row(run_id: str, record: AttemptRecord) -> dict[str, Any]:
         "status": record.status,
         "trusted": record.trusted,
         "note": record.note,
+        "seconds": record.seconds,
     }
 
 

@@ -1,0 +1,68 @@
+"""est_time of a cell: measured (the history store) before declared (the spec) before guessed."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from runner.cell import Cell
+from runner.errors import EnvironmentProblem, UsageError, display_path
+from runner.layout import layout
+from schemas.ci_plan import EstSource, PlannedCell
+
+DEFAULT_EST_TIME = 600  # seconds: a typical miles e2e test (its register_*_ci est_time values)
+HISTORY_RUNS = 5  # est_time from history: the mean of this many last passed runs
+
+
+def est_time(cell: Cell, durations: Sequence[float] = ()) -> tuple[int, EstSource]:
+    """The mean of the cell's recorded durations, else ``ci.est_time``, else its timeout, else 600 s."""
+    if durations:
+        return max(1, math.ceil(sum(durations) / len(durations))), "history"
+    if cell.spec.ci.est_time is not None:
+        return cell.spec.ci.est_time, "spec"
+    if cell.timeout is not None:
+        return cell.timeout, "timeout"
+    return DEFAULT_EST_TIME, "default"
+
+
+def planned_cell(cell: Cell, durations: Mapping[str, Sequence[float]]) -> PlannedCell:
+    seconds, source = est_time(cell, durations.get(cell.id, ()))
+    return PlannedCell(
+        id=cell.id,
+        spec=display_path(cell.path),
+        hardware=cell.profile.name,
+        gpus=layout(cell).cluster_gpus,
+        est_time=seconds,
+        est_source=source,
+        content_hash=cell.content_hash,
+        ci=cell.spec.ci,
+    )
+
+
+def recorded(option: str | None, environ: Mapping[str, str], cells: list[str]) -> dict[str, list[float]]:
+    """Each cell's last recorded durations in the store ``--history`` (else ``$RUN_MATRIX_HISTORY_URL``)
+    names; none without either."""
+    from runner.history.location import ENV, parse
+
+    if not option and not environ.get(ENV):
+        return {}
+    location = (
+        parse(option, "--history", from_command_line=True)
+        if option
+        else parse(environ[ENV], f"${ENV}", from_command_line=False)
+    )
+    try:
+        from runner.history.query import durations
+        from runner.history.store import Store
+    except ImportError as exc:
+        raise EnvironmentProblem(
+            f"the history store needs {exc.name}: pip install 'run-matrix[run]'"
+        ) from None
+    if location.sqlite_file is not None and not location.sqlite_file.is_file():
+        named = "--history" if option else f"${ENV}"
+        raise UsageError(f"{named} {location.shown}: no such file (a history store `run` wrote)")
+    store = Store.open(location)
+    try:
+        return durations(store, cells, HISTORY_RUNS)
+    finally:
+        store.close()

@@ -1,0 +1,112 @@
+"""run-matrix ci plan: cells to runner classes, balanced by est_time, as a GitHub Actions matrix."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from runner import locate, pipeline
+from runner.cell import Cell
+from runner.ci import estimate, present
+from runner.ci.plan import plan
+from runner.ci.runners import load_runners
+from runner.cli.output import SELECT_HELP, print_json
+from runner.errors import ExitCode, UsageError, display_path
+
+
+def add_parser(subcommands: Any, name: str) -> None:
+    parser = subcommands.add_parser(
+        name,
+        help="plan a CI: cells onto runner classes, balanced by est_time (a GitHub Actions matrix)",
+        description="`ci plan` routes every runnable cell to one runner class of runners.yaml that has "
+        "its hardware and at least its GPUs (the smallest that fits), then spreads each class's cells "
+        "over its runners, longest est_time first onto the least-loaded one; `--format github` prints the "
+        "GitHub Actions matrix, `--format json` the whole plan.",
+    )
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    each = actions.add_parser(
+        "plan",
+        help="print the plan: a GitHub Actions strategy.matrix, JSON or Markdown",
+        description="Route and balance the selected cells (default: matrices/) over the runner classes "
+        "of --runners. est_time: the mean of a cell's last recorded durations in --history (else "
+        "$RUN_MATRIX_HISTORY_URL), else its ci.est_time, else its timeout, else 600 s. Skipped cells, "
+        "and nightly ones without --nightly, are "
+        "not planned; cells no class can take are listed with the reason (exit 1 under --strict). "
+        '--format github prints {"include": [{"runs-on", "shard", "cells"}]} on one line, for '
+        "fromJSON; `run-matrix run --shard-of PLAN K` (or --cells FILE) runs one shard.",
+    )
+    each.add_argument("specs", nargs="*", default=["matrices"], metavar="SPEC|DIR|CELL")
+    each.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
+    each.add_argument(
+        "--runners",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="runners.yaml: runners: [{label, hardware, gpus, count}]",
+    )
+    each.add_argument(
+        "--format",
+        choices=("github", "json", "markdown"),
+        default="github",
+        help="output format (default: github)",
+    )
+    each.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a runnable cell has no runner class that can take it",
+    )
+    each.add_argument("--nightly", action="store_true", help="plan the cells whose ci.nightly is true too")
+    each.add_argument(
+        "--history",
+        metavar="PATH|URL",
+        help="est_time from the durations recorded there: a SQLite file or postgresql://... "
+        "(default: $RUN_MATRIX_HISTORY_URL; without either, from the specs)",
+    )
+    each.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    cells = once(pipeline.select(args.specs, args.k))
+    for cell in cells:
+        pipeline.problems(cell)  # an invalid cell is exit 2 here, not on the runner
+    classes = load_runners(args.runners, _hardware(args.specs, cells))
+    durations = estimate.recorded(args.history, os.environ, [c.id for c in cells])
+    planned = [estimate.planned_cell(cell, durations) for cell in cells]
+    skipped = {c.id: f"skipped: {c.skip.reason}" for c in cells if c.skip}
+    result = plan(planned, classes, skipped, nightly=args.nightly, specs=args.specs)
+    if args.format == "github":
+        print(json.dumps(present.github(result), separators=(",", ":")))
+    elif args.format == "json":
+        print_json(result.model_dump(mode="json"))
+    else:
+        sys.stdout.write(present.markdown(result))
+    for left in result.unplaced:
+        print(f"run-matrix: no runner for {left.id}: {left.reason}", file=sys.stderr)
+    return ExitCode.RUN_FAILED if args.strict and result.unplaced else ExitCode.OK
+
+
+def once(cells: list[Cell]) -> list[Cell]:
+    """Each cell once when the specs named overlap (``matrices matrices/nv``); one id from two
+    files is an error: a shard names cells by id."""
+    seen: dict[str, Cell] = {}
+    for cell in cells:
+        first = seen.setdefault(cell.id, cell)
+        if first.path.resolve() != cell.path.resolve():
+            raise UsageError(
+                f"two cells are named {cell.id}: in {display_path(first.path)} and "
+                f"{display_path(cell.path)}; plan them apart"
+            )
+    return list(seen.values())
+
+
+def _hardware(specs: list[str], cells: list[Cell]) -> set[str]:
+    """The profiles a runner class may name: run-matrix's, and those of the trees the specs are in."""
+    folders = [locate.BUNDLED_MATRICES / "hardware", Path("matrices") / "hardware"]
+    for name in specs:
+        root = locate.matrices_root(locate.find_spec(name.partition("[")[0]))
+        folders += [root / "hardware"] if root else []
+    return {p.stem for folder in folders for p in folder.glob("*.yaml")} | {c.profile.name for c in cells}
