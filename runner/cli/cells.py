@@ -13,10 +13,10 @@ from runner.errors import UsageError
 from runner.layout import layout
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="list the cells of specs and folders (default: matrices/)",
+        help=summary,
         description="List every cell: id, hardware, GPUs it needs (nodes x GPUs per node), status "
         "(runnable, skipped with its reason, xfail) and the content hash of its resolved spec. With a "
         "miles checkout, each cell's requires: are checked as run checks them: a cell whose requirement "

@@ -40,10 +40,10 @@ FOLDERS = {"nvidia": "nv", "amd": "rocm"}
 MAX_REFITS = 500
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="write an overlay that ports a spec to other hardware",
+        help=summary,
         description="Apply every translation rule of miles/porting.yaml that fires for SPEC's cells on "
         "HARDWARE, write the overlay (extends SPEC, each change's reason in why:), re-fit literal "
         "parallelism to a smaller node (choosing values that validate), leave what no rule decides "
