@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from runner.errors import Collector, Location, Problem, SpecError, did_you_mean
-from runner.load import DELETE, Document, Key, dotted, load, walk
+from runner.load import DELETE, NO_DOCUMENTS, Document, Documents, Key, dotted, is_document, load_from, walk
 from runner.paths import readable_file
 
 Operation = Literal["set", "override", "replace", "delete", "resolve"]
@@ -65,12 +65,13 @@ class Composed:
         return Location(self.path)
 
 
-def compose(path: Path) -> Composed:
+def compose(path: Path, documents: Documents = NO_DOCUMENTS) -> Composed:
     """The composed chain of ``path``. Each file is composed once however often it is reached
     (a diamond of extends, a base shared by many specs): the result is kept while no file of
     its chain changed. Callers get their own provenance table; data is shared and never mutated.
+    A file of ``documents`` is read from there (a candidate checked before it is written).
     """
-    composed = _compose(path.resolve(), (), Location(path))
+    composed = _compose(path.resolve(), (), Location(path), documents)
     return replace(composed, provenance=dict(composed.provenance))
 
 
@@ -81,9 +82,9 @@ MAX_KEPT = 4096  # composed files kept, as load keeps parsed ones
 Chain = tuple[tuple[Path, Location], ...]  # each file above and its extends: line, the user's first
 
 
-def _compose(path: Path, stack: Chain, named_at: Location) -> Composed:
+def _compose(path: Path, stack: Chain, named_at: Location, documents: Documents) -> Composed:
     kept = _COMPOSED.get(path)
-    if kept and kept[1] == _stamps(kept[0].files):
+    if kept and kept[1] == _stamps(kept[0].files) and not any(f in documents for f in kept[0].files):
         return kept[0]
     files_above = [above for above, _ in stack]
     if path in files_above:
@@ -105,24 +106,27 @@ def _compose(path: Path, stack: Chain, named_at: Location) -> Composed:
             hint="extend a base that holds what the chain shares; a chain is a few files deep",
         )
         raise _reached_through(too_deep, stack[:-1])
-    composed = _compose_file(path, stack, named_at)
+    composed = _compose_file(path, stack, named_at, documents)
+    if any(f in documents for f in composed.files):
+        return composed  # a candidate: composed afresh each time
     if len(_COMPOSED) >= MAX_KEPT:
         _COMPOSED.clear()
     _COMPOSED[path] = (composed, _stamps(composed.files))
     return composed
 
 
-def _compose_file(path: Path, stack: Chain, named_at: Location) -> Composed:
+def _compose_file(path: Path, stack: Chain, named_at: Location, documents: Documents) -> Composed:
     try:
-        doc = load(path)
+        doc = load_from(path, documents)
     except SpecError as exc:
         raise _reached_through(exc, stack) from None
     problems = Collector()
     data: dict[str, Any] = {}
     provenance: Provenance = {}
     files: list[Path] = []
-    for base_path in _extends(doc, stack):
-        base = _compose(base_path, (*stack, (path, doc.location(("extends",)))), doc.location(("extends",)))
+    for base_path in _extends(doc, stack, documents):
+        where = doc.location(("extends",))
+        base = _compose(base_path, (*stack, (path, where)), where, documents)
         _merge_composed(data, provenance, base)
         files += [f for f in base.files if f not in files]
     own = {k: v for k, v in doc.data.items() if k not in RESERVED}
@@ -154,7 +158,7 @@ def _reached_through(error: SpecError, stack: Chain) -> SpecError:
     return SpecError([replace(p, via=(*p.via, *via)) for p in error.problems])
 
 
-def _extends(doc: Document, stack: Chain) -> list[Path]:
+def _extends(doc: Document, stack: Chain, documents: Documents) -> list[Path]:
     raw = doc.data.get("extends", [])
     names = [raw] if isinstance(raw, str) else raw
     where = doc.location(("extends",))
@@ -181,7 +185,8 @@ def _extends(doc: Document, stack: Chain) -> list[Path]:
     paths = [Path(os.path.normpath(doc.path.parent / name)) for name in names]
     for name, base in zip(names, paths, strict=True):
         try:
-            readable_file(base, where, "extends", name)
+            if not is_document(base, documents):
+                readable_file(base, where, "extends", name)
         except SpecError as exc:
             raise _reached_through(exc, stack) from None
     return [base.resolve() for base in paths]
@@ -325,9 +330,9 @@ class _Missing:
 _MISSING: Any = _Missing()
 
 
-def overlay(base: Composed, path: Path) -> Composed:
+def overlay(base: Composed, path: Path, documents: Documents = NO_DOCUMENTS) -> Composed:
     """Apply one overlay file's keys on top of a composed spec (a matrix cell's ``adjust``)."""
-    doc = load(path)
+    doc = load_from(path, documents)
     if "extends" in doc.data:
         raise SpecError.one(
             "extends",

@@ -11,10 +11,11 @@ the values built while loading, aliases expanded, are counted as they are built 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -23,6 +24,9 @@ from runner.errors import Location, SpecError
 from runner.paths import MAX_FILE_BYTES, read_text
 
 Key = tuple[str, ...]
+# Texts not (yet) on disk, by resolved path: candidates that port and import check before writing.
+Documents = Mapping[Path, str]
+NO_DOCUMENTS: Documents = MappingProxyType({})
 
 MAX_VALUES = 200_000  # values built from one file, aliases expanded (a 1000-cell matrix spec: ~2000)
 MAX_DEPTH = 64  # nesting of mappings and lists (specs nest about 6 deep)
@@ -96,6 +100,16 @@ def load(path: Path) -> Document:
     if stat is None:
         return _load(path)
     return _load_cached(path, stat.st_mtime_ns, stat.st_size)
+
+
+def load_from(path: Path, documents: Documents) -> Document:
+    """``path``'s text from ``documents`` when it is one of them (never cached), else from disk."""
+    text = documents.get(path.resolve()) if documents else None
+    return load(path) if text is None else loads(text, path)
+
+
+def is_document(path: Path, documents: Documents) -> bool:
+    return bool(documents) and path.resolve() in documents
 
 
 @lru_cache(maxsize=4096)

@@ -49,7 +49,7 @@ class Change:
 
 
 @dataclass(frozen=True)
-class Plan:
+class PortPlan:
     """What the overlay says: changes for every cell, extra changes per other cell, TODOs."""
 
     source: str
@@ -67,7 +67,7 @@ def porting() -> Porting:
     return build(Porting, composed.data, composed)
 
 
-def plan(cells: list[Cell], target: HardwareProfile, rules: Porting) -> Plan:
+def plan(cells: list[Cell], target: HardwareProfile, rules: Porting) -> PortPlan:
     default = next((c for c in cells if "[" not in c.id), cells[0])
     changes = {cell.id: _changes(cell, target, rules.rules) for cell in cells}
     common = changes[default.id]
@@ -86,7 +86,7 @@ def plan(cells: list[Cell], target: HardwareProfile, rules: Porting) -> Plan:
     todo.update(open_entries)
     axes = {cell.id: dict(cell.axes) for cell in cells}
     per_cell_only = {k: v for k, v in per_cell.items() if v}
-    return Plan(default.id, target, (*common, *dropped), per_cell_only, axes, todo)
+    return PortPlan(default.id, target, (*common, *dropped), per_cell_only, axes, todo)
 
 
 def _requirements(
@@ -231,7 +231,7 @@ def scalar(value: Any) -> str:
 
 
 def overlay_text(
-    plan: Plan,
+    plan: PortPlan,
     header: list[str],
     extends: str,
     schema: str,

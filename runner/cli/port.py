@@ -25,7 +25,7 @@ from runner.matrix import show
 from runner.paths import writable
 from runner.port import (
     Change,
-    Plan,
+    PortPlan,
     after_refit,
     component_text,
     overlay_text,
@@ -110,7 +110,7 @@ def _refuse_overwrite(paths: list[Path], force: bool) -> None:
 
 
 def _followups(
-    steps: Plan, cells: list[Any], source: Path, out: Path, refit: tuple[Change, ...]
+    steps: PortPlan, cells: list[Any], source: Path, out: Path, refit: tuple[Change, ...]
 ) -> tuple[Change, ...]:
     """After a re-fit: the flags it made pointless, then the source's reasons whose numbers it changed."""
     default = next(c for c in cells if "[" not in c.id)
@@ -152,7 +152,7 @@ def _default_output(source: Path, cell_id: str, target: HardwareProfile) -> Path
     return root / FOLDERS[target.vendor] / f"{stem}-{target.name}.yaml"
 
 
-def _write(steps: Plan, source: Path, out: Path, extra: tuple[Change, ...]) -> Written:
+def _write(steps: PortPlan, source: Path, out: Path, extra: tuple[Change, ...]) -> Written:
     out.parent.mkdir(parents=True, exist_ok=True)
     adjust: dict[str, tuple[dict[str, Any], str]] = {}
     components: dict[str, Path] = {}
@@ -179,7 +179,7 @@ def _write(steps: Plan, source: Path, out: Path, extra: tuple[Change, ...]) -> W
     return Written(out, components)
 
 
-def _component(steps: Plan, out: Path, cell_id: str) -> Path:
+def _component(steps: PortPlan, out: Path, cell_id: str) -> Path:
     suffix = "-".join(f"{axis}-{show(value)}" for axis, value in steps.axes[cell_id].items())
     return (locate.matrices_root(out) or out.parent) / "components" / "port" / f"{out.stem}-{suffix}.yaml"
 
@@ -194,7 +194,7 @@ def _validated(written: Written) -> list[Problem]:
 
 
 def _refit(
-    steps: Plan, cells: list[Any], source: Path, out: Path, target: HardwareProfile
+    steps: PortPlan, cells: list[Any], source: Path, out: Path, target: HardwareProfile
 ) -> tuple[list[Problem], tuple[Change, ...]]:
     default = next(c for c in cells if "[" not in c.id)
     problems: list[Problem] = []
@@ -220,7 +220,11 @@ def _relative(path: Path, start: Path) -> str:
 
 
 def _report(
-    steps: Plan, written: Written, extra: tuple[Change, ...], problems: list[Problem], caused: list[Problem]
+    steps: PortPlan,
+    written: Written,
+    extra: tuple[Change, ...],
+    problems: list[Problem],
+    caused: list[Problem],
 ) -> dict[str, Any]:
     return {
         "source": steps.source,
