@@ -220,3 +220,11 @@ def display_path(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def first_line(error: BaseException | str) -> str:
+    """The first line of another library's error (Ray's run to pages); its type when it says nothing."""
+    text = str(error).strip()
+    if text:
+        return text.splitlines()[0]
+    return type(error).__name__ if isinstance(error, BaseException) else "(no message)"
