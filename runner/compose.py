@@ -193,30 +193,81 @@ def _extends(doc: Document, stack: Chain, documents: Documents) -> list[Path]:
 
 
 def _why(doc: Document, problems: Collector) -> dict[str, str]:
+    """Each key's reason. An entry may name several keys (``a.b, a.c``, or ``args.misc.{x, y}``):
+    one reason, written once, for every key it names."""
     raw = doc.data.get("why", {})
     if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
         problems.add(
             Problem(
                 "type",
-                "why: expected a mapping of dotted keys to reasons (text)",
+                "why: expected a mapping of dotted keys (or key lists) to reasons (text)",
                 "why",
                 (doc.location(("why",)),),
             )
         )
         return {}
     written = {dotted(key) for key, _ in walk(doc.data) if key[0] not in RESERVED}
-    for name in raw:
-        if name not in written and problems.room():
-            problems.add(
-                Problem(
-                    "why",
-                    f"why: gives a reason for {name!r}, which this file does not set",
-                    f"why.{name}",
-                    (doc.location(("why", name)),),
-                    hint=did_you_mean(name, written) or "a reason belongs in the file that makes the change.",
+    reasons: dict[str, str] = {}
+    for entry, reason in raw.items():
+        where = doc.location(("why", entry))
+        try:
+            names = why_keys(entry)
+        except ValueError as exc:
+            problems.add(Problem("why", f"why: {entry!r}: {exc}", f"why.{entry}", (where,)))
+            continue
+        for name in names:
+            if name in reasons:
+                message = f"why: {name!r} is given a reason twice"
+                problems.add(Problem("why", message, f"why.{entry}", (where,), hint="name each key once"))
+            elif name not in written and problems.room():
+                problems.add(
+                    Problem(
+                        "why",
+                        f"why: gives a reason for {name!r}, which this file does not set",
+                        f"why.{entry}",
+                        (where,),
+                        hint=did_you_mean(name, written)
+                        or "a reason belongs in the file that makes the change.",
+                    )
                 )
-            )
-    return raw
+            reasons[name] = reason
+    return reasons
+
+
+MAX_WHY_KEYS = 256  # keys one why: entry may name
+
+
+def why_keys(entry: str) -> list[str]:
+    """The dotted keys a ``why:`` entry names: comma-separated keys, each with at most one
+    ``{a, b}`` group of alternatives (``env.{NVTE_FUSED_ATTN, NVTE_FLASH_ATTN}``)."""
+    names: list[str] = []
+    for item in _split_top_level(entry):
+        head, brace, rest = item.partition("{")
+        if not brace:
+            names.append(item)
+            continue
+        options, close, tail = rest.partition("}")
+        if not close or "{" in options or "{" in tail or "}" in tail:
+            raise ValueError("a key list takes one {a, b} group per key, closed")
+        names += [f"{head}{option.strip()}{tail}" for option in options.split(",")]
+    if not names or any(not n or n.startswith(".") or n.endswith(".") or ".." in n for n in names):
+        raise ValueError("an empty key: write keys as a.b, a.c or a.{b, c}")
+    if len(names) > MAX_WHY_KEYS:
+        raise ValueError(f"names more than {MAX_WHY_KEYS} keys")
+    return names
+
+
+def _split_top_level(entry: str) -> list[str]:
+    """``a, b.{c, d}`` -> ``a``, ``b.{c, d}``: commas inside braces do not split."""
+    items, depth, current = [], 0, ""
+    for char in entry:
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*items, current.strip()]
 
 
 def _reason(key: Key, reasons: dict[str, str]) -> str:

@@ -23,7 +23,7 @@ _COMPOSITION = {
         "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
     },
     "why": {
-        "description": "dotted key -> the reason this file sets it",
+        "description": "dotted key (or keys: a.b, a.c or a.{b, c}) -> the reason this file sets it",
         "type": "object",
         "additionalProperties": {"type": "string"},
     },

@@ -162,3 +162,50 @@ def test_all_problems_of_a_file_are_reported_together(write):
     write("base.yaml", "a: 1\n")
     path = write("over.yaml", "extends: base.yaml\nb: !delete\nc: !delete\n")
     assert str(error_of(path)).count("error [delete]") == 2
+
+
+def test_one_why_entry_gives_several_keys_one_reason(write):
+    write("base.yaml", "args:\n  misc:\n    a: 1\n    b: 1\nenv:\n  X: '1'\n")
+    path = write(
+        "over.yaml",
+        "extends: base.yaml\nargs:\n  misc:\n    a: 2\n    b: 2\nenv:\n  X: '2'\n"
+        "why:\n  args.misc.{a, b}, env.X: one reason for three keys\n",
+    )
+    composed = compose(path)
+    reasons = {key: steps[-1].why for key, steps in composed.provenance.items() if steps[-1].why}
+    assert reasons == {
+        ("args", "misc", "a"): "one reason for three keys",
+        ("args", "misc", "b"): "one reason for three keys",
+        ("env", "X"): "one reason for three keys",
+    }
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            "args.misc.{a, c}",
+            "over.yaml:6: error [why] why.args.misc.{a, c}: why: gives a reason for 'args.misc.c', which this"
+            " file does not set\n  ==> did you mean 'args.misc.a'?",
+        ),
+        (
+            "args.misc.{a",
+            "over.yaml:6: error [why] why.args.misc.{a: why: 'args.misc.{a': a key list takes one {a, b}"
+            " group per key, closed",
+        ),
+        (
+            "args.misc.a,",
+            "over.yaml:6: error [why] why.args.misc.a,: why: 'args.misc.a,': an empty key: write"
+            " keys as a.b, a.c or a.{b, c}",
+        ),
+        (
+            "args.misc.a, args.misc.{a}",
+            "over.yaml:6: error [why] why.args.misc.a, args.misc.{a}: why: 'args.misc.a' is given a reason"
+            " twice\n  ==> name each key once",
+        ),
+    ],
+)
+def test_a_bad_key_list_names_file_line_and_key(write, entry, message):
+    write("base.yaml", "args:\n  misc:\n    a: 1\n")
+    path = write("over.yaml", f"extends: base.yaml\nargs:\n  misc:\n    a: 2\nwhy:\n  '{entry}': reason\n")
+    assert str(error_of(path)) == message
