@@ -129,7 +129,7 @@ def _compose_file(path: Path, stack: Chain, named_at: Location, documents: Docum
         base = _compose(base_path, (*stack, (path, where)), where, documents)
         _merge_composed(data, provenance, base)
         files += [f for f in base.files if f not in files]
-    own = {k: v for k, v in doc.data.items() if k not in RESERVED}
+    own = _own(doc)
     reasons = _why(doc, problems)
     _apply(data, provenance, own, doc, reasons, (), problems)
     if problems.problems and stack:
@@ -192,46 +192,72 @@ def _extends(doc: Document, stack: Chain, documents: Documents) -> list[Path]:
     return [base.resolve() for base in paths]
 
 
+def _own(doc: Document) -> dict[str, Any]:
+    """What the file sets: its data without ``extends:`` and without the ``why:`` of any level."""
+
+    def without_why(value: dict[str, Any]) -> dict[str, Any]:
+        return {k: without_why(v) if isinstance(v, dict) else v for k, v in value.items() if k != "why"}
+
+    return without_why({k: v for k, v in doc.data.items() if k not in RESERVED})
+
+
 def _why(doc: Document, problems: Collector) -> dict[str, str]:
-    """Each key's reason. An entry may name several keys (``a.b, a.c``, or ``args.misc.{x, y}``):
-    one reason, written once, for every key it names."""
-    raw = doc.data.get("why", {})
-    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
-        problems.add(
-            Problem(
-                "type",
-                "why: expected a mapping of dotted keys (or key lists) to reasons (text)",
-                "why",
-                (doc.location(("why",)),),
-            )
-        )
-        return {}
-    written = {dotted(key) for key, _ in walk(doc.data) if key[0] not in RESERVED}
+    """Each key's reason. A ``why:`` may stand at the top, with dotted keys, or in any mapping,
+    next to what it explains, with keys relative to that mapping; an entry may name several keys
+    (``a.b, a.c``, or ``args.misc.{x, y}``): one reason, written once, for every key it names."""
+    written = {dotted(key) for key, _ in walk(_own(doc))}
     reasons: dict[str, str] = {}
-    for entry, reason in raw.items():
-        where = doc.location(("why", entry))
-        try:
-            names = why_keys(entry)
-        except ValueError as exc:
-            problems.add(Problem("why", f"why: {entry!r}: {exc}", f"why.{entry}", (where,)))
-            continue
-        for name in names:
-            if name in reasons:
-                message = f"why: {name!r} is given a reason twice"
-                problems.add(Problem("why", message, f"why.{entry}", (where,), hint="name each key once"))
-            elif name not in written and problems.room():
-                problems.add(
-                    Problem(
-                        "why",
-                        f"why: gives a reason for {name!r}, which this file does not set",
-                        f"why.{entry}",
-                        (where,),
-                        hint=did_you_mean(name, written)
-                        or "a reason belongs in the file that makes the change.",
-                    )
+    blocks = [((), doc.data.get("why", {}))]
+    blocks += [
+        (key[:-1], value) for key, value in walk(_own_with_why(doc)) if key[-1] == "why" and len(key) > 1
+    ]
+    for prefix, raw in blocks:
+        if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+            where = dotted((*prefix, "why"))
+            problems.add(
+                Problem(
+                    "type",
+                    f"{where}: expected a mapping of keys (or key lists) to reasons (text)",
+                    where,
+                    (doc.location((*prefix, "why")),),
+                    hint="why is reserved for reasons at every level",
                 )
-            reasons[name] = reason
+            )
+            continue
+        for entry, reason in raw.items():
+            _reasons_of(doc, prefix, entry, reason, written, reasons, problems)
     return reasons
+
+
+def _own_with_why(doc: Document) -> dict[str, Any]:
+    return {k: v for k, v in doc.data.items() if k not in RESERVED}
+
+
+def _reasons_of(
+    doc: Document,
+    prefix: Key,
+    entry: str,
+    reason: str,
+    written: set[str],
+    reasons: dict[str, str],
+    problems: Collector,
+) -> None:
+    """One ``why:`` entry's keys into ``reasons``; what it names wrongly into ``problems``."""
+    where, key = doc.location((*prefix, "why", entry)), dotted((*prefix, "why", entry))
+    try:
+        names = [dotted((*prefix, name)) for name in why_keys(entry)]
+    except ValueError as exc:
+        problems.add(Problem("why", f"why: {entry!r}: {exc}", key, (where,)))
+        return
+    for name in names:
+        if name in reasons:
+            message = f"why: {name!r} is given a reason twice"
+            problems.add(Problem("why", message, key, (where,), hint="name each key once"))
+        elif name not in written and problems.room():
+            hint = did_you_mean(name, written) or "a reason belongs in the file that makes the change."
+            message = f"why: gives a reason for {name!r}, which this file does not set"
+            problems.add(Problem("why", message, key, (where,), hint=hint))
+        reasons[name] = reason
 
 
 MAX_WHY_KEYS = 256  # keys one why: entry may name
@@ -395,7 +421,6 @@ def overlay(base: Composed, path: Path, documents: Documents = NO_DOCUMENTS) -> 
     problems = Collector()
     data = copy.deepcopy(base.data)
     provenance = dict(base.provenance)
-    own = {k: v for k, v in doc.data.items() if k not in RESERVED}
-    _apply(data, provenance, own, doc, _why(doc, problems), (), problems)
+    _apply(data, provenance, _own(doc), doc, _why(doc, problems), (), problems)
     problems.raise_if_errors()
     return Composed(data, provenance, (*base.files, path.resolve()), base.path)

@@ -209,3 +209,24 @@ def test_a_bad_key_list_names_file_line_and_key(write, entry, message):
     write("base.yaml", "args:\n  misc:\n    a: 1\n")
     path = write("over.yaml", f"extends: base.yaml\nargs:\n  misc:\n    a: 2\nwhy:\n  '{entry}': reason\n")
     assert str(error_of(path)) == message
+
+
+def test_a_why_next_to_its_keys_explains_them_relative_to_its_mapping(write):
+    write("base.yaml", "args:\n  misc:\n    a: 1\n    b: 1\n")
+    path = write(
+        "over.yaml",
+        "extends: base.yaml\nargs:\n  misc:\n    a: 2\n    b: 2\n    why:\n      a, b: set together\n",
+    )
+    composed = compose(path)
+    assert composed.data["args"]["misc"] == {"a": 2, "b": 2}  # a nested why: is no key of the spec
+    assert [composed.provenance[("args", "misc", k)][-1].why for k in "ab"] == ["set together"] * 2
+
+
+def test_a_nested_why_names_keys_of_its_own_mapping(write):
+    path = write("spec.yaml", "args:\n  misc:\n    a: 2\n    why:\n      c: not here\nenv:\n  why: '1'\n")
+    assert error_of(path) == (
+        "spec.yaml:5: error [why] args.misc.why.c: why: gives a reason for 'args.misc.c', which this file"
+        " does not set\n  ==> did you mean 'args.misc.a'?\n"
+        "spec.yaml:7: error [type] env.why: env.why: expected a mapping of keys (or key lists) to reasons"
+        " (text)\n  ==> why is reserved for reasons at every level"
+    )
