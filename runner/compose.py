@@ -203,8 +203,9 @@ def _own(doc: Document) -> dict[str, Any]:
 
 def _why(doc: Document, problems: Collector) -> dict[str, str]:
     """Each key's reason. A ``why:`` may stand at the top, with dotted keys, or in any mapping,
-    next to what it explains, with keys relative to that mapping; an entry may name several keys
-    (``a.b, a.c``, or ``args.misc.{x, y}``): one reason, written once, for every key it names."""
+    next to what it explains, with keys relative to that mapping (or, as text, the reason for the
+    mapping itself); an entry may name several keys (``a.b, a.c``, or ``args.misc.{x, y}``): one
+    reason, written once, for every key it names."""
     written = {dotted(key) for key, _ in walk(_own(doc))}
     reasons: dict[str, str] = {}
     blocks = [((), doc.data.get("why", {}))]
@@ -212,6 +213,8 @@ def _why(doc: Document, problems: Collector) -> dict[str, str]:
         (key[:-1], value) for key, value in walk(_own_with_why(doc)) if key[-1] == "why" and len(key) > 1
     ]
     for prefix, raw in blocks:
+        if prefix and isinstance(raw, str):  # a reason for the mapping it stands in
+            raw = {"": raw}
         if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
             where = dotted((*prefix, "why"))
             problems.add(
@@ -220,7 +223,7 @@ def _why(doc: Document, problems: Collector) -> dict[str, str]:
                     f"{where}: expected a mapping of keys (or key lists) to reasons (text)",
                     where,
                     (doc.location((*prefix, "why")),),
-                    hint="why is reserved for reasons at every level",
+                    hint="why is reserved for reasons at every level: text, or keys to reasons",
                 )
             )
             continue
@@ -243,9 +246,10 @@ def _reasons_of(
     problems: Collector,
 ) -> None:
     """One ``why:`` entry's keys into ``reasons``; what it names wrongly into ``problems``."""
-    where, key = doc.location((*prefix, "why", entry)), dotted((*prefix, "why", entry))
+    where = doc.location((*prefix, "why", entry) if entry else (*prefix, "why"))
+    key = dotted((*prefix, "why", entry) if entry else (*prefix, "why"))
     try:
-        names = [dotted((*prefix, name)) for name in why_keys(entry)]
+        names = [dotted((*prefix, name)) for name in why_keys(entry)] if entry else [dotted(prefix)]
     except ValueError as exc:
         problems.add(Problem("why", f"why: {entry!r}: {exc}", key, (where,)))
         return

@@ -29,7 +29,7 @@ _COMPOSITION = {
         "additionalProperties": {"type": "string"},
     },
 }
-_WHY = {"$ref": "#/$defs/Why"}
+_WHY = {"anyOf": [{"$ref": "#/$defs/Why"}, {"type": "string", "description": "the reason for this mapping"}]}
 
 
 def schema(kind: str) -> dict[str, Any]:
@@ -40,7 +40,7 @@ def schema(kind: str) -> dict[str, Any]:
         generated["$defs"].update(block["$defs"])
         generated["properties"]["matrix"] = block["properties"]["matrix"]
     generated["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    generated["properties"]["why"] = _WHY
+    generated["properties"]["why"] = {"$ref": "#/$defs/Why"}
     without: dict[str, Any] = _with_why(_without_required(generated))
     without["$defs"] = {**without.get("$defs", {}), "Why": _COMPOSITION["why"]}
     return without

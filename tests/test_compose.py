@@ -223,10 +223,15 @@ def test_a_why_next_to_its_keys_explains_them_relative_to_its_mapping(write):
 
 
 def test_a_nested_why_names_keys_of_its_own_mapping(write):
-    path = write("spec.yaml", "args:\n  misc:\n    a: 2\n    why:\n      c: not here\nenv:\n  why: '1'\n")
+    path = write("spec.yaml", "args:\n  misc:\n    a: 2\n    why:\n      c: not here\nenv:\n  why: [1]\n")
     assert error_of(path) == (
         "spec.yaml:5: error [why] args.misc.why.c: why: gives a reason for 'args.misc.c', which this file"
         " does not set\n  ==> did you mean 'args.misc.a'?\n"
         "spec.yaml:7: error [type] env.why: env.why: expected a mapping of keys (or key lists) to reasons"
-        " (text)\n  ==> why is reserved for reasons at every level"
+        " (text)\n  ==> why is reserved for reasons at every level: text, or keys to reasons"
     )
+
+
+def test_a_why_as_text_explains_the_mapping_it_stands_in(write):
+    path = write("spec.yaml", "requires:\n  fix:\n    why: the fix is in flight\n    kind: git\n")
+    assert compose(path).provenance[("requires", "fix")][-1].why == "the fix is in flight"
