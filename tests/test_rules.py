@@ -47,10 +47,10 @@ def test_pr1124_rocm_engine_is_accepted_and_explained() -> None:
 
 def test_pr1124_without_dp_attention_is_l5(write) -> None:
     assert problems(write, ROCM, "args:\n  sglang:\n    sglang-enable-dp-attention: !delete\n") == [
-        f"{_rel(ROCM)}:21: error [L5] args.sglang.sglang-dp-size: sglang-dp-size 2 without"
+        f"{_rel(ROCM)}:38: error [L5] args.sglang.sglang-dp-size: sglang-dp-size 2 without"
         " --sglang-enable-dp-attention: miles asserts at start-up. Without DP-attention each DP rank is a whole"
         " engine, tp x dp x pp = 2 x 2 x 1 = 4 GPUs, not the 2 miles gives an engine\n"
-        f"  ==> also at {_rel(ROCM)}:20 (args.sglang.rollout-num-gpus-per-engine)\n"
+        f"  ==> also at {_rel(ROCM)}:37 (args.sglang.rollout-num-gpus-per-engine)\n"
         "  ==> add sglang-enable-dp-attention (then dp 2 splits the engine's 2 GPUs into attention-TP 2/2),"
         " or set sglang-dp-size 1"
     ]
@@ -60,7 +60,7 @@ def test_pr1124_dp4_is_s3(write) -> None:
     assert problems(write, ROCM, "args:\n  sglang:\n    sglang-dp-size: 4\n") == [
         "spec.yaml:4: error [S3] args.sglang.sglang-dp-size: rollout engine has 2 GPUs (tp = 2); sglang-dp-size 4"
         " does not divide it with DP-attention: attention TP would be 2/4\n"
-        f"  ==> also at {_rel(ROCM)}:20 (args.sglang.rollout-num-gpus-per-engine)\n"
+        f"  ==> also at {_rel(ROCM)}:37 (args.sglang.rollout-num-gpus-per-engine)\n"
         "  ==> use dp 1 or 2"
     ]
 
@@ -111,7 +111,7 @@ def test_l1_rollout_gpus_ignored_when_colocated(write) -> None:
     assert problems(write, NV, "args:\n  sglang:\n    rollout-num-gpus: 4\n") == [
         "spec.yaml:4: warning [L1] args.sglang.rollout-num-gpus: --rollout-num-gpus 4 has no effect with"
         " --colocate: the engines use the 8 training GPUs\n"
-        f"  ==> also at {_rel(NV)}:41 (args.misc.colocate)\n  ==> delete --rollout-num-gpus"
+        f"  ==> also at {_rel(NV)}:58 (args.misc.colocate)\n  ==> delete --rollout-num-gpus"
     ]
 
 
@@ -128,10 +128,10 @@ def test_l3_budget(write) -> None:
         # headlined at the overlay's line, then every key the budget was derived from, newest first
         "spec.yaml:4: error [L3] args.sglang.rollout-num-gpus: needs actor 4 + rollout 6 = 10 GPUs but"
         " the cluster has 1 node(s) x 8 GPUs = 8: Ray's placement group would wait forever\n"
-        f"  ==> also at {_rel(ROCM)}:31 (args.misc.actor-num-gpus-per-node)\n"
-        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:16 (cluster.gpus_per_node)\n"
-        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:115 (args.misc.actor-num-nodes)\n"
-        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:15 (cluster.nodes)\n"
+        f"  ==> also at {_rel(ROCM)}:54 (args.misc.actor-num-gpus-per-node)\n"
+        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:18 (cluster.gpus_per_node)\n"
+        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:117 (args.misc.actor-num-nodes)\n"
+        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:17 (cluster.nodes)\n"
         "  ==> shrink the actor or the rollout, or raise cluster.nodes"
     ]
     assert rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus: 2\n") == ["w:L3"]
@@ -231,7 +231,7 @@ def test_s6_chunked_prefill_and_pages(write) -> None:
     assert problems(write, NV, "args:\n  sglang:\n    sglang-chunked-prefill-size: 1000\n") == [
         "spec.yaml:4: error [S6] args.sglang.sglang-chunked-prefill-size: chunked prefill 1000 / dp 8 = 125 is not"
         " a multiple of page size 64: \"chunked_prefill_size must be divisible by page_size\"\n"
-        f"  ==> also at {_rel(NV)}:30 (args.sglang.sglang-page-size)\n  ==> use a chunked prefill size divisible by 512"
+        f"  ==> also at {_rel(NV)}:40 (args.sglang.sglang-page-size)\n  ==> use a chunked prefill size divisible by 512"
     ]
 
 
@@ -304,10 +304,10 @@ def test_m14_global_batch(write) -> None:
     assert problems(write, ROCM, "args:\n  rollout:\n    global-batch-size: 63\n") == [
         "spec.yaml:4: error [M14] args.rollout.global-batch-size: global batch size 63 is not divisible by micro"
         " batch 1 x actor DP 4 (DP = 4 / (TP x PP x CP))\n"
-        f"  ==> also at {_rel(ROCM)}:31 (args.misc.actor-num-gpus-per-node)\n"
-        f"  ==> also at {_rel(ROCM)}:15 (args.perf.tensor-model-parallel-size)\n"
-        f"  ==> also at {_rel(ROCM)}:16 (args.perf.context-parallel-size)\n"
-        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:115 (args.misc.actor-num-nodes)\n"
+        f"  ==> also at {_rel(ROCM)}:54 (args.misc.actor-num-gpus-per-node)\n"
+        f"  ==> also at {_rel(ROCM)}:26 (args.perf.tensor-model-parallel-size)\n"
+        f"  ==> also at {_rel(ROCM)}:27 (args.perf.context-parallel-size)\n"
+        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:117 (args.misc.actor-num-nodes)\n"
         "  ==> and 3 more: cluster.nodes, cluster.gpus_per_node, args.perf.pipeline-model-parallel-size\n"
         "  ==> use a multiple of 4"
     ]
@@ -320,7 +320,7 @@ def test_a_derived_value_brings_the_users_line(write) -> None:
         ["spec.yaml:4", "error [M3] args.misc.actor-num-gpus-per-node"],
         ["spec.yaml:4", "error [M14] args.misc.actor-num-gpus-per-node"],
     ]
-    assert f"  ==> also at {_rel(ROCM)}:17 (args.perf.expert-model-parallel-size)" in found[0]
+    assert f"  ==> also at {_rel(ROCM)}:28 (args.perf.expert-model-parallel-size)" in found[0]
 
 
 def test_m15_device_max_connections(write) -> None:
