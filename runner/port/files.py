@@ -50,7 +50,7 @@ def texts(steps: PortPlan, source: Path, files: PortFiles, extra: tuple[Change, 
         component = files.components[cell_id]
         beyond = display_path(files.overlay)
         note = f"what {cell_id} needs on {steps.target.name} beyond {beyond} (run-matrix port)"
-        body = {**_sections(changes), "why": {c.dotted: c.reason for c in changes}}
+        body = {**_sections(changes), "why": _reasons(changes)}
         written[component] = dump(body, header=[_schema_line(component), note])
         adjust[f"port-{_suffix(steps, cell_id)}"] = {
             "match": dict(steps.axes[cell_id]),
@@ -64,7 +64,7 @@ def texts(steps: PortPlan, source: Path, files: PortFiles, extra: tuple[Change, 
     if steps.todo:
         data["todo"] = dict(steps.todo)
     why = {"hardware": f"port of {steps.source} to {steps.target.name} ({steps.target.description})"}
-    data["why"] = {**why, **{change.dotted: change.reason for change in changes}}
+    data["why"] = {**why, **_reasons(changes)}
     header = [
         _schema_line(files.overlay),
         f"{steps.source} ported to {steps.target.name} by `run-matrix port`: each change comes from a",
@@ -84,6 +84,16 @@ def _sections(changes: tuple[Change, ...]) -> dict[str, Any]:
                 place = place.setdefault(name, {})
             place[change.key[-1]] = _value(change.value)
     return data
+
+
+def _reasons(changes: tuple[Change, ...]) -> dict[str, str]:
+    """``why:`` entries, each reason written once for the keys it explains (``a.b, a.c: reason``)."""
+    keys: dict[str, list[str]] = {}
+    for change in changes:
+        named = keys.setdefault(change.reason, [])
+        if change.dotted not in named:
+            named.append(change.dotted)
+    return {", ".join(names): reason for reason, names in keys.items()}
 
 
 def _value(value: Any) -> Any:
