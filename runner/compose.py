@@ -208,7 +208,7 @@ def _why(doc: Document, problems: Collector) -> dict[str, str]:
     reason, written once, for every key it names."""
     written = {dotted(key) for key, _ in walk(_own(doc))}
     reasons: dict[str, str] = {}
-    blocks = [((), doc.data.get("why", {}))]
+    blocks: list[tuple[Key, Any]] = [((), doc.data.get("why", {}))]
     blocks += [
         (key[:-1], value) for key, value in walk(_own_with_why(doc)) if key[-1] == "why" and len(key) > 1
     ]
