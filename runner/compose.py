@@ -10,59 +10,19 @@ from __future__ import annotations
 
 import copy
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from runner import why
 from runner.errors import Collector, Location, Problem, SpecError, did_you_mean
 from runner.load import DELETE, NO_DOCUMENTS, Document, Documents, Key, dotted, is_document, load_from, walk
 from runner.paths import readable_file
+from runner.provenance import Composed, Operation, Provenance, Step
 
-Operation = Literal["set", "override", "replace", "delete", "resolve"]
 MAX_EXTENDS_DEPTH = 32  # files in one extends chain (GLM-5's is 2 deep)
 
-
-@dataclass(frozen=True)
-class Step:
-    """One thing one file did to one key."""
-
-    location: Location
-    op: Operation
-    value: Any = None
-    why: str = ""
-
-    def describe(self) -> str:
-        text = f"{self.location}  {self.op}"
-        if self.op != "delete":
-            text += f" {self.value!s}" if not isinstance(self.value, dict) else " {...}"
-        return text + (f"  — {self.why}" if self.why else "")
-
-
-Provenance = dict[Key, tuple[Step, ...]]
-
-
-@dataclass(frozen=True)
-class Composed:
-    """The merged data of an ``extends:`` chain, and how every key got its value."""
-
-    data: dict[str, Any]
-    provenance: Provenance
-    files: tuple[Path, ...]  # every file of the chain, bases first, then the spec, then overlays
-    spec: Path | None = None  # the spec file, when overlays were applied after it
-
-    @property
-    def path(self) -> Path:
-        """The spec file itself (ids, hardware lookup and messages are relative to it)."""
-        return self.spec or self.files[-1]
-
-    def location(self, key: Key) -> Location:
-        """Where the value of ``key`` (or its nearest written parent) was last written."""
-        for depth in range(len(key), 0, -1):
-            steps = self.provenance.get(key[:depth])
-            if steps:
-                return steps[-1].location
-        return Location(self.path)
+__all__ = ["MAX_EXTENDS_DEPTH", "Composed", "Provenance", "Step", "compose", "overlay"]
 
 
 def compose(path: Path, documents: Documents = NO_DOCUMENTS) -> Composed:
