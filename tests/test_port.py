@@ -173,3 +173,10 @@ def test_coverage_markdown_escapes_what_would_break_the_table(cli, tree):
     row = cli("coverage", "matrices", "--format", "markdown").out.splitlines()[2]
     assert "| skipped: TP\\|EP kernels fail see the issue (until 2999-01-01) (`rocm/glm5-mi300x`) |" in row
     assert row.count(" | ") == 7  # eight columns, still
+
+
+def test_port_writes_its_files_once_and_nothing_else(cli, tree):
+    before = {p for p in tree.rglob("*")}
+    assert cli("port", "nv/glm5-colocate", "--to", "gb200").code == 0  # a re-fit: many candidates
+    written = sorted(p.relative_to(tree).as_posix() for p in set(tree.rglob("*")) - before)
+    assert written == ["nv/glm5-colocate-gb200.yaml"]  # no candidate, staged or hidden, is left
