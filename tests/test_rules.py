@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from runner import check, pipeline
+from runner.check.choices import ONE_OF
 from runner.layout import describe, layout
 
 MATRICES = pipeline.locate.BUNDLED_MATRICES
 ROCM = MATRICES / "rocm" / "glm5-async.yaml"
 NV = MATRICES / "nv" / "glm5-colocate.yaml"
-PRESET = MATRICES.parent / "miles/models/2026-05-13-dc8b499b/glm5-744B-A40B_4layer.yaml"  # the GLM-5 base targets dc8b499b
+PRESET = (
+    MATRICES.parent / "miles/models/2026-05-13-dc8b499b/glm5-744B-A40B_4layer.yaml"
+)  # the GLM-5 base targets dc8b499b
 
 
 def problems(write, base: Path, overlay: str, *, only: str = "") -> list[str]:
@@ -78,8 +82,8 @@ def test_pr1124_actor_ep3_is_m3(write) -> None:
     found = rules(write, ROCM, "args:\n  perf:\n    expert-model-parallel-size: 3\n")
     assert "e:M3" in found and "e:M2" in found  # 4 GPUs do not split into EP 3 either
     assert problems(write, ROCM, "args:\n  perf:\n    expert-model-parallel-size: 3\n", only="M3") == [
-        "spec.yaml:4: error [M3] args.perf.expert-model-parallel-size: \"Number of experts should be a multiple of"
-        " expert model parallel_size.\": 256 experts, EP 3\n"
+        'spec.yaml:4: error [M3] args.perf.expert-model-parallel-size: "Number of experts should be a multiple of'
+        ' expert model parallel_size.": 256 experts, EP 3\n'
         f"  ==> also at {_rel(PRESET)}:12 (model_args.num-experts)\n"
         "  ==> use an EP that divides 256"
     ]
@@ -218,11 +222,19 @@ def test_s2_s16_s17_multi_node_engines(write) -> None:
 def test_s4_s5_s10(write) -> None:
     assert rules(write, ROCM, "args:\n  sglang:\n    sglang-dp-size: 1\n") == ["w:S4"]
     # the ROCm spec says why it leaves dp-lm-head out; an overlay that sets it drops that reason (else G5)
-    lm_head = "    sglang-enable-dp-lm-head: true\nwhy_not:\n  args.sglang.sglang-enable-dp-lm-head: !delete\n"
+    lm_head = (
+        "    sglang-enable-dp-lm-head: true\nwhy_not:\n  args.sglang.sglang-enable-dp-lm-head: !delete\n"
+    )
     # dp 1 turns dp-lm-head off before SGLang would complain about it (S4 before S5).
-    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-enable-dp-attention: false\n    sglang-dp-size: 1\n"
-                 + lm_head) == ["w:S4"]
-    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-enable-dp-attention: false\n" + lm_head) == ["e:L5", "e:S5"]
+    assert rules(
+        write,
+        ROCM,
+        "args:\n  sglang:\n    sglang-enable-dp-attention: false\n    sglang-dp-size: 1\n" + lm_head,
+    ) == ["w:S4"]
+    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-enable-dp-attention: false\n" + lm_head) == [
+        "e:L5",
+        "e:S5",
+    ]
     assert rules(write, NV, "args:\n  sglang:\n    sglang-moe-dense-tp-size: 2\n") == ["e:S10"]
 
 
@@ -230,7 +242,7 @@ def test_s6_chunked_prefill_and_pages(write) -> None:
     assert rules(write, NV, "args:\n  sglang:\n    sglang-chunked-prefill-size: 16000\n") == ["e:S6"]
     assert problems(write, NV, "args:\n  sglang:\n    sglang-chunked-prefill-size: 1000\n") == [
         "spec.yaml:4: error [S6] args.sglang.sglang-chunked-prefill-size: chunked prefill 1000 / dp 8 = 125 is not"
-        " a multiple of page size 64: \"chunked_prefill_size must be divisible by page_size\"\n"
+        ' a multiple of page size 64: "chunked_prefill_size must be divisible by page_size"\n'
         f"  ==> also at {_rel(NV)}:40 (args.sglang.sglang-page-size)\n  ==> use a chunked prefill size divisible by 512"
     ]
 
@@ -351,3 +363,53 @@ def _rel(path: Path) -> str:
     from runner.errors import display_path
 
     return display_path(path)
+
+
+@pytest.mark.parametrize(
+    ("overlay", "expected"),
+    [
+        (
+            "args:\n  misc:\n    moe-token-dispatcher-type: bogus\n",
+            [
+                "spec.yaml:4: error [M12] args.misc.moe-token-dispatcher-type: --moe-token-dispatcher-type bogus:"
+                " invalid choice\n  ==> use one of: allgather, alltoall, flex"
+            ],
+        ),
+        (
+            "args:\n  misc:\n    attention-backend: bogus\n",
+            [
+                "spec.yaml:4: error [M13] args.misc.attention-backend: --attention-backend bogus: invalid choice\n"
+                "  ==> use one of: flash, fused, unfused, local, auto",
+                "spec.yaml:4: error [P3] args.misc.attention-backend: --attention-backend bogus is not available on"
+                " mi355x (Transformer Engine there supports fused, unfused, local, auto)\n  ==> use fused",
+            ],
+        ),
+        (
+            "args:\n  sglang:\n    sglang-nsa-decode-backend: flash\n",
+            [
+                "spec.yaml:4: error [S12] args.sglang.sglang-nsa-decode-backend: --sglang-nsa-decode-backend flash"
+                " is not an NSA backend\n  ==> use one of: flashmla_sparse, flashmla_kv, flashmla_auto, fa3,"
+                " tilelang, aiter, trtllm",
+                "spec.yaml:4: error [P2] args.sglang.sglang-nsa-decode-backend: mi355x has no flash NSA kernels"
+                " (rocm supports tilelang, aiter)\n  ==> use tilelang",
+            ],
+        ),
+        (
+            "args:\n  sglang:\n    sglang-attention-backend: fa3\n",
+            [
+                "spec.yaml:4: error [P6] args.sglang.sglang-attention-backend: SGLang attention backend fa3 is not"
+                " available on mi355x (supported: aiter, triton, nsa, torch_native)"
+            ],
+        ),
+        (
+            "args:\n  misc:\n    moe-token-dispatcher-type: flex\n",
+            [
+                "spec.yaml:4: error [P5] args.misc.moe-token-dispatcher-type: the flex token dispatcher is not"
+                " available on mi355x (supported: allgather, alltoall)\n  ==> use alltoall"
+            ],
+        ),
+    ],
+)
+def test_the_one_of_table_says_what_is_allowed_and_where_it_comes_from(write, overlay, expected):
+    table_rules = [p for p in problems(write, ROCM, overlay) if re.search(r"\[(\w+)\]", p)[1] in ONE_OF]
+    assert table_rules == expected
