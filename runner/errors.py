@@ -6,7 +6,6 @@ exit codes and text.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
@@ -210,6 +209,8 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     unique = sorted(set(choices))
     if len(unique) > MAX_CHOICES or len(word) > 200:
         return ""
+    import difflib  # only when a name is wrong: a valid spec never loads it
+
     close = difflib.get_close_matches(word, unique, n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else ""
 
