@@ -16,7 +16,7 @@ from typing import Any
 
 from runner.compose import Composed, overlay
 from runner.errors import SpecError, did_you_mean
-from runner.load import walk
+from runner.load import NO_DOCUMENTS, Documents, is_document, walk
 from runner.matrix import Combo, same, show
 from runner.paths import readable_file
 from schemas import HardwareProfile, Spec
@@ -48,15 +48,18 @@ def applicable(matrix: Matrix, combo: Combo, composed: Composed) -> list[Named]:
     return chosen
 
 
-def with_overlays(composed: Composed, chosen: list[Named], combo: Combo) -> Composed:
+def with_overlays(
+    composed: Composed, chosen: list[Named], combo: Combo, documents: Documents = NO_DOCUMENTS
+) -> Composed:
     for name, entry in chosen:
         where = composed.location(("matrix", "adjust", name, "overlay"))
         for template in entry.overlay:
             filled = _fill(template, combo, composed, name)
             path = where.file.parent / filled
-            readable_file(path, where, f"matrix.adjust.{name}.overlay", str(filled))
+            if not is_document(path, documents):
+                readable_file(path, where, f"matrix.adjust.{name}.overlay", str(filled))
             try:
-                composed = overlay(composed, path)
+                composed = overlay(composed, path, documents)
             except SpecError as exc:  # a problem in the overlay also names the line that applied it
                 raise SpecError([replace(p, via=(*p.via, where)) for p in exc.problems]) from None
     return composed

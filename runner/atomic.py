@@ -2,6 +2,7 @@
 
 A reader (CI collecting a JUnit file, a later run reading a record) sees the old content or
 the new, never half of one; a write that fails (disk full, a file size limit) leaves the old.
+Several files (a spec and its components) are written all together or not at all.
 """
 
 from __future__ import annotations
@@ -9,7 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+
+from runner.errors import EnvironmentProblem
 
 
 def write_text(path: Path, text: str) -> None:
@@ -37,3 +41,32 @@ def _mode(path: Path) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+def write_all(files: Mapping[Path, str]) -> None:
+    """Write every file, or none: if one fails, the files already replaced get their old text back
+    and new ones (and the folders made for them) are removed; an OSError is an EnvironmentProblem."""
+    old = {path: path.read_text(encoding="utf-8") for path in files if path.exists()}
+    made: list[Path] = []
+    done: list[Path] = []
+    path = next(iter(files), Path())
+    try:
+        for path, text in files.items():
+            for folder in reversed(path.parents):
+                if not folder.exists():
+                    folder.mkdir()
+                    made.append(folder)
+            write_text(path, text)
+            done.append(path)
+    except BaseException as exc:
+        for written in done:
+            if written in old:
+                written.write_text(old[written], encoding="utf-8")
+            else:
+                written.unlink(missing_ok=True)
+        for folder in reversed(made):
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        if isinstance(exc, OSError):  # a folder that cannot be made, a read-only file system, ...
+            raise EnvironmentProblem(f"cannot write {exc.filename or path}: {exc.strerror or exc}") from None
+        raise

@@ -10,67 +10,28 @@ from __future__ import annotations
 
 import copy
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from runner import why
 from runner.errors import Collector, Location, Problem, SpecError, did_you_mean
-from runner.load import DELETE, Document, Key, dotted, load, walk
+from runner.load import DELETE, NO_DOCUMENTS, Document, Documents, Key, dotted, is_document, load_from, walk
 from runner.paths import readable_file
+from runner.provenance import Composed, Operation, Provenance, Step
 
-Operation = Literal["set", "override", "replace", "delete", "resolve"]
-RESERVED = ("extends", "why")
 MAX_EXTENDS_DEPTH = 32  # files in one extends chain (GLM-5's is 2 deep)
 
-
-@dataclass(frozen=True)
-class Step:
-    """One thing one file did to one key."""
-
-    location: Location
-    op: Operation
-    value: Any = None
-    why: str = ""
-
-    def describe(self) -> str:
-        text = f"{self.location}  {self.op}"
-        if self.op != "delete":
-            text += f" {self.value!s}" if not isinstance(self.value, dict) else " {...}"
-        return text + (f"  — {self.why}" if self.why else "")
+__all__ = ["MAX_EXTENDS_DEPTH", "Composed", "Provenance", "Step", "compose", "overlay"]
 
 
-Provenance = dict[Key, tuple[Step, ...]]
-
-
-@dataclass(frozen=True)
-class Composed:
-    """The merged data of an ``extends:`` chain, and how every key got its value."""
-
-    data: dict[str, Any]
-    provenance: Provenance
-    files: tuple[Path, ...]  # every file of the chain, bases first, then the spec, then overlays
-    spec: Path | None = None  # the spec file, when overlays were applied after it
-
-    @property
-    def path(self) -> Path:
-        """The spec file itself (ids, hardware lookup and messages are relative to it)."""
-        return self.spec or self.files[-1]
-
-    def location(self, key: Key) -> Location:
-        """Where the value of ``key`` (or its nearest written parent) was last written."""
-        for depth in range(len(key), 0, -1):
-            steps = self.provenance.get(key[:depth])
-            if steps:
-                return steps[-1].location
-        return Location(self.path)
-
-
-def compose(path: Path) -> Composed:
+def compose(path: Path, documents: Documents = NO_DOCUMENTS) -> Composed:
     """The composed chain of ``path``. Each file is composed once however often it is reached
     (a diamond of extends, a base shared by many specs): the result is kept while no file of
     its chain changed. Callers get their own provenance table; data is shared and never mutated.
+    A file of ``documents`` is read from there (a candidate checked before it is written).
     """
-    composed = _compose(path.resolve(), (), Location(path))
+    composed = _compose(path.resolve(), (), Location(path), documents)
     return replace(composed, provenance=dict(composed.provenance))
 
 
@@ -81,9 +42,9 @@ MAX_KEPT = 4096  # composed files kept, as load keeps parsed ones
 Chain = tuple[tuple[Path, Location], ...]  # each file above and its extends: line, the user's first
 
 
-def _compose(path: Path, stack: Chain, named_at: Location) -> Composed:
+def _compose(path: Path, stack: Chain, named_at: Location, documents: Documents) -> Composed:
     kept = _COMPOSED.get(path)
-    if kept and kept[1] == _stamps(kept[0].files):
+    if kept and kept[1] == _stamps(kept[0].files) and not any(f in documents for f in kept[0].files):
         return kept[0]
     files_above = [above for above, _ in stack]
     if path in files_above:
@@ -105,29 +66,30 @@ def _compose(path: Path, stack: Chain, named_at: Location) -> Composed:
             hint="extend a base that holds what the chain shares; a chain is a few files deep",
         )
         raise _reached_through(too_deep, stack[:-1])
-    composed = _compose_file(path, stack, named_at)
+    composed = _compose_file(path, stack, named_at, documents)
+    if any(f in documents for f in composed.files):
+        return composed  # a candidate: composed afresh each time
     if len(_COMPOSED) >= MAX_KEPT:
         _COMPOSED.clear()
     _COMPOSED[path] = (composed, _stamps(composed.files))
     return composed
 
 
-def _compose_file(path: Path, stack: Chain, named_at: Location) -> Composed:
+def _compose_file(path: Path, stack: Chain, named_at: Location, documents: Documents) -> Composed:
     try:
-        doc = load(path)
+        doc = load_from(path, documents)
     except SpecError as exc:
         raise _reached_through(exc, stack) from None
     problems = Collector()
     data: dict[str, Any] = {}
     provenance: Provenance = {}
     files: list[Path] = []
-    for base_path in _extends(doc, stack):
-        base = _compose(base_path, (*stack, (path, doc.location(("extends",)))), doc.location(("extends",)))
+    for base_path in _extends(doc, stack, documents):
+        where = doc.location(("extends",))
+        base = _compose(base_path, (*stack, (path, where)), where, documents)
         _merge_composed(data, provenance, base)
         files += [f for f in base.files if f not in files]
-    own = {k: v for k, v in doc.data.items() if k not in RESERVED}
-    reasons = _why(doc, problems)
-    _apply(data, provenance, own, doc, reasons, (), problems)
+    _apply(data, provenance, why.own(doc), doc, why.reasons(doc, problems), (), problems)
     if problems.problems and stack:
         problems = Collector(list(_reached_through(SpecError(problems.problems), stack).problems))
     problems.raise_if_errors()
@@ -154,7 +116,7 @@ def _reached_through(error: SpecError, stack: Chain) -> SpecError:
     return SpecError([replace(p, via=(*p.via, *via)) for p in error.problems])
 
 
-def _extends(doc: Document, stack: Chain) -> list[Path]:
+def _extends(doc: Document, stack: Chain, documents: Documents) -> list[Path]:
     raw = doc.data.get("extends", [])
     names = [raw] if isinstance(raw, str) else raw
     where = doc.location(("extends",))
@@ -181,46 +143,11 @@ def _extends(doc: Document, stack: Chain) -> list[Path]:
     paths = [Path(os.path.normpath(doc.path.parent / name)) for name in names]
     for name, base in zip(names, paths, strict=True):
         try:
-            readable_file(base, where, "extends", name)
+            if not is_document(base, documents):
+                readable_file(base, where, "extends", name)
         except SpecError as exc:
             raise _reached_through(exc, stack) from None
     return [base.resolve() for base in paths]
-
-
-def _why(doc: Document, problems: Collector) -> dict[str, str]:
-    raw = doc.data.get("why", {})
-    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
-        problems.add(
-            Problem(
-                "type",
-                "why: expected a mapping of dotted keys to reasons (text)",
-                "why",
-                (doc.location(("why",)),),
-            )
-        )
-        return {}
-    written = {dotted(key) for key, _ in walk(doc.data) if key[0] not in RESERVED}
-    for name in raw:
-        if name not in written and problems.room():
-            problems.add(
-                Problem(
-                    "why",
-                    f"why: gives a reason for {name!r}, which this file does not set",
-                    f"why.{name}",
-                    (doc.location(("why", name)),),
-                    hint=did_you_mean(name, written) or "a reason belongs in the file that makes the change.",
-                )
-            )
-    return raw
-
-
-def _reason(key: Key, reasons: dict[str, str]) -> str:
-    """The reason for ``key``: its own, or that of its nearest parent."""
-    for depth in range(len(key), 0, -1):
-        reason = reasons.get(dotted(key[:depth]))
-        if reason:
-            return reason
-    return ""
 
 
 def _apply(
@@ -235,7 +162,7 @@ def _apply(
     """Apply one file's own keys on top of what its bases composed."""
     for name, value in source.items():
         key = (*prefix, name)
-        step = Step(doc.location(key), "set", value, _reason(key, reasons))
+        step = Step(doc.location(key), "set", value, why.reason_for(key, reasons))
         old = target.get(name, _MISSING)
         if value is DELETE:
             if old is _MISSING:
@@ -258,7 +185,11 @@ def _apply(
             _append(provenance, key, step)
             if isinstance(value, dict):
                 for sub, sub_value in walk(value, key):
-                    _append(provenance, sub, Step(doc.location(sub), "set", sub_value, _reason(sub, reasons)))
+                    _append(
+                        provenance,
+                        sub,
+                        Step(doc.location(sub), "set", sub_value, why.reason_for(sub, reasons)),
+                    )
 
 
 def _merge_composed(data: dict[str, Any], provenance: Provenance, base: Composed) -> None:
@@ -325,9 +256,9 @@ class _Missing:
 _MISSING: Any = _Missing()
 
 
-def overlay(base: Composed, path: Path) -> Composed:
+def overlay(base: Composed, path: Path, documents: Documents = NO_DOCUMENTS) -> Composed:
     """Apply one overlay file's keys on top of a composed spec (a matrix cell's ``adjust``)."""
-    doc = load(path)
+    doc = load_from(path, documents)
     if "extends" in doc.data:
         raise SpecError.one(
             "extends",
@@ -339,7 +270,6 @@ def overlay(base: Composed, path: Path) -> Composed:
     problems = Collector()
     data = copy.deepcopy(base.data)
     provenance = dict(base.provenance)
-    own = {k: v for k, v in doc.data.items() if k not in RESERVED}
-    _apply(data, provenance, own, doc, _why(doc, problems), (), problems)
+    _apply(data, provenance, why.own(doc), doc, why.reasons(doc, problems), (), problems)
     problems.raise_if_errors()
     return Composed(data, provenance, (*base.files, path.resolve()), base.path)

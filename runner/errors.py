@@ -6,7 +6,6 @@ exit codes and text.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
@@ -210,6 +209,8 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     unique = sorted(set(choices))
     if len(unique) > MAX_CHOICES or len(word) > 200:
         return ""
+    import difflib  # only when a name is wrong: a valid spec never loads it
+
     close = difflib.get_close_matches(word, unique, n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else ""
 
@@ -220,3 +221,11 @@ def display_path(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def first_line(error: BaseException | str) -> str:
+    """The first line of another library's error (Ray's run to pages); its type when it says nothing."""
+    text = str(error).strip()
+    if text:
+        return text.splitlines()[0]
+    return type(error).__name__ if isinstance(error, BaseException) else "(no message)"

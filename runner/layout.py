@@ -66,7 +66,6 @@ class ModelFacts:
     query_groups: int | None  # GQA only
     experts: int | None
     moe_ffn_hidden: int | None
-    mla: bool
     sparse_attention: bool
 
 
@@ -173,7 +172,6 @@ def model_facts(cell: Cell) -> ModelFacts:
         query_groups=number("num-query-groups") if cell.flag("group-query-attention") else None,
         experts=number("num-experts"),
         moe_ffn_hidden=number("moe-ffn-hidden-size") or number("ffn-hidden-size"),
-        mla=bool(cell.flag("multi-latent-attention")),
         sparse_attention=cell.preset.sparse_attention,
     )
 

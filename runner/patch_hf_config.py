@@ -38,6 +38,26 @@ def text(config: dict[str, Any]) -> str:
     return json.dumps(config, indent=2, ensure_ascii=False)
 
 
+def planned(
+    path: Path, updates: dict[str, Any], unless: dict[str, Any], copy_rope_theta: bool
+) -> tuple[str, dict[str, Any] | None]:
+    """Why patching ``path`` is skipped (absent, already patched) and None, or "" and the patched
+    config. A config that cannot be read or is not JSON raises (OSError, ValueError)."""
+    if not path.is_file():
+        return f"{path} does not exist", None
+    result = patched(json.loads(path.read_text(encoding="utf-8")), updates, unless, copy_rope_theta)
+    return (f"{path} is already patched", None) if result is None else ("", result)
+
+
+def apply(path: Path, updates: dict[str, Any], unless: dict[str, Any], copy_rope_theta: bool) -> str:
+    """Patch ``path`` in place unless it is skipped; what happened, in a line."""
+    skip, result = planned(path, updates, unless, copy_rope_theta)
+    if result is None:
+        return f"skip: {skip}"
+    path.write_text(text(result), encoding="utf-8")
+    return f"patched {path}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="patch-hf-config", description="Patch a Hugging Face config.json.")
     parser.add_argument("config", type=Path)
@@ -47,16 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--copy-rope-theta", action="store_true")
     args = parser.parse_args(argv)
-    if not args.config.is_file():
-        print(f"skip: {args.config} does not exist")
-        return 0
-    config = json.loads(args.config.read_text(encoding="utf-8"))
-    result = patched(config, args.set, args.unless, args.copy_rope_theta)
-    if result is None:
-        print(f"skip: {args.config} is already patched")
-        return 0
-    args.config.write_text(text(result), encoding="utf-8")
-    print(f"patched {args.config}")
+    print(apply(args.config, args.set, args.unless, args.copy_rope_theta))
     return 0
 
 

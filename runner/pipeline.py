@@ -18,7 +18,7 @@ from runner.cell import Cell
 from runner.compose import Composed, compose
 from runner.errors import Location, Problem, SpecError, UsageError
 from runner.knowledge import flags, preset_data, versions
-from runner.load import Key
+from runner.load import NO_DOCUMENTS, Documents, Key
 from runner.matrix import Combo, cell_id, expand
 from runner.model import build
 from runner.resolve import Resolver, resolve
@@ -28,16 +28,22 @@ from schemas.matrix import Matrix, MatrixBlock
 NOT_CELLS = {"hardware", "base", "components"}
 
 
-def cells(path: Path, today: datetime.date | None = None, miles_root: Path | None = None) -> list[Cell]:
+def cells(
+    path: Path,
+    today: datetime.date | None = None,
+    miles_root: Path | None = None,
+    documents: Documents = NO_DOCUMENTS,
+) -> list[Cell]:
     """Every cell of one spec file: its matrix expanded, each cell resolved and modelled; its flags
-    are checked against ``miles_root``'s own when given (else the spec's miles_version)."""
-    composed = compose(path)
+    are checked against ``miles_root``'s own when given (else the spec's miles_version). Files of
+    ``documents`` (the spec, its components) are read from there: candidates not written yet."""
+    composed = compose(path, documents)
     matrix = build(MatrixBlock, {"matrix": composed.data.get("matrix", {})}, composed).matrix
     combos = expand(matrix, composed.location) if matrix.axes or matrix.include else [{}]
     name = locate.cell_name(path)
     shared: dict[Any, dict[Key, Any]] = {}  # values no axis changes, per set of overlays applied
     day = today or datetime.date.today()
-    return [_cell(composed, name, combo, matrix, day, shared, miles_root) for combo in combos]
+    return [_cell(composed, name, combo, matrix, day, shared, miles_root, documents) for combo in combos]
 
 
 def cell(path: Path) -> Cell:
@@ -111,10 +117,11 @@ def _cell(
     matrix: Matrix,
     today: datetime.date,
     shared: dict[Any, dict[Key, Any]],
-    miles_root: Path | None = None,
+    miles_root: Path | None,
+    documents: Documents,
 ) -> Cell:
     adjustments = adjust.applicable(matrix, combo, composed)
-    composed = adjust.with_overlays(composed, adjustments, combo)
+    composed = adjust.with_overlays(composed, adjustments, combo, documents)
     # a value depends on the axes through ${matrix.*}, or through the profile when hardware does
     hardware_varies = "${" in str(composed.data.get("hardware", ""))
     varying = frozenset({"matrix", "profile", "visible_devices"} if hardware_varies else {"matrix"})
@@ -130,18 +137,20 @@ def _cell(
         spec.model.type, composed.location(("model", "type")), composed.path, spec.miles_version
     )
     identity = cell_id(name, combo, matrix)
-    control = adjust.control(matrix, combo, spec, profile, composed, today, identity)
+    skip, xfail, timeout = adjust.control(matrix, combo, spec, profile, composed, today, identity)
     return Cell(
-        identity,
-        spec,
-        profile,
-        preset,
-        conventions(spec.miles_version),
-        composed,
-        preset_source,
-        _hf_config(spec.args.ckpt.get("hf-checkpoint")),
-        dict(combo),
-        *control,
+        id=identity,
+        spec=spec,
+        profile=profile,
+        preset=preset,
+        conventions=conventions(spec.miles_version),
+        composed=composed,
+        preset_source=preset_source,
+        hf_config=_hf_config(spec.args.ckpt.get("hf-checkpoint")),
+        axes=dict(combo),
+        skip=skip,
+        xfail=xfail,
+        timeout=timeout,
         flags=flags.choose(spec.miles_version, miles_root, composed.location(("miles_version",))),
         step_presets=_step_presets(spec, composed),
     )

@@ -1,8 +1,8 @@
 """JSON Schema of the YAML files, generated from the models.
 
 A file may be a fragment (an overlay sets a few keys), so nothing is required;
-``extends:`` and ``why:`` are allowed at the top; ``!delete`` is a custom tag
-editors are told about in README.
+``extends:`` is allowed at the top and ``why:`` in every mapping (next to what it explains);
+``!delete`` is a custom tag editors are told about in README.
 """
 
 from __future__ import annotations
@@ -27,11 +27,13 @@ _COMPOSITION = {
         "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
     },
     "why": {
-        "description": "dotted key -> the reason this file sets it",
+        "description": "dotted key (or keys: a.b, a.c or a.{b, c}), relative to this mapping -> the reason "
+        "this file sets it",
         "type": "object",
         "additionalProperties": {"type": "string"},
     },
 }
+_WHY = {"anyOf": [{"$ref": "#/$defs/Why"}, {"type": "string", "description": "the reason for this mapping"}]}
 
 
 def schema(kind: str) -> dict[str, Any]:
@@ -44,8 +46,22 @@ def schema(kind: str) -> dict[str, Any]:
         generated["$defs"].update(block["$defs"])
         generated["properties"]["matrix"] = block["properties"]["matrix"]
     generated["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    without: dict[str, Any] = _without_required(generated)
+    generated["properties"]["why"] = {"$ref": "#/$defs/Why"}
+    without: dict[str, Any] = _with_why(_without_required(generated))
+    without["$defs"] = {**without.get("$defs", {}), "Why": _COMPOSITION["why"]}
     return without
+
+
+def _with_why(node: Any) -> Any:
+    """Every mapping of the file may hold a ``why:`` (models and free mappings such as flag groups)."""
+    if isinstance(node, list):
+        return [_with_why(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    found = {k: _with_why(v) for k, v in node.items()}
+    if found.get("type") == "object":
+        found["properties"] = {"why": _WHY, **found.get("properties", {})}
+    return found
 
 
 def _without_required(node: Any) -> Any:

@@ -3,7 +3,7 @@ lacks capability C, use Y, because R."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -55,4 +55,3 @@ class Porting(Model):
         description="rules evaluated on the re-fitted cell: what a re-fit makes pointless or wrong",
     )
     refit_flags: list[str] = Field(description="literal parallelism flags port may re-fit to fewer GPUs")
-    extra: dict[str, Any] = {}

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from runner import check, pipeline
@@ -70,3 +73,24 @@ def test_secret_flags_must_be_references(write, flag: str):
         p for p in problems_of(write, f"args:\n  misc:\n    {flag}: $${{{variable}}}\n") if "[G3]" in p
     ] == []
     assert problems_of(write, "args:\n  misc:\n    input-key: prompt\n") == []  # a data field, not a secret
+
+
+README = Path(__file__).parents[1] / "README.md"
+OUTSIDE_REGISTRY = {"F0"}  # a miles_version no catalog has: found while choosing the catalog
+
+
+def _readme_rule_ids() -> set[str]:
+    """Every id README's rule table names: ``G1–G7`` is a range, ``S2–S14, S16`` a list of them."""
+    text = README.read_text(encoding="utf-8").split("## Validation rules", 1)[1].split("\n## ", 1)[0]
+    ids: set[str] = set()
+    for row in re.findall(r"^\| ([A-Z][0-9][^|]*) \|", text, re.MULTILINE):
+        for part in row.split(","):
+            first, _, last = part.strip().partition("–")
+            last = last or first
+            assert first[0] == last[0], row
+            ids.update(f"{first[0]}{n}" for n in range(int(first[1:]), int(last[1:]) + 1))
+    return ids
+
+
+def test_readme_lists_every_rule_and_no_other():
+    assert _readme_rule_ids() == set(check.RULES) | OUTSIDE_REGISTRY

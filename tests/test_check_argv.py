@@ -131,7 +131,7 @@ def test_false_and_references_are_not_judged(write) -> None:
 def test_a_removed_flag_names_the_version_that_had_it(write) -> None:
     """The GLM-5 NVIDIA spec against miles main: --disable-weights-backuper is gone."""
     assert found(write, f"miles_version: {MAIN}\n", base=NV) == [
-        f"{_rel(NV)}:42: error [F1] args.misc.disable-weights-backuper: --disable-weights-backuper is not a flag"
+        f"{_rel(NV)}:59: error [F1] args.misc.disable-weights-backuper: --disable-weights-backuper is not a flag"
         " of miles 31f1ca96 (nor of Megatron and the SGLang its container installs); miles dc8b499b accepts it\n"
         "  ==> drop it, or check against miles dc8b499b (miles_version: dc8b499b)"
     ]
@@ -159,7 +159,7 @@ def test_an_alias_is_seen_by_every_rule_under_its_canonical_name(write) -> None:
 def test_a_flag_under_two_spellings_is_f2_naming_both(write) -> None:
     problems = found(write, "args:\n  misc:\n    sglang-expert-parallel-size: 2\n")
     assert problems == [
-        f"{_rel(ROCM)}:22: error [F2] args.misc.sglang-expert-parallel-size: --sglang-ep-size is set under 2"
+        f"{_rel(ROCM)}:39: error [F2] args.misc.sglang-expert-parallel-size: --sglang-ep-size is set under 2"
         " spellings: --sglang-ep-size, --sglang-expert-parallel-size; argparse keeps the last one on the command"
         " line\n"
         "  ==> also at spec.yaml:4\n"
@@ -184,7 +184,7 @@ def test_no_miles_version_means_the_newest_shipped_and_explain_says_so(cli, writ
 
 def test_without_a_stated_version_a_flag_another_version_has_only_warns(write) -> None:
     assert found(write, "miles_version: !delete\n", base=NV) == [
-        f"{_rel(NV)}:42: warning [F1] args.misc.disable-weights-backuper: --disable-weights-backuper is not a"
+        f"{_rel(NV)}:59: warning [F1] args.misc.disable-weights-backuper: --disable-weights-backuper is not a"
         " flag of miles 31f1ca96 (nor of Megatron and the SGLang its container installs); miles dc8b499b accepts"
         " it; the spec names no miles_version, so this is not an error\n"
         "  ==> drop it, or check against miles dc8b499b (miles_version: dc8b499b)"

@@ -191,7 +191,7 @@ def test_explain_a_key(cli, in_repo):
     result = cli("explain", "rocm/glm5-async.yaml", "args.sglang.sglang-dp-size")
     assert result.out == (
         "args.sglang.sglang-dp-size = 2\n"
-        "  matrices/rocm/glm5-async.yaml:21  set 2\n"
+        "  matrices/rocm/glm5-async.yaml:38  set 2\n"
         "      why: with DP-attention, DP=2 EP=2 split each 2-GPU engine; they do not multiply it\n"
         "derived:\n"
         "  cluster: 1 node(s) x 8 GPUs = 8\n"
@@ -220,8 +220,8 @@ def test_explain_json_chain(cli, in_repo):
 
 def test_explain_every_value(cli, in_repo):
     lines = cli("explain", "rocm/glm5-async.yaml").out.splitlines()
-    assert "env.HIP_VISIBLE_DEVICES = 0,1,2,3,4,5,6,7    # matrices/rocm/glm5-async.yaml:41" in lines
-    assert "args.ckpt.save-interval = 20    # matrices/base/glm5-744b-a40b-4layer.yaml:66" in lines
+    assert "env.HIP_VISIBLE_DEVICES = 0,1,2,3,4,5,6,7    # matrices/rocm/glm5-async.yaml:72" in lines
+    assert "args.ckpt.save-interval = 20    # matrices/base/glm5-744b-a40b-4layer.yaml:68" in lines
 
 
 def test_explain_unknown_key(cli, in_repo):

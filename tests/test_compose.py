@@ -162,3 +162,76 @@ def test_all_problems_of_a_file_are_reported_together(write):
     write("base.yaml", "a: 1\n")
     path = write("over.yaml", "extends: base.yaml\nb: !delete\nc: !delete\n")
     assert str(error_of(path)).count("error [delete]") == 2
+
+
+def test_one_why_entry_gives_several_keys_one_reason(write):
+    write("base.yaml", "args:\n  misc:\n    a: 1\n    b: 1\nenv:\n  X: '1'\n")
+    path = write(
+        "over.yaml",
+        "extends: base.yaml\nargs:\n  misc:\n    a: 2\n    b: 2\nenv:\n  X: '2'\n"
+        "why:\n  args.misc.{a, b}, env.X: one reason for three keys\n",
+    )
+    composed = compose(path)
+    reasons = {key: steps[-1].why for key, steps in composed.provenance.items() if steps[-1].why}
+    assert reasons == {
+        ("args", "misc", "a"): "one reason for three keys",
+        ("args", "misc", "b"): "one reason for three keys",
+        ("env", "X"): "one reason for three keys",
+    }
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            "args.misc.{a, c}",
+            "over.yaml:6: error [why] why.args.misc.{a, c}: why: gives a reason for 'args.misc.c', which this"
+            " file does not set\n  ==> did you mean 'args.misc.a'?",
+        ),
+        (
+            "args.misc.{a",
+            "over.yaml:6: error [why] why.args.misc.{a: why: 'args.misc.{a': a key list takes one {a, b}"
+            " group per key, closed",
+        ),
+        (
+            "args.misc.a,",
+            "over.yaml:6: error [why] why.args.misc.a,: why: 'args.misc.a,': an empty key: write"
+            " keys as a.b, a.c or a.{b, c}",
+        ),
+        (
+            "args.misc.a, args.misc.{a}",
+            "over.yaml:6: error [why] why.args.misc.a, args.misc.{a}: why: 'args.misc.a' is given a reason"
+            " twice\n  ==> name each key once",
+        ),
+    ],
+)
+def test_a_bad_key_list_names_file_line_and_key(write, entry, message):
+    write("base.yaml", "args:\n  misc:\n    a: 1\n")
+    path = write("over.yaml", f"extends: base.yaml\nargs:\n  misc:\n    a: 2\nwhy:\n  '{entry}': reason\n")
+    assert str(error_of(path)) == message
+
+
+def test_a_why_next_to_its_keys_explains_them_relative_to_its_mapping(write):
+    write("base.yaml", "args:\n  misc:\n    a: 1\n    b: 1\n")
+    path = write(
+        "over.yaml",
+        "extends: base.yaml\nargs:\n  misc:\n    a: 2\n    b: 2\n    why:\n      a, b: set together\n",
+    )
+    composed = compose(path)
+    assert composed.data["args"]["misc"] == {"a": 2, "b": 2}  # a nested why: is no key of the spec
+    assert [composed.provenance[("args", "misc", k)][-1].why for k in "ab"] == ["set together"] * 2
+
+
+def test_a_nested_why_names_keys_of_its_own_mapping(write):
+    path = write("spec.yaml", "args:\n  misc:\n    a: 2\n    why:\n      c: not here\nenv:\n  why: [1]\n")
+    assert error_of(path) == (
+        "spec.yaml:5: error [why] args.misc.why.c: why: gives a reason for 'args.misc.c', which this file"
+        " does not set\n  ==> did you mean 'args.misc.a'?\n"
+        "spec.yaml:7: error [type] env.why: env.why: expected a mapping of keys (or key lists) to reasons"
+        " (text)\n  ==> why is reserved for reasons at every level: text, or keys to reasons"
+    )
+
+
+def test_a_why_as_text_explains_the_mapping_it_stands_in(write):
+    path = write("spec.yaml", "requires:\n  fix:\n    why: the fix is in flight\n    kind: git\n")
+    assert compose(path).provenance[("requires", "fix")][-1].why == "the fix is in flight"

@@ -53,7 +53,7 @@ def test_json_shape(cli, in_repo):
         "key": "args.misc.moe-enable-deepep",
         "a": True,
         "b": None,
-        "a_source": "matrices/nv/glm5-colocate.yaml:38",
+        "a_source": "matrices/nv/glm5-colocate.yaml:55",
         "b_source": None,
         "why": "DeepEP needs NVIDIA InfiniBand + GPUDirect RDMA",
         "parts": [],

@@ -40,7 +40,7 @@ def test_a_layout_too_large_to_draw_is_refused_before_drawing(write):
     with pytest.raises(SpecError) as raised:
         gpu_map(huge, cell.location("cluster"))
     assert str(raised.value) == (
-        f"{pipeline.locate.BUNDLED_MATRICES}/base/glm5-744b-a40b-4layer.yaml:14: error [budget] cluster: "
+        f"{pipeline.locate.BUNDLED_MATRICES}/base/glm5-744b-a40b-4layer.yaml:16: error [budget] cluster: "
         "the layout has 100,000,000 GPUs (100000 nodes x 1000); --layout draws at most 4,096\n"
         "  ==> draw a smaller cell; the derived facts without --layout hold for any size"
     )

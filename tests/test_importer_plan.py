@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from runner.importer.emit import Text
-from runner.importer.plan import Plan, merge
+from runner.importer.plan import ImportPlan, merge
 from runner.importer.residual import data_residual, same_data
 from runner.load import DELETE
 
 
 def test_a_default_cell_edits_the_spec_and_another_cell_its_component():
-    plan = Plan("nv-glm5", {}, taken={"fp8_rollout-true"})
+    plan = ImportPlan("nv-glm5", {}, taken={"fp8_rollout-true"})
     plan.add({"fp8_rollout": False}, {"fp8_rollout": False}, {"args": {"ckpt": {"load": "/a"}}})
     plan.add({"fp8_rollout": True}, {"fp8_rollout": False}, {"args": {"ckpt": {"load": "/b"}}})
     assert plan.spec == {"args": {"ckpt": {"load": "/a"}}}

@@ -17,3 +17,23 @@ def test_content_hash_is_stable_and_follows_the_resolved_spec(write):
 def test_spec_files_skip_bases_and_profiles():
     found = [p.relative_to(MATRICES).as_posix() for p in pipeline.spec_files([MATRICES])]
     assert found == ["nv/glm5-colocate.yaml", "rocm/glm5-async.yaml"]
+
+
+def test_candidates_are_built_from_memory_and_never_cached(write, tmp_path):
+    """port and import check texts they have not written: the spec and its component are documents,
+    the base is read from disk, and a document shadows whatever the disk holds at its path."""
+    base = write("base.yaml", VALID)
+    spec, component = tmp_path / "new" / "spec.yaml", tmp_path / "new" / "part.yaml"
+    text = (
+        f"extends: {base}\nmatrix:\n  axes:\n    gpus: [8, 4]\n  adjust:\n    small:\n"
+        "      match: {gpus: 4}\n      overlay: part.yaml\ncluster:\n  gpus_per_node: ${matrix.gpus}\n"
+    )
+    documents = {spec.resolve(): text, component.resolve(): "description: small\n"}
+    built = pipeline.cells(spec, documents=documents)
+    assert [(c.id, c.spec.cluster.gpus_per_node, c.spec.description) for c in built] == [
+        ("new/spec", 8, ""),
+        ("new/spec[gpus=4]", 4, "small"),
+    ]
+    assert not spec.parent.exists()  # nothing was written
+    again = pipeline.cells(spec, documents={**documents, component.resolve(): "description: other\n"})
+    assert again[1].spec.description == "other"  # a candidate is composed afresh each time

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from runner import check, pipeline
+from runner.check.choices import ONE_OF
 from runner.layout import describe, layout
 
 MATRICES = pipeline.locate.BUNDLED_MATRICES
 ROCM = MATRICES / "rocm" / "glm5-async.yaml"
 NV = MATRICES / "nv" / "glm5-colocate.yaml"
-PRESET = MATRICES.parent / "miles/models/2026-05-13-dc8b499b/glm5-744B-A40B_4layer.yaml"  # the GLM-5 base targets dc8b499b
+PRESET = (
+    MATRICES.parent / "miles/models/2026-05-13-dc8b499b/glm5-744B-A40B_4layer.yaml"
+)  # the GLM-5 base targets dc8b499b
 
 
 def problems(write, base: Path, overlay: str, *, only: str = "") -> list[str]:
@@ -47,10 +51,10 @@ def test_pr1124_rocm_engine_is_accepted_and_explained() -> None:
 
 def test_pr1124_without_dp_attention_is_l5(write) -> None:
     assert problems(write, ROCM, "args:\n  sglang:\n    sglang-enable-dp-attention: !delete\n") == [
-        f"{_rel(ROCM)}:21: error [L5] args.sglang.sglang-dp-size: sglang-dp-size 2 without"
+        f"{_rel(ROCM)}:38: error [L5] args.sglang.sglang-dp-size: sglang-dp-size 2 without"
         " --sglang-enable-dp-attention: miles asserts at start-up. Without DP-attention each DP rank is a whole"
         " engine, tp x dp x pp = 2 x 2 x 1 = 4 GPUs, not the 2 miles gives an engine\n"
-        f"  ==> also at {_rel(ROCM)}:20 (args.sglang.rollout-num-gpus-per-engine)\n"
+        f"  ==> also at {_rel(ROCM)}:37 (args.sglang.rollout-num-gpus-per-engine)\n"
         "  ==> add sglang-enable-dp-attention (then dp 2 splits the engine's 2 GPUs into attention-TP 2/2),"
         " or set sglang-dp-size 1"
     ]
@@ -60,7 +64,7 @@ def test_pr1124_dp4_is_s3(write) -> None:
     assert problems(write, ROCM, "args:\n  sglang:\n    sglang-dp-size: 4\n") == [
         "spec.yaml:4: error [S3] args.sglang.sglang-dp-size: rollout engine has 2 GPUs (tp = 2); sglang-dp-size 4"
         " does not divide it with DP-attention: attention TP would be 2/4\n"
-        f"  ==> also at {_rel(ROCM)}:20 (args.sglang.rollout-num-gpus-per-engine)\n"
+        f"  ==> also at {_rel(ROCM)}:37 (args.sglang.rollout-num-gpus-per-engine)\n"
         "  ==> use dp 1 or 2"
     ]
 
@@ -78,8 +82,8 @@ def test_pr1124_actor_ep3_is_m3(write) -> None:
     found = rules(write, ROCM, "args:\n  perf:\n    expert-model-parallel-size: 3\n")
     assert "e:M3" in found and "e:M2" in found  # 4 GPUs do not split into EP 3 either
     assert problems(write, ROCM, "args:\n  perf:\n    expert-model-parallel-size: 3\n", only="M3") == [
-        "spec.yaml:4: error [M3] args.perf.expert-model-parallel-size: \"Number of experts should be a multiple of"
-        " expert model parallel_size.\": 256 experts, EP 3\n"
+        'spec.yaml:4: error [M3] args.perf.expert-model-parallel-size: "Number of experts should be a multiple of'
+        ' expert model parallel_size.": 256 experts, EP 3\n'
         f"  ==> also at {_rel(PRESET)}:12 (model_args.num-experts)\n"
         "  ==> use an EP that divides 256"
     ]
@@ -111,7 +115,7 @@ def test_l1_rollout_gpus_ignored_when_colocated(write) -> None:
     assert problems(write, NV, "args:\n  sglang:\n    rollout-num-gpus: 4\n") == [
         "spec.yaml:4: warning [L1] args.sglang.rollout-num-gpus: --rollout-num-gpus 4 has no effect with"
         " --colocate: the engines use the 8 training GPUs\n"
-        f"  ==> also at {_rel(NV)}:41 (args.misc.colocate)\n  ==> delete --rollout-num-gpus"
+        f"  ==> also at {_rel(NV)}:58 (args.misc.colocate)\n  ==> delete --rollout-num-gpus"
     ]
 
 
@@ -128,10 +132,10 @@ def test_l3_budget(write) -> None:
         # headlined at the overlay's line, then every key the budget was derived from, newest first
         "spec.yaml:4: error [L3] args.sglang.rollout-num-gpus: needs actor 4 + rollout 6 = 10 GPUs but"
         " the cluster has 1 node(s) x 8 GPUs = 8: Ray's placement group would wait forever\n"
-        f"  ==> also at {_rel(ROCM)}:31 (args.misc.actor-num-gpus-per-node)\n"
-        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:16 (cluster.gpus_per_node)\n"
-        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:115 (args.misc.actor-num-nodes)\n"
-        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:15 (cluster.nodes)\n"
+        f"  ==> also at {_rel(ROCM)}:54 (args.misc.actor-num-gpus-per-node)\n"
+        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:18 (cluster.gpus_per_node)\n"
+        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:117 (args.misc.actor-num-nodes)\n"
+        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:17 (cluster.nodes)\n"
         "  ==> shrink the actor or the rollout, or raise cluster.nodes"
     ]
     assert rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus: 2\n") == ["w:L3"]
@@ -218,11 +222,19 @@ def test_s2_s16_s17_multi_node_engines(write) -> None:
 def test_s4_s5_s10(write) -> None:
     assert rules(write, ROCM, "args:\n  sglang:\n    sglang-dp-size: 1\n") == ["w:S4"]
     # the ROCm spec says why it leaves dp-lm-head out; an overlay that sets it drops that reason (else G5)
-    lm_head = "    sglang-enable-dp-lm-head: true\nwhy_not:\n  args.sglang.sglang-enable-dp-lm-head: !delete\n"
+    lm_head = (
+        "    sglang-enable-dp-lm-head: true\nwhy_not:\n  args.sglang.sglang-enable-dp-lm-head: !delete\n"
+    )
     # dp 1 turns dp-lm-head off before SGLang would complain about it (S4 before S5).
-    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-enable-dp-attention: false\n    sglang-dp-size: 1\n"
-                 + lm_head) == ["w:S4"]
-    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-enable-dp-attention: false\n" + lm_head) == ["e:L5", "e:S5"]
+    assert rules(
+        write,
+        ROCM,
+        "args:\n  sglang:\n    sglang-enable-dp-attention: false\n    sglang-dp-size: 1\n" + lm_head,
+    ) == ["w:S4"]
+    assert rules(write, ROCM, "args:\n  sglang:\n    sglang-enable-dp-attention: false\n" + lm_head) == [
+        "e:L5",
+        "e:S5",
+    ]
     assert rules(write, NV, "args:\n  sglang:\n    sglang-moe-dense-tp-size: 2\n") == ["e:S10"]
 
 
@@ -230,8 +242,8 @@ def test_s6_chunked_prefill_and_pages(write) -> None:
     assert rules(write, NV, "args:\n  sglang:\n    sglang-chunked-prefill-size: 16000\n") == ["e:S6"]
     assert problems(write, NV, "args:\n  sglang:\n    sglang-chunked-prefill-size: 1000\n") == [
         "spec.yaml:4: error [S6] args.sglang.sglang-chunked-prefill-size: chunked prefill 1000 / dp 8 = 125 is not"
-        " a multiple of page size 64: \"chunked_prefill_size must be divisible by page_size\"\n"
-        f"  ==> also at {_rel(NV)}:30 (args.sglang.sglang-page-size)\n  ==> use a chunked prefill size divisible by 512"
+        ' a multiple of page size 64: "chunked_prefill_size must be divisible by page_size"\n'
+        f"  ==> also at {_rel(NV)}:40 (args.sglang.sglang-page-size)\n  ==> use a chunked prefill size divisible by 512"
     ]
 
 
@@ -304,10 +316,10 @@ def test_m14_global_batch(write) -> None:
     assert problems(write, ROCM, "args:\n  rollout:\n    global-batch-size: 63\n") == [
         "spec.yaml:4: error [M14] args.rollout.global-batch-size: global batch size 63 is not divisible by micro"
         " batch 1 x actor DP 4 (DP = 4 / (TP x PP x CP))\n"
-        f"  ==> also at {_rel(ROCM)}:31 (args.misc.actor-num-gpus-per-node)\n"
-        f"  ==> also at {_rel(ROCM)}:15 (args.perf.tensor-model-parallel-size)\n"
-        f"  ==> also at {_rel(ROCM)}:16 (args.perf.context-parallel-size)\n"
-        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:115 (args.misc.actor-num-nodes)\n"
+        f"  ==> also at {_rel(ROCM)}:54 (args.misc.actor-num-gpus-per-node)\n"
+        f"  ==> also at {_rel(ROCM)}:26 (args.perf.tensor-model-parallel-size)\n"
+        f"  ==> also at {_rel(ROCM)}:27 (args.perf.context-parallel-size)\n"
+        f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:117 (args.misc.actor-num-nodes)\n"
         "  ==> and 3 more: cluster.nodes, cluster.gpus_per_node, args.perf.pipeline-model-parallel-size\n"
         "  ==> use a multiple of 4"
     ]
@@ -320,7 +332,7 @@ def test_a_derived_value_brings_the_users_line(write) -> None:
         ["spec.yaml:4", "error [M3] args.misc.actor-num-gpus-per-node"],
         ["spec.yaml:4", "error [M14] args.misc.actor-num-gpus-per-node"],
     ]
-    assert f"  ==> also at {_rel(ROCM)}:17 (args.perf.expert-model-parallel-size)" in found[0]
+    assert f"  ==> also at {_rel(ROCM)}:28 (args.perf.expert-model-parallel-size)" in found[0]
 
 
 def test_m15_device_max_connections(write) -> None:
@@ -351,3 +363,53 @@ def _rel(path: Path) -> str:
     from runner.errors import display_path
 
     return display_path(path)
+
+
+@pytest.mark.parametrize(
+    ("overlay", "expected"),
+    [
+        (
+            "args:\n  misc:\n    moe-token-dispatcher-type: bogus\n",
+            [
+                "spec.yaml:4: error [M12] args.misc.moe-token-dispatcher-type: --moe-token-dispatcher-type bogus:"
+                " invalid choice\n  ==> use one of: allgather, alltoall, flex"
+            ],
+        ),
+        (
+            "args:\n  misc:\n    attention-backend: bogus\n",
+            [
+                "spec.yaml:4: error [M13] args.misc.attention-backend: --attention-backend bogus: invalid choice\n"
+                "  ==> use one of: flash, fused, unfused, local, auto",
+                "spec.yaml:4: error [P3] args.misc.attention-backend: --attention-backend bogus is not available on"
+                " mi355x (Transformer Engine there supports fused, unfused, local, auto)\n  ==> use fused",
+            ],
+        ),
+        (
+            "args:\n  sglang:\n    sglang-nsa-decode-backend: flash\n",
+            [
+                "spec.yaml:4: error [S12] args.sglang.sglang-nsa-decode-backend: --sglang-nsa-decode-backend flash"
+                " is not an NSA backend\n  ==> use one of: flashmla_sparse, flashmla_kv, flashmla_auto, fa3,"
+                " tilelang, aiter, trtllm",
+                "spec.yaml:4: error [P2] args.sglang.sglang-nsa-decode-backend: mi355x has no flash NSA kernels"
+                " (rocm supports tilelang, aiter)\n  ==> use tilelang",
+            ],
+        ),
+        (
+            "args:\n  sglang:\n    sglang-attention-backend: fa3\n",
+            [
+                "spec.yaml:4: error [P6] args.sglang.sglang-attention-backend: SGLang attention backend fa3 is not"
+                " available on mi355x (supported: aiter, triton, nsa, torch_native)"
+            ],
+        ),
+        (
+            "args:\n  misc:\n    moe-token-dispatcher-type: flex\n",
+            [
+                "spec.yaml:4: error [P5] args.misc.moe-token-dispatcher-type: the flex token dispatcher is not"
+                " available on mi355x (supported: allgather, alltoall)\n  ==> use alltoall"
+            ],
+        ),
+    ],
+)
+def test_the_one_of_table_says_what_is_allowed_and_where_it_comes_from(write, overlay, expected):
+    table_rules = [p for p in problems(write, ROCM, overlay) if re.search(r"\[(\w+)\]", p)[1] in ONE_OF]
+    assert table_rules == expected

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from runner.run.results import Attempt, Check, PrepareRecord, Status
-from runner.run.session import verdict
+from runner.run.verdict import verdict
 
 RAN = (PrepareRecord("model", "hf-download", "ran", "downloaded a/b to /m"),)
 OK = Attempt(1, "job-1", "succeeded", "the job succeeded", 9.0)

@@ -1,23 +1,51 @@
-"""The CLI starts fast: render, validate, explain and run --dry-run import nothing heavy."""
+"""The CLI starts fast: each command imports its own module only, and the light commands (validate,
+render, list, explain, diff) never load the run/report stack, Ray, rich or the history store."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from runner.cli import COMMANDS
+
 ROOT = Path(__file__).parents[1]
 HEAVY = ("ray", "torch", "sglang", "megatron", "transformers")
+# what only `run`, `cleanup`, `history` (and drawing) need
+RUN_STACK = (
+    "runner.run",
+    "runner.report",
+    "runner.history",
+    "runner.importer",
+    "rich",
+    "sqlalchemy",
+    "junitparser",
+)
 PROBE = """
-import sys, io, contextlib
+import sys, io, json, contextlib
 from runner.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
-    code = main(sys.argv[1:])
-heavy = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r})
-print(code, heavy)
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exc:  # --help
+        code = exc.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
+
+
+def loaded(argv: list[str]) -> tuple[int, list[str]]:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    found = json.loads(out)
+    return found["code"], found["modules"]
+
+
+def under(modules: list[str], packages: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)]
 
 
 @pytest.mark.allow_subprocess
@@ -31,11 +59,32 @@ print(code, heavy)
     ],
 )
 def test_no_heavy_imports(argv: list[str]) -> None:
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=set(HEAVY)), *argv],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert out == "0 []\n"
+    code, modules = loaded(argv)
+    assert (code, under(modules, HEAVY)) == (0, [])
+
+
+@pytest.mark.allow_subprocess
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "matrices/"],
+        ["render", "rocm/glm5-async.yaml"],
+        ["list", "matrices/"],
+        ["explain", "nv/glm5-colocate.yaml", "args.sglang.sglang-dp-size"],
+        ["diff", "nv/glm5-colocate.yaml", "rocm/glm5-async.yaml", "--format", "json"],
+        ["diff", "nv/glm5-colocate.yaml", "rocm/glm5-async.yaml", "--format", "markdown"],
+    ],
+)
+def test_light_commands_load_no_run_stack(argv: list[str]) -> None:
+    code, modules = loaded(argv)
+    commands = [m for m in modules if m.startswith("runner.cli.") and m != "runner.cli.output"]
+    assert code == 0
+    assert commands == [f"runner.cli.{COMMANDS[argv[0]][0]}"]  # the other commands stay unread
+    assert under(modules, RUN_STACK + HEAVY) == []
+
+
+@pytest.mark.allow_subprocess
+def test_help_reads_no_command_module() -> None:
+    code, modules = loaded(["--help"])
+    assert code == 0  # argparse's SystemExit(0), caught by the probe
+    assert [m for m in modules if m.startswith("runner.cli.") and m != "runner.cli.output"] == []

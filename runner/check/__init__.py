@@ -119,5 +119,5 @@ def key_of(cell: Cell, name: str) -> str:
     return f"model_args.{written}" if group is None else f"args.{group}.{written}"
 
 
-# The rule modules register themselves on import.
-from runner.check import argv, megatron, miles, platform, sglang, spec  # noqa: E402, F401
+# The rule modules register themselves on import, in this order: the order problems are shown in.
+from runner.check import argv, megatron, miles, sglang, platform, spec  # noqa: E402, F401  # isort: skip

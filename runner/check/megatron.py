@@ -6,11 +6,10 @@ from collections.abc import Iterator
 
 from runner.cell import Cell
 from runner.check import problem, rule
+from runner.check.choices import one_of
 from runner.errors import Problem
 from runner.layout import Layout, integer
 
-DISPATCHERS = ("allgather", "alltoall", "flex")
-ATTENTION_BACKENDS = ("flash", "fused", "unfused", "local", "auto")
 UNEVEN_PIPELINE = (
     "decoder-first-pipeline-num-layers",
     "decoder-last-pipeline-num-layers",
@@ -194,30 +193,8 @@ def deepep_needs_expert_parallelism(cell: Cell, facts: Layout) -> Iterator[Probl
         )
 
 
-@rule("M12")
-def dispatcher_name(cell: Cell, _: Layout) -> Iterator[Problem]:
-    value = cell.flag("moe-token-dispatcher-type")
-    if value is not None and value not in DISPATCHERS:
-        yield problem(
-            "M12",
-            cell,
-            ("moe-token-dispatcher-type",),
-            f"--moe-token-dispatcher-type {value}: invalid choice",
-            f"use one of: {', '.join(DISPATCHERS)}",
-        )
-
-
-@rule("M13")
-def attention_backend_name(cell: Cell, _: Layout) -> Iterator[Problem]:
-    value = cell.flag("attention-backend")
-    if value is not None and value not in ATTENTION_BACKENDS:
-        yield problem(
-            "M13",
-            cell,
-            ("attention-backend",),
-            f"--attention-backend {value}: invalid choice",
-            f"use one of: {', '.join(ATTENTION_BACKENDS)}",
-        )
+one_of("M12")
+one_of("M13")
 
 
 # what the actor's DP is computed from: world size over the model-parallel sizes

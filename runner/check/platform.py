@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from runner.cell import Cell
 from runner.check import problem, rule
-from runner.check.sglang import NSA_FLAGS
+from runner.check.choices import one_of
 from runner.errors import Problem
 from runner.layout import Layout
 
@@ -37,34 +37,8 @@ def deepep_available(cell: Cell, _: Layout) -> Iterator[Problem]:
         )
 
 
-@rule("P2")
-def nsa_kernels_available(cell: Cell, _: Layout) -> Iterator[Problem]:
-    supported = cell.profile.supports.nsa_backends
-    for name in NSA_FLAGS:
-        value = cell.flag(name)
-        if value is not None and value not in supported:
-            yield problem(
-                "P2",
-                cell,
-                (name,),
-                f"{cell.profile.name} has no {value} NSA kernels"
-                f" ({cell.profile.platform} supports {', '.join(supported)})",
-                f"use {supported[0]}",
-            )
-
-
-@rule("P3")
-def megatron_attention_available(cell: Cell, _: Layout) -> Iterator[Problem]:
-    supported, value = cell.profile.supports.megatron_attention_backends, cell.flag("attention-backend")
-    if value is not None and value not in supported:
-        yield problem(
-            "P3",
-            cell,
-            ("attention-backend",),
-            f"--attention-backend {value} is not available on {cell.profile.name}"
-            f" (Transformer Engine there supports {', '.join(supported)})",
-            f"use {supported[0]}",
-        )
+one_of("P2")
+one_of("P3")
 
 
 @rule("P4")
@@ -79,31 +53,8 @@ def custom_all_reduce_off_where_unsupported(cell: Cell, _: Layout) -> Iterator[P
         )
 
 
-@rule("P5")
-def dispatcher_available(cell: Cell, _: Layout) -> Iterator[Problem]:
-    supported, value = cell.profile.supports.moe_token_dispatchers, cell.flag("moe-token-dispatcher-type")
-    if value is not None and value in ("allgather", "alltoall", "flex") and value not in supported:
-        yield problem(
-            "P5",
-            cell,
-            ("moe-token-dispatcher-type",),
-            f"the {value} token dispatcher is not available on {cell.profile.name}"
-            f" (supported: {', '.join(supported)})",
-            "use alltoall",
-        )
-
-
-@rule("P6")
-def sglang_attention_available(cell: Cell, _: Layout) -> Iterator[Problem]:
-    supported, value = cell.profile.supports.sglang_attention_backends, cell.flag("sglang-attention-backend")
-    if value is not None and value not in supported:
-        yield problem(
-            "P6",
-            cell,
-            ("sglang-attention-backend",),
-            f"SGLang attention backend {value} is not available on {cell.profile.name}"
-            f" (supported: {', '.join(supported)})",
-        )
+one_of("P5")
+one_of("P6")
 
 
 @rule("P7")

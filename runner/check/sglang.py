@@ -11,11 +11,10 @@ from collections.abc import Iterator
 
 from runner.cell import Cell
 from runner.check import problem, rule
+from runner.check.choices import NSA_FLAGS, one_of
 from runner.errors import Problem
 from runner.layout import Layout, integer
 
-NSA_BACKENDS = ("flashmla_sparse", "flashmla_kv", "flashmla_auto", "fa3", "tilelang", "aiter", "trtllm")
-NSA_FLAGS = ("sglang-nsa-prefill-backend", "sglang-nsa-decode-backend")
 EP_FORCING_A2A = ("deepep", "mooncake", "mori", "flashinfer", "ascend_fuseep")
 DSA_KV_DTYPES = ("auto", "bf16", "bfloat16", "fp8_e4m3")
 
@@ -192,18 +191,7 @@ def dsa_forces_page_size(cell: Cell, _: Layout) -> Iterator[Problem]:
         )
 
 
-@rule("S12")
-def nsa_backend_names(cell: Cell, _: Layout) -> Iterator[Problem]:
-    for name in NSA_FLAGS:
-        value = cell.flag(name)
-        if value is not None and value not in NSA_BACKENDS:
-            yield problem(
-                "S12",
-                cell,
-                (name,),
-                f"--{name} {value} is not an NSA backend",
-                f"use one of: {', '.join(NSA_BACKENDS)}",
-            )
+one_of("S12")
 
 
 @rule("S13")

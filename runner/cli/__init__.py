@@ -3,48 +3,42 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 
-from runner.cli import (
-    cells,
-    ci,
-    cleanup,
-    coverage,
-    diff,
-    explain,
-    flags,
-    hardware,
-    history,
-    importer,
-    port,
-    presets,
-    render,
-    run,
-    schema,
-    validate,
-)
 from runner.cli.output import print_problems
 from runner.errors import ExitCode, RunMatrixError, SpecError
 
-COMMANDS = {
-    "list": cells,
-    "validate": validate,
-    "render": render,
-    "explain": explain,
-    "diff": diff,
-    "hardware": hardware,
-    "port": port,
-    "coverage": coverage,
-    "schema": schema,
-    "run": run,
-    "cleanup": cleanup,
-    "import": importer,
-    "presets": presets,
-    "history": history,
-    "flags": flags,
-    "ci": ci,
+# name -> (its module under runner.cli, the one line `run-matrix --help` shows). A command's module
+# is imported only when that command runs: `validate` never pays for Ray, rich or the run stack.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "list": ("cells", "list the cells of specs and folders (default: matrices/)"),
+    "validate": ("validate", "check specs (files or folders) and report every problem"),
+    "render": ("render", "print the exact launch commands (nothing is run)"),
+    "explain": ("explain", "show a resolved value and where it came from"),
+    "diff": ("diff", "compare two specs: keys, launch and GPU layout, with sources and reasons"),
+    "hardware": ("hardware", "list the hardware profiles, or show one"),
+    "port": ("port", "write an overlay that ports a spec to other hardware"),
+    "coverage": ("coverage", "which test runs on which hardware: runs, skipped, missing"),
+    "schema": (
+        "schema",
+        "print the JSON Schema of a spec, hardware profile, model preset, runners.yaml or CI plan",
+    ),
+    "run": ("run", "run cells on Ray: prepare, launch, watch, check metrics, report"),
+    "cleanup": ("cleanup", "stop what runs that died left running (Ray heads, prepare steps, jobs)"),
+    "import": ("importer", "write a spec from an existing miles test script (nothing of it is run)"),
+    "presets": ("presets", "list the model presets, or show one's MODEL_ARGS"),
+    "history": (
+        "history",
+        "recorded runs of cells: a table, a plot of one metric with its corridor; untrust a run",
+    ),
+    "flags": (
+        "flags",
+        "the flag catalogs: show a miles version's flags, or rebuild a catalog from sources",
+    ),
+    "ci": ("ci", "plan a CI: cells onto runner classes, balanced by est_time (a GitHub Actions matrix)"),
 }
 
 DESCRIPTION = """\
@@ -59,13 +53,17 @@ run it, 130 interrupted.
 """
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Every command's arguments, or (``only``) that command's alone and the others' one-line help."""
     top = argparse.ArgumentParser(
         prog="run-matrix", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     subcommands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, module in COMMANDS.items():
-        module.add_parser(subcommands, name)
+    for name, (module, summary) in COMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(f"runner.cli.{module}").add_parser(subcommands, name, summary)
+        else:
+            subcommands.add_parser(name, help=summary)
     return top
 
 
@@ -73,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         argv.insert(0, "run")  # `run-matrix SPEC ...` is `run-matrix run SPEC ...`
-    args = parser().parse_args(argv)
+    args = parser(only=argv[0] if argv else None).parse_args(argv)
     try:
         return int(args.handler(args))
     except SpecError as exc:

@@ -16,10 +16,10 @@ from runner.layout import layout
 from schemas.ci import CI
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="list the cells of specs and folders (default: matrices/)",
+        help=summary,
         description="List every cell: id, hardware, GPUs it needs (nodes x GPUs per node), status "
         "(runnable, skipped with its reason, xfail), the content hash of its resolved spec, and its CI block "
         "(suite or runner label, est_time and where it comes from, nightly) when a cell has one. With a "

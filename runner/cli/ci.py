@@ -18,10 +18,10 @@ from runner.cli.output import SELECT_HELP, print_json
 from runner.errors import ExitCode, UsageError, display_path
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="plan a CI: cells onto runner classes, balanced by est_time (a GitHub Actions matrix)",
+        help=summary,
         description="`ci plan` routes every runnable cell to one runner class of runners.yaml that has "
         "its hardware and at least its GPUs (the smallest that fits), then spreads each class's cells "
         "over its runners, longest est_time first onto the least-loaded one; `--format github` prints the "

@@ -17,10 +17,10 @@ from runner.cli.output import add_format, print_json
 from runner.errors import ExitCode
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="stop what runs that died left running (Ray heads, prepare steps, jobs)",
+        help=summary,
         description="Find the records of runs that died (their lock is free) under $RUN_MATRIX_STATE_DIR "
         "(default: $XDG_STATE_HOME/run-matrix or ~/.local/state/run-matrix) and stop what they left: "
         "their local Ray heads (by process session, after checking each process is theirs), temp dirs, "

@@ -12,10 +12,10 @@ from runner.cli.output import add_format, print_json
 from runner.coverage import coverage, markdown, text
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="which test runs on which hardware: runs, skipped, missing",
+        help=summary,
         description="A table of tests (the base spec cells extend, and their axis values) against every "
         "hardware profile: which cells run there, which are skipped (reason, expiry), which are missing; "
         "each cell's CI suite (or runner label), est_time and nightly where its ci: block sets them.",

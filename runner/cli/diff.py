@@ -15,10 +15,10 @@ from runner.markdown import escape
 SECTIONS = (("spec", "Spec"), ("launch", "Launch"), ("layout", "Layout"))
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="compare two specs: keys, launch and GPU layout, with sources and reasons",
+        help=summary,
         description="Compare two resolved specs at three levels: the spec (dotted keys), the rendered "
         "launch (train script, flags, env vars) and the derived layout (GPUs for training and rollout, "
         "engines, TP/DP/EP). Each difference shows both values, the file:line that set each and the "

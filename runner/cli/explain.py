@@ -18,10 +18,10 @@ from runner.layout import describe, layout
 from runner.load import Key, dotted, walk
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="show a resolved value and where it came from",
+        help=summary,
         description="Show the resolved value of KEY (a dotted key such as args.sglang.sglang-dp-size) "
         "and every step that produced it: file:line, operation (set, override, delete, resolve) and "
         "the reason from why:, then the derived layout (actor DP, engines, attention TP per DP rank, "

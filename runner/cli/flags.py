@@ -14,10 +14,10 @@ from runner.knowledge.flags.catalog import COLUMNS, Catalog, Flag
 MAX_SHOWN = 50
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="the flag catalogs: show a miles version's flags, or rebuild a catalog from sources",
+        help=summary,
         description="Every flag a miles version's launch accepts (miles', Megatron's, SGLang's under "
         "--sglang-), with aliases, type, choices and arity. `show` searches a catalog; `sync` rebuilds one "
         "from a miles checkout and the Megatron-LM, SGLang and sglang-router source trees its container "

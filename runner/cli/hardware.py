@@ -12,10 +12,10 @@ from runner.errors import Location, SpecError, did_you_mean
 from schemas import HardwareProfile
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="list the hardware profiles, or show one",
+        help=summary,
         description="List the hardware profiles of matrices/hardware/ (the current directory's first, "
         "then run-matrix's), or show one with every capability and its sources.",
     )

@@ -20,10 +20,10 @@ if TYPE_CHECKING:
 TRUST_ACTIONS = ("untrust", "trust")
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="recorded runs of cells: a table, a plot of one metric with its corridor; untrust a run",
+        help=summary,
         description="The runs the history store recorded for each selected cell (default: every cell it "
         "knows), oldest first, with one metric (--metric; default: the first gated one) and the corridor it "
         "was judged against; in a terminal, a plot. `history untrust RUN_ID --reason TEXT` takes a run out "

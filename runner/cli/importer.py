@@ -12,10 +12,10 @@ from runner.cli.output import add_format, add_miles_root, add_trust_checkout, pr
 from runner.errors import display_path
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="write a spec from an existing miles test script (nothing of it is run)",
+        help=summary,
         description="Run a miles test script with miles' command helpers replaced by recorders (nothing is "
         "executed, downloaded or started), capture every execute_train call and the prepare commands before "
         "it, and write a spec that renders exactly that launch: flags grouped by the script's variables, env "

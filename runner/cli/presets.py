@@ -12,10 +12,10 @@ from runner.errors import Location, SpecError, UsageError, did_you_mean, display
 from runner.knowledge import preset_data, versions
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="list the model presets, or show one's MODEL_ARGS",
+        help=summary,
         description="The model presets: those run-matrix ships (miles/models/), or with --miles-root those "
         "of a miles checkout, expanded as miles expands them — scripts/models/<type>.py through the "
         "checkout's own model_args_utils, scripts/models/<type>.sh by bash — in the sandbox (no network, "

@@ -24,10 +24,10 @@ from runner.errors import Problem, UsageError, display_path, merged
 from runner.render import Launch, render, to_shell
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="print the exact launch commands (nothing is run)",
+        help=summary,
         description="Render each spec into the launch miles expects: prepare steps, the Ray head and "
         "the job submission (python3 <miles>/train.py|train_async.py MODEL_ARGS... flags). Each prepare "
         "step is guarded ([ -e DIR ] || hf download ...), and the config.json patch is a Python program "

@@ -37,10 +37,10 @@ if TYPE_CHECKING:
     from runner.run.outputs import Outputs
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="run cells on Ray: prepare, launch, watch, check metrics, report",
+        help=summary,
         description="Run every selected cell: requirements, preflight (GPUs, miles checkout, Ray), "
         "prepare steps, a local Ray head (or --ray-address), the job, its metrics against expect:, "
         "and the reports. Report paths and --log-dir are checked before any work; the reports are rewritten "

@@ -8,10 +8,10 @@ from typing import Any
 from runner.cli.output import add_format, print_json
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="print the JSON Schema of a spec, hardware profile, model preset, runners.yaml or CI plan",
+        help=summary,
         description="Print the JSON Schema generated from run-matrix's pydantic models (runners: "
         "runners.yaml of `ci plan`; ci-plan: what `ci plan --format json` prints). The checked-in "
         "copies are schemas/<kind>.schema.json; spec files name theirs in a yaml-language-server comment.",

@@ -23,10 +23,10 @@ from runner.errors import Problem, SpecError, display_path, merged
 from runner.load import load
 
 
-def add_parser(subcommands: Any, name: str) -> None:
+def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
-        help="check specs (files or folders) and report every problem",
+        help=summary,
         description="Check every cell of the given specs and folders. In a folder, hardware/ is checked as "
         "hardware profiles and base/ as specs to extend. Exit 2 when any error is found.",
     )

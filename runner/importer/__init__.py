@@ -35,7 +35,7 @@ from runner.compose import compose
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
 from runner.importer import capture, plan, roundtrip, write
 from runner.importer.capture import Note, refused
-from runner.importer.fit import Layout, cell_of, final_texts, grow, staged
+from runner.importer.fit import Destination, built, cell_of, final_texts, grow
 from runner.importer.knowledge import knowledge
 from runner.importer.variants import Variants, explore
 from runner.importer.version import miles_version
@@ -66,7 +66,7 @@ class Imported:
 
 
 def import_test(request: Request) -> Imported:
-    layout = Layout(request.output.resolve(), components_folder(request.output))
+    destination = Destination(request.output.resolve(), components_folder(request.output))
     _check_request(request)
     record = functools.partial(
         capture.record,
@@ -81,10 +81,10 @@ def import_test(request: Request) -> Imported:
     variants = explore(request.script, record, conventions, knowledge())
     draft = _plan(request, variants, version)
     render = functools.partial(plan.texts, header=_header(request, variants), notes=variants.notes)
-    grow(draft, variants.cells, request.hardware, layout, render)
-    warnings = staged(draft, layout, render, lambda cells: _checked(cells, variants, request))
+    grow(draft, variants.cells, request.hardware, destination, render)
+    warnings = _checked(built(draft, destination, render), variants, request)
     files, scrubbed = _without_secrets(
-        final_texts(draft, layout, render), conventions.secrets, request.script
+        final_texts(draft, destination, render), conventions.secrets, request.script
     )
     write.write_all(files, request.force)
     ids = [cell.id for cell in pipeline.cells(request.output)]
@@ -129,7 +129,7 @@ def _check_request(request: Request) -> None:
     write.refuse_existing([request.output], request.force)
 
 
-def _plan(request: Request, variants: Variants, version: str | None) -> plan.Plan:
+def _plan(request: Request, variants: Variants, version: str | None) -> plan.ImportPlan:
     """The spec's fixed keys, and the axes it must declare itself (a base may declare some)."""
     spec: dict[str, Any] = {"description": _description(request.script)}
     base_matrix: dict[str, Any] = {}
@@ -146,7 +146,7 @@ def _plan(request: Request, variants: Variants, version: str | None) -> plan.Pla
     taken = set(base_matrix.get("adjust") or {})
     spec_path = request.output.resolve().with_suffix("")
     prefix = os.path.relpath(spec_path, components_folder(request.output).parent).replace(os.sep, "-")
-    return plan.Plan(prefix, spec, axes, sources=_sources(variants), taken=taken)
+    return plan.ImportPlan(prefix, spec, axes, sources=_sources(variants), taken=taken)
 
 
 def _sources(variants: Variants) -> dict[str, str]:

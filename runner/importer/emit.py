@@ -27,6 +27,10 @@ class Text(str):
     """A scalar that must read back as exactly this text; a number may stay a number."""
 
 
+class Expression(str):
+    """A ``${...}`` reference written as it is, for the resolver (any other ``${`` is escaped)."""
+
+
 def flag_value(values: Sequence[str]) -> Any:
     """What a spec writes for a flag: ``true`` for a switch, one value, or a list of them."""
     if not values:
@@ -105,11 +109,13 @@ def _same(got: Any, wanted: Any) -> bool:
         return type(got) is type(wanted) and got == wanted
     if isinstance(wanted, Text):
         return not isinstance(got, bool) and got is not None and str(got) == _escaped(wanted)
+    if isinstance(wanted, float):  # the loader keeps how a float was written: 0.70 stays 0.70
+        return isinstance(got, float) and str(got) == str(wanted)
     return isinstance(got, str) and got == _escaped(wanted)
 
 
 def _escaped(value: Any) -> str:
-    return str(value).replace("${", "$${")
+    return str(value) if isinstance(value, Expression) else str(value).replace("${", "$${")
 
 
 def _load(document: str) -> dict[str, Any] | None:

@@ -1,7 +1,7 @@
 """fit: find the smallest files whose every cell resolves to its target, using run-matrix itself.
 
-The files are staged beside where they will be written (hidden names, removed afterwards), so
-``extends:``, component paths and hardware profiles resolve as they will for the user. Each
+The files are composed in memory at the paths they will be written to, so ``extends:``, component
+paths and hardware profiles resolve as they will for the user, and nothing is written. Each
 pass builds every cell with the real pipeline and adds the residual of the first cell that
 still differs — to the spec for the default cell, else to that cell's component. References
 in a base (``${args.misc.actor-num-gpus-per-node}``) are followed for free: a value that shifts
@@ -11,43 +11,40 @@ spec could resolve are dropped again where the base already gives the same.
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from runner import pipeline
 from runner.cell import Cell
-from runner.errors import Location, Problem, RunMatrixError, SpecError
-from runner.importer.plan import Combo, Plan
+from runner.errors import RunMatrixError, SpecError
+from runner.importer.plan import Combo, ImportPlan
 from runner.importer.residual import residual, skeleton
 from runner.importer.target import Target
 from runner.load import DELETE
 
 MAX_PASSES = 64
-T = TypeVar("T")
-Texts = Callable[[Plan, Path, dict[str, Path]], dict[Path, str]]
-
-
-def _all(cells: list[Cell]) -> list[Cell]:
-    return cells
+Texts = Callable[[ImportPlan, Path, dict[str, Path]], dict[Path, str]]
 
 
 @dataclass(frozen=True)
-class Layout:
+class Destination:
     """Where the files go: the spec, and the folder of its components."""
 
     spec: Path
     components: Path
 
-    def component(self, plan: Plan, name: str) -> Path:
+    def component(self, plan: ImportPlan, name: str) -> Path:
         return self.components / plan.component_file(name)
 
 
 def grow(
-    plan: Plan, cells: list[tuple[Combo, Target]], hardware: str | None, layout: Layout, render: Texts
+    plan: ImportPlan,
+    cells: list[tuple[Combo, Target]],
+    hardware: str | None,
+    destination: Destination,
+    render: Texts,
 ) -> None:
     """Grow ``plan`` until each cell resolves to its target."""
     defaults = cells[0][0]
@@ -55,8 +52,8 @@ def grow(
     own_steps = {name for _, target in cells for name in target.prepare}
     plan.spec = {**skeleton(cells[0][1], hardware), **plan.spec}
     for _ in range(MAX_PASSES):
-        built = staged(plan, layout, render, _all)
-        pending = _first_difference(built, ordered, hardware, own_steps)
+        built_cells = built(plan, destination, render)
+        pending = _first_difference(built_cells, ordered, hardware, own_steps)
         if pending is None:
             break
         combo, edit = pending
@@ -64,7 +61,7 @@ def grow(
     else:
         raise RunMatrixError("run-matrix import did not converge on a spec; please report it with the script")
     if "extends" in plan.spec:
-        _drop_redundant(plan, layout, render, ordered, hardware, own_steps)
+        _drop_redundant(plan, destination, render, ordered, hardware, own_steps)
 
 
 def _first_difference(
@@ -89,8 +86,8 @@ def cell_of(built: list[Cell], combo: Combo) -> Cell:
 
 
 def _drop_redundant(
-    plan: Plan,
-    layout: Layout,
+    plan: ImportPlan,
+    destination: Destination,
     render: Texts,
     ordered: list[tuple[Combo, Target]],
     hardware: str | None,
@@ -103,72 +100,20 @@ def _drop_redundant(
         kept = plan.spec.pop(key)
         candidate: list[Cell] | None
         try:
-            candidate = staged(plan, layout, render, _all)
+            candidate = built(plan, destination, render)
         except SpecError:
             candidate = None
         if candidate is None or _first_difference(candidate, ordered, hardware, own) is not None:
             plan.spec[key] = kept
 
 
-def staged(plan: Plan, layout: Layout, render: Texts, then: Callable[[list[Cell]], T]) -> T:
-    """``then`` of every cell of the plan, built by the pipeline from files staged under hidden names."""
-    with stage(plan, layout, render) as spec:
-        return then(pipeline.cells(spec))
+def built(plan: ImportPlan, destination: Destination, render: Texts) -> list[Cell]:
+    """Every cell of the plan, built by the pipeline from its texts in memory, at the paths they will
+    be written to (so ``extends:``, components and problems name the files as the user will see them)."""
+    texts = final_texts(plan, destination, render)
+    return pipeline.cells(destination.spec, documents={path.resolve(): text for path, text in texts.items()})
 
 
-@contextmanager
-def stage(plan: Plan, layout: Layout, render: Texts) -> Iterator[Path]:
-    token = secrets.token_hex(4)  # a fresh name each time: the loader caches files by path
-    spec = layout.spec.with_name(f".{layout.spec.stem}.{token}.yaml")
-    components = {name: layout.components / f".{plan.component_file(name)}.{token}" for name in plan.adjust}
-    made = _missing_folders([spec.parent, *(p.parent for p in components.values())])
-    written: list[Path] = []
-    try:
-        for folder in made:
-            folder.mkdir()
-        for path, text in render(plan, spec, components).items():
-            path.write_text(text, encoding="utf-8")
-            written.append(path)
-        moved = {spec: layout.spec, **{p: layout.component(plan, n) for n, p in components.items()}}
-        with _renamed_locations(moved):
-            yield spec
-    finally:
-        for path in written:
-            path.unlink(missing_ok=True)
-        for folder in reversed(made):
-            if folder.is_dir() and not any(folder.iterdir()):
-                folder.rmdir()
-
-
-def _missing_folders(folders: list[Path]) -> list[Path]:
-    """The folders to create for ``folders``, parents first."""
-    missing: list[Path] = []
-    for folder in dict.fromkeys(f.resolve() for f in folders):
-        for parent in [*reversed(folder.parents), folder]:
-            if not parent.exists() and parent not in missing:
-                missing.append(parent)
-    return missing
-
-
-@contextmanager
-def _renamed_locations(moved: dict[Path, Path]) -> Iterator[None]:
-    """Problems found in staged files name the files as they will be written."""
-    try:
-        yield
-    except SpecError as exc:
-        raise SpecError([rename(p, moved) for p in exc.problems]) from None
-
-
-def rename(problem: Problem, moved: dict[Path, Path]) -> Problem:
-    resolved = {a.resolve(): b for a, b in moved.items()}
-    places = tuple(
-        Location(resolved.get(loc.file.resolve(), loc.file), loc.line) for loc in problem.locations
-    )
-    message = problem.message
-    for staged_path, final in moved.items():
-        message = message.replace(staged_path.stem, final.stem).replace(str(staged_path), str(final))
-    return replace(problem, locations=places, message=message)
-
-
-def final_texts(plan: Plan, layout: Layout, render: Texts) -> dict[Path, str]:
-    return render(plan, layout.spec, {name: layout.component(plan, name) for name in plan.adjust})
+def final_texts(plan: ImportPlan, destination: Destination, render: Texts) -> dict[Path, str]:
+    components = {name: destination.component(plan, name) for name in plan.adjust}
+    return render(plan, destination.spec, components)

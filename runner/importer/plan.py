@@ -38,7 +38,7 @@ ORDER = (
 
 
 @dataclass
-class Plan:
+class ImportPlan:
     stem: str  # names the spec's components: its path in the matrices tree, "-" for "/"
     spec: Edit
     axes: dict[str, list[AxisValue]] = field(default_factory=dict)  # only those the spec must write
@@ -81,7 +81,7 @@ def merge(data: Edit, edit: Edit) -> None:
 
 
 def texts(
-    plan: Plan, spec: Path, components: dict[str, Path], header: list[str], notes: list[Note]
+    plan: ImportPlan, spec: Path, components: dict[str, Path], header: list[str], notes: list[Note]
 ) -> dict[Path, str]:
     """The YAML of every file, components named by ``components`` (entry -> path)."""
     data = dict(plan.spec)
@@ -105,7 +105,7 @@ def texts(
     return written
 
 
-def _matrix(plan: Plan, spec: Path, components: dict[str, Path]) -> Edit:
+def _matrix(plan: ImportPlan, spec: Path, components: dict[str, Path]) -> Edit:
     matrix: Edit = {}
     if plan.axes:
         matrix["axes"] = {axis: list(values) for axis, values in plan.axes.items()}

@@ -27,7 +27,7 @@ SCHEMA = "yaml-language-server: $schema=../../../schemas/preset.schema.json"
 
 
 @dataclass(frozen=True)
-class Plan:
+class SyncPlan:
     """What ``presets sync`` would write for one checkout, and how it differs from what is there."""
 
     folder: Path
@@ -42,7 +42,7 @@ class Plan:
         return not (self.stale or self.changed or self.failed) and all(self.snapshots.values())
 
 
-def plan(checkout: Path, *, trust: bool = False) -> Plan:
+def plan(checkout: Path, *, trust: bool = False) -> SyncPlan:
     """The folder ``presets sync`` writes for ``checkout``, compared with what is shipped."""
     commit, date = identity(checkout, trust=trust)
     folder = locate.PRESETS / versions.entry_name(commit, date)
@@ -55,7 +55,7 @@ def plan(checkout: Path, *, trust: bool = False) -> Plan:
         for path, text in texts.items()
         if not path.is_file() or path.read_text(encoding="utf-8") != text
     ]
-    return Plan(
+    return SyncPlan(
         folder,
         texts,
         [p for p in existing if p not in texts],
@@ -69,7 +69,7 @@ def _holds(path: Path, text: str) -> bool:
     return path.is_file() and path.read_text(encoding="utf-8") == text
 
 
-def write(planned: Plan) -> None:
+def write(planned: SyncPlan) -> None:
     from runner.importer.write import write_all
 
     write_all(planned.texts, force=True)

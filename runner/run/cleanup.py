@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.atomic import write_text
+from runner.errors import first_line
 from runner.run import processes
 from runner.run.record import Job, Record, Session
 
@@ -134,8 +135,7 @@ def _stop_job(job: Job) -> str:
         if client.get_job_status(job.submission_id).is_terminal():
             return ""
     except (OSError, RuntimeError, ValueError) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return f"Ray at {job.address} is unreachable ({first}); it may still run"
+        return f"Ray at {job.address} is unreachable ({first_line(exc)}); it may still run"
     return "" if stop(client, job.submission_id) else "Ray did not stop it"
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.errors import EnvironmentProblem
+from runner.errors import EnvironmentProblem, first_line
 from runner.render import Command
 from runner.run import processes
 from runner.run.processes import RUN_ID_VARIABLE
@@ -83,7 +83,7 @@ def client(address: str) -> Any:
     try:
         return JobSubmissionClient(address)
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise EnvironmentProblem(f"Ray at {address} is unreachable: {_first_line(exc)}") from None
+        raise EnvironmentProblem(f"Ray at {address} is unreachable: {first_line(exc)}") from None
 
 
 def head_argv(head: Command, temp_dir: Path, ports: dict[str, int]) -> list[str]:
@@ -156,7 +156,3 @@ def free_ports(count: int) -> list[int]:
     finally:
         for each in sockets:
             each.close()
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from runner.errors import first_line
 from runner.run import processes
 from runner.run.results import AttemptOutcome
 
@@ -51,7 +52,7 @@ def submit(
             metadata=metadata,
         )
     except (OSError, RuntimeError) as exc:
-        return JobOutcome("infra", f"Ray did not take the job: {_first_line(exc)}")
+        return JobOutcome("infra", f"Ray did not take the job: {first_line(exc)}")
     return None
 
 
@@ -86,7 +87,7 @@ def watch(
     try:
         return classify(client.get_job_info(submission_id), list(last))
     except (OSError, RuntimeError) as exc:
-        return JobOutcome("infra", f"Ray became unreachable: {_first_line(exc)}")
+        return JobOutcome("infra", f"Ray became unreachable: {first_line(exc)}")
 
 
 def _until_terminal(
@@ -110,7 +111,7 @@ def _until_terminal(
         except (OSError, RuntimeError) as exc:
             unreachable_since = unreachable_since or time.monotonic()
             if time.monotonic() - unreachable_since > UNREACHABLE_SECONDS:
-                return JobOutcome("infra", f"Ray became unreachable: {_first_line(exc)}")
+                return JobOutcome("infra", f"Ray became unreachable: {first_line(exc)}")
             continue
         unreachable_since = None
         if status.is_terminal():
@@ -126,7 +127,7 @@ def classify(info: Any, last_lines: list[str]) -> JobOutcome:
     error = getattr(info, "error_type", None)  # older Rays have none: every failure is the test's
     error_type = str(getattr(error, "value", error or ""))  # an enum in JobInfo, text from the client
     if error_type in INFRA_ERRORS:
-        return JobOutcome("infra", f"Ray lost the job ({error_type}): {_first_line(info.message or '')}")
+        return JobOutcome("infra", f"Ray lost the job ({error_type}): {first_line(info.message or '')}")
     code = getattr(info, "driver_exit_code", None)
     said = f": {last_lines[-1].strip()}" if last_lines else ""
     return JobOutcome("failed", f"the job exited with code {code}{said}")
@@ -150,11 +151,6 @@ def _logs(client: Any, submission_id: str) -> str | None:
     except (OSError, RuntimeError):
         return None
     return logs
-
-
-def _first_line(exc: BaseException | str) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class LogTail:

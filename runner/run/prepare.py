@@ -9,14 +9,13 @@ command, their output going to the cell's log. Each command runs in its own proc
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from runner.patch_hf_config import patched, text
+from runner import patch_hf_config
 from runner.render import Command
 from runner.run import processes
 from runner.run.environment import fill
@@ -53,16 +52,11 @@ def skip_reason(step: PrepareStep) -> str | None:
 
 
 def _patch_skip(step: PatchHfConfig) -> str | None:
-    path = Path(step.config)
-    if not path.is_file():
-        return f"{path} does not exist"
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
+        skip, _ = patch_hf_config.planned(Path(step.config), step.set, step.unless, step.copy_rope_theta)
     except (OSError, ValueError):
         return None  # patching it will say what is wrong
-    if patched(config, step.set, step.unless, step.copy_rope_theta) is None:
-        return f"{path} is already patched"
-    return None
+    return skip or None
 
 
 STOP_GRACE_SECONDS = 10.0
@@ -96,7 +90,7 @@ def _run(
                 Path(path).mkdir(parents=True, exist_ok=True)
             return "ran", "created " + ", ".join(step.paths)
         case PatchHfConfig():
-            _patch(step)
+            patch_hf_config.apply(Path(step.config), step.set, step.unless, step.copy_rope_theta)
             return "ran", f"patched {step.config}"
         case HfDownload():
             return _execute(command, env, output, tracker, f"downloaded {step.repo} to {step.local_dir}")
@@ -104,14 +98,6 @@ def _run(
             return _execute(command, env, output, tracker, f"converted {step.hf_checkpoint} to {step.save}")
         case ConvertFp8() | ConvertInt4():
             return _execute(command, env, output, tracker, f"converted {step.model_dir} to {step.save_dir}")
-
-
-def _patch(step: PatchHfConfig) -> None:
-    path = Path(step.config)
-    config = json.loads(path.read_text(encoding="utf-8"))
-    result = patched(config, step.set, step.unless, step.copy_rope_theta)
-    if result is not None:
-        path.write_text(text(result), encoding="utf-8")
 
 
 def _execute(

@@ -125,13 +125,8 @@ def deferred_interrupt() -> Iterator[None]:
         return
     stopping = isinstance(sys.exc_info()[1], KeyboardInterrupt)
     deferral = _Deferral()
-    wanted = [n for n in STOP_SIGNALS if signal.getsignal(n) is not signal.SIG_IGN]
-    previous = {n: signal.signal(n, deferral) for n in wanted}
-    try:
+    with _handled_by(deferral):
         yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
     if deferral.received and not stopping:
         raise Interrupted(_NAMES[signal.Signals(deferral.received[0])])
 
@@ -148,13 +143,20 @@ def signals_interrupt() -> Iterator[None]:
     def interrupt(number: int, frame: object) -> None:
         raise Interrupted(_NAMES[signal.Signals(number)])
 
+    with _handled_by(interrupt):
+        yield
+
+
+@contextmanager
+def _handled_by(handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """``handler`` for every stop signal the caller does not ignore; the previous handlers after."""
     wanted = [n for n in STOP_SIGNALS if signal.getsignal(n) is not signal.SIG_IGN]
-    previous = {n: signal.signal(n, interrupt) for n in wanted}
+    previous = {n: signal.signal(n, handler) for n in wanted}
     try:
         yield
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        for number, old in previous.items():
+            signal.signal(number, old)
 
 
 @dataclass(frozen=True)

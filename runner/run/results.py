@@ -156,13 +156,9 @@ class RunResult:
     stopped_by: str = ""  # the interrupt that ended the run early (Ctrl-C, SIGTERM, SIGHUP)
 
     @property
-    def interrupted(self) -> bool:
-        return bool(self.stopped_by) or any(c.status is Status.INTERRUPTED for c in self.cells)
-
-    @property
     def exit_code(self) -> ExitCode:
         statuses = {c.status for c in self.cells}
-        if self.interrupted:
+        if self.stopped_by or Status.INTERRUPTED in statuses:
             return ExitCode.INTERRUPTED
         if statuses & {Status.FAILED, Status.ERROR} or (self.strict and Status.SKIPPED in statuses):
             return ExitCode.RUN_FAILED

@@ -10,32 +10,15 @@ fault of run-matrix itself — the job it submitted is stopped first, and the ce
 
 from __future__ import annotations
 
-import contextlib
-import time
-import traceback
-import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
-from runner.errors import EnvironmentProblem, display_path
-from runner.run import cluster, environment, job, metrics, prepare, processes
-from runner.run.metrics import Series
-from runner.run.plan import Options, Planned, job_name
+from runner.run import processes
+from runner.run.cell_run import CellRun, cell_result
+from runner.run.plan import Options, Planned
 from runner.run.progress import Progress
 from runner.run.record import Tracker, Untracked
-from runner.run.results import (
-    Attempt,
-    CellResult,
-    Check,
-    ClusterRecord,
-    Gate,
-    PrepareRecord,
-    RequirementResult,
-    RunResult,
-    Status,
-)
+from runner.run.results import CellResult, RunResult, Status
 from runner.run.setup import Setup
 from runner.run.view import View
 
@@ -58,7 +41,7 @@ def run(
     except KeyboardInterrupt as exc:
         progress.interrupted(processes.cause_of(exc))
         for each in planned:
-            progress.add(_result(each, Status.SKIPPED, progress.not_run, ()))
+            progress.add(cell_result(each, Status.SKIPPED, progress.not_run, ()))
         return progress.result(complete=True)
     progress.publish()  # a report from the start: a run killed in its first cell leaves one too
     tracker = tracker or Untracked()
@@ -83,7 +66,7 @@ def _cell(
     requirements = setup.checked[cell_id]
     reason = progress.not_run or setup.skips[cell_id]
     if reason:
-        result = _result(each, Status.SKIPPED, reason, requirements)
+        result = cell_result(each, Status.SKIPPED, reason, requirements)
     else:
         cell_run = CellRun(
             each, requirements, setup.envs[cell_id], options, view, setup.redact, tracker, recorder
@@ -96,267 +79,3 @@ def _cell(
     if result.status in (Status.FAILED, Status.ERROR) and not options.keep_going and not progress.not_run:
         progress.not_run = f"not run: {cell_id} failed (--keep-going runs the rest)"
     return result
-
-
-def _result(
-    planned: Planned, status: Status, reason: str, requirements: tuple[RequirementResult, ...]
-) -> CellResult:
-    cell = planned.cell
-    chain = tuple(display_path(f) for f in cell.composed.files)
-    return CellResult(
-        cell.id,
-        status,
-        reason,
-        planned.spec,
-        chain,
-        cell.profile.name,
-        cell.content_hash,
-        planned.reproduce,
-        requirements=requirements,
-    )
-
-
-class LogLost(Exception):
-    """The cell's log cannot be written (disk full, a file size limit): the cell cannot go on."""
-
-
-@dataclass
-class CellRun:
-    """One cell, from its prepare steps to its checks."""
-
-    planned: Planned
-    requirements: tuple[RequirementResult, ...]
-    env: dict[str, str]
-    options: Options
-    view: View
-    redact: environment.Redactor
-    tracker: Tracker = field(default_factory=Untracked)
-    recorder: Recorder | None = None  # the history store: judges bands, records every attempt
-    clusters: list[ClusterRecord] = field(default_factory=list)
-    series: Series = field(default_factory=dict)
-    log: TextIO | None = None
-    phase: str = "starting"
-    stopped_by: str = ""  # what interrupted the cell: Ctrl-C, SIGTERM or SIGHUP
-
-    @property
-    def id(self) -> str:
-        return self.planned.cell.id
-
-    def run(self) -> CellResult:
-        started = time.monotonic()
-        self.view.started(self.id, tuple(self.planned.cell.spec.expect))
-        records: list[PrepareRecord] = []
-        attempts: list[Attempt] = []
-        ended = ""  # why the cell ended early: an interrupt, a lost log, a fault of run-matrix
-        try:
-            self.open_log()
-            self.prepare(records)
-            if not any(r.status == "failed" for r in records):
-                self.attempts(attempts)
-        except KeyboardInterrupt as exc:
-            self.stopped_by = processes.cause_of(exc)
-            ended = f"interrupted ({self.stopped_by}) during {self.phase}"
-        except LogLost as exc:
-            log = display_path(self.log_path)
-            ended = f"cannot write the log {log}: {exc}; stopped during {self.phase}"
-        except Exception as exc:  # a fault of run-matrix: the cell is reported, what it started stopped
-            traceback.print_exc()
-            ended = f"run-matrix failed during {self.phase}: {type(exc).__name__}: {exc}"
-        finally:
-            self._close_log()
-        if not self.stopped_by and attempts and attempts[-1].outcome == "interrupted":
-            self.stopped_by = attempts[-1].detail.removeprefix("interrupted (").split(")")[0]
-        return self.result(tuple(records), attempts, ended, time.monotonic() - started)
-
-    def open_log(self) -> None:
-        try:
-            self.log = self.log_path.open("w", encoding="utf-8")
-        except OSError as exc:
-            raise LogLost(_reason(exc)) from None
-
-    def _close_log(self) -> None:
-        if self.log is not None:
-            with processes.deferred_interrupt(), contextlib.suppress(OSError):
-                self.log.close()  # a full disk fails the flush again; the file keeps what it got
-            self.log = None
-
-    def enter(self, phase: str) -> None:
-        self.phase = phase
-        self.view.phase(self.id, phase)
-
-    @property
-    def log_path(self) -> Path:
-        return self.options.log_dir / f"{job_name(self.id)}.log"
-
-    def write(self, line: str) -> None:
-        line = self.redact(line)
-        assert self.log is not None, "write() is called while the cell runs"
-        try:
-            self.log.write(line + "\n")
-            self.log.flush()
-        except OSError as exc:
-            raise LogLost(_reason(exc)) from None
-        self.view.output(self.id, line)
-        found = metrics.add(self.series, line)
-        if found:
-            self.view.metrics(self.id, found)
-
-    def prepare(self, records: list[PrepareRecord]) -> None:
-        """Run the prepare steps into ``records`` (filled as they go: a Ctrl-C keeps what ran)."""
-        for name, step in self.planned.cell.spec.prepare.items():
-            if self.options.skip_prepare:
-                records.append(PrepareRecord(name, step.kind, "skipped", "--skip-prepare"))
-                continue
-            self.enter(f"prepare: {name} ({step.kind})")
-            self.write(f"==> prepare {name} ({step.kind})")
-            command = self.planned.command("prepare", name)
-            env = self.options.caller_env
-            record = prepare.run_step(name, step, command, env, self.write, self.tracker)
-            self.write(f"==> prepare {name}: {record.status}: {record.detail}")
-            records.append(record)
-            if record.status == "failed":
-                break
-
-    def attempts(self, attempts: list[Attempt]) -> None:
-        retry = self.planned.cell.spec.retry
-        for number in range(1, retry.infra + 2):
-            if number > 1:
-                self.enter(f"retrying in {retry.delay_seconds:g} s ({attempts[-1].detail})")
-                time.sleep(retry.delay_seconds)
-            self.attempt(number, attempts)
-            if attempts[-1].outcome != "infra":
-                break
-
-    def attempt(self, number: int, attempts: list[Attempt]) -> None:
-        """One attempt, into ``attempts`` however it ends (one cut short is recorded, then re-raised)."""
-        started = time.monotonic()
-        submission_id = f"{job_name(self.id)}-{uuid.uuid4().hex[:8]}"
-
-        def record(outcome: job.JobOutcome) -> None:
-            detail = self.redact(outcome.detail)  # it may quote the job's last line
-            seconds = round(time.monotonic() - started, 3)
-            attempts.append(Attempt(number, submission_id, outcome.outcome, detail, seconds))
-
-        self.series.clear()  # an attempt's metrics are its own
-        where = self.options.ray_address or "a local Ray head"
-        self.enter(f"cluster: {where}")
-        head_log = self.options.log_dir / f"{job_name(self.id)}.ray-head.log"
-        try:
-            head = self.planned.command("cluster")
-            with cluster.connected(self.options.ray_address, head, head_log, self.tracker) as on:
-                self.clusters.append(on.record)
-                outcome = self.submit_and_watch(on, submission_id, number)
-        except EnvironmentProblem as exc:
-            outcome = job.JobOutcome("infra", str(exc))
-        except KeyboardInterrupt as exc:
-            cause = processes.cause_of(exc)
-            record(job.JobOutcome("interrupted", f"interrupted ({cause}) during {self.phase}"))
-            raise
-        except BaseException as exc:
-            record(job.JobOutcome("stopped", f"stopped by run-matrix: {_reason(exc)}"))
-            raise
-        record(outcome)
-        self.write(f"==> attempt {number} ({submission_id}): {outcome.outcome}: {attempts[-1].detail}")
-
-    def submit_and_watch(self, on: cluster.Connection, submission_id: str, number: int) -> job.JobOutcome:
-        self.enter(f"submit: {submission_id} on {on.record.address}")
-        self.write(f"==> attempt {number}: job {submission_id} on {on.record.address}")
-        entrypoint = environment.entrypoint(self.planned)
-        metadata = {"run-matrix-cell": self.id, "content-hash": self.planned.cell.content_hash}
-        metadata["run-matrix-run"] = self.tracker.run_id  # the run record that names this job
-        with processes.deferred_interrupt():  # in the record before Ray has it: a crash cannot lose it
-            self.tracker.submitted(on.record.address, submission_id)
-        try:
-            refused = job.submit(on.client, submission_id, entrypoint, self.env, metadata)
-            if refused is not None:
-                self.tracker.ended(submission_id)
-                return refused
-            self.enter(f"running: {submission_id}")
-            timeout = self.options.timeout if self.options.timeout is not None else self.planned.cell.timeout
-            outcome = job.watch(on.client, submission_id, self.write, timeout, self.options.poll_seconds)
-        except BaseException:  # an interrupt during the submission, a lost log, a fault of ours
-            if job.stop(on.client, submission_id):  # Ray may have taken it before
-                self.tracker.ended(submission_id)
-            raise
-        if outcome.outcome != "infra" or job.stop(on.client, submission_id):
-            self.tracker.ended(submission_id)  # ended; an unreachable Ray's job stays recorded
-        return outcome
-
-    def result(
-        self, records: tuple[PrepareRecord, ...], attempts: list[Attempt], ended: str, seconds: float
-    ) -> CellResult:
-        checks = metrics.check(self.planned.cell.spec.expect, self.series) if attempts else ()
-        gates = self.judge(attempts)
-        status, reason = verdict(records, attempts, checks, ended, self.planned.cell.xfail, gates)
-        result = replace(
-            _result(self.planned, status, reason, self.requirements),
-            log=display_path(self.log_path),
-            seconds=round(seconds, 3),
-            prepare=records,
-            attempts=tuple(attempts),
-            checks=checks,
-            metrics={name: tuple(samples) for name, samples in self.series.items()},
-            gates=gates,
-        )
-        if self.recorder is None:
-            return result
-        try:
-            return self.recorder.record(self.planned, result)
-        except EnvironmentProblem as error:  # the cell's result stands; the run ends with exit 3
-            self.recorder.failed = self.recorder.failed or str(error)
-            return result
-
-    def judge(self, attempts: list[Attempt]) -> tuple[Gate, ...]:
-        """The bands of ``expect:`` against history, once the job succeeded."""
-        if self.recorder is None or not attempts or attempts[-1].outcome != "succeeded":
-            return ()
-        try:
-            return self.recorder.judge(self.planned, self.series)
-        except EnvironmentProblem as error:
-            self.recorder.failed = self.recorder.failed or str(error)
-            return ()
-
-
-def verdict(
-    records: tuple[PrepareRecord, ...],
-    attempts: list[Attempt],
-    checks: tuple[Check, ...],
-    ended: str = "",
-    xfail: str | None = None,
-    gates: tuple[Gate, ...] = (),
-) -> tuple[Status, str]:
-    """A cell's status and the reason for it; a failure the matrix expects (xfail) is not one.
-    ``ended`` says why the cell ended early: an interrupt, or an error of its own."""
-    if ended:
-        status, reason = (Status.INTERRUPTED if ended.startswith("interrupted") else Status.ERROR), ended
-    else:
-        status, reason = _status(records, attempts, checks, gates)
-    if status is Status.FAILED and xfail:
-        return Status.XFAIL, f"expected to fail ({xfail}): {reason}"
-    return status, reason
-
-
-def _status(
-    records: tuple[PrepareRecord, ...],
-    attempts: list[Attempt],
-    checks: tuple[Check, ...],
-    gates: tuple[Gate, ...],
-) -> tuple[Status, str]:
-    failed_step = next((r for r in records if r.status == "failed"), None)
-    if failed_step is not None:
-        return Status.FAILED, f"prepare step {failed_step.name} failed: {failed_step.detail}"
-    last = attempts[-1]
-    if last.outcome == "interrupted":
-        return Status.INTERRUPTED, last.detail
-    if last.outcome == "infra":
-        return Status.ERROR, last.detail + (f" ({last.number} attempts)" if last.number > 1 else "")
-    if last.outcome in ("failed", "timeout"):
-        return Status.FAILED, last.detail
-    broken = [c.message for c in checks if not c.ok] + [g.message for g in gates if g.fails]
-    return (Status.FAILED, "; ".join(broken)) if broken else (Status.PASSED, "")
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    return str(exc) or type(exc).__name__

@@ -1,5 +1,4 @@
-"""port: a spec's cells -> the overlay that moves them to another platform. Pure but for refit,
-which asks the pipeline whether a candidate validates.
+"""The translation rules of port: a spec's cells -> the changes that move them to another platform.
 
 Translation rules are data (miles/porting.yaml): each ``when`` is an expression over the
 source cell (``flag(NAME)``, ``env(NAME)``), the ``source`` and ``target`` profiles and the
@@ -11,11 +10,9 @@ cells need go into a component the overlay applies to those cells (``matrix.adju
 from __future__ import annotations
 
 import fnmatch
-import itertools
 import json
-import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -49,7 +46,7 @@ class Change:
 
 
 @dataclass(frozen=True)
-class Plan:
+class PortPlan:
     """What the overlay says: changes for every cell, extra changes per other cell, TODOs."""
 
     source: str
@@ -67,7 +64,7 @@ def porting() -> Porting:
     return build(Porting, composed.data, composed)
 
 
-def plan(cells: list[Cell], target: HardwareProfile, rules: Porting) -> Plan:
+def plan(cells: list[Cell], target: HardwareProfile, rules: Porting) -> PortPlan:
     default = next((c for c in cells if "[" not in c.id), cells[0])
     changes = {cell.id: _changes(cell, target, rules.rules) for cell in cells}
     common = changes[default.id]
@@ -86,7 +83,7 @@ def plan(cells: list[Cell], target: HardwareProfile, rules: Porting) -> Plan:
     todo.update(open_entries)
     axes = {cell.id: dict(cell.axes) for cell in cells}
     per_cell_only = {k: v for k, v in per_cell.items() if v}
-    return Plan(default.id, target, (*common, *dropped), per_cell_only, axes, todo)
+    return PortPlan(default.id, target, (*common, *dropped), per_cell_only, axes, todo)
 
 
 def _requirements(
@@ -208,128 +205,6 @@ class _Scope:
             return value
 
 
-# --- writing -----------------------------------------------------------------------------------
-
-_PLAIN = re.compile(r"^[A-Za-z_./@+-][A-Za-z0-9_./@:,+-]*$")
-_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
-
-
-def scalar(value: Any) -> str:
-    """A value as YAML text: plain when unambiguous, else JSON-quoted (which YAML reads too)."""
-    if value is None:
-        return "!delete"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    text = str(value)
-    return (
-        text
-        if _PLAIN.match(text) and text.lower() not in _YAML_WORDS
-        else json.dumps(text, ensure_ascii=False)
-    )
-
-
-def overlay_text(
-    plan: Plan,
-    header: list[str],
-    extends: str,
-    schema: str,
-    changes: tuple[Change, ...],
-    adjust: Mapping[str, tuple[dict[str, Any], str]],
-    why: Mapping[str, str],
-) -> str:
-    """The ported overlay: extends, hardware, the changes, adjust entries, TODOs and reasons."""
-    lines = [f"# yaml-language-server: $schema={schema}", *(f"# {line}" for line in header)]
-    lines += [f"extends: {extends}", f"hardware: {plan.target.name}"]
-    lines += _changes_text(changes)
-    if adjust:
-        lines += ["matrix:", "  adjust:"]
-        for name, (match, path) in adjust.items():
-            shown = ", ".join(f"{axis}: {scalar(value)}" for axis, value in match.items())
-            lines += [f"    {name}:", f"      match: {{{shown}}}", f"      overlay: {path}"]
-    if plan.todo:
-        lines.append("todo:  # TODO(port): decide these, then delete the entries")
-        lines += [f"  {key}: {scalar(note)}" for key, note in plan.todo.items()]
-    lines.append("why:")
-    lines += [f"  {key}: {scalar(reason)}" for key, reason in why.items()]
-    return "\n".join(lines) + "\n"
-
-
-def component_text(schema: str, header: str, changes: tuple[Change, ...]) -> str:
-    lines = [f"# yaml-language-server: $schema={schema}", f"# {header}", *_changes_text(changes), "why:"]
-    lines += [f"  {change.dotted}: {scalar(change.reason)}" for change in changes]
-    return "\n".join(lines) + "\n"
-
-
-def _changes_text(changes: tuple[Change, ...]) -> list[str]:
-    lines: list[str] = []
-    flags = [c for c in changes if c.key[0] == "args"]
-    if flags:
-        lines.append("args:")
-        for group in dict.fromkeys(c.key[1] for c in flags):
-            lines.append(f"  {group}:")
-            lines += [f"    {c.key[2]}: {scalar(c.value)}" for c in flags if c.key[1] == group]
-    for section in ("cluster", "env", "requires", "expect"):
-        entries = [c for c in changes if c.key[0] == section]
-        if entries:
-            lines.append(f"{section}:")
-            lines += [f"  {c.key[1]}: {scalar(c.value)}" for c in entries]
-    return lines
-
-
-# --- after a re-fit: what it made pointless, and reasons whose numbers went stale ---------------
-
-
 def after_refit(ported: Cell, target: HardwareProfile, rules: Porting) -> tuple[Change, ...]:
     """The ``after_refit`` rules that fire on the re-fitted cell (e.g. sequence-parallel at TP 1)."""
     return _changes(ported, target, rules.after_refit)
-
-
-# --- re-fitting to a smaller node ----------------------------------------------------------------
-
-
-def refits(cell: Cell, target: HardwareProfile, flags: list[str]) -> Iterator[tuple[Change, ...]]:
-    """Smaller values for the literal parallelism flags, fewest changes first (to be validated)."""
-    per_node = target.gpus_per_node
-    fixed: list[Change] = []
-    if cell.spec.cluster.gpus_per_node > per_node and _literal(cell, ("cluster", "gpus_per_node")):
-        fixed.append(
-            Change(
-                ("cluster", "gpus_per_node"), per_node, f"{target.name} has {per_node} GPUs per node", "refit"
-            )
-        )
-    literal = [
-        (flag, group, int(value))
-        for flag in flags
-        for group, value in [(group_of(cell, flag), cell.spec.args.flags().get(flag))]
-        if isinstance(value, int) and not isinstance(value, bool) and _literal(cell, ("args", group, flag))
-    ]
-    limit = per_node * cell.spec.cluster.nodes
-    options = [
-        [value, *(d for d in range(min(value, limit), 0, -1) if limit % d == 0 and d != value)]
-        for _, _, value in literal
-    ]
-    originals = [value for _, _, value in literal]
-
-    def order(values: tuple[int, ...]) -> tuple[int, int]:
-        return sum(v != o for v, o in zip(values, originals, strict=True)), -math.prod(values)
-
-    for values in sorted(itertools.product(*options), key=order):
-        changed = tuple(
-            Change(
-                ("args", group, flag),
-                new,
-                f"re-fit for {per_node} GPUs per node on {target.name} (was {old})",
-                "refit",
-            )
-            for (flag, group, old), new in zip(literal, values, strict=True)
-            if new != old
-        )
-        yield (*fixed, *changed)
-
-
-def _literal(cell: Cell, key: tuple[str, ...]) -> bool:
-    """Written as a value, not derived by a ${...} reference (those follow the new node by themselves)."""
-    steps = cell.composed.provenance.get(key, ())
-    return bool(steps) and steps[-1].op != "resolve"

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from runner.cell import Cell
-from runner.port import Change
+from runner.port.rules import Change
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 _RESTATED = ("args", "env", "cluster")  # where the overlay can set a key again to give it a new reason

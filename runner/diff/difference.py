@@ -1,0 +1,44 @@
+"""What diff finds: one difference (both values, where each was set, the reason), and all of them."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Difference:
+    key: str
+    a: Any
+    b: Any
+    a_source: str | None
+    b_source: str | None
+    why: str
+    parts: tuple[str, ...] = ()  # the sub-keys that differ, for a folded entry
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["parts"] = list(self.parts)
+        return data
+
+
+@dataclass(frozen=True)
+class Diff:
+    a: str
+    b: str
+    spec: tuple[Difference, ...]
+    launch: tuple[Difference, ...]
+    layout: tuple[Difference, ...]
+    outside_allowed: tuple[str, ...]  # spec keys that differ but no allowed glob covers
+    allowed: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "differences": [d.to_json() for d in self.spec],
+            "launch": [d.to_json() for d in self.launch],
+            "layout": [d.to_json() for d in self.layout],
+            "allowed": list(self.allowed),
+            "outside_allowed": list(self.outside_allowed),
+        }

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""How fast does the CLI start? Each light command as a fresh process, side by side with the bare
+``python -c "import pydantic, yaml"`` in the same run (interleaved, so a busy machine slows both
+alike): medians of wall-clock and of CPU time (user + system of the child, which a shared machine
+disturbs far less), each as a ratio to the bare import's. Bytecode is written and used, as in an
+installed run-matrix (PYTHONDONTWRITEBYTECODE is dropped for the children).
+
+The target (issue 19): ``validate matrices/`` at most 2.5x the bare import.
+
+  python tools/bench_startup.py [RUNS]     # default: 15 runs of each
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = "from runner.cli import console; console()"
+TARGET = 2.5  # validate matrices/ against the bare import
+FLOOR = "import yaml\nfrom pydantic import BaseModel\nclass A(BaseModel):\n    x: int\nA(x=1)"
+
+
+def commands(history_db: str) -> dict[str, list[str]]:
+    python = [sys.executable, "-c"]
+    return {
+        "import pydantic, yaml": [*python, "import pydantic, yaml"],
+        # what any pydantic validation costs on top: pydantic's lazy import made real, one model built
+        "pydantic: one model built and used": [*python, FLOOR],
+        "run-matrix --help": [*python, CLI, "--help"],
+        "validate matrices/": [*python, CLI, "validate", "matrices/"],
+        "render rocm/glm5-async.yaml": [*python, CLI, "render", "rocm/glm5-async.yaml"],
+        "list matrices/": [*python, CLI, "list", "matrices/"],
+        "explain nv/glm5-colocate.yaml KEY": [
+            *python,
+            CLI,
+            "explain",
+            "nv/glm5-colocate.yaml",
+            "args.sglang.sglang-dp-size",
+        ],
+        "diff nv/glm5-colocate.yaml rocm/glm5-async.yaml": [
+            *python,
+            CLI,
+            "diff",
+            "nv/glm5-colocate.yaml",
+            "rocm/glm5-async.yaml",
+        ],
+        "history CELL (SQLite, 20 of 100 runs)": [
+            *python,
+            CLI,
+            "history",
+            "bench/cell-0",
+            "--history",
+            history_db,
+            "--no-plot",
+        ],
+    }
+
+
+def seed_history(path: str) -> None:
+    """One cell with 100 recorded runs (as tools/bench_history.py fills it): `history CELL` shows 20."""
+    subprocess.run(
+        [sys.executable, "-c", SEED, path],
+        cwd=ROOT,
+        check=True,
+    )
+
+
+SEED = """
+import sys
+sys.path.insert(0, "tools")
+from bench_history import fill
+from runner.history.location import parse
+from runner.history.store import Store
+store = Store.open(parse(sys.argv[1], "--history", from_command_line=True))
+fill(store, 1)
+store.close()
+"""
+
+
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def timed(argv: list[str]) -> tuple[float, float]:
+    """Wall-clock and CPU seconds of one run of ``argv``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(
+        argv, cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 2):  # 2: a spec with problems still starts and answers
+        raise SystemExit(f"{' '.join(argv[2:])}: exit {done.returncode}\n{done.stderr}")
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return elapsed, cpu
+
+
+def main() -> int:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    with tempfile.TemporaryDirectory() as folder:
+        db = os.path.join(folder, "history.sqlite")
+        history = True
+        try:
+            seed_history(db)
+        except subprocess.CalledProcessError:
+            history = False
+        table = commands(db)
+        if not history:
+            table.pop("history CELL (SQLite, 20 of 100 runs)")
+        wall: dict[str, list[float]] = {name: [] for name in table}
+        cpu: dict[str, list[float]] = {name: [] for name in table}
+        for argv in table.values():  # warm the file cache and write the .pyc files once
+            timed(argv)
+        for _ in range(runs):
+            for name, argv in table.items():
+                seconds, used = timed(argv)
+                wall[name].append(seconds)
+                cpu[name].append(used)
+    load = os.getloadavg()[0]
+    floor = {
+        kind: statistics.median(t["import pydantic, yaml"]) for kind, t in (("wall", wall), ("cpu", cpu))
+    }
+    print(f"{runs} runs each, medians; load average {load:.1f} on {os.cpu_count()} cores")
+    print(f"  {'':<50} {'wall':>8} {'ratio':>6}  {'CPU':>8} {'ratio':>6}")
+    for name in table:
+        w, c = statistics.median(wall[name]), statistics.median(cpu[name])
+        print(
+            f"  {name:<50} {w * 1000:5.0f} ms {w / floor['wall']:5.2f}x"
+            f"  {c * 1000:5.0f} ms {c / floor['cpu']:5.2f}x"
+        )
+    ratios = {
+        kind: statistics.median(t["validate matrices/"]) / floor[kind]
+        for kind, t in (("wall", wall), ("cpu", cpu))
+    }
+    verdict = "meets" if ratios["cpu"] <= TARGET else "misses"
+    print(
+        f"validate matrices/ is {ratios['cpu']:.2f}x the bare import in CPU time "
+        f"({ratios['wall']:.2f}x wall): "
+        f"{verdict} the target of {TARGET}x"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
