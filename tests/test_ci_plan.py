@@ -165,3 +165,10 @@ def test_a_github_matrix_has_at_most_256_jobs():
         "runners file, or plan the specs in parts (one matrix job each)"
     )
     assert len(present.github(plan([cell(f"c{i}") for i in range(256)], [many], {}, nightly=False, specs=["m"]))["include"]) == 256
+
+
+def test_the_history_variable_is_the_stores_own() -> None:
+    from runner.ci.estimate import HISTORY_URL
+    from runner.history.location import ENV
+
+    assert HISTORY_URL == ENV

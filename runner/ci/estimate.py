@@ -11,6 +11,7 @@ from runner.layout import layout
 from schemas.ci_plan import EstSource, PlannedCell
 
 DEFAULT_EST_TIME = 600  # seconds: a typical miles e2e test (its register_*_ci est_time values)
+HISTORY_URL = "RUN_MATRIX_HISTORY_URL"  # runner.history.location.ENV, without importing the store's stack
 HISTORY_RUNS = 5  # est_time from history: the mean of this many last passed runs
 
 
@@ -42,10 +43,10 @@ def planned_cell(cell: Cell, durations: Mapping[str, Sequence[float]]) -> Planne
 def recorded(option: str | None, environ: Mapping[str, str], cells: list[str]) -> dict[str, list[float]]:
     """Each cell's last recorded durations in the store ``--history`` (else ``$RUN_MATRIX_HISTORY_URL``)
     names; none without either."""
+    if not option and not environ.get(HISTORY_URL):
+        return {}  # `list` and `coverage` pass no environment: they never load the store's stack
     from runner.history.location import ENV, parse
 
-    if not option and not environ.get(ENV):
-        return {}
     location = (
         parse(option, "--history", from_command_line=True)
         if option
