@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from runner import adjust, check, locate, selection
+from runner import adjust, check, hardware, locate, selection
 from runner.cell import Cell
 from runner.compose import Composed, compose
 from runner.errors import Location, Problem, SpecError, UsageError
@@ -177,7 +177,9 @@ def _profile(composed: Composed) -> HardwareProfile:
             key="hardware",
             at=[where],
         )
-    return load_profile(locate.hardware_profile(name, composed.path, where))
+    version = composed.data.get("miles_version")  # the stack of the miles version the spec targets
+    profile = hardware.load(locate.hardware_profile(name, composed.path, where))
+    return hardware.on_stack(profile, version if isinstance(version, str) and "${" not in version else None)
 
 
 _PROFILE_DATA: dict[int, tuple[HardwareProfile, dict[str, Any]]] = {}
@@ -232,19 +234,6 @@ def _modelled(cls: Any, path: Path) -> Any:
 def _modelled_with_source(cls: Any, path: Path) -> tuple[Any, Composed]:
     composed = compose(path)
     return build(cls, resolve(composed, {}).data, composed), composed
-
-
-def load_profile(path: Path) -> HardwareProfile:
-    profile: HardwareProfile = _modelled(HardwareProfile, path)
-    if profile.name != path.stem:
-        raise SpecError.one(
-            "unknown-name",
-            f"profile file {path.name} names itself {profile.name!r}",
-            key="name",
-            at=[Location(path)],
-            hint=f"rename the file or set name: {path.stem}",
-        )
-    return profile
 
 
 def load_preset(

@@ -1,5 +1,6 @@
 """P*: what the hardware profile says the platform supports. No vendor names in here:
-a new profile changes these verdicts without a code change."""
+a new profile changes these verdicts without a code change. Facts that depend on the software
+(P3's attention backends, P4's custom all-reduce) are those of the stack the cell targets."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def megatron_attention_available(cell: Cell, _: Layout) -> Iterator[Problem]:
             "P3",
             cell,
             ("attention-backend",),
-            f"--attention-backend {value} is not available on {cell.profile.name}"
+            f"--attention-backend {value} is not available on {_on_stack(cell)}"
             f" (Transformer Engine there supports {', '.join(supported)})",
             f"use {supported[0]}",
         )
@@ -74,9 +75,18 @@ def custom_all_reduce_off_where_unsupported(cell: Cell, _: Layout) -> Iterator[P
             "P4",
             cell,
             ("sglang-disable-custom-all-reduce",),
-            f"SGLang's custom all-reduce must be disabled on {cell.profile.name}",
+            f"SGLang's custom all-reduce must be disabled on {_on_stack(cell)}",
             "add sglang-disable-custom-all-reduce: true to args.sglang",
         )
+
+
+def _on_stack(cell: Cell) -> str:
+    """``mi355x with the miles-dc8b499b stack (container ...)``: facts that depend on the software say whose."""
+    profile, software = cell.profile, cell.profile.software
+    if profile.stack is None or software is None:
+        return profile.name
+    shown = "; ".join(part for part in (software.container, software.transformer_engine) if part)
+    return f"{profile.name} with the {profile.stack} stack" + (f" ({shown})" if shown else "")
 
 
 @rule("P5")

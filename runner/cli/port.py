@@ -9,16 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import schemas
-from runner import check, locate, pipeline
-from runner.cli.hardware import profiles
+from runner import check, hardware, locate, pipeline
 from runner.cli.output import add_format, print_json, print_problems
 from runner.errors import (
     EnvironmentProblem,
-    Location,
     Problem,
     SpecError,
     UsageError,
-    did_you_mean,
     display_path,
 )
 from runner.matrix import show
@@ -75,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     pipeline.select([args.spec])  # a cell id is checked as every command checks it
     source = locate.find_spec(args.spec.partition("[")[0])
     cells = pipeline.cells(source)  # the overlay extends the spec: every cell of it is ported
-    target = _target(args.to)
+    target = _target(args.to, cells[0].spec.miles_version)
     steps = plan(cells, target, porting())
     out = args.output or _default_output(source, cells[0].id, target)
     _refuse_overwrite([out, *(_component(steps, out, cid) for cid in steps.per_cell)], args.force)
@@ -133,17 +130,9 @@ def _caused(problems: list[Problem], cells: list[Any]) -> list[Problem]:
     return [p for p in problems if p.rule != "G6" and (p.rule, p.key) not in before]
 
 
-def _target(name: str) -> HardwareProfile:
-    known = profiles()
-    if name not in known:
-        raise SpecError.one(
-            "unknown-name",
-            f"no hardware profile named {name!r} (known: {', '.join(known)})",
-            key="--to",
-            at=[Location(Path("matrices/hardware"))],
-            hint=did_you_mean(name, known) or f"add matrices/hardware/{name}.yaml",
-        )
-    return known[name]
+def _target(name: str, miles_version: str | None) -> HardwareProfile:
+    """The target as the ported cells see it: the stack of the miles version the source targets."""
+    return hardware.on_stack(hardware.named(name, "--to"), miles_version)
 
 
 def _default_output(source: Path, cell_id: str, target: HardwareProfile) -> Path:

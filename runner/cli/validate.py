@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from runner import check, locate, pipeline
+from runner import check, hardware, locate, pipeline
 from runner.cli.output import (
     SELECT_HELP,
     add_format,
@@ -93,7 +93,7 @@ def _supporting(names: list[str]) -> list[dict[str, Any]]:
         problems: list[Problem] = []
         try:
             if kind == "hardware":
-                pipeline.load_profile(path.resolve())
+                hardware.load(path.resolve()) if path.parent.name == "hardware" else compose(path)
             elif kind == "base":
                 compose(path)
             else:

@@ -1,0 +1,97 @@
+"""hardware: the profiles of matrices/hardware/, and which of a profile's software stacks a cell targets.
+
+A profile names the stacks it knows (``stacks:``), each by the miles version whose container pins
+it. A cell targets its spec's ``miles_version`` (none: the newest shipped, as for flags and
+presets); it gets the stack of that version, else the newest stack older than it, else — for a
+version no shipped knowledge dates — the newest stack. Facts of ``supports:`` hold on every stack.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from runner import locate
+from runner.compose import Composed, compose
+from runner.errors import Location, Problem, SpecError
+from runner.knowledge import versions
+from runner.model import build
+from runner.resolve import resolve
+from schemas.hardware import HardwareProfile, HardwareProfileFile
+
+
+def load(path: Path) -> HardwareProfileFile:
+    """One profile file (its ``extends:`` followed), checked: named like its file, complete on every stack."""
+    profile, composed = _modelled(path)
+    if profile.name != path.stem:
+        raise SpecError.one(
+            "unknown-name",
+            f"profile file {path.name} names itself {profile.name!r}",
+            key="name",
+            at=[composed.location(("name",))],
+            hint=f"rename the file or set name: {path.stem}",
+        )
+    gaps = profile.gaps()
+    if gaps:
+        raise SpecError(
+            [Problem("type", message, ".".join(key), (composed.location(key),)) for key, message in gaps]
+        )
+    return profile
+
+
+@cache
+def _modelled(path: Path) -> tuple[HardwareProfileFile, Composed]:
+    composed = compose(path)
+    return build(HardwareProfileFile, resolve(composed, {}).data, composed), composed
+
+
+def profiles() -> dict[str, HardwareProfileFile]:
+    """Every profile by name; the current directory's matrices/hardware/ wins over run-matrix's."""
+    found: dict[str, HardwareProfileFile] = {}
+    for folder in (Path("matrices") / "hardware", locate.BUNDLED_MATRICES / "hardware"):
+        for path in sorted(folder.glob("*.yaml")):
+            found.setdefault(path.stem, load(path.resolve()))
+    return dict(sorted(found.items()))
+
+
+def named(name: str, key: str) -> HardwareProfileFile:
+    """The profile ``name`` means (``key``: the option or spec key that named it)."""
+    known = profiles()
+    if name not in known:
+        raise locate.unknown_profile(name, list(known), key, Location(Path("matrices/hardware")))
+    return known[name]
+
+
+def on_stack(profile: HardwareProfileFile, miles_version: str | None) -> HardwareProfile:
+    """``profile`` as a cell targeting ``miles_version`` sees it."""
+    return profile.on(stack_for(profile, miles_version))
+
+
+def stack_for(profile: HardwareProfileFile, miles_version: str | None) -> str | None:
+    if not profile.stacks:
+        return None
+    dates = _dates()
+    target = miles_version or (dates[-1][1] if dates else "")
+    for name, stack in profile.stacks.items():
+        if _same(stack.miles_version, target):
+            return name
+    when = _date_of(target, dates)
+    ordered = sorted(profile.stacks, key=lambda name: _date_of(profile.stacks[name].miles_version, dates))
+    older = [name for name in ordered if when and _date_of(profile.stacks[name].miles_version, dates) <= when]
+    return (older or ordered)[-1]
+
+
+def _same(a: str, b: str) -> bool:
+    a, b = a.lower(), b.lower()
+    return bool(a and b) and (a.startswith(b) or b.startswith(a))
+
+
+def _date_of(commit: str, dates: list[tuple[str, str]]) -> str:
+    return next((date for date, known in dates if _same(known, commit)), "")
+
+
+@cache
+def _dates() -> list[tuple[str, str]]:
+    """(date, commit) of every miles version run-matrix ships knowledge of, oldest first."""
+    shipped = versions.shipped(locate.CONVENTIONS.glob("*.yaml"))
+    return [(v.date, v.commit) for v in shipped]
