@@ -15,6 +15,7 @@ from schemas import HardwareProfile, LaunchConventions, ModelPreset, Spec
 from schemas.matrix import Skip
 
 if TYPE_CHECKING:
+    from runner.hardware import Share
     from runner.knowledge.flags import Choice
 
 
@@ -35,6 +36,7 @@ class Cell:
     xfail: str | None = None  # the reason a failure is expected
     timeout: int | None = None  # seconds, from the matrix's adjust
     flags: Choice | None = field(default=None, repr=False)  # the flag catalog it is checked against
+    share: Share | None = field(default=None, repr=False)  # the GPUs of a node the runner gives run-matrix
 
     @property
     def status(self) -> str:

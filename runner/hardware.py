@@ -1,4 +1,5 @@
-"""hardware: the profiles of matrices/hardware/, and which of a profile's software stacks a cell targets.
+"""hardware: the profiles of matrices/hardware/, which of a profile's software stacks a cell targets,
+and the share of a node the runner gives run-matrix.
 
 A profile names the stacks it knows (``stacks:``), each by the miles version whose container pins
 it. A cell targets its spec's ``miles_version`` (none: the newest shipped, as for flags and
@@ -8,6 +9,8 @@ version no shipped knowledge dates — the newest stack. Facts of ``supports:`` 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -95,3 +98,37 @@ def _dates() -> list[tuple[str, str]]:
     """(date, commit) of every miles version run-matrix ships knowledge of, oldest first."""
     shipped = versions.shipped(locate.CONVENTIONS.glob("*.yaml"))
     return [(v.date, v.commit) for v in shipped]
+
+
+@dataclass(frozen=True)
+class Share:
+    """The GPUs of one node this runner gives run-matrix.
+
+    CI splits an 8-GPU host into runners of 4 with a visible-devices mask set before run-matrix
+    starts (miles' ``stage-c-4-gpu-mi350``); the mask is the runner's share, and it wins over a
+    rendered ``0,...,N-1``, which would hand the job the other runner's GPUs. Without a mask the
+    share is the whole node of the profile.
+    """
+
+    gpus: int
+    variable: str | None = None  # the variable that set the mask
+    devices: tuple[str, ...] | None = None  # the mask's entries, in order
+
+    def describe(self) -> str:
+        return f"{self.variable}={','.join(self.devices)}" if self.variable and self.devices else "no mask"
+
+
+def mask_variables(profile: HardwareProfile) -> tuple[str, ...]:
+    """The variables a mask may be set by: the profile's own; on ROCm also CUDA_VISIBLE_DEVICES,
+    which HIP honours too (miles' AMD launchers mirror one into the other)."""
+    other = ("CUDA_VISIBLE_DEVICES",) if profile.visible_devices_env != "CUDA_VISIBLE_DEVICES" else ()
+    return (profile.visible_devices_env, *other)
+
+
+def share(profile: HardwareProfile, environ: Mapping[str, str]) -> Share:
+    """The runner's share of a ``profile`` node, from the mask in ``environ`` (run-matrix's own)."""
+    for name in mask_variables(profile):
+        devices = tuple(part.strip() for part in environ.get(name, "").split(",") if part.strip())
+        if devices:
+            return Share(len(devices), name, devices)
+    return Share(profile.gpus_per_node)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
@@ -26,6 +27,7 @@ from schemas import HardwareProfile, LaunchConventions, ModelPreset, Spec
 from schemas.matrix import Matrix, MatrixBlock
 
 NOT_CELLS = {"hardware", "base", "components"}
+DERIVED = ("profile", "runner", "visible_devices")  # names ${...} may use besides the spec's keys
 
 
 def cells(path: Path, today: datetime.date | None = None, miles_root: Path | None = None) -> list[Cell]:
@@ -117,13 +119,18 @@ def _cell(
     composed = adjust.with_overlays(composed, adjustments, combo)
     # a value depends on the axes through ${matrix.*}, or through the profile when hardware does
     hardware_varies = "${" in str(composed.data.get("hardware", ""))
-    varying = frozenset({"matrix", "profile", "visible_devices"} if hardware_varies else {"matrix"})
+    varying = frozenset({"matrix", *DERIVED} if hardware_varies else {"matrix"})
     same = shared.setdefault(tuple(name for name, _ in adjustments), {})
     composed = Composed(
         {**composed.data, "matrix": dict(combo)}, dict(composed.provenance), composed.files, composed.path
     )
     profile = _profile(composed)
-    derived = {"profile": lambda _: _profile_data(profile), "visible_devices": _visible_devices}
+    share = hardware.share(profile, os.environ)
+    derived = {
+        "profile": lambda _: _profile_data(profile),
+        "runner": lambda _: {"gpus_per_node": share.gpus},
+        "visible_devices": lambda resolver: _visible_devices(resolver, share),
+    }
     resolved = {k: v for k, v in resolve(composed, derived, same, varying).data.items() if k != "matrix"}
     spec = build(Spec, resolved, composed)
     preset, preset_source = load_preset(
@@ -143,6 +150,7 @@ def _cell(
         dict(combo),
         *control,
         flags=flags.choose(spec.miles_version, miles_root, composed.location(("miles_version",))),
+        share=share,
     )
 
 
@@ -193,7 +201,8 @@ def _profile_data(profile: HardwareProfile) -> dict[str, Any]:
 MAX_GPUS_PER_NODE = 1024  # an 8-GPU node is usual; NVL72 racks are 4 per node to Ray
 
 
-def _visible_devices(resolver: Resolver) -> str:
+def _visible_devices(resolver: Resolver, share: hardware.Share) -> str:
+    """The runner's mask (its first N entries) when it set one, else ``0,...,N-1``."""
     gpus = resolver.lookup(("cluster", "gpus_per_node"), ("visible_devices",))
     if not isinstance(gpus, int) or not 0 < gpus <= MAX_GPUS_PER_NODE:
         raise resolver.error(
@@ -201,6 +210,8 @@ def _visible_devices(resolver: Resolver) -> str:
             f"visible_devices needs 1 to {MAX_GPUS_PER_NODE} GPUs per node, got {gpus!r}",
             rule="budget" if isinstance(gpus, int) and gpus > 0 else "type",
         )
+    if share.devices and len(share.devices) >= gpus:
+        return ",".join(share.devices[:gpus])
     return ",".join(str(i) for i in range(gpus))
 
 

@@ -1,6 +1,7 @@
-"""Validate every AMD test and AMD launcher of a real miles checkout: no false alarm on what upstream runs.
+"""Validate every AMD test, AMD launcher and FSDP test of a real miles checkout: no false alarm on what
+upstream runs.
 
-    python tools/check_amd_upstream.py --miles-root /work/miles-main [--hardware mi350x] [--show-specs]
+    python tools/check_amd_upstream.py --miles-root /work/miles-main [--hardware mi350x mi355x] [--show-specs]
 
 Each ``tests/e2e/**/test_amd_*.py`` and ``scripts/amd/run_*.py`` runs once in run-matrix's import
 sandbox (``runner.importer.capture``: nothing it would do is done; its ``execute_train`` call is
@@ -8,7 +9,9 @@ recorded). A launcher is a typer CLI, so a small driver builds its ``ScriptArgs`
 defaults and calls its training function, as ``python scripts/amd/run_X.py --hardware MI350X``
 would. The recorded launch becomes a spec (the flags as launched, a repeated flag's last value
 as argparse keeps it; the GPUs ``ray start`` gets; the test's own env vars; the checkout's miles
-version) and is validated on the hardware its CI suite names. Exit 0 when no enabled test and no
+version) and is validated on the hardware its CI suite names (a launcher: on MI350X and MI355X). The
+FSDP tests (``tests/e2e/fsdp/**``, ``tests/e2e/short/*fsdp*``) run on 2 to 8 GPUs without
+``--num-gpus-per-node``, each on every platform it registers for. Exit 0 when no enabled test and no
 launcher has an error; disabled tests are reported, and each error they have must be one a
 differential test pins (``KNOWN_FOR_DISABLED``).
 """
@@ -58,12 +61,15 @@ class Target:
     hardware: str
     disabled: str | None  # upstream's reason, when its CI registration disables it
     kwargs: dict[str, object]
+    only: str | None = None  # the one rule this check is about for the target (FSDP tests: L3)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--miles-root", type=Path, required=True)
-    parser.add_argument("--hardware", default="mi350x", help="profile of the launchers' MI350X (default)")
+    parser.add_argument(
+        "--hardware", nargs="+", default=["mi350x", "mi355x"], help="profiles the AMD launchers run on"
+    )
     parser.add_argument("--show-specs", action="store_true", help="print each spec built")
     args = parser.parse_args()
     root = args.miles_root.resolve()
@@ -75,37 +81,54 @@ def main() -> int:
     return 1 if failed else 0
 
 
-def targets(root: Path, hardware: str) -> list[Target]:
+def targets(root: Path, hardware: list[str]) -> list[Target]:
+    """The AMD tests on their suite's hardware; the launchers on each of ``hardware``; the FSDP tests
+    on the hardware of each of their CI registrations (CUDA and ROCm)."""
     found = []
     for test in sorted(root.glob("tests/e2e/**/test_amd_*.py")):
-        suite, disabled = registration(test)
-        found.append(Target(test, suite_hardware(suite) or hardware, disabled, {}))
+        found += [
+            Target(test, name, disabled, {}) for kind, name, disabled in registrations(test) if kind == "rocm"
+        ]
     for launcher in sorted((root / "scripts" / "amd").glob("run_*.py")):
         if launcher.name in LAUNCHERS:
-            found.append(Target(launcher, hardware, None, {"hardware": hardware.upper().removesuffix("X") + "X"}))
+            found += [Target(launcher, name, None, {"hardware": name.upper()}) for name in hardware]
+    for test in sorted(
+        {*root.glob("tests/e2e/fsdp/**/test_*.py"), *root.glob("tests/e2e/short/test_*fsdp*.py")}
+    ):
+        found += [Target(test, name, disabled, {}, "L3") for _, name, disabled in registrations(test)]
     return found
 
 
-def registration(test: Path) -> tuple[str, str | None]:
-    """The suite and the ``disabled=`` reason of the test's register_rocm_ci call, read statically."""
+def registrations(test: Path) -> list[tuple[str, str, str | None]]:
+    """(cuda|rocm, hardware, disabled reason) of each register_{cuda,rocm}_ci call, read statically."""
+    found = []
     for node in ast.walk(ast.parse(test.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "register_rocm_ci":
+        name = getattr(node.func, "id", "") if isinstance(node, ast.Call) else ""
+        if name in ("register_cuda_ci", "register_rocm_ci"):
+            assert isinstance(node, ast.Call)
             words = {k.arg: k.value for k in node.keywords}
-            suite = words.get("suite")
-            disabled = words.get("disabled")
-            return (
-                suite.value if isinstance(suite, ast.Constant) else "",
-                disabled.value if isinstance(disabled, ast.Constant) else None,
+            suite, disabled = words.get("suite"), words.get("disabled")
+            kind = name.split("_")[1]
+            text = suite.value if isinstance(suite, ast.Constant) else ""
+            found.append(
+                (
+                    kind,
+                    suite_hardware(text, kind),
+                    disabled.value if isinstance(disabled, ast.Constant) else None,
+                )
             )
-    return "", None
+    return found
 
 
-def suite_hardware(suite: str) -> str | None:
-    """``stage-c-4-gpu-mi350`` -> ``mi350x``: the runner class a suite names."""
+def suite_hardware(suite: str, kind: str) -> str:
+    """``stage-c-4-gpu-mi350`` -> ``mi350x``: the runner class a suite names (CUDA default: h200)."""
     for token, name in (("mi355", "mi355x"), ("mi350", "mi350x"), ("mi325", "mi325x"), ("mi300", "mi300x")):
         if token in suite:
             return name
-    return None
+    for name in ("b200", "gb200", "h100", "h200"):
+        if name in suite:
+            return name
+    return "mi350x" if kind == "rocm" else "h200"
 
 
 def report(target: Target, root: Path, scratch: Path, show: bool) -> int:
@@ -127,11 +150,18 @@ def report(target: Target, root: Path, scratch: Path, show: bool) -> int:
             problems = list(getattr(exc, "problems", [])) or [Problem("spec", str(exc), "", ())]
         errors = [p for p in problems if p.severity == "error"]
         state = f"disabled upstream ({target.disabled})" if target.disabled else "enabled"
-        print(f"{name} on {target.hardware} [{state}]: {len(errors)} error(s), {len(problems) - len(errors)} warning(s)")
+        print(
+            f"{name} on {target.hardware} [{state}]: {len(errors)} error(s), {len(problems) - len(errors)} warning(s)"
+        )
         for problem in problems:
             print(f"  {problem.severity} [{problem.rule}] {problem.key}: {problem.message}")
         allowed = KNOWN_FOR_DISABLED.get(target.script.name, set()) if target.disabled else set()
-        failed += sum(1 for p in errors if p.rule not in allowed)
+        counted = [p for p in errors if p.rule not in allowed and target.only in (None, p.rule)]
+        if len(counted) < len(errors):
+            print(
+                f"  ({len(errors) - len(counted)} error(s) outside this check: it is about {target.only} here)"
+            )
+        failed += len(counted)
     return failed
 
 
