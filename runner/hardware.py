@@ -31,7 +31,7 @@ def load(path: Path) -> HardwareProfileFile:
             "unknown-name",
             f"profile file {path.name} names itself {profile.name!r}",
             key="name",
-            at=[composed.location(("name",))],
+            at=[Location(path)],
             hint=f"rename the file or set name: {path.stem}",
         )
     gaps = profile.gaps()

@@ -11,12 +11,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from schemas.hardware import HardwareProfile
+from schemas.hardware import HardwareProfileFile
 from schemas.matrix import MatrixBlock
 from schemas.preset import ModelPreset
 from schemas.spec import Spec
 
-MODELS: dict[str, type[BaseModel]] = {"spec": Spec, "hardware": HardwareProfile, "preset": ModelPreset}
+MODELS: dict[str, type[BaseModel]] = {"spec": Spec, "hardware": HardwareProfileFile, "preset": ModelPreset}
 _COMPOSITION = {
     "extends": {
         "description": "spec(s) this file extends, relative to it; later ones win",
