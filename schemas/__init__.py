@@ -11,4 +11,13 @@ from schemas.hardware import HardwareProfile, HardwareProfileFile
 from schemas.preset import ModelPreset
 from schemas.spec import GROUPS, Args, Group, Spec
 
-__all__ = ["GROUPS", "Args", "Group", "HardwareProfile", "HardwareProfileFile", "LaunchConventions", "ModelPreset", "Spec"]
+__all__ = [
+    "GROUPS",
+    "Args",
+    "Group",
+    "HardwareProfile",
+    "HardwareProfileFile",
+    "LaunchConventions",
+    "ModelPreset",
+    "Spec",
+]

@@ -110,7 +110,7 @@ class HardwareProfileFile(Machine):
 
     def gaps(self) -> list[tuple[tuple[str, ...], str]]:
         """(key, what is missing) for each stack that lacks a fact, and each fact without a source."""
-        found = []
+        found: list[tuple[tuple[str, ...], str]] = []
         for name, stack in (self.stacks or {"": Stack(miles_version="")}).items():
             stated = {**self.supports.stated(), **stack.supports.stated()}
             missing = [f for f in CAPABILITIES if f not in OPTIONAL_CAPABILITIES and f not in stated]
@@ -119,7 +119,9 @@ class HardwareProfileFile(Machine):
                 found.append((key, f"{', '.join(missing)} not stated, for every stack or for this one"))
         unsourced = sorted(set(self.supports.stated()) - set(self.sources))
         if unsourced:
-            found.append((("sources",), f"no source for {', '.join(unsourced)}; say where each fact comes from"))
+            found.append(
+                (("sources",), f"no source for {', '.join(unsourced)}; say where each fact comes from")
+            )
         return found
 
     def on(self, stack: str | None) -> HardwareProfile:

@@ -97,9 +97,9 @@ def test_port_refuses_to_overwrite_without_force(cli, tree):
 
 def test_port_decides_requires_and_expect_per_target(cli, tree):
     report = json.loads(cli("port", "rocm/glm5-async", "--to", "h200", "--format", "json").out)
-    assert [(c["key"], c["rule"]) for c in report["applied"] if c["key"].startswith(("requires", "expect"))] == [
-        ("requires.sparse-mla-gfx950", "arch-kernels")
-    ]
+    assert [
+        (c["key"], c["rule"]) for c in report["applied"] if c["key"].startswith(("requires", "expect"))
+    ] == [("requires.sparse-mla-gfx950", "arch-kernels")]
     assert {k: v[:20] for k, v in report["todo"].items() if k.startswith(("requires", "expect"))} == {
         "requires.te-ck-grouped-gemm": "names the source's s",
         "expect.perf/step_time": "a bound measured on ",
@@ -109,7 +109,9 @@ def test_port_decides_requires_and_expect_per_target(cli, tree):
     assert set(cell.spec.expect) == {"train/ppo_kl", "train/train_rollout_logprob_abs_diff", "perf/step_time"}
     same_arch = json.loads(cli("port", "rocm/glm5-async", "--to", "mi300x", "--format", "json").out)
     assert "requires.te-ck-grouped-gemm" not in same_arch["todo"]  # the same software stack
-    assert [c["key"] for c in same_arch["applied"] if c["key"].startswith("req")] == ["requires.sparse-mla-gfx950"]
+    assert [c["key"] for c in same_arch["applied"] if c["key"].startswith("req")] == [
+        "requires.sparse-mla-gfx950"
+    ]
 
 
 def test_a_port_to_two_gpus_leaves_no_warning_of_its_own(cli, tree):
@@ -154,7 +156,10 @@ def test_hardware_lists_and_shows(cli, tree):
         "  stack miles-dc8b499b: the container of miles dc8b499b\n"
         "    container: lmsysorg/sglang:v0.5.10-rocm720-mi35x + sglang-miles (docker/Dockerfile.rocm_MI350-5)\n"
     ) in mi355x
-    assert "    megatron_attention_backends: flash, fused, unfused, local, auto\n      source: miles 31f1ca96" in mi355x
+    assert (
+        "    megatron_attention_backends: flash, fused, unfused, local, auto\n      source: miles 31f1ca96"
+        in mi355x
+    )
 
 
 def test_coverage_markdown_and_json(cli, tree):
@@ -171,8 +176,15 @@ def test_coverage_markdown_and_json(cli, tree):
     )
     data = json.loads(cli("coverage", "matrices", "--format", "json").out)
     assert data["tests"][1]["variant"] == "fp8_rollout=true"
-    assert data["tests"][0]["hardware"]["mi300x"]["reasons"] == ["sparse MLA kernels not tuned for gfx942 (until 2999-01-01)"]
-    assert data["tests"][0]["hardware"]["b200"] == {"status": "missing", "cells": [], "reasons": [], "stacks": []}
+    assert data["tests"][0]["hardware"]["mi300x"]["reasons"] == [
+        "sparse MLA kernels not tuned for gfx942 (until 2999-01-01)"
+    ]
+    assert data["tests"][0]["hardware"]["b200"] == {
+        "status": "missing",
+        "cells": [],
+        "reasons": [],
+        "stacks": [],
+    }
     assert data["tests"][0]["hardware"]["mi355x"]["stacks"] == ["miles-dc8b499b"]
 
 
@@ -182,14 +194,21 @@ def test_coverage_markdown_escapes_what_would_break_the_table(cli, tree):
         "      skip:\n        reason: |-\n          TP|EP kernels fail\n          see the issue\n        expires: 2999-01-01\n"
     )
     row = cli("coverage", "matrices", "--format", "markdown").out.splitlines()[2]
-    assert "| skipped on miles-dc8b499b: TP\\|EP kernels fail see the issue (until 2999-01-01) (`rocm/glm5-mi300x`) |" in row
+    assert (
+        "| skipped on miles-dc8b499b: TP\\|EP kernels fail see the issue (until 2999-01-01) (`rocm/glm5-mi300x`) |"
+        in row
+    )
     assert row.count(" | ") == 8  # nine columns, still
 
 
 def test_a_port_follows_the_stack_the_source_targets(cli, tree):
     # miles main's Qwen3-4B recipe on an H200: its stack's ROCm container runs flash attention and
     # SGLang's custom all-reduce, so nothing of PR 1124's CK fused attention is carried over
-    recipe = (DATA / "upstream-amd" / "run-qwen3-4b.yaml").read_text().replace("hardware: mi350x", "hardware: h200")
+    recipe = (
+        (DATA / "upstream-amd" / "run-qwen3-4b.yaml")
+        .read_text()
+        .replace("hardware: mi350x", "hardware: h200")
+    )
     (tree / "nv" / "qwen3-4b.yaml").write_text(recipe)
     report = json.loads(cli("port", "nv/qwen3-4b", "--to", "mi355x", "--format", "json").out)
     applied = {change["key"] for change in report["applied"]}

@@ -151,7 +151,8 @@ def report(target: Target, root: Path, scratch: Path, show: bool) -> int:
         errors = [p for p in problems if p.severity == "error"]
         state = f"disabled upstream ({target.disabled})" if target.disabled else "enabled"
         print(
-            f"{name} on {target.hardware} [{state}]: {len(errors)} error(s), {len(problems) - len(errors)} warning(s)"
+            f"{name} on {target.hardware} [{state}]:"
+            f" {len(errors)} error(s), {len(problems) - len(errors)} warning(s)"
         )
         for problem in problems:
             print(f"  {problem.severity} [{problem.rule}] {problem.key}: {problem.message}")
@@ -159,7 +160,8 @@ def report(target: Target, root: Path, scratch: Path, show: bool) -> int:
         counted = [p for p in errors if p.rule not in allowed and target.only in (None, p.rule)]
         if len(counted) < len(errors):
             print(
-                f"  ({len(errors) - len(counted)} error(s) outside this check: it is about {target.only} here)"
+                f"  ({len(errors) - len(counted)} error(s) outside this check,"
+                f" which is about {target.only} here)"
             )
         failed += len(counted)
     return failed

@@ -98,7 +98,8 @@ def _node_share(cell: Cell, facts: Layout) -> Iterator[Problem]:
             f" {share.describe()} ({share.gpus} GPUs)",
             "cluster.gpus_per_node",
             where,
-            hint="set cluster.gpus_per_node: ${runner.gpus_per_node}, or run it where the mask gives enough GPUs",
+            hint="set cluster.gpus_per_node: ${runner.gpus_per_node},"
+            " or run it where the mask gives enough GPUs",
         )
 
 

@@ -81,7 +81,7 @@ def custom_all_reduce_off_where_unsupported(cell: Cell, _: Layout) -> Iterator[P
 
 
 def _on_stack(cell: Cell) -> str:
-    """``mi355x with the miles-dc8b499b stack (container ...)``: facts that depend on the software say whose."""
+    """``mi355x with the miles-dc8b499b stack (container ...)``: software-dependent facts say whose."""
     profile, software = cell.profile, cell.profile.software
     if profile.stack is None or software is None:
         return profile.name

@@ -82,7 +82,13 @@ def _details(profile: HardwareProfileFile) -> str:
 def _facts(facts: dict[str, Any], sources: dict[str, str], indent: str = "") -> list[str]:
     lines = []
     for name, value in facts.items():
-        shown = ", ".join(value) if isinstance(value, list) else str(value).lower() if isinstance(value, bool) else value
+        shown = (
+            ", ".join(value)
+            if isinstance(value, list)
+            else str(value).lower()
+            if isinstance(value, bool)
+            else value
+        )
         lines.append(f"{indent}    {name}: {shown}")
         if name in sources:
             lines.append(f"{indent}      source: {sources[name]}")
