@@ -65,6 +65,13 @@ def named(name: str, key: str) -> HardwareProfileFile:
     return known[name]
 
 
+@cache
+def target(path: Path, miles_version: str | None) -> HardwareProfile:
+    """The profile file at ``path`` on the stack of ``miles_version``: one object per pair, so a
+    thousand cells share it (and its ``${profile.*}`` data)."""
+    return on_stack(load(path), miles_version)
+
+
 def on_stack(profile: HardwareProfileFile, miles_version: str | None) -> HardwareProfile:
     """``profile`` as a cell targeting ``miles_version`` sees it."""
     return profile.on(stack_for(profile, miles_version))

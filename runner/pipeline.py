@@ -186,8 +186,8 @@ def _profile(composed: Composed) -> HardwareProfile:
             at=[where],
         )
     version = composed.data.get("miles_version")  # the stack of the miles version the spec targets
-    profile = hardware.load(locate.hardware_profile(name, composed.path, where))
-    return hardware.on_stack(profile, version if isinstance(version, str) and "${" not in version else None)
+    path = locate.hardware_profile(name, composed.path, where)
+    return hardware.target(path, version if isinstance(version, str) and "${" not in version else None)
 
 
 _PROFILE_DATA: dict[int, tuple[HardwareProfile, dict[str, Any]]] = {}
