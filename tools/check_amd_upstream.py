@@ -32,6 +32,7 @@ from runner import check, pipeline  # noqa: E402
 from runner.errors import Problem, RunMatrixError  # noqa: E402
 from runner.importer import capture, emit, groups  # noqa: E402
 from runner.importer.launch import launched  # noqa: E402
+from runner.knowledge import presets  # noqa: E402
 
 SECRETS = ("WANDB_API_KEY",)
 # the function each launcher trains with (its prepare() downloads and converts: not a launch)
@@ -205,18 +206,10 @@ def spec_text(call: capture.Call, recorded_root: str, hardware: str, root: Path)
 
 
 def miles_commit(root: Path) -> str:
-    head = (root / ".git" / "HEAD").read_text(encoding="utf-8").strip()
-    if head.startswith("ref: "):
-        ref = root / ".git" / head[5:]
-        head = ref.read_text(encoding="utf-8").strip() if ref.exists() else packed_ref(root, head[5:])
-    return head[:8]
-
-
-def packed_ref(root: Path, name: str) -> str:
-    for line in (root / ".git" / "packed-refs").read_text(encoding="utf-8").splitlines():
-        if line.endswith(f" {name}"):
-            return line.split()[0]
-    raise SystemExit(f"{root}: cannot read the commit of {name}")
+    commit = presets.commit_of(root)
+    if commit is None:
+        raise SystemExit(f"{root}: cannot read the commit of its HEAD")
+    return commit[:8]
 
 
 if __name__ == "__main__":
