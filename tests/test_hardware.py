@@ -197,3 +197,18 @@ def test_l3_miles_gpus_per_node(write, overlay: str, verdict: list[str]) -> None
         if p.rule == "L3" and p.key.endswith("num-gpus-per-node")
     ]
     assert [m.partition("gets): ")[2] for m in found] == verdict
+
+
+def test_the_mask_variables_follow_the_platform() -> None:
+    mi350x, h200 = hardware.target(HW / "mi350x.yaml", None), hardware.target(HW / "h200.yaml", None)
+    assert hardware.share(mi350x, {"CUDA_VISIBLE_DEVICES": "2,3"}) == hardware.Share(
+        2, "CUDA_VISIBLE_DEVICES", ("2", "3")
+    )
+    assert hardware.share(mi350x, {"HIP_VISIBLE_DEVICES": "4, 5", "CUDA_VISIBLE_DEVICES": "0"}).devices == (
+        "4",
+        "5",
+    )
+    assert hardware.share(h200, {"HIP_VISIBLE_DEVICES": "4,5"}) == hardware.Share(
+        8
+    )  # HIP's mask means nothing here
+    assert hardware.share(h200, {"CUDA_VISIBLE_DEVICES": " , "}) == hardware.Share(8)  # an empty mask is none
