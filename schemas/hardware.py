@@ -63,7 +63,8 @@ class Stack(Model):
     """One software stack the machine runs: a container image, as a miles version pins it."""
 
     miles_version: str = Field(
-        description="the miles commit (a prefix) whose container this is; specs targeting it get these facts"
+        pattern=r"^[0-9a-fA-F]{7,40}$",
+        description="the miles commit (a prefix) whose container this is; specs targeting it get these facts",
     )
     container: str = Field(default="", description="the image, e.g. rocm/sgl-dev:v0.5.16-rocm720-mi35x")
     sglang: str = Field(default="", description="the SGLang version (and branch) in the container")
@@ -111,8 +112,9 @@ class HardwareProfileFile(Machine):
     def gaps(self) -> list[tuple[tuple[str, ...], str]]:
         """(key, what is missing) for each stack that lacks a fact, and each fact without a source."""
         found: list[tuple[tuple[str, ...], str]] = []
-        for name, stack in (self.stacks or {"": Stack(miles_version="")}).items():
-            stated = {**self.supports.stated(), **stack.supports.stated()}
+        own: dict[str, Facts] = {name: stack.supports for name, stack in self.stacks.items()}
+        for name, facts in (own or {"": Facts()}).items():
+            stated = {**self.supports.stated(), **facts.stated()}
             missing = [f for f in CAPABILITIES if f not in OPTIONAL_CAPABILITIES and f not in stated]
             if missing:
                 key = ("stacks", name, "supports") if name else ("supports",)
