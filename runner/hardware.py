@@ -36,9 +36,8 @@ def load(path: Path) -> HardwareProfileFile:
         )
     gaps = profile.gaps()
     if gaps:
-        raise SpecError(
-            [Problem("type", message, ".".join(key), (composed.location(key),)) for key, message in gaps]
-        )
+        where = composed.location
+        raise SpecError([Problem("missing-key", text, ".".join(key), (where(key),)) for key, text in gaps])
     return profile
 
 

@@ -9,16 +9,18 @@ source. A cell sees one stack's facts, merged (:class:`HardwareProfile`).
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from schemas.values import Model
 
 Vendor = Literal["nvidia", "amd"]
 Platform = Literal["cuda", "rocm"]
 Dispatcher = Literal["allgather", "alltoall", "flex"]
-MACHINE_SOURCE = "machine"  # the sources key of the machine facts (memory, interconnect, ...)
+MACHINE_SOURCE = "machine"
+COMMIT = re.compile(r"[0-9a-fA-F]{7,40}")  # the sources key of the machine facts (memory, interconnect, ...)
 
 
 class Capabilities(Model):
@@ -63,7 +65,6 @@ class Stack(Model):
     """One software stack the machine runs: a container image, as a miles version pins it."""
 
     miles_version: str = Field(
-        pattern=r"^[0-9a-fA-F]{7,40}$",
         description="the miles commit (a prefix) whose container this is; specs targeting it get these facts",
     )
     container: str = Field(default="", description="the image, e.g. rocm/sgl-dev:v0.5.16-rocm720-mi35x")
@@ -73,6 +74,13 @@ class Stack(Model):
     sources: dict[str, str] = Field(
         default={}, description="each fact this stack states -> where it comes from (a file, a release note)"
     )
+
+    @field_validator("miles_version")
+    @classmethod
+    def _a_commit(cls, value: str) -> str:
+        if not COMMIT.fullmatch(value):
+            raise ValueError(f"expected a miles commit (7 to 40 hex digits), got {value!r}")
+        return value
 
     @model_validator(mode="after")
     def _every_fact_has_a_source(self) -> Stack:
