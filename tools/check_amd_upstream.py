@@ -76,8 +76,10 @@ def main() -> int:
     root = args.miles_root.resolve()
     failed = 0
     with tempfile.TemporaryDirectory(prefix="run-matrix-amd-") as scratch:
-        for target in targets(root, args.hardware):
+        chosen = targets(root, args.hardware)
+        for target in chosen:
             failed += report(target, root, Path(scratch), args.show_specs)
+    print(f"{len(chosen)} script x hardware pairs of miles {miles_commit(root)} checked: ", end="")
     print(f"{failed} unexpected error(s)" if failed else "no unexpected error")
     return 1 if failed else 0
 
