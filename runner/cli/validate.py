@@ -92,9 +92,9 @@ def _supporting(names: list[str]) -> list[dict[str, Any]]:
             continue
         problems: list[Problem] = []
         try:
-            if kind == "hardware":
-                hardware.load(path.resolve()) if path.parent.name == "hardware" else compose(path)
-            elif kind == "base":
+            if kind == "hardware" and path.parent.name == "hardware":
+                hardware.load(path.resolve())
+            elif kind in ("hardware", "base"):  # a family of profiles (hardware/families/), a base spec
                 compose(path)
             else:
                 load(path)  # a component is a fragment: it only has to be valid YAML here
