@@ -90,6 +90,19 @@ def stack_for(profile: HardwareProfileFile, miles_version: str | None) -> str | 
     return (older or ordered)[-1]
 
 
+def stack_reason(profile: HardwareProfile, miles_version: str | None) -> str:
+    """Why a cell of ``miles_version`` sees ``profile``'s facts of the stack it got (for ``explain``)."""
+    stack, software = profile.stack, profile.software
+    if stack is None or software is None:
+        return f"{profile.name}'s facts hold on every stack (it names none)"
+    chosen = f"{profile.name} on its {stack} stack (the container of miles {software.miles_version})"
+    if miles_version is None:
+        return f"{chosen}: the newest shipped miles version, as the spec names none"
+    if _same(software.miles_version, miles_version):
+        return f"{chosen}, as the spec's miles_version says"
+    return f"{chosen}: the newest stack it knows not newer than the spec's miles_version {miles_version}"
+
+
 def _same(a: str, b: str) -> bool:
     a, b = a.lower(), b.lower()
     return bool(a and b) and (a.startswith(b) or b.startswith(a))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -212,3 +213,16 @@ def test_the_mask_variables_follow_the_platform() -> None:
         8
     )  # HIP's mask means nothing here
     assert hardware.share(h200, {"CUDA_VISIBLE_DEVICES": " , "}) == hardware.Share(8)  # an empty mask is none
+
+
+def test_explain_says_which_stack_decided(cli, write) -> None:
+    spec = write(
+        "spec.yaml", f"extends: {DATA / 'upstream-amd' / 'run-qwen3-4b.yaml'}\nmiles_version: !delete\n"
+    )
+    shown = cli("explain", str(spec), "hardware", "--format", "json").out
+    assert json.loads(shown)["hardware"] == {
+        "profile": "mi350x",
+        "stack": "miles-31f1ca96",
+        "why": "mi350x on its miles-31f1ca96 stack (the container of miles 31f1ca96): the newest shipped miles"
+        " version, as the spec names none",
+    }
