@@ -15,6 +15,7 @@ from schemas import HardwareProfile, LaunchConventions, ModelPreset, Spec
 from schemas.matrix import Skip
 
 if TYPE_CHECKING:
+    from runner.hardware import Share
     from runner.knowledge.flags import Choice
 
 
@@ -37,6 +38,7 @@ class Cell:
     flags: Choice | None = field(default=None, repr=False)  # the flag catalog it is checked against
     # the presets of the model types prepare steps convert for, where not the cell's own
     step_presets: dict[str, ModelPreset] = field(default_factory=dict, repr=False)
+    share: Share | None = field(default=None, repr=False)  # the GPUs of a node the runner gives run-matrix
 
     @property
     def status(self) -> str:

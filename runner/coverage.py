@@ -1,7 +1,8 @@
 """coverage: which test runs on which hardware — the parity table kept by hand today. Pure.
 
 A test is the base spec its cells extend (the first file of the chain under ``base/``), or the
-spec itself; a row is a test and one set of axis values; a column is a hardware profile.
+spec itself; a row is a test and one set of axis values; a column is a hardware profile. An entry
+names the software stacks of the profile its cells target (the miles version's container).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ class Entry:
     status: str = "missing"  # runs | skipped | missing
     cells: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    stacks: list[str] = field(default_factory=list)  # the software stacks the cells target
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "cells": self.cells, "reasons": self.reasons}
+        return {"status": self.status, "cells": self.cells, "reasons": self.reasons, "stacks": self.stacks}
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ def coverage(cells: Iterable[Cell], hardware: list[str]) -> list[Row]:
         entry = row.entries.setdefault(cell.profile.name, Entry())
         entry.cells.append(cell.id)
         row.ci[cell.id] = cell.spec.ci
+        if cell.profile.stack and cell.profile.stack not in entry.stacks:
+            entry.stacks.append(cell.profile.stack)
         if cell.skip:
             expiry = f" (until {cell.skip.expires})" if cell.skip.expires else ""
             entry.reasons.append(f"{cell.skip.reason}{expiry}")
@@ -81,10 +85,11 @@ def _shown(entry: Entry, ci: dict[str, CI], markdown: bool) -> str:
     cells = ", ".join(
         (f"`{escape(c)}`" if markdown else c) + _ci_note(ci.get(c), markdown) for c in entry.cells
     )
+    stacks = f" on {', '.join(entry.stacks)}" if entry.stacks else ""
     if entry.status == "runs":
-        return f"runs: {cells}"
+        return f"runs{stacks}: {cells}"
     reasons = "; ".join(entry.reasons)
-    return f"skipped: {escape(reasons) if markdown else reasons} ({cells})"
+    return f"skipped{stacks}: {escape(reasons) if markdown else reasons} ({cells})"
 
 
 def _ci_note(ci: CI | None, markdown: bool) -> str:

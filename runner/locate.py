@@ -60,7 +60,7 @@ def hardware_profile(name: str, spec: Path, where: Location) -> Path:
     plain_name(name, "hardware profile", "hardware", where)
     folders = [root / "hardware" for root in (matrices_root(spec), BUNDLED_MATRICES) if root]
     found = _existing(name, tuple(folders))
-    return found or _one_of(name, folders, "hardware profile", "hardware", where)
+    return found or _one_of(name, folders, "hardware", where)
 
 
 @lru_cache(maxsize=1024)
@@ -80,15 +80,22 @@ def plain_name(name: str, what: str, key: str, where: Location) -> None:
         )
 
 
-def _one_of(name: str, folders: list[Path], what: str, key: str, where: Location) -> Path:
+def _one_of(name: str, folders: list[Path], key: str, where: Location) -> Path:
     for folder in folders:
         if (folder / f"{name}.yaml").is_file():
             return folder / f"{name}.yaml"
     known = sorted({p.stem for folder in folders for p in folder.glob("*.yaml")})
-    raise SpecError.one(
+    raise unknown_profile(name, known, key, where, folders[0])
+
+
+def unknown_profile(
+    name: str, known: list[str], key: str, where: Location, folder: Path = Path("matrices/hardware")
+) -> SpecError:
+    """The one error for a hardware profile name that names none (a spec's hardware:, --to, --hardware)."""
+    return SpecError.one(
         "unknown-name",
-        f"no {what} named {name!r} (known: {', '.join(known)})",
+        f"no hardware profile named {name!r} (known: {', '.join(known)})",
         key=key,
         at=[where],
-        hint=did_you_mean(name, known) or f"add {folders[0] / (name + '.yaml')}",
+        hint=did_you_mean(name, known) or f"add {folder / (name + '.yaml')}",
     )

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from runner import adjust, check, locate, selection
+from runner import adjust, check, hardware, locate, selection
 from runner.cell import Cell
 from runner.compose import Composed, compose
 from runner.errors import Location, Problem, SpecError, UsageError
@@ -26,6 +27,7 @@ from schemas import HardwareProfile, LaunchConventions, ModelPreset, Spec
 from schemas.matrix import Matrix, MatrixBlock
 
 NOT_CELLS = {"hardware", "base", "components"}
+DERIVED = ("profile", "runner", "visible_devices")  # names ${...} may use besides the spec's keys
 
 
 def cells(
@@ -124,13 +126,18 @@ def _cell(
     composed = adjust.with_overlays(composed, adjustments, combo, documents)
     # a value depends on the axes through ${matrix.*}, or through the profile when hardware does
     hardware_varies = "${" in str(composed.data.get("hardware", ""))
-    varying = frozenset({"matrix", "profile", "visible_devices"} if hardware_varies else {"matrix"})
+    varying = frozenset({"matrix", *DERIVED} if hardware_varies else {"matrix"})
     same = shared.setdefault(tuple(name for name, _ in adjustments), {})
     composed = Composed(
         {**composed.data, "matrix": dict(combo)}, dict(composed.provenance), composed.files, composed.path
     )
     profile = _profile(composed)
-    derived = {"profile": lambda _: _profile_data(profile), "visible_devices": _visible_devices}
+    share = hardware.share(profile, os.environ)
+    derived = {
+        "profile": lambda _: _profile_data(profile),
+        "runner": lambda _: {"gpus_per_node": share.gpus},
+        "visible_devices": lambda resolver: _visible_devices(resolver, share),
+    }
     resolved = {k: v for k, v in resolve(composed, derived, same, varying).data.items() if k != "matrix"}
     spec = build(Spec, resolved, composed)
     preset, preset_source = load_preset(
@@ -153,6 +160,7 @@ def _cell(
         timeout=timeout,
         flags=flags.choose(spec.miles_version, miles_root, composed.location(("miles_version",))),
         step_presets=_step_presets(spec, composed),
+        share=share,
     )
 
 
@@ -198,7 +206,9 @@ def _profile(composed: Composed) -> HardwareProfile:
             key="hardware",
             at=[where],
         )
-    return load_profile(locate.hardware_profile(name, composed.path, where))
+    version = composed.data.get("miles_version")  # the stack of the miles version the spec targets
+    path = locate.hardware_profile(name, composed.path, where)
+    return hardware.target(path, version if isinstance(version, str) and "${" not in version else None)
 
 
 _PROFILE_DATA: dict[int, tuple[HardwareProfile, dict[str, Any]]] = {}
@@ -212,7 +222,8 @@ def _profile_data(profile: HardwareProfile) -> dict[str, Any]:
 MAX_GPUS_PER_NODE = 1024  # an 8-GPU node is usual; NVL72 racks are 4 per node to Ray
 
 
-def _visible_devices(resolver: Resolver) -> str:
+def _visible_devices(resolver: Resolver, share: hardware.Share) -> str:
+    """The runner's mask (its first N entries) when it set one, else ``0,...,N-1``."""
     gpus = resolver.lookup(("cluster", "gpus_per_node"), ("visible_devices",))
     if not isinstance(gpus, int) or not 0 < gpus <= MAX_GPUS_PER_NODE:
         raise resolver.error(
@@ -220,6 +231,8 @@ def _visible_devices(resolver: Resolver) -> str:
             f"visible_devices needs 1 to {MAX_GPUS_PER_NODE} GPUs per node, got {gpus!r}",
             rule="budget" if isinstance(gpus, int) and gpus > 0 else "type",
         )
+    if share.devices and len(share.devices) >= gpus:
+        return ",".join(share.devices[:gpus])
     return ",".join(str(i) for i in range(gpus))
 
 
@@ -253,19 +266,6 @@ def _modelled(cls: Any, path: Path) -> Any:
 def _modelled_with_source(cls: Any, path: Path) -> tuple[Any, Composed]:
     composed = compose(path)
     return build(cls, resolve(composed, {}).data, composed), composed
-
-
-def load_profile(path: Path) -> HardwareProfile:
-    profile: HardwareProfile = _modelled(HardwareProfile, path)
-    if profile.name != path.stem:
-        raise SpecError.one(
-            "unknown-name",
-            f"profile file {path.name} names itself {profile.name!r}",
-            key="name",
-            at=[Location(path)],
-            hint=f"rename the file or set name: {path.stem}",
-        )
-    return profile
 
 
 def load_preset(

@@ -1,13 +1,23 @@
 """The pydantic models of run-matrix's YAML files, and their JSON Schema.
 
-``Spec`` is a resolved spec (one cell); ``HardwareProfile`` a file of
-``matrices/hardware/``; ``ModelPreset`` a file of ``miles/models/``;
+``Spec`` is a resolved spec (one cell); ``HardwareProfileFile`` a file of
+``matrices/hardware/``, ``HardwareProfile`` one with a software stack chosen (what a cell sees);
+``ModelPreset`` a file of ``miles/models/``;
 ``LaunchConventions`` is ``miles/launch/<date>-<commit8>.yaml``.
 """
 
 from schemas.conventions import LaunchConventions
-from schemas.hardware import HardwareProfile
+from schemas.hardware import HardwareProfile, HardwareProfileFile
 from schemas.preset import ModelPreset
 from schemas.spec import GROUPS, Args, Group, Spec
 
-__all__ = ["GROUPS", "Args", "Group", "HardwareProfile", "LaunchConventions", "ModelPreset", "Spec"]
+__all__ = [
+    "GROUPS",
+    "Args",
+    "Group",
+    "HardwareProfile",
+    "HardwareProfileFile",
+    "LaunchConventions",
+    "ModelPreset",
+    "Spec",
+]

@@ -12,13 +12,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from schemas.ci_plan import CiPlan
-from schemas.hardware import HardwareProfile
+from schemas.hardware import HardwareProfileFile
 from schemas.matrix import MatrixBlock
 from schemas.preset import ModelPreset
 from schemas.runners import Runners
 from schemas.spec import Spec
 
-MODELS: dict[str, type[BaseModel]] = {"spec": Spec, "hardware": HardwareProfile, "preset": ModelPreset}
+MODELS: dict[str, type[BaseModel]] = {"spec": Spec, "hardware": HardwareProfileFile, "preset": ModelPreset}
 # whole files, neither composed nor fragments: their schema keeps what is required
 WHOLE: dict[str, type[BaseModel]] = {"runners": Runners, "ci-plan": CiPlan}
 _COMPOSITION = {

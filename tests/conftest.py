@@ -38,6 +38,13 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
+@pytest.fixture(autouse=True)
+def _no_runner_mask(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GPU runner's visible-devices mask would change every rendered launch: tests set their own."""
+    for name in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @dataclass
 class Result:
     code: int

@@ -18,7 +18,7 @@ ROOT = Path(__file__).parents[1]
 def test_validate_the_shipped_matrices(cli, in_repo):
     result = cli("validate", "matrices/")
     assert result.code == 0, result.out
-    assert result.out.startswith("4 cells, 10 supporting files checked in ")
+    assert result.out.startswith("4 cells, 15 supporting files checked in ")  # 8 profiles, 4 families
     assert result.out.endswith(": 0 errors, 0 warnings\n")
 
 
@@ -201,6 +201,8 @@ def test_explain_a_key(cli, in_repo):
         " MoE: EP 2 x MoE-TP 2/2 = 1 (128 experts per EP rank)\n"
         "flag: --sglang-dp-size [sglang] int aliases: --sglang-data-parallel-size  (sglang/srt/server_args.py:4524)\n"
         "flags checked against miles dc8b499b, as the spec's miles_version says (2026-05-13-dc8b499b.json)\n"
+        "hardware facts of mi355x on its miles-dc8b499b stack (the container of miles dc8b499b),"
+        " as the spec's miles_version says\n"
         "MODEL_ARGS from miles/models/2026-05-13-dc8b499b/glm5-744B-A40B_4layer.yaml: miles dc8b499b,"
         " as miles_version says\n"
     )

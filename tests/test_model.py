@@ -111,7 +111,7 @@ def test_unknown_hardware_suggests(write):
         pipeline.cell(write("spec.yaml", MINIMAL.replace("h200", "h2000")))
     assert str(caught.value) == (
         "spec.yaml:1: error [unknown-name] hardware: no hardware profile named 'h2000'"
-        " (known: b200, gb200, h100, h200, mi300x, mi325x, mi355x)\n  ==> did you mean 'h200'?"
+        " (known: b200, gb200, h100, h200, mi300x, mi325x, mi350x, mi355x)\n  ==> did you mean 'h200'?"
     )
 
 
@@ -134,11 +134,8 @@ def test_unknown_model_preset(write):
 
 
 def test_a_local_hardware_profile_wins(write):
-    profile = (pipeline.locate.BUNDLED_MATRICES / "hardware" / "mi355x.yaml").read_text()
-    write(
-        "hardware/mi999x.yaml",
-        profile.replace("name: mi355x", "name: mi999x").replace("gpus_per_node: 8", "gpus_per_node: 4"),
-    )
+    profile = pipeline.locate.BUNDLED_MATRICES / "hardware" / "mi355x.yaml"
+    write("hardware/mi999x.yaml", f"extends: {profile}\nname: mi999x\ngpus_per_node: 4\n")
     cell = pipeline.cell(
         write("spec.yaml", MINIMAL.replace("h200", "mi999x").replace("8}", "'${profile.gpus_per_node}'}"))
     )
@@ -146,8 +143,8 @@ def test_a_local_hardware_profile_wins(write):
 
 
 def test_profile_file_and_name_must_agree(write):
-    profile = (pipeline.locate.BUNDLED_MATRICES / "hardware" / "mi355x.yaml").read_text()
-    write("hardware/mi999x.yaml", profile)
+    profile = pipeline.locate.BUNDLED_MATRICES / "hardware" / "mi355x.yaml"
+    write("hardware/mi999x.yaml", f"extends: {profile}\n")
     with pytest.raises(SpecError) as caught:
         pipeline.cell(write("spec.yaml", MINIMAL.replace("h200", "mi999x")))
     assert str(caught.value) == (

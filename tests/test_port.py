@@ -10,6 +10,7 @@ import pytest
 
 from runner import pipeline
 from runner.diff import diff
+from tests.conftest import DATA
 
 MATRICES = pipeline.locate.BUNDLED_MATRICES
 
@@ -97,9 +98,9 @@ def test_port_refuses_to_overwrite_without_force(cli, tree):
 
 def test_port_decides_requires_and_expect_per_target(cli, tree):
     report = json.loads(cli("port", "rocm/glm5-async", "--to", "h200", "--format", "json").out)
-    assert [(c["key"], c["rule"]) for c in report["applied"] if c["key"].startswith(("requires", "expect"))] == [
-        ("requires.sparse-mla-gfx950", "arch-kernels")
-    ]
+    assert [
+        (c["key"], c["rule"]) for c in report["applied"] if c["key"].startswith(("requires", "expect"))
+    ] == [("requires.sparse-mla-gfx950", "arch-kernels")]
     assert {k: v[:20] for k, v in report["todo"].items() if k.startswith(("requires", "expect"))} == {
         "requires.te-ck-grouped-gemm": "names the source's s",
         "expect.perf/step_time": "a bound measured on ",
@@ -109,13 +110,15 @@ def test_port_decides_requires_and_expect_per_target(cli, tree):
     assert set(cell.spec.expect) == {"train/ppo_kl", "train/train_rollout_logprob_abs_diff", "perf/step_time"}
     same_arch = json.loads(cli("port", "rocm/glm5-async", "--to", "mi300x", "--format", "json").out)
     assert "requires.te-ck-grouped-gemm" not in same_arch["todo"]  # the same software stack
-    assert [c["key"] for c in same_arch["applied"] if c["key"].startswith("req")] == ["requires.sparse-mla-gfx950"]
+    assert [c["key"] for c in same_arch["applied"] if c["key"].startswith("req")] == [
+        "requires.sparse-mla-gfx950"
+    ]
 
 
 def test_a_port_to_two_gpus_leaves_no_warning_of_its_own(cli, tree):
     h200 = (tree / "hardware/h200.yaml").read_text()
     (tree / "hardware/h200x2.yaml").write_text(
-        h200.replace("name: h200", "name: h200x2").replace("gpus_per_node: 8", "gpus_per_node: 2")
+        h200.replace("name: h200", "name: h200x2") + "gpus_per_node: 2\n"
     )
     report = json.loads(cli("port", "nv/glm5-colocate", "--to", "h200x2", "--format", "json").out)
     assert (report["problems"], report["caused"]) == ([], [])
@@ -132,20 +135,32 @@ def test_a_port_to_two_gpus_leaves_no_warning_of_its_own(cli, tree):
 
 
 def test_port_to_unknown_hardware(cli, tree):
-    result = cli("port", "nv/glm5-colocate", "--to", "mi350")
+    result = cli("port", "nv/glm5-colocate", "--to", "mi356")
     assert result.code == 2
     assert result.err == (
-        "matrices/hardware: error [unknown-name] --to: no hardware profile named 'mi350' (known: b200, gb200, h100,"
-        " h200, mi300x, mi325x, mi355x)\n  ==> did you mean 'mi355x'?\n"
+        "matrices/hardware: error [unknown-name] --to: no hardware profile named 'mi356' (known: b200, gb200, h100,"
+        " h200, mi300x, mi325x, mi350x, mi355x)\n  ==> did you mean 'mi355x'?\n"
     )
 
 
 def test_hardware_lists_and_shows(cli, tree):
-    names = [line.split()[0] for line in cli("hardware").out.splitlines()[1:]]
-    assert names == ["b200", "gb200", "h100", "h200", "mi300x", "mi325x", "mi355x"]
+    lines = cli("hardware").out.splitlines()
+    assert [line.split()[0] for line in lines[1:]] == [
+        "b200", "gb200", "h100", "h200", "mi300x", "mi325x", "mi350x", "mi355x"
+    ]  # fmt: skip
+    assert lines[7].split()[:7] == ["mi350x", "amd", "gfx950", "8", "288", "GB", "miles-dc8b499b,"]
     shown = cli("hardware", "gb200").out
     assert "4 GPUs per node x 186 GB" in shown and "deepep: true" in shown
     assert json.loads(cli("hardware", "mi325x", "--format", "json").out)["memory_gb"] == 256
+    mi355x = cli("hardware", "mi355x").out
+    assert (
+        "  stack miles-dc8b499b: the container of miles dc8b499b\n"
+        "    container: lmsysorg/sglang:v0.5.10-rocm720-mi35x + sglang-miles (docker/Dockerfile.rocm_MI350-5)\n"
+    ) in mi355x
+    assert (
+        "    megatron_attention_backends: flash, fused, unfused, local, auto\n      source: miles 31f1ca96"
+        in mi355x
+    )
 
 
 def test_coverage_markdown_and_json(cli, tree):
@@ -154,15 +169,24 @@ def test_coverage_markdown_and_json(cli, tree):
         "      skip: {reason: sparse MLA kernels not tuned for gfx942, expires: 2999-01-01}\n"
     )
     table = cli("coverage", "matrices", "--format", "markdown").out.splitlines()
-    assert table[0] == "| test | b200 | gb200 | h100 | h200 | mi300x | mi325x | mi355x |"
+    assert table[0] == "| test | b200 | gb200 | h100 | h200 | mi300x | mi325x | mi350x | mi355x |"
     assert table[2] == (
-        "| `glm5-744b-a40b-4layer` | — | — | — | runs: `nv/glm5-colocate` | skipped: sparse MLA kernels"
-        " not tuned for gfx942 (until 2999-01-01) (`rocm/glm5-mi300x`) | — | runs: `rocm/glm5-async` |"
+        "| `glm5-744b-a40b-4layer` | — | — | — | runs on miles-dc8b499b: `nv/glm5-colocate` | skipped on"
+        " miles-dc8b499b: sparse MLA kernels not tuned for gfx942 (until 2999-01-01) (`rocm/glm5-mi300x`) | — | — |"
+        " runs on miles-dc8b499b: `rocm/glm5-async` |"
     )
     data = json.loads(cli("coverage", "matrices", "--format", "json").out)
     assert data["tests"][1]["variant"] == "fp8_rollout=true"
-    assert data["tests"][0]["hardware"]["mi300x"]["reasons"] == ["sparse MLA kernels not tuned for gfx942 (until 2999-01-01)"]
-    assert data["tests"][0]["hardware"]["b200"] == {"status": "missing", "cells": [], "reasons": []}
+    assert data["tests"][0]["hardware"]["mi300x"]["reasons"] == [
+        "sparse MLA kernels not tuned for gfx942 (until 2999-01-01)"
+    ]
+    assert data["tests"][0]["hardware"]["b200"] == {
+        "status": "missing",
+        "cells": [],
+        "reasons": [],
+        "stacks": [],
+    }
+    assert data["tests"][0]["hardware"]["mi355x"]["stacks"] == ["miles-dc8b499b"]
 
 
 def test_coverage_markdown_escapes_what_would_break_the_table(cli, tree):
@@ -171,8 +195,11 @@ def test_coverage_markdown_escapes_what_would_break_the_table(cli, tree):
         "      skip:\n        reason: |-\n          TP|EP kernels fail\n          see the issue\n        expires: 2999-01-01\n"
     )
     row = cli("coverage", "matrices", "--format", "markdown").out.splitlines()[2]
-    assert "| skipped: TP\\|EP kernels fail see the issue (until 2999-01-01) (`rocm/glm5-mi300x`) |" in row
-    assert row.count(" | ") == 7  # eight columns, still
+    assert (
+        "| skipped on miles-dc8b499b: TP\\|EP kernels fail see the issue (until 2999-01-01) (`rocm/glm5-mi300x`) |"
+        in row
+    )
+    assert row.count(" | ") == 8  # nine columns, still
 
 
 def test_port_writes_its_files_once_and_nothing_else(cli, tree):
@@ -180,3 +207,27 @@ def test_port_writes_its_files_once_and_nothing_else(cli, tree):
     assert cli("port", "nv/glm5-colocate", "--to", "gb200").code == 0  # a re-fit: many candidates
     written = sorted(p.relative_to(tree).as_posix() for p in set(tree.rglob("*")) - before)
     assert written == ["nv/glm5-colocate-gb200.yaml"]  # no candidate, staged or hidden, is left
+
+
+def test_a_port_follows_the_stack_the_source_targets(cli, tree):
+    # miles main's Qwen3-4B recipe on an H200: its stack's ROCm container runs flash attention and
+    # SGLang's custom all-reduce, so nothing of PR 1124's CK fused attention is carried over
+    recipe = (
+        (DATA / "upstream-amd" / "run-qwen3-4b.yaml")
+        .read_text()
+        .replace("hardware: mi350x", "hardware: h200")
+    )
+    (tree / "nv" / "qwen3-4b.yaml").write_text(recipe)
+    report = json.loads(cli("port", "nv/qwen3-4b", "--to", "mi355x", "--format", "json").out)
+    applied = {change["key"] for change in report["applied"]}
+    assert "args.misc.attention-backend" not in applied
+    assert "args.sglang.sglang-disable-custom-all-reduce" not in applied
+    assert not any(key.startswith("env.NVTE_") for key in applied)
+    assert pipeline.one("rocm/qwen3-4b-mi355x").flag("attention-backend") == "flash"
+    # the same recipe pinned to PR 1124's miles gets that container's facts
+    (tree / "nv" / "qwen3-4b-pr.yaml").write_text("extends: qwen3-4b.yaml\nmiles_version: dc8b499b\n")
+    report = json.loads(cli("port", "nv/qwen3-4b-pr", "--to", "mi355x", "--format", "json").out)
+    applied = {change["key"]: change["value"] for change in report["applied"]}
+    assert applied["args.misc.attention-backend"] == "fused"
+    assert applied["args.sglang.sglang-disable-custom-all-reduce"] is True
+    assert applied["env.NVTE_FUSED_ATTN"] == "1"

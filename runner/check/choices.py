@@ -41,7 +41,7 @@ class OneOf:
     rule: str
     flags: tuple[str, ...]
     allowed: Allowed
-    message: str  # {flag}, {value}, {allowed}, {profile}, {platform}
+    message: str  # {flag}, {value}, {allowed}, {profile}, {platform}, {on_stack}
     hint: str = "use one of: {allowed}"  # also {first}
     within: tuple[str, ...] = ()  # only these values (others are another rule's to name)
 
@@ -63,7 +63,7 @@ ONE_OF = {
             "P3",
             ("attention-backend",),
             supported("megatron_attention_backends"),
-            "--attention-backend {value} is not available on {profile}"
+            "--attention-backend {value} is not available on {on_stack}"
             " (Transformer Engine there supports {allowed})",
             "use {first}",
         ),
@@ -110,5 +110,15 @@ def _outside(entry: OneOf, cell: Cell) -> Iterator[Problem]:
             "first": allowed[0] if allowed else "",
             "profile": cell.profile.name,
             "platform": cell.profile.platform,
+            "on_stack": on_stack(cell),
         }
         yield problem(entry.rule, cell, (flag,), entry.message.format(**words), entry.hint.format(**words))
+
+
+def on_stack(cell: Cell) -> str:
+    """``mi355x with the miles-dc8b499b stack (container ...)``: software-dependent facts say whose."""
+    profile, software = cell.profile, cell.profile.software
+    if profile.stack is None or software is None:
+        return profile.name
+    shown = "; ".join(part for part in (software.container, software.transformer_engine) if part)
+    return f"{profile.name} with the {profile.stack} stack" + (f" ({shown})" if shown else "")

@@ -73,16 +73,57 @@ def gpu_budget(cell: Cell, facts: Layout) -> Iterator[Problem]:
             f"uses {sum_text} of the {have} GPUs; {facts.cluster_gpus - facts.needed_gpus} stay idle",
             severity="warning",
         )
-    miles_gpn = integer(cell.flag("num-gpus-per-node"), 8)
-    if miles_gpn != facts.gpus_per_node:
-        yield problem(
+    yield from _node_share(cell, facts)
+    yield from _miles_gpus_per_node(cell, facts)
+
+
+def _node_share(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """cluster.gpus_per_node is the runner's share of a node: at most the node, at most the mask."""
+    profile, share = cell.profile, cell.share
+    where = (cell.location("cluster", "gpus_per_node"),)
+    if facts.gpus_per_node > profile.gpus_per_node:
+        yield Problem(
             "L3",
-            cell,
-            ("num-gpus-per-node",),
-            f"--num-gpus-per-node {miles_gpn} differs from cluster.gpus_per_node {facts.gpus_per_node}"
-            " (what `ray start --num-gpus` gets): miles would place engines on GPUs the node does not have",
-            "set num-gpus-per-node: ${cluster.gpus_per_node}",
+            f"cluster.gpus_per_node {facts.gpus_per_node} is more than a {profile.name} node has"
+            f" ({profile.gpus_per_node})",
+            "cluster.gpus_per_node",
+            where,
+            hint="set cluster.gpus_per_node: ${runner.gpus_per_node} (this runner's share) or a number up to"
+            f" {profile.gpus_per_node}",
         )
+    elif share is not None and share.devices and facts.gpus_per_node > share.gpus:
+        yield Problem(
+            "L3",
+            f"cluster.gpus_per_node {facts.gpus_per_node} is more than this runner's share of the node:"
+            f" {share.describe()} ({share.gpus} GPUs)",
+            "cluster.gpus_per_node",
+            where,
+            hint="set cluster.gpus_per_node: ${runner.gpus_per_node},"
+            " or run it where the mask gives enough GPUs",
+        )
+
+
+def _miles_gpus_per_node(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """miles places engines at (offset + rank x engine GPUs) % --num-gpus-per-node: on one node that
+    needs no more GPUs than it has, a larger --num-gpus-per-node (its default 8 on a 2- or 4-GPU
+    runner, as upstream's FSDP and test_amd_* tests run) never wraps; a smaller one, or any other
+    value across nodes, puts engines on GPUs that are taken or do not exist."""
+    miles_gpn = integer(cell.flag("num-gpus-per-node"), 8)
+    if miles_gpn == facts.gpus_per_node or (facts.nodes == 1 and miles_gpn > facts.gpus_per_node):
+        return
+    why = (
+        f"engine GPUs wrap around at {miles_gpn} onto GPUs the actor or another engine holds"
+        if miles_gpn < facts.gpus_per_node
+        else f"miles counts {miles_gpn} GPUs per node when it maps engine ranks to the {facts.nodes} nodes"
+    )
+    yield problem(
+        "L3",
+        cell,
+        ("num-gpus-per-node",),
+        f"--num-gpus-per-node {miles_gpn} differs from cluster.gpus_per_node {facts.gpus_per_node}"
+        f" (what `ray start --num-gpus` gets): {why}",
+        "set num-gpus-per-node: ${cluster.gpus_per_node}",
+    )
 
 
 @rule("L4")

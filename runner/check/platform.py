@@ -1,5 +1,6 @@
 """P*: what the hardware profile says the platform supports. No vendor names in here:
-a new profile changes these verdicts without a code change."""
+a new profile changes these verdicts without a code change. Facts that depend on the software
+(P3's attention backends, P4's custom all-reduce) are those of the stack the cell targets."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Iterator
 
 from runner.cell import Cell
 from runner.check import problem, rule
-from runner.check.choices import one_of
+from runner.check.choices import on_stack, one_of
 from runner.errors import Problem
 from runner.layout import Layout
 
@@ -48,7 +49,7 @@ def custom_all_reduce_off_where_unsupported(cell: Cell, _: Layout) -> Iterator[P
             "P4",
             cell,
             ("sglang-disable-custom-all-reduce",),
-            f"SGLang's custom all-reduce must be disabled on {cell.profile.name}",
+            f"SGLang's custom all-reduce must be disabled on {on_stack(cell)}",
             "add sglang-disable-custom-all-reduce: true to args.sglang",
         )
 

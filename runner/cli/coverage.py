@@ -6,8 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from runner import pipeline
-from runner.cli.hardware import profiles
+from runner import hardware, pipeline
 from runner.cli.output import add_format, print_json
 from runner.coverage import coverage, markdown, text
 
@@ -26,12 +25,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    hardware = list(profiles())
-    rows = coverage(pipeline.select(args.specs), hardware)
+    names = list(hardware.profiles())
+    rows = coverage(pipeline.select(args.specs), names)
     if args.format == "json":
         print_json(
             {
-                "hardware": hardware,
+                "hardware": names,
                 "tests": [
                     {
                         "test": r.test,
@@ -44,5 +43,5 @@ def run(args: argparse.Namespace) -> int:
             }
         )
     else:
-        sys.stdout.write(markdown(rows, hardware) if args.format == "markdown" else text(rows, hardware))
+        sys.stdout.write(markdown(rows, names) if args.format == "markdown" else text(rows, names))
     return 0

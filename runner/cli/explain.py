@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from runner import pipeline
+from runner import hardware, pipeline
 from runner.cell import Cell
 from runner.cli.output import add_format, add_miles_root, checked_miles_root, print_json
 from runner.compose import Step
@@ -60,6 +60,11 @@ def run(args: argparse.Namespace) -> int:
             "values": entries,
             "derived": derived,
             "flags": _flags(cell),
+            "hardware": {
+                "profile": cell.profile.name,
+                "stack": cell.profile.stack,
+                "why": hardware.stack_reason(cell.profile, cell.spec.miles_version),
+            },
             "model_args": _preset(cell),
         }
         if args.layout:
@@ -80,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             if flag is not None:
                 print(f"flag: {flag.describe()}")
             print(f"flags checked against {cell.flags.reason}")
+        print(f"hardware facts of {hardware.stack_reason(cell.profile, cell.spec.miles_version)}")
         if (preset := _preset(cell)) is not None:
             print(f"MODEL_ARGS from {preset['file']}: {preset['reason']}")
     return 0

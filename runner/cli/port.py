@@ -7,11 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runner import locate, pipeline
+from runner import hardware, locate, pipeline
 from runner.atomic import write_all
-from runner.cli.hardware import profiles
 from runner.cli.output import add_format, print_json, print_problems
-from runner.errors import Location, SpecError, UsageError, did_you_mean, display_path
+from runner.errors import UsageError, display_path
 from runner.paths import writable
 from runner.port import Ported, port
 from runner.port.files import default_output
@@ -47,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     pipeline.select([args.spec])  # a cell id is checked as every command checks it
     source = locate.find_spec(args.spec.partition("[")[0])
     cells = pipeline.cells(source)  # the overlay extends the spec: every cell of it is ported
-    target = _target(args.to)
+    target = _target(args.to, cells[0].spec.miles_version)
     out = args.output or default_output(source, cells[0].id, target)
     writable(out)
     ported = port(cells, source, target, out)
@@ -71,17 +70,9 @@ def _refuse_overwrite(paths: list[Path], force: bool) -> None:
         )
 
 
-def _target(name: str) -> HardwareProfile:
-    known = profiles()
-    if name not in known:
-        raise SpecError.one(
-            "unknown-name",
-            f"no hardware profile named {name!r} (known: {', '.join(known)})",
-            key="--to",
-            at=[Location(Path("matrices/hardware"))],
-            hint=did_you_mean(name, known) or f"add matrices/hardware/{name}.yaml",
-        )
-    return known[name]
+def _target(name: str, miles_version: str | None) -> HardwareProfile:
+    """The target as the ported cells see it: the stack of the miles version the source targets."""
+    return hardware.on_stack(hardware.named(name, "--to"), miles_version)
 
 
 def _report(ported: Ported) -> dict[str, Any]:

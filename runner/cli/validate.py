@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from runner import check, locate, pipeline
+from runner import check, hardware, locate, pipeline
 from runner.cli.output import (
     SELECT_HELP,
     add_format,
@@ -92,9 +92,9 @@ def _supporting(names: list[str]) -> list[dict[str, Any]]:
             continue
         problems: list[Problem] = []
         try:
-            if kind == "hardware":
-                pipeline.load_profile(path.resolve())
-            elif kind == "base":
+            if kind == "hardware" and path.parent.name == "hardware":
+                hardware.load(path.resolve())
+            elif kind in ("hardware", "base"):  # a family of profiles (hardware/families/), a base spec
                 compose(path)
             else:
                 load(path)  # a component is a fragment: it only has to be valid YAML here

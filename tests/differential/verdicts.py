@@ -198,7 +198,8 @@ MEGATRON_MESSAGES = {
 STRICTER_THAN_MEGATRON = {
     "M11": "DeepEP with ETP x EP = 1 passes Megatron's checks and fails at run time",
     "P1": "DeepEP is a flag to Megatron; the package is missing on ROCm and fails at run time",
-    "P3": "Megatron parses --attention-backend flash on ROCm; Transformer Engine fails when it builds the layer",
+    "P3": "Megatron parses --attention-backend flash on ROCm; in PR 1124's container (no flash-attn)"
+    " Transformer Engine fails when it builds the layer",
     "P5": "the flex dispatcher exists in Megatron; on ROCm it has no DeepEP behind it",
     # an actor of the whole node leaves the async ROCm spec's rollout 0 GPUs; Megatron never sees them
     "G4": "--rollout-num-gpus 0: miles has no GPU to start an engine on; Megatron does not see rollout",
@@ -297,7 +298,7 @@ STRICTER_THAN_SGLANG = {
     "S14": "heads per attention-TP rank fail when the attention layers are built",
     "S17": "an engine larger than the node addresses GPUs that do not exist, at start-up",
     "P2": "SGLang accepts CUDA-only NSA kernels on ROCm; they fail to load there",
-    "P4": "custom all-reduce must be disabled on AMD (miles PR 1124); SGLang never rejects it",
+    "P4": "custom all-reduce must be disabled in PR 1124's ROCm container; SGLang never rejects it",
     "P6": "the attention backend's kernels are missing on this platform",
 }
 
