@@ -174,9 +174,11 @@ def test_no_miles_version_means_the_newest_shipped_and_explain_says_so(cli, writ
     path = write("spec.yaml", f"extends: {ROCM}\nmiles_version: !delete\n")
     result = cli("explain", str(path), "args.sglang.sglang-dp-size")
     assert result.code == 0, result.err
-    assert result.out.splitlines()[-2:] == [
+    assert result.out.splitlines()[-3:] == [
         "flags checked against the newest shipped catalog (2026-08-21-31f1ca96.json):"
         " the spec names no miles_version",
+        "hardware facts of mi355x on its miles-31f1ca96 stack (the container of miles 31f1ca96):"
+        " the newest shipped miles version, as the spec names none",
         f"MODEL_ARGS from {locate.PRESETS}/2026-08-21-31f1ca96/glm5-744B-A40B_4layer.yaml:"
         " miles 31f1ca96, the newest shipped version that has it (no miles_version)",
     ]

@@ -23,12 +23,10 @@ MI355X = "  - {label: mi355x-8gpu, hardware: mi355x, gpus: 8, count: 1}\n"
 @pytest.fixture
 def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """40 generated cells: GLM-5 colocated on H200 and B200 (8 GPUs), async on MI350X 4- and 2-GPU
-    shares; mi350x is a profile of this tree (run-matrix ships mi355x)."""
+    shares."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("RUN_MATRIX_HISTORY_URL", raising=False)
-    (tmp_path / "hardware").mkdir()
-    profile = (MATRICES / "hardware" / "mi355x.yaml").read_text().replace("name: mi355x", "name: mi350x")
-    (tmp_path / "hardware" / "mi350x.yaml").write_text(profile)
+    (tmp_path / "hardware").mkdir()  # a matrices tree: cell ids are relative to it
     (tmp_path / "gen").mkdir()
     (tmp_path / "gen" / "nv.yaml").write_text(
         f"extends: {MATRICES}/nv/glm5-colocate.yaml\nhardware: ${{matrix.hw}}\n"
@@ -78,10 +76,21 @@ def test_every_runnable_cell_is_on_exactly_one_runner_of_its_hardware_within_the
         ("mi355x-8gpu", 2, 1200, 1),
     ]
     assert cells["gen/amd[gpus=2,est=1500]"] | {"content_hash": "-"} == {
-        "id": "gen/amd[gpus=2,est=1500]", "spec": "gen/amd.yaml", "hardware": "mi350x", "gpus": 2,
-        "est_time": 1500, "est_source": "spec", "content_hash": "-",
-        "ci": {"backend": "rocm", "suite": "stage-c-4-gpu-mi350", "runs_on": None, "est_time": 1500,
-               "labels": [], "nightly": False},
+        "id": "gen/amd[gpus=2,est=1500]",
+        "spec": "gen/amd.yaml",
+        "hardware": "mi350x",
+        "gpus": 2,
+        "est_time": 1500,
+        "est_source": "spec",
+        "content_hash": "-",
+        "ci": {
+            "backend": "rocm",
+            "suite": "stage-c-4-gpu-mi350",
+            "runs_on": None,
+            "est_time": 1500,
+            "labels": [],
+            "nightly": False,
+        },
     }
     assert cells["nv/glm5-colocate"]["est_source"] == "default"
     github = json.loads(cli("ci", "plan", "gen", "matrices", "--runners", "runners.yaml").out)
@@ -143,17 +152,22 @@ def test_est_time_comes_from_the_history_store_when_one_is_given(cli, tree):
     assert listed[1].endswith("  201 s (history)  runnable")
     missing = cli("ci", "plan", "gen", "--runners", "runners.yaml", "--history", "none.sqlite")
     assert (missing.code, missing.err) == (
-        2, "run-matrix: --history none.sqlite: no such file (a history store `run` wrote)\n"
+        2,
+        "run-matrix: --history none.sqlite: no such file (a history store `run` wrote)\n",
     )
 
 
 def test_list_and_coverage_show_the_ci_block(cli, tree):
     rows = json.loads(cli("list", "gen/amd.yaml", "-k", "gen/amd", "--format", "json").out)["cells"]
-    assert (rows[0]["ci"]["suite"], rows[0]["est_time"], rows[0]["est_source"]) == ("stage-c-4-gpu-mi350", 240, "spec")
+    assert (rows[0]["ci"]["suite"], rows[0]["est_time"], rows[0]["est_source"]) == (
+        "stage-c-4-gpu-mi350",
+        240,
+        "spec",
+    )
     text = cli("list", "gen/amd.yaml", "-k", "gen/amd").out.splitlines()
     assert text[1].endswith("  stage-c-4-gpu-mi350, 240 s (spec)  runnable")
     coverage = cli("coverage", "gen/nv.yaml", "--format", "markdown").out.splitlines()
-    assert coverage[2].endswith(" | runs: `gen/nv` (300 s) | — | — | — |")
+    assert coverage[2].endswith(" | runs on miles-dc8b499b: `gen/nv` (300 s) | — | — | — | — |")
     data = json.loads(cli("coverage", "gen/amd.yaml", "--format", "json").out)
     assert data["tests"][0]["ci"]["gen/amd"]["suite"] == "stage-c-4-gpu-mi350"
 
@@ -165,12 +179,16 @@ def dry_run(cli, *argv: str) -> list[str]:
 
 
 def test_run_takes_exactly_the_cells_of_a_shard(cli, tree):
-    (tree / "plan.json").write_text(cli("ci", "plan", "gen", "matrices", "--runners", "runners.yaml", "--format", "json").out)
+    (tree / "plan.json").write_text(
+        cli("ci", "plan", "gen", "matrices", "--runners", "runners.yaml", "--format", "json").out
+    )
     (tree / "matrix.json").write_text(cli("ci", "plan", "gen", "matrices", "--runners", "runners.yaml").out)
     shards = json.loads((tree / "plan.json").read_text())["shards"]
     ran = [dry_run(cli, "--shard-of", "plan.json", str(s["shard"])) for s in shards]
     assert ran == [s["cells"] for s in shards]
-    assert dry_run(cli, "gen", "matrices", "--shard-of", "matrix.json", "3") == shards[3]["cells"]  # no specs in it
+    assert (
+        dry_run(cli, "gen", "matrices", "--shard-of", "matrix.json", "3") == shards[3]["cells"]
+    )  # no specs in it
     entry = json.loads((tree / "matrix.json").read_text())["include"][0]
     (tree / "entry.json").write_text(json.dumps(entry))  # toJSON(matrix) in a workflow
     assert dry_run(cli, "gen", "matrices", "--cells", "entry.json") == shards[0]["cells"]
@@ -181,22 +199,48 @@ def test_run_takes_exactly_the_cells_of_a_shard(cli, tree):
 @pytest.mark.parametrize(
     ("files", "argv", "message"),
     [
-        ({"c.json": '["gen/nv[est=901]"]'}, ("gen", "--cells", "c.json"),
-         "--cells c.json: 1 cell(s) the selected specs do not have: gen/nv[est=901] (did you mean "
-         "'gen/nv[est=900]'?) — give the specs the plan was made from"),
-        ({"c.json": '["gen/nv", "gen/nv"]'}, ("gen", "--cells", "c.json"),
-         "c.json: gen/nv named twice; a shard runs each cell once"),
+        (
+            {"c.json": '["gen/nv[est=901]"]'},
+            ("gen", "--cells", "c.json"),
+            "--cells c.json: 1 cell(s) the selected specs do not have: gen/nv[est=901] (did you mean "
+            "'gen/nv[est=900]'?) — give the specs the plan was made from",
+        ),
+        (
+            {"c.json": '["gen/nv", "gen/nv"]'},
+            ("gen", "--cells", "c.json"),
+            "c.json: gen/nv named twice; a shard runs each cell once",
+        ),
         ({"c.json": "[]"}, ("gen", "--cells", "c.json"), "c.json: names no cell"),
-        ({"c.json": '{"cells": 3}'}, ("gen", "--cells", "c.json"),
-         "--cells c.json: expected a JSON list of cell ids (or {\"cells\": [...]}), or one cell id a line"),
-        ({"p.json": '{"include": []}'}, ("--shard-of", "p.json", "0"), "--shard-of p.json: no shard 0 (shards: none)"),
-        ({"p.json": '{"include": 5}'}, ("--shard-of", "p.json", "0"),
-         "--shard-of p.json: include is not a list of matrix entries"),
-        ({"p.json": '{"shards": []}'}, ("--shard-of", "p.json", "0"),
-         "--shard-of p.json: not a plan of `run-matrix ci plan --format json|github` (specs: Field required)"),
-        ({"p.json": "{"}, ("--shard-of", "p.json", "0"),
-         "--shard-of p.json: not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
-        ({"p.json": "{}"}, ("--shard-of", "p.json", "-1"), "--shard-of p.json -1: K is a shard number (0, 1, ...)"),
+        (
+            {"c.json": '{"cells": 3}'},
+            ("gen", "--cells", "c.json"),
+            '--cells c.json: expected a JSON list of cell ids (or {"cells": [...]}), or one cell id a line',
+        ),
+        (
+            {"p.json": '{"include": []}'},
+            ("--shard-of", "p.json", "0"),
+            "--shard-of p.json: no shard 0 (shards: none)",
+        ),
+        (
+            {"p.json": '{"include": 5}'},
+            ("--shard-of", "p.json", "0"),
+            "--shard-of p.json: include is not a list of matrix entries",
+        ),
+        (
+            {"p.json": '{"shards": []}'},
+            ("--shard-of", "p.json", "0"),
+            "--shard-of p.json: not a plan of `run-matrix ci plan --format json|github` (specs: Field required)",
+        ),
+        (
+            {"p.json": "{"},
+            ("--shard-of", "p.json", "0"),
+            "--shard-of p.json: not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
+        ),
+        (
+            {"p.json": "{}"},
+            ("--shard-of", "p.json", "-1"),
+            "--shard-of p.json -1: K is a shard number (0, 1, ...)",
+        ),
         ({}, (), "run: give a spec, folder or cell id (or --cells FILE, --shard-of PLAN K)"),
     ],
 )
@@ -208,12 +252,15 @@ def test_run_refuses_what_names_no_shard(cli, tree, files, argv, message):
 
 
 def test_a_cell_changed_since_the_plan_is_a_warning(cli, tree):
-    (tree / "plan.json").write_text(cli("ci", "plan", "gen/nv.yaml", "--runners", "runners.yaml", "--format", "json").out)
+    (tree / "plan.json").write_text(
+        cli("ci", "plan", "gen/nv.yaml", "--runners", "runners.yaml", "--format", "json").out
+    )
     first = json.loads((tree / "plan.json").read_text())["shards"][0]["cells"][0]
     (tree / "gen" / "nv.yaml").write_text((tree / "gen" / "nv.yaml").read_text() + "description: changed\n")
     result = cli("run", "--shard-of", "plan.json", "0", "--dry-run")
     assert result.code == 0 and (
-        f"run-matrix: warning: {first} changed since the plan was made (its est_time may be off)\n" in result.err
+        f"run-matrix: warning: {first} changed since the plan was made (its est_time may be off)\n"
+        in result.err
     )
 
 
@@ -225,7 +272,8 @@ def test_overlapping_specs_plan_each_cell_once_and_one_id_from_two_files_is_refu
     (tree / "other" / "gen" / "nv.yaml").write_text((tree / "gen" / "nv.yaml").read_text())
     result = cli("ci", "plan", "gen/nv.yaml", "other/gen/nv.yaml", "--runners", "runners.yaml")
     assert (result.code, result.err) == (
-        2, "run-matrix: two cells are named gen/nv: in gen/nv.yaml and other/gen/nv.yaml; plan them apart\n"
+        2,
+        "run-matrix: two cells are named gen/nv: in gen/nv.yaml and other/gen/nv.yaml; plan them apart\n",
     )
 
 
@@ -234,8 +282,20 @@ def test_the_history_store_of_the_environment_serves_the_plan(cli, tree, monkeyp
     from runner.history.store import AttemptRecord, Identity, Store
 
     store = Store.open(parse(str(tree / "team.sqlite"), "--history", from_command_line=True))
-    store.record(AttemptRecord(Identity("gen/nv", "gen/nv.yaml", "x", "h200", "", "0"), 1, "j", "succeeded",
-                               "passed", True, "", {}, (), 42.0))
+    store.record(
+        AttemptRecord(
+            Identity("gen/nv", "gen/nv.yaml", "x", "h200", "", "0"),
+            1,
+            "j",
+            "succeeded",
+            "passed",
+            True,
+            "",
+            {},
+            (),
+            42.0,
+        )
+    )
     store.close()
     monkeypatch.setenv("RUN_MATRIX_HISTORY_URL", str(tree / "team.sqlite"))
     made = plan(cli, "gen/nv.yaml", "-k", "gen/nv", "--runners", "runners.yaml")

@@ -31,21 +31,31 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", f"{DATA / 'fake-bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("MILES_ROOT", str(DATA / "fake-miles"))
     monkeypatch.setenv("RUN_MATRIX_STATE_DIR", str(tmp_path / "state"))
-    for name in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "WANDB_API_KEY", "GITHUB_STEP_SUMMARY", "RUN_MATRIX_GPUS",
-                 "RUN_MATRIX_HISTORY_URL"):
+    for name in (
+        "RAY_ADDRESS",
+        "RAY_API_SERVER_ADDRESS",
+        "WANDB_API_KEY",
+        "GITHUB_STEP_SUMMARY",
+        "RUN_MATRIX_GPUS",
+        "RUN_MATRIX_HISTORY_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
     for name in ("NCCL_NVLS_ENABLE", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "HIP_VISIBLE_DEVICES"):
         monkeypatch.delenv(name, raising=False)
-    (tmp_path / "m" / "hardware").mkdir(parents=True)
-    profile = (MATRICES / "hardware" / "mi355x.yaml").read_text().replace("name: mi355x", "name: mi350x")
-    (tmp_path / "m" / "hardware" / "mi350x.yaml").write_text(profile)
+    (tmp_path / "m" / "hardware").mkdir(parents=True)  # a matrices tree: cell ids are relative to it
     (tmp_path / "m" / "ci").mkdir()
     common = [
         f"vars: {{models: {tmp_path}/models, datasets: {tmp_path}/datasets, shared_data: {tmp_path}/shared}}",
         "retry: {infra: 1, delay_seconds: 0}",
     ]
-    share = [f"extends: {MATRICES}/rocm/glm5-async.yaml", "hardware: mi350x", "cluster: {gpus_per_node: 4}",
-             "requires: !delete", "matrix: {axes: {fp8_rollout: [false], est: [30, 20, 10]}}", "ci: {est_time: '${matrix.est}'}"]
+    share = [
+        f"extends: {MATRICES}/rocm/glm5-async.yaml",
+        "hardware: mi350x",
+        "cluster: {gpus_per_node: 4}",
+        "requires: !delete",
+        "matrix: {axes: {fp8_rollout: [false], est: [30, 20, 10]}}",
+        "ci: {est_time: '${matrix.est}'}",
+    ]
     host = [f"extends: {MATRICES}/nv/glm5-colocate.yaml", "matrix: !delete", "ci: {est_time: 15}"]
     (tmp_path / "m" / "ci" / "share.yaml").write_text("\n".join(share + common) + "\n")
     (tmp_path / "m" / "ci" / "host.yaml").write_text("\n".join(host + common) + "\n")
@@ -72,8 +82,20 @@ def test_the_shards_of_a_plan_together_run_every_cell_once(cli, tree, users_clus
         else:
             monkeypatch.delenv("HIP_VISIBLE_DEVICES", raising=False)
         argv = ["--shard-of", "plan.json", str(number)]
-        result = cli("run", *argv, "--ray-address", users_cluster.address, "--log-dir", f"logs-{number}",
-                     "--format", "json", "--keep-going", "--skip-prepare", "--history", "h.sqlite")
+        result = cli(
+            "run",
+            *argv,
+            "--ray-address",
+            users_cluster.address,
+            "--log-dir",
+            f"logs-{number}",
+            "--format",
+            "json",
+            "--keep-going",
+            "--skip-prepare",
+            "--history",
+            "h.sqlite",
+        )
         assert result.code == 0, result.err
         report = json.loads(result.out)
         assert [(c["id"], c["status"]) for c in report["cells"]] == [(c, "passed") for c in shard["cells"]]
@@ -81,7 +103,9 @@ def test_the_shards_of_a_plan_together_run_every_cell_once(cli, tree, users_clus
         assert os.environ.get("HIP_VISIBLE_DEVICES") == masks.get(number)  # the runner's mask, as it was
     assert sorted(ran) == sorted(c["id"] for c in json.loads(planned.out)["cells"])  # every cell, once
     assert users_cluster.alive()
-    again = cli("ci", "plan", "m/ci", "--runners", "runners.yaml", "--format", "json", "--history", "h.sqlite")
+    again = cli(
+        "ci", "plan", "m/ci", "--runners", "runners.yaml", "--format", "json", "--history", "h.sqlite"
+    )
     measured = {c["id"]: (c["est_source"], c["est_time"]) for c in json.loads(again.out)["cells"]}
     assert {source for source, _ in measured.values()} == {"history"}  # each run recorded its seconds
     assert all(1 <= seconds < 300 for _, seconds in measured.values())
@@ -90,8 +114,21 @@ def test_the_shards_of_a_plan_together_run_every_cell_once(cli, tree, users_clus
 def test_cells_of_a_github_matrix_entry_run(cli, tree, users_cluster):  # noqa: F811
     matrix = json.loads(cli("ci", "plan", "m/ci", "--runners", "runners.yaml").out)
     Path("shard.json").write_text(json.dumps(matrix["include"][1]))  # what toJSON(matrix) gives a run job
-    result = cli("run", "m/ci", "--cells", "shard.json", "--ray-address", users_cluster.address,
-                 "--log-dir", "logs", "--format", "json", "--skip-prepare", "--junit", "junit.xml")
+    result = cli(
+        "run",
+        "m/ci",
+        "--cells",
+        "shard.json",
+        "--ray-address",
+        users_cluster.address,
+        "--log-dir",
+        "logs",
+        "--format",
+        "json",
+        "--skip-prepare",
+        "--junit",
+        "junit.xml",
+    )
     assert result.code == 0, result.err
     assert [c["id"] for c in json.loads(result.out)["cells"]] == ["ci/share[est=20]", "ci/share[est=10]"]
     assert 'tests="2" errors="0" failures="0" skipped="0"' in Path("junit.xml").read_text()

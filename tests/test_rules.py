@@ -374,7 +374,9 @@ def _rel(path: Path) -> str:
                 "spec.yaml:4: error [M13] args.misc.attention-backend: --attention-backend bogus: invalid choice\n"
                 "  ==> use one of: flash, fused, unfused, local, auto",
                 "spec.yaml:4: error [P3] args.misc.attention-backend: --attention-backend bogus is not available on"
-                " mi355x (Transformer Engine there supports fused, unfused, local, auto)\n  ==> use fused",
+                " mi355x with the miles-dc8b499b stack (lmsysorg/sglang:v0.5.10-rocm720-mi35x + sglang-miles"
+                " (docker/Dockerfile.rocm_MI350-5); ROCm/TransformerEngine v2.8_rocm, NVTE_FUSED_ATTN=0 baked into"
+                " the image) (Transformer Engine there supports fused, unfused, local, auto)\n  ==> use fused",
             ],
         ),
         (
