@@ -52,6 +52,17 @@ class Call:
 
 
 @dataclass(frozen=True)
+class Registration:
+    """One CI registration of the test: ``register_*_ci`` (kind ci) or ``register_ci_gate`` (kind gate)."""
+
+    kind: str  # ci | gate
+    name: str  # register_cuda_ci, register_rocm_ci, register_cpu_ci, register_ci_gate
+    args: dict[str, Any]  # bound to miles' signature; a gate's omitted fields filled from GATE_DEFAULTS
+    defaulted: tuple[str, ...]  # the gate fields GATE_DEFAULTS filled
+    at: Location
+
+
+@dataclass(frozen=True)
 class Note:
     """Something the script did that a spec does not hold (a file it wrote, code the recorder cannot see)."""
 
@@ -70,6 +81,7 @@ class Run:
     notes: tuple[Note, ...]
     env_reads: dict[str, Location]
     root: str  # the miles checkout as the recorded commands name it
+    registrations: tuple[Registration, ...] = ()
 
 
 def record(
@@ -154,6 +166,11 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
         tuple(_note(e) for e in events if e["kind"] in ("effect", "silent")),
         {name: _location(at) for name, at in trace["env_reads"].items()},
         trace["root"],
+        tuple(
+            Registration(e["kind"], e["name"], e["args"], tuple(e["defaulted"]), _location(e["at"]))
+            for e in events
+            if e["kind"] in ("ci", "gate")
+        ),
     )
 
 

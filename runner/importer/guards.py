@@ -65,8 +65,9 @@ def record_environment_reads(trace: Any) -> None:
 
     class Recording(environ_class):  # type: ignore[valid-type, misc]
         def __getitem__(self, key: str) -> str:
-            if trace.read_by_own_code():
-                trace.env_reads.setdefault(key, trace.where())
+            reader = trace.own_reader()
+            if reader is not None:
+                trace.env_reads.setdefault(key, reader)
             return str(super().__getitem__(key))
 
     os.environ.__class__ = Recording

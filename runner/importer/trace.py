@@ -30,6 +30,9 @@ class Trace:
     script: str = ""
     own_files: set[str] = dataclasses.field(default_factory=set)  # recorder, harness, miles' helpers
     own_code: tuple[str, ...] = ()  # folders of the code under test (the script's, the checkout)
+    library: tuple[str, ...] = ()  # folders of the checkout that are miles itself, not its tests
+    gate_defaults: dict[str, Any] = dataclasses.field(default_factory=dict)  # metric -> steps, constraint
+    built: dict[str, str] = dataclasses.field(default_factory=dict)  # flag variables of returned builders
     events: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     env_reads: dict[str, list[Any]] = dataclasses.field(default_factory=dict)  # name -> where
     refusal: dict[str, Any] | None = None
@@ -48,17 +51,27 @@ class Trace:
             frame = frame.f_back
         return nearest or [self.script, None]
 
-    def read_by_own_code(self) -> bool:
-        """Whether the code that asked (past ``os`` and the recorder) is the script's or the checkout's,
-        not a library's reading its own settings."""
+    def own_reader(self) -> list[Any] | None:
+        """[file, line] of the code that asked (past ``os`` and the recorder) when it is the test's
+        own (the script's folder, the checkout's tests and launchers); None for a library reading
+        its own settings (Ray, protobuf, ...) or for miles itself (its helpers, its model presets)."""
         frame: FrameType | None = sys._getframe(2)
         while frame is not None and (
-            frame.f_code.co_filename in self.own_files
+            (frame.f_code.co_filename in self.own_files and not self.is_library(frame.f_code.co_filename))
             or frame.f_code.co_filename.startswith("<frozen")
             or frame.f_globals.get("__name__") == "os"
         ):
             frame = frame.f_back
-        return frame is not None and frame.f_code.co_filename.startswith(self.own_code)
+        if frame is None or not self.is_test_code(frame.f_code.co_filename):
+            return None
+        return [frame.f_code.co_filename, frame.f_lineno]
+
+    def is_library(self, filename: str) -> bool:
+        return bool(self.library) and filename.startswith(self.library)
+
+    def is_test_code(self, filename: str) -> bool:
+        """The script's folder, the checkout's tests and launchers; not miles itself."""
+        return filename.startswith(self.own_code) and not self.is_library(filename)
 
     def record(self, kind: str, **data: Any) -> dict[str, Any]:
         event = {"kind": kind, "at": self.where(), **data}
@@ -152,16 +165,25 @@ def end_train() -> None:
 
 
 def _flag_variables(frame: FrameType | None) -> dict[str, str]:
-    """Every text variable holding flags, from the caller out to the script's module (nearer wins)."""
+    """Every text variable holding flags, from the caller out to the script's module (nearer wins),
+    then those of the functions that returned flag text (``build_train_args(case)``)."""
     found: dict[str, str] = {}
     while frame is not None:
-        for name, value in frame.f_locals.items():
-            if isinstance(value, str) and "--" in value and name not in found:
-                found[name] = value
+        found |= {name: value for name, value in flag_texts(frame).items() if name not in found}
         if frame.f_code.co_name == "<module>" and frame.f_code.co_filename == TRACE.script:
             break
         frame = frame.f_back
-    return found
+    return found | {name: value for name, value in TRACE.built.items() if name not in found}
+
+
+def flag_texts(frame: FrameType) -> dict[str, str]:
+    return {name: value for name, value in frame.f_locals.items() if isinstance(value, str) and "--" in value}
+
+
+def builder_returned(frame: FrameType, value: Any) -> None:
+    """A function of the test's code returned flag text: its flag variables name the groups."""
+    if isinstance(value, str) and "--" in value and TRACE.is_test_code(frame.f_code.co_filename):
+        TRACE.built = flag_texts(frame)
 
 
 def _caller(frame: FrameType) -> dict[str, Any]:
