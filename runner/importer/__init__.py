@@ -38,7 +38,7 @@ from runner.load import DELETE
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
 from runner.importer import capture, plan, registrations, roundtrip, write
 from runner.importer.capture import Note, refused
-from runner.importer.fit import Layout, cell_of, final_texts, grow, staged
+from runner.importer.fit import Layout, cell_of, final_texts, grow, staged_problems
 from runner.importer.knowledge import knowledge
 from runner.importer.variants import Variants, explore
 from runner.importer.version import miles_version
@@ -87,7 +87,7 @@ def import_test(request: Request) -> Imported:
     draft = _plan(request, variants, version)
     render = functools.partial(plan.texts, header=_header(request, variants), notes=variants.notes)
     grow(draft, variants.cells, request.hardware, layout, render)
-    warnings = staged(draft, layout, render, lambda cells: _checked(cells, variants, request))
+    warnings = staged_problems(draft, layout, render, lambda cells: _checked(cells, variants, request))
     files, scrubbed = _without_secrets(
         final_texts(draft, layout, render), conventions.secrets, request.script
     )
@@ -211,8 +211,16 @@ def _description(script: Path) -> str:
     return " ".join(paragraph.split()) or f"imported from {script.name}"
 
 
+def _shown_script(request: Request) -> str:
+    """The script as the header names it: in the checkout as ``${MILES_ROOT}/...``, never its path here."""
+    script = request.script.resolve()
+    if request.miles_root is not None and script.is_relative_to(request.miles_root.resolve()):
+        return "${MILES_ROOT}/" + str(script.relative_to(request.miles_root.resolve()))
+    return display_path(request.script)
+
+
 def _header(request: Request, variants: Variants) -> list[str]:
-    lines = [f"imported by `run-matrix import` from {display_path(request.script)}; nothing of it was run"]
+    lines = [f"imported by `run-matrix import` from {_shown_script(request)}; nothing of it was run"]
     lines += [f"switch {name} is the {axis} axis" for name, axis in variants.switches.items()]
     return lines
 

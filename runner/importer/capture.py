@@ -19,13 +19,15 @@ from typing import Any
 
 from runner import sandbox
 from runner.errors import EnvironmentProblem, Location, RunMatrixError, SpecError
+from runner.importer.knowledge import knowledge
 
 HARNESS = Path(__file__).with_name("harness.py")
 TIMEOUT_S = 60.0
 _STAND_IN = "run-matrix-secret-{}"
 RECORDER_MILES_VERSION = "dc8b499b"  # whose command helpers recorder.py stands in for
 # what the sandbox's environment holds besides switches and secrets: never a switch of the script's
-SANDBOX_VARIABLES = frozenset({*sandbox.BASE_ENV, "HOME", sandbox.OUT_VARIABLE})
+CHECKPOINTS_VARIABLE = "RUN_MATRIX_CHECKPOINTS"  # what downloads hold (the harness takes it out at once)
+SANDBOX_VARIABLES = frozenset({*sandbox.BASE_ENV, "HOME", sandbox.OUT_VARIABLE, CHECKPOINTS_VARIABLE})
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ def record(
     """Run ``script`` in the sandbox with ``switches`` set; nothing it would do is done."""
     script = script.resolve()
     env = {**{name: _STAND_IN.format(name) for name in secrets}, **switches}
+    env[CHECKPOINTS_VARIABLE] = json.dumps(knowledge().checkpoints)
     argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), *([str(miles_root)] if miles_root else [])]
     done = sandbox.run(
         argv,

@@ -116,8 +116,17 @@ def staged(plan: Plan, layout: Layout, render: Texts, then: Callable[[list[Cell]
         return then(pipeline.cells(spec))
 
 
+def staged_problems(
+    plan: Plan, layout: Layout, render: Texts, check: Callable[[list[Cell]], list[Problem]]
+) -> list[Problem]:
+    """``check`` of every cell, its problems naming the files as they will be written."""
+    moved: dict[Path, Path] = {}
+    with stage(plan, layout, render, moved) as spec:
+        return [rename(problem, moved) for problem in check(pipeline.cells(spec))]
+
+
 @contextmanager
-def stage(plan: Plan, layout: Layout, render: Texts) -> Iterator[Path]:
+def stage(plan: Plan, layout: Layout, render: Texts, moved: dict[Path, Path] | None = None) -> Iterator[Path]:
     token = secrets.token_hex(4)  # a fresh name each time: the loader caches files by path
     spec = layout.spec.with_name(f".{layout.spec.stem}.{token}.yaml")
     components = {name: layout.components / f".{plan.component_file(name)}.{token}" for name in plan.adjust}
@@ -129,8 +138,10 @@ def stage(plan: Plan, layout: Layout, render: Texts) -> Iterator[Path]:
         for path, text in render(plan, spec, components).items():
             path.write_text(text, encoding="utf-8")
             written.append(path)
-        moved = {spec: layout.spec, **{p: layout.component(plan, n) for n, p in components.items()}}
-        with _renamed_locations(moved):
+        renamed = {spec: layout.spec, **{p: layout.component(plan, n) for n, p in components.items()}}
+        if moved is not None:
+            moved.update(renamed)
+        with _renamed_locations(renamed):
             yield spec
     finally:
         for path in written:

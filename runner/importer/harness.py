@@ -57,6 +57,7 @@ def main(argv: Sequence[str]) -> int:
         recorder = _load("_run_matrix_recorder", "recorder.py")
         trace = tracing.TRACE
         trace.script = str(script)
+        trace.checkpoints = json.loads(os.environ.pop("RUN_MATRIX_CHECKPOINTS", "{}"))
         trace.own_files |= {str(HERE / name) for name in SANDBOX}
         trace.own_code = (str(script.parent) + os.sep, *([str(miles_root) + os.sep] if miles_root else []))
         trace.library = tuple(f"{miles_root / part}{os.sep}" for part in LIBRARY) if miles_root else ()

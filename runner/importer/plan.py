@@ -25,6 +25,7 @@ Combo = dict[str, AxisValue]
 ORDER = (
     "extends",
     "description",
+    "miles_version",
     "hardware",
     "model",
     "cluster",

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
+import os
+import shlex
 import sys
 from collections.abc import Callable
 from types import FrameType
@@ -33,6 +36,8 @@ class Trace:
     library: tuple[str, ...] = ()  # folders of the checkout that are miles itself, not its tests
     gate_defaults: dict[str, Any] = dataclasses.field(default_factory=dict)  # metric -> steps, constraint
     built: dict[str, str] = dataclasses.field(default_factory=dict)  # flag variables of returned builders
+    checkpoints: dict[str, Any] = dataclasses.field(default_factory=dict)  # repo -> file -> content
+    downloads: dict[str, str] = dataclasses.field(default_factory=dict)  # local dir -> repo
     events: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     env_reads: dict[str, list[Any]] = dataclasses.field(default_factory=dict)  # name -> where
     refusal: dict[str, Any] | None = None
@@ -91,9 +96,37 @@ class Trace:
                 return "0"  # no NVLink links: the probe's answer on a machine without NVLink
         else:
             self.record("command", helper=helper, command=command)
+            self._download(command)
         if capture_output:
             raise self.refuse(f"reads the output of `{command}`, which the recorder cannot know")
         return None
+
+
+    def _download(self, command: str) -> None:
+        """``hf download REPO --local-dir DIR``: DIR holds REPO (its known files are readable)."""
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return
+        if words[:2] == ["hf", "download"] and len(words) > 2 and "--local-dir" in words[:-1]:
+            self.downloads[os.path.normpath(words[words.index("--local-dir") + 1])] = words[2]
+
+    def downloaded(self, path: Any) -> tuple[str, str] | None:
+        """(repo, file) when ``path`` lies in a recorded download's folder."""
+        try:
+            text = os.path.normpath(os.fspath(path))
+        except TypeError:
+            return None
+        for folder, repo in self.downloads.items():
+            if text.startswith(folder + os.sep):
+                return repo, text[len(folder) + 1 :]
+        return None
+
+    def stand_in(self, path: Any) -> str | None:
+        """The content of a downloaded file import knows (``miles/import.yaml`` checkpoints)."""
+        found = self.downloaded(path)
+        content = self.checkpoints.get(found[0], {}).get(found[1]) if found else None
+        return None if content is None else json.dumps(content)
 
 
 TRACE = Trace()
