@@ -34,7 +34,6 @@ from typing import Any
 from runner import locate, pipeline
 from runner.cell import Cell
 from runner.compose import compose
-from runner.load import DELETE
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
 from runner.importer import capture, plan, registrations, roundtrip, write
 from runner.importer.capture import Note, refused
@@ -42,6 +41,7 @@ from runner.importer.fit import Layout, cell_of, final_texts, grow, staged_probl
 from runner.importer.knowledge import knowledge
 from runner.importer.variants import Variants, explore
 from runner.importer.version import miles_version
+from runner.load import DELETE
 from runner.sandbox.secrets import caller_secrets, redact
 from schemas.matrix import AxisValue
 
@@ -129,19 +129,21 @@ def _check_request(request: Request) -> None:
 
 
 def _with_hardware(request: Request, variants: Variants) -> Request:
-    """``--hardware``, else the base's, else the one the test's CI suite names (``stage-c-8-gpu-h100``)."""
-    if request.hardware is not None or request.base is not None:
+    """``--hardware``, else the one the test's CI suite names (``stage-c-8-gpu-h100``), else the base's."""
+    if request.hardware is not None:
         return request
-    named = registrations.hardware_of(variants.registrations, request.output)
-    if named is None:
-        known = sorted(p.stem for p in (locate.BUNDLED_MATRICES / "hardware").glob("*.yaml"))
-        suites = [str(r.args.get("suite")) for r in variants.registrations if r.kind == "ci"]
-        raise UsageError(
-            "the test does not say which hardware it runs on"
-            + (f" (its CI suites {', '.join(suites)} name no profile)" if suites else "")
-            + f": pass --hardware NAME ({', '.join(known)}), or --base SPEC to take it from a spec"
-        )
-    return dataclasses.replace(request, hardware=named)
+    suite, named = registrations.hardware_of(variants.registrations, request.output)
+    if named is not None:
+        return dataclasses.replace(request, hardware=named)
+    if suite is None and request.base is not None:
+        return request
+    known = sorted(p.stem for p in (locate.BUNDLED_MATRICES / "hardware").glob("*.yaml"))
+    raise UsageError(
+        "the test does not say which hardware it runs on"
+        + (f" (its CI suite {suite} names no profile run-matrix has)" if suite else "")
+        + f": pass --hardware NAME ({', '.join(known)})"
+        + ("" if suite else ", or --base SPEC to take it from a spec")
+    )
 
 
 def _platform(request: Request) -> str:

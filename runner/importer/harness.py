@@ -40,7 +40,14 @@ from typing import Any
 
 HELPERS_MODULE = "miles.utils.external_utils.command_utils"
 HERE = Path(__file__).resolve().parent
-SANDBOX = ("harness.py", "guards.py", "trace.py", "recorder.py", "missing.py", "registry.py")  # what runs in the sandbox
+SANDBOX = (
+    "harness.py",
+    "guards.py",
+    "trace.py",
+    "recorder.py",
+    "missing.py",
+    "registry.py",
+)  # what runs in the sandbox
 # Stand-ins for the packages a miles test imports besides the helpers (CI registration only).
 STUB_PACKAGES = ("miles", "miles.utils", "miles.utils.external_utils", "tests", "tests.ci")
 STUB_MODULES = ("tests.ci.ci_register", "tests.ci.metric_history")

@@ -63,17 +63,20 @@ def spec_data(
     return found
 
 
-def hardware_of(registrations: Sequence[Registration], spec: Path) -> str | None:
-    """The hardware profile a GPU suite names (``stage-c-8-gpu-h100`` -> h100, ``...-mi300`` -> mi300x)."""
+def hardware_of(registrations: Sequence[Registration], spec: Path) -> tuple[str | None, str | None]:
+    """The first GPU suite, and the hardware profile it names (``stage-c-8-gpu-h100`` -> h100,
+    ``...-gpu-mi300`` -> mi300x), None when there is no such profile."""
+    folders = [r / "hardware" for r in (locate.matrices_root(spec), locate.BUNDLED_MATRICES) if r]
     for registration in registrations:
-        match = SUITE_HARDWARE.search(str(registration.args.get("suite") or ""))
+        suite = str(registration.args.get("suite") or "")
+        match = SUITE_HARDWARE.search(suite)
         if registration.kind != "ci" or match is None:
             continue
         for name in (match.group(1), f"{match.group(1)}x"):
-            folders = [r / "hardware" for r in (locate.matrices_root(spec), locate.BUNDLED_MATRICES) if r]
             if any((folder / f"{name}.yaml").is_file() for folder in folders):
-                return name
-    return None
+                return suite, name
+        return suite, None
+    return None, None
 
 
 def _registration(
@@ -99,7 +102,10 @@ def _registration(
         found.ci["nightly"] = True
     if call.get("disabled"):
         expires = today + datetime.timedelta(days=SKIP_DAYS)
-        found.skip = {"reason": f"disabled in miles' CI: {call['disabled']}", "expires": Text(expires.isoformat())}
+        found.skip = {
+            "reason": f"disabled in miles' CI: {call['disabled']}",
+            "expires": Text(expires.isoformat()),
+        }
         found.notes.append(
             Note(
                 f"miles' CI disables this test; the skip's expires: {expires} was set by import"

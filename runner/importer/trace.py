@@ -101,7 +101,6 @@ class Trace:
             raise self.refuse(f"reads the output of `{command}`, which the recorder cannot know")
         return None
 
-
     def _download(self, command: str) -> None:
         """``hf download REPO --local-dir DIR``: DIR holds REPO (its known files are readable)."""
         try:
