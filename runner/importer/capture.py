@@ -166,7 +166,7 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
         tuple(_event(e) for e in events[:first] if e["kind"] in ("command", "helper")),
         calls,
         tuple(e["text"] for e in events if e["kind"] == "wandb"),
-        tuple(_note(e) for e in events if e["kind"] in ("effect", "silent")),
+        tuple(_note(e) for e in events if e["kind"] in ("effect", "silent", "clock")),
         {name: _location(at) for name, at in trace["env_reads"].items()},
         trace["root"],
         tuple(
@@ -196,6 +196,12 @@ def _event(event: dict[str, Any]) -> Event:
 
 
 def _note(event: dict[str, Any]) -> Note:
+    if event["kind"] == "clock":
+        return Note(
+            f"{event['function']}() names each run by the clock; the spec names it run-matrix-run, so every"
+            " run of a cell uses the same folders (a --load there resumes from the last run's checkpoint)",
+            _location(event["at"]),
+        )
     if event["kind"] == "effect":
         return Note(f"{event['what']}: recorded, not done; a spec does not hold it", _location(event["at"]))
     return Note(

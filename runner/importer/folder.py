@@ -186,7 +186,7 @@ def _base_text(request: Folder, alone: dict[Path, Imported], refused: dict[str, 
         *(f"left out: {name}: {why(problems)}" for name, problems in refused.items()),
     ]
     return emit.dump(
-        {"description": f"{request.output.resolve().name}: the shared base", **shared}, None, header
+        {"description": f"{request.output.resolve().name}: what its cases share", **shared}, None, header
     )
 
 
@@ -230,8 +230,10 @@ def _plain(value: Any) -> Any:
 
 def why(problems: list[Problem]) -> str:
     """A refusal in one line: the reason, and the rules behind it (``[L3] args.*.num-gpus-per-node``)."""
-    rules = [f"[{p.rule}] {p.key}".strip() for p in problems[1:] if p.rule != "import"]
-    message = problems[0].message.split(" cannot be imported: it ", 1)[-1]
+    rules = [
+        f"[{p.rule}] {p.key}".strip() for p in problems[1:] if p.rule != "import" and p.severity == "error"
+    ]
+    message = problems[0].message.split(" cannot be imported: it ", 1)[-1].replace(" below)", ")")
     return message + (f": {'; '.join(rules)}" if rules else "")
 
 
