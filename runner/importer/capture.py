@@ -96,6 +96,7 @@ def record(
 ) -> Run:
     """Run ``script`` in the sandbox with ``switches`` set; nothing it would do is done."""
     script = script.resolve()
+    miles_root = miles_root.resolve() if miles_root else None
     env = {**{name: _STAND_IN.format(name) for name in secrets}, **switches}
     env[CHECKPOINTS_VARIABLE] = json.dumps(knowledge().checkpoints)
     argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), *([str(miles_root)] if miles_root else [])]

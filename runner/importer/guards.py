@@ -65,7 +65,7 @@ def record_environment_reads(trace: Any) -> None:
 
     class Recording(environ_class):  # type: ignore[valid-type, misc]
         def __getitem__(self, key: str) -> str:
-            reader = trace.own_reader()
+            reader = trace.own_reader(key)
             if reader is not None:
                 trace.env_reads.setdefault(key, reader)
             return str(super().__getitem__(key))

@@ -95,7 +95,11 @@ def _registration(
     if not mine:
         return
     call = mine[0].args
-    found.ci = {"backend": platform, "suite": call["suite"], "est_time": math.ceil(call["est_time"])}
+    found.ci = {"backend": platform}
+    if isinstance(call.get("suite"), str):
+        found.ci["suite"] = call["suite"]
+    if isinstance(call.get("est_time"), (int, float)) and call["est_time"] > 0:
+        found.ci["est_time"] = math.ceil(call["est_time"])
     if call.get("labels"):
         found.ci["labels"] = list(call["labels"])
     if call.get("nightly"):

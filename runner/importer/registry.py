@@ -22,7 +22,8 @@ CI_FUNCTIONS = ("register_cuda_ci", "register_rocm_ci", "register_cpu_ci")
 GATE_FUNCTION = "register_ci_gate"
 
 
-# miles' signatures (31f1ca96), for a recording without the checkout
+# miles' signatures (31f1ca96), for a recording without the checkout; ``extra`` takes what other
+# versions add (the PR era's num_gpus)
 def register_ci(
     est_time: float,
     suite: str,
@@ -30,6 +31,7 @@ def register_ci(
     labels: list[str] | None = None,
     nightly: bool = False,
     disabled: str | None = None,
+    **extra: Any,
 ) -> None: ...
 
 
@@ -48,13 +50,22 @@ def recorder(name: str, real: Callable[..., Any] | None, trace: Any, tracing: An
     signature_of = real or (register_ci_gate if name == GATE_FUNCTION else register_ci)
 
     def registered(*args: Any, **kwargs: Any) -> Any:
-        call = tracing.plain(tracing.arguments(signature_of, args, kwargs))
+        call = tracing.plain(_flat(signature_of, tracing.arguments(signature_of, args, kwargs)))
         kind = "gate" if name == GATE_FUNCTION else "ci"
         trace.record(kind, name=name, args=call, defaulted=_defaulted(call, trace) if kind == "gate" else [])
         return real(*args, **kwargs) if real is not None else None
 
     registered.__name__ = registered.__qualname__ = name
     return registered
+
+
+def _flat(function: Callable[..., Any], call: dict[str, Any]) -> dict[str, Any]:
+    """The arguments by name, a ``**kwargs`` parameter's spread out among them."""
+    spread = [p.name for p in inspect.signature(function).parameters.values() if p.kind is p.VAR_KEYWORD]
+    flat = {name: value for name, value in call.items() if name not in spread}
+    for name in spread:
+        flat |= {key: value for key, value in call.get(name, {}).items() if key not in flat}
+    return flat
 
 
 def _defaulted(call: dict[str, Any], trace: Any) -> list[str]:

@@ -9,7 +9,9 @@ without run-matrix on the sandbox's path. Standard library only.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
+import io
 import json
 import os
 import shlex
@@ -56,7 +58,7 @@ class Trace:
             frame = frame.f_back
         return nearest or [self.script, None]
 
-    def own_reader(self) -> list[Any] | None:
+    def own_reader(self, name: str) -> list[Any] | None:
         """[file, line] of the code that asked (past ``os`` and the recorder) when it is the test's
         own (the script's folder, the checkout's tests and launchers); None for a library reading
         its own settings (Ray, protobuf, ...) or for miles itself (its helpers, its model presets)."""
@@ -67,7 +69,19 @@ class Trace:
             or frame.f_globals.get("__name__") == "os"
         ):
             frame = frame.f_back
-        if frame is None or not self.is_test_code(frame.f_code.co_filename):
+        if frame is None or not frame.f_code.co_filename.startswith(self.own_code):
+            return None
+        if self.is_library(frame.f_code.co_filename):
+            return self._asked_for_by_test(frame, name)
+        return [frame.f_code.co_filename, frame.f_lineno]
+
+    def _asked_for_by_test(self, frame: FrameType | None, name: str) -> list[Any] | None:
+        """A read by miles itself counts when the test's code that called it names the variable
+        (``U.get_bool_env_var("MILES_TEST_USE_FP8_ROLLOUT")``), not when miles reads its own
+        settings (``execute_train`` reading ``NCCL_DEBUG``)."""
+        while frame is not None and not self.is_test_code(frame.f_code.co_filename):
+            frame = frame.f_back
+        if frame is None or name not in _source(frame.f_code.co_filename):
             return None
         return [frame.f_code.co_filename, frame.f_lineno]
 
@@ -126,6 +140,15 @@ class Trace:
         found = self.downloaded(path)
         content = self.checkpoints.get(found[0], {}).get(found[1]) if found else None
         return None if content is None else json.dumps(content)
+
+
+@functools.lru_cache(maxsize=256)
+def _source(filename: str) -> str:
+    try:
+        with io.open_code(filename) as file:  # the guards leave reading alone
+            return file.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 TRACE = Trace()
