@@ -4,6 +4,7 @@ import os
 from dataclasses import dataclass, field
 
 import miles.utils.external_utils.command_utils as U
+from miles.utils.settings import log_level
 
 MODEL_NAME = "Qwen3-4B"
 MODEL_TYPE = "qwen3-4B"
@@ -42,6 +43,7 @@ def build_train_args(case: CaseConfig) -> str:
 
 
 def execute(case: CaseConfig) -> None:
+    assert log_level()
     U.execute_train(
         train_args=build_train_args(case),
         num_gpus_per_node=case.num_gpus_per_node,
