@@ -106,7 +106,7 @@ def test_a_test_miles_ci_disables_is_skipped_until_a_date_import_sets(cli, check
     }
     assert (
         "# note: miles' CI disables this test; the skip's expires: 2027-03-01 was set by import (90 days):"
-        " confirm it, or re-enable the test (test_amd_nv_case.py:12)" in text
+        " confirm it, or re-enable the test (test_amd_nv_case.py:11)" in text
     )
     listed = json.loads(cli("list", str(out / "test_amd_nv_case.yaml"), "--format", "json").out)["cells"]
     assert listed[0]["status"] == "skipped"
