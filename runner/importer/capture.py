@@ -141,14 +141,20 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
     failure = trace["failure"]
     if failure and failure.get("environment"):
         raise EnvironmentProblem(failure["reason"])
+    events = trace["events"]
     if failure:
         tail = "\n".join(output.strip().splitlines()[-5:])
+        launched = [e for e in events if e["kind"] == "train"]
+        after = (
+            f" after launching (line {launched[-1]['at'][1]}), using what the run left (to check it, or for a"
+            " later launch): a spec holds launches, not what follows from their output"
+            if launched
+            else " under the recorder (commands run nothing there and return no output)"
+        )
         raise refused(
             _location(failure["at"]),
-            f"{failure['reason']} under the recorder (commands run nothing there and return no output)"
-            + (f"; its last output:\n{tail}" if tail else ""),
+            failure["reason"] + after + (f"; its last output:\n{tail}" if tail else ""),
         )
-    events = trace["events"]
     calls = tuple(_call(e) for e in events if e["kind"] == "train")
     if not calls:
         raise refused(
