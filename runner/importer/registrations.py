@@ -51,6 +51,9 @@ def spec_data(
     for gate in (r for r in registrations if r.kind == "gate"):
         metric, expectation = _expectation(gate)
         found.expect[metric] = expectation
+        if gate.args.get("allowlist_reason"):
+            reason = gate.args["allowlist_reason"]
+            found.notes.append(Note(f"the gate on {metric} is allowlisted in miles' CI: {reason}", gate.at))
     defaulted = [r.args["metric_key"] for r in registrations if r.kind == "gate" and r.defaulted]
     if defaulted:
         found.notes.append(
