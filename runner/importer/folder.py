@@ -58,6 +58,7 @@ def import_folder(request: Folder) -> FolderImported:
     cuda, amd = _tests(request.tests)
     family = request.output.resolve().name
     final_base = request.output / "base" / f"{family}.yaml"
+    write.refuse_existing([final_base, *(request.output / _case(t) for t in [*cuda, *amd])], request.force)
     staging = Path(tempfile.mkdtemp(prefix=f".{family}.import-", dir=_existing_parent(request.output)))
     try:
         return _import(request, cuda, amd, staging, final_base)

@@ -30,7 +30,7 @@ from runner.importer.emit import Text
 SKIP_DAYS = 90  # how long an imported skip lasts before validate calls it expired
 BACKENDS = {"register_cuda_ci": "cuda", "register_rocm_ci": "rocm", "register_cpu_ci": "cpu"}
 BAND = ("rel_up", "abs_floor_up", "rel_down", "abs_floor_down")
-SUITE_HARDWARE = re.compile(r"-\d+-gpu-([a-z0-9]+)$")
+SUITE_HARDWARE = re.compile(r"-\d+-gpu-([a-z]+\d+[a-z0-9]*)$")  # a GPU model: mi350, h100, b200
 
 
 @dataclass

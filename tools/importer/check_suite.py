@@ -56,11 +56,14 @@ def tests_of(checkout: Path, only: str | None) -> list[Path]:
 
 
 def hardware_of(path: Path) -> str | None:
-    """The profile to pass when the test's first GPU suite names hardware without one."""
-    match = re.search(
-        r"suite=\"[^\"]*-\d+-gpu-([a-z0-9]+)\"", path.read_text(encoding="utf-8", errors="replace")
-    )
-    return NO_PROFILE.get(match.group(1)) if match else None
+    """The profile to pass: for a suite naming hardware without a profile, the nearest one; for a
+    test whose suite names no hardware (the PR era's ``stage-c-glm5-8-gpu``), h200 or, for a ROCm or
+    AMD test by its name, mi355x; else none (import takes the suite's)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    match = re.search(r"suite=\"[^\"]*-\d+-gpu-([a-z]+\d+[a-z0-9]*)\"", text)
+    if match is None:
+        return "mi355x" if "rocm" in path.name or "amd" in path.name else "h200"
+    return NO_PROFILE.get(match.group(1))
 
 
 def import_one(path: Path, checkout: Path, root: bool, timeout: str) -> Outcome:
