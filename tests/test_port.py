@@ -155,7 +155,8 @@ def test_coverage_markdown_and_json(cli, tree):
     table = cli("coverage", "matrices", "--format", "markdown").out.splitlines()
     assert table[0] == "| test | b200 | gb200 | h100 | h200 | mi300x | mi325x | mi355x |"
     assert table[2] == (
-        "| `glm5-744b-a40b-4layer` | — | — | — | runs: `nv/glm5-colocate` | skipped: sparse MLA kernels"
+        "| `glm5-744b-a40b-4layer` | — | — | — | runs: `nv/glm5-colocate`, `nv/glm5-main-ci` | skipped:"
+        " sparse MLA kernels"
         " not tuned for gfx942 (until 2999-01-01) (`rocm/glm5-mi300x`) | — | runs: `rocm/glm5-async` |"
     )
     data = json.loads(cli("coverage", "matrices", "--format", "json").out)
