@@ -199,3 +199,13 @@ def test_a_refused_case_stops_the_folder_unless_told_to_leave_it_out(cli, checko
     assert kept.code == 0, kept.err
     assert kept.err.startswith("left out test_broken_case.py: launches what run-matrix's rules reject")
     assert "# left out: test_broken_case.py: " in (out / "tiny" / "base" / "tiny.yaml").read_text()
+
+
+def test_an_amd_variant_that_names_no_sibling_overlays_the_nearest_launch(cli, checkout, out):
+    variant = checkout / FAMILY / "test_amd_nv_case.py"
+    text = variant.read_text().replace("AMD variant of test_nv_case.py (and not of test_wide_case.py, which", "An AMD")
+    (checkout / FAMILY / "test_amd_unnamed.py").write_text(text.replace("it only mentions)", "variant"))
+    variant.unlink()
+    result = cli("import", str(checkout / FAMILY), "-o", str(out / "tiny"), "--miles-root", str(checkout))
+    assert result.code == 0, result.err
+    assert result.out.splitlines()[0] == "test_amd_unnamed.py is an overlay of test_nv_case.py"  # tp 4, engines of 8
