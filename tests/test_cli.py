@@ -18,17 +18,22 @@ ROOT = Path(__file__).parents[1]
 def test_validate_the_shipped_matrices(cli, in_repo):
     result = cli("validate", "matrices/")
     assert result.code == 0, result.out
-    assert result.out.startswith("4 cells, 15 supporting files checked in ")  # 8 profiles, 4 families
-    assert result.out.endswith(": 0 errors, 0 warnings\n")
+    # 9 profiles, 4 profile families, 3 bases
+    assert result.out.splitlines()[-1].startswith("9 cells, 16 supporting files checked in ")
+    # upstream's own: qwen3-30B-A3B's flex dispatcher over its preset's alltoall, sequence-parallel at TP 1
+    assert result.out.endswith(": 0 errors, 4 warnings\n")
 
 
 def test_validate_json(cli, in_repo):
     result = cli("validate", "matrices/", "--format", "json")
     data = json.loads(result.out)
-    assert data["ok"] is True and data["problems"] == []
+    assert data["ok"] is True and {p["severity"] for p in data["problems"]} == {"warning"}
+    cases = ("deepep_fp8", "deepep_fp8_bridge", "disagg_broadcast", "fully_async")
     assert sorted(f["cell"] for f in data["files"] if f["cell"]) == [
         "nv/glm5-colocate",
         "nv/glm5-colocate[fp8_rollout=true]",
+        "nv/glm5-main-ci",
+        *(f"qwen3-30b-a3b/{case}" for case in cases),
         "rocm/glm5-async",
         "rocm/glm5-async[fp8_rollout=true]",
     ]
@@ -98,9 +103,9 @@ def test_render_writes_one_script_per_cell(cli, in_repo, tmp_path):
     several = cli("render", "matrices/nv", "matrices/rocm")
     assert (several.code, several.out) == (2, "")
     assert several.err == (
-        "run-matrix: 4 cells selected, and a shell script runs one: use -o DIR for one script per cell, "
-        "or -k to pick a cell (nv/glm5-colocate, nv/glm5-colocate[fp8_rollout=true], rocm/glm5-async, "
-        "rocm/glm5-async[fp8_rollout=true])\n"
+        "run-matrix: 5 cells selected, and a shell script runs one: use -o DIR for one script per cell, "
+        "or -k to pick a cell (nv/glm5-colocate, nv/glm5-colocate[fp8_rollout=true], nv/glm5-main-ci, "
+        "rocm/glm5-async, rocm/glm5-async[fp8_rollout=true])\n"
     )
     result = cli("render", "nv/glm5-colocate", "-o", str(tmp_path / "out"))
     assert result.code == 0 and result.out == ""
@@ -263,16 +268,17 @@ def test_explain_layout_json(cli, in_repo):
 
 
 def test_list_text(cli, in_repo):
-    lines = cli("list").out.splitlines()
+    lines = cli("list", "matrices/nv", "matrices/rocm").out.splitlines()
     assert lines[0].split() == ["CELL", "HARDWARE", "GPUS", "HASH", "STATUS"]
     assert [line.split()[0] for line in lines[1:]] == [
         "nv/glm5-colocate",
         "nv/glm5-colocate[fp8_rollout=true]",
+        "nv/glm5-main-ci",
         "rocm/glm5-async",
         "rocm/glm5-async[fp8_rollout=true]",
     ]
     assert all(
-        line.split()[1:3] in (["h200", "8"], ["mi355x", "8"]) and line.endswith("runnable")
+        line.split()[1:3] in (["h200", "8"], ["h200", "2"], ["mi355x", "8"]) and line.endswith("runnable")
         for line in lines[1:]
     )
 
@@ -298,7 +304,7 @@ def test_list_selection_errors(cli, in_repo):
     )
     empty = cli("list", "-k", "fp8_rollout and not fp8_rollout")
     assert empty.code == 2 and empty.err.startswith(
-        "run-matrix: -k 'fp8_rollout and not fp8_rollout' matches none of 4 cells: "
+        "run-matrix: -k 'fp8_rollout and not fp8_rollout' matches none of 9 cells: "
     )
 
 

@@ -8,6 +8,7 @@ not by the import's code: for every cell, `render --format json` must equal it.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 
@@ -187,8 +188,10 @@ REFUSED = {
     "refuse_backend_mismatch.py": "6: error [import]: refuse_backend_mismatch.py cannot be imported: it calls"
     " execute_train with megatron_model_type and --train-backend disagreeing (miles asserts that FSDP, and only"
     " FSDP, has no model type)",
-    "refuse_conflicting_flags.py": "6: error [import]: refuse_conflicting_flags.py cannot be imported: it gives --lr"
-    " twice with different values (1e-6 in optimizer_args, 2e-6 in misc_args); a spec holds one value per flag",
+    "refuse_reads_run_output.py": "7: error [import]: refuse_reads_run_output.py cannot be imported: it raises"
+    " FileNotFoundError: [Errno 2] No such file or directory:"
+    " '/root/shared_data/ckpt/latest_checkpointed_iteration.txt' after launching (line 6), using what the run"
+    " left (to check it, or for a later launch): a spec holds launches, not what follows from their output",
     "refuse_crashes.py": "8: error [import]: refuse_crashes.py cannot be imported: it raises FileNotFoundError:"
     " [Errno 2] No such file or directory: '/nonexistent/models/GLM-5_4layer/config.json' under the recorder"
     " (commands run nothing there and return no output)",
@@ -221,6 +224,17 @@ def test_refused_scripts_name_the_reason_and_nothing_is_written(cli, here, scrip
     assert result.err == f"tests/data/import/{script}:{REFUSED[script]}\n  ==> nothing was written\n"
     assert list(here.iterdir()) == []
     assert list(here.iterdir()) == []
+
+
+def test_a_flag_given_twice_keeps_its_last_value_as_argparse_does(cli, here):
+    out = here / "twice.yaml"
+    result = run_import(cli, "flag_given_twice.py", out, "--hardware", "h200")
+    assert result.code == 0, result.err
+    assert (
+        "note: --lr is given twice (1e-6 in optimizer_args, 2e-6 in misc_args); miles' argparse keeps the"
+        " last, and so does the spec"
+    ) in result.err
+    assert re.findall(r"^ +lr: .*$", out.read_text(), re.MULTILINE) == ["    lr: 2e-6"]
 
 
 def test_a_script_that_never_finishes_is_stopped(here):
@@ -267,7 +281,7 @@ def test_hardware_comes_from_the_option_or_the_base(cli, here):
     assert result.code == 2
     known = ", ".join(sorted(p.stem for p in (ROOT / "matrices" / "hardware").glob("*.yaml")))
     assert result.err == (
-        "run-matrix: a test script does not say which hardware it runs on: pass --hardware NAME"
+        "run-matrix: the test does not say which hardware it runs on: pass --hardware NAME"
         f" ({known}), or --base SPEC to take it from a spec\n"
     )
 

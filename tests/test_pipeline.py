@@ -16,7 +16,13 @@ def test_content_hash_is_stable_and_follows_the_resolved_spec(write):
 
 def test_spec_files_skip_bases_and_profiles():
     found = [p.relative_to(MATRICES).as_posix() for p in pipeline.spec_files([MATRICES])]
-    assert found == ["nv/glm5-colocate.yaml", "rocm/glm5-async.yaml"]
+    cases = ("deepep_fp8", "deepep_fp8_bridge", "disagg_broadcast", "fully_async")
+    assert found == [
+        "nv/glm5-colocate.yaml",
+        "nv/glm5-main-ci.yaml",
+        *(f"qwen3-30b-a3b/{case}.yaml" for case in cases),
+        "rocm/glm5-async.yaml",
+    ]
 
 
 def test_candidates_are_built_from_memory_and_never_cached(write, tmp_path):

@@ -98,7 +98,9 @@ def test_a_mistaken_overlay_is_an_error_never_a_traceback(tmp_path: Path, change
         node = overlay
         for name in key[:-1]:
             child = node.get(name)
-            node = node.setdefault(name, {}) if isinstance(child, dict) or child is None else {}
+            if child is None:  # absent, or set to null by an earlier change: a mapping from here on
+                node[name] = child = {}
+            node = child if isinstance(child, dict) else {}
         node[key[-1]] = value
     spec = tmp_path / "overlay.yaml"
     spec.write_text(yaml.safe_dump(overlay))

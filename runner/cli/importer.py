@@ -21,16 +21,38 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "it, and write a spec that renders exactly that launch: flags grouped by the script's variables, env "
         "vars, train script, GPUs, model type, prepare steps. Variant switches the script reads "
         "(MILES_TEST_USE_FP8_ROLLOUT, MILES_TEST_FEW_GPU, ...) and repeated execute_train calls become "
-        "matrix axes. The round trip is checked before anything is written.",
+        "matrix axes. The test's CI registrations become the ci: block, its metric gates expect: bands. "
+        "Given a folder (-o OUT/), every test_*.py in it: a base spec of what the cases share "
+        "(OUT/base/<OUT>.yaml), one overlay per case, and each test_amd_*.py as a ROCm overlay of the CUDA "
+        "case its docstring names. The round trip is checked for every case before anything is written.",
     )
-    parser.add_argument("script", type=Path, metavar="TEST.py", help="the miles test script")
     parser.add_argument(
-        "-o", "--output", type=Path, metavar="FILE", help="the spec to write (default: ./<script name>.yaml)"
+        "script", type=Path, metavar="TEST.py|DIR", help="the miles test script, or a folder of them"
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE|DIR",
+        help="the spec to write (default: ./<script name>.yaml); for a folder, the folder to write",
     )
     parser.add_argument(
         "--base", metavar="SPEC", help="write an overlay of this spec: only what differs from it"
     )
-    parser.add_argument("--hardware", metavar="NAME", help="the hardware profile (default: the base's)")
+    parser.add_argument(
+        "--hardware",
+        metavar="NAME",
+        help="the hardware profile (default: the one the test's CI suite names, else the base's);"
+        " for a folder, that of its CUDA cases",
+    )
+    parser.add_argument(
+        "--rocm-hardware", metavar="NAME", help="for a folder: the hardware of its test_amd_*.py cases"
+    )
+    parser.add_argument(
+        "--skip-refused",
+        action="store_true",
+        help="for a folder: write the cases that import, name the others in the base's header",
+    )
     add_miles_root(
         parser,
         "its own helper module is loaded, its command and network calls replaced by recorders; "
@@ -60,6 +82,8 @@ def _seconds(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.script.is_dir():
+        return _folder(args)
     from runner import locate
     from runner.importer import Request, import_test
     from runner.paths import writable
@@ -96,3 +120,47 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {', '.join(display_path(path) for path in result.files)}")
     print(f"{len(result.cells)} cell(s): {', '.join(result.cells)}; each renders what the script launches")
     return 0
+
+
+def _folder(args: argparse.Namespace) -> int:
+    from runner.importer.folder import Folder, import_folder, why
+    from runner.paths import writable
+
+    if args.output is None or args.base:
+        raise _usage("a folder imports into -o OUT/ (its own base; --base does not apply)")
+    writable(args.output / "base" / "x.yaml")
+    result = import_folder(
+        Folder(
+            args.script,
+            args.output,
+            args.hardware,
+            args.rocm_hardware,
+            args.miles_root,
+            args.force,
+            args.timeout,
+            args.trust_checkout,
+            args.skip_refused,
+        )
+    )
+    if args.format == "json":
+        print_json(
+            {
+                "files": [display_path(path) for path in result.files],
+                "cases": {name: found.cells for name, found in result.cases.items()},
+                "siblings": result.siblings,
+                "refused": {name: [p.to_json() for p in found] for name, found in result.refused.items()},
+            }
+        )
+        return 0
+    for name, found in result.refused.items():
+        print(f"left out {name}: {why(found)}", file=sys.stderr)
+    for amd, cuda in result.siblings.items():
+        print(f"{amd} is an overlay of {cuda}")
+    print(f"wrote {len(result.files)} files: {', '.join(display_path(path) for path in result.files)}")
+    return 0
+
+
+def _usage(message: str) -> Exception:
+    from runner.errors import UsageError
+
+    return UsageError(message)

@@ -22,6 +22,8 @@ Glossary:
 from __future__ import annotations
 
 import ast
+import dataclasses
+import datetime
 import functools
 import os
 from collections.abc import Mapping, Sequence
@@ -33,12 +35,13 @@ from runner import locate, pipeline
 from runner.cell import Cell
 from runner.compose import compose
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
-from runner.importer import capture, plan, roundtrip, write
+from runner.importer import capture, plan, registrations, roundtrip, write
 from runner.importer.capture import Note, refused
 from runner.importer.fit import Destination, built, cell_of, final_texts, grow
 from runner.importer.knowledge import knowledge
 from runner.importer.variants import Variants, explore
 from runner.importer.version import miles_version
+from runner.load import DELETE
 from runner.sandbox.secrets import caller_secrets, redact
 from schemas.matrix import AxisValue
 
@@ -53,6 +56,7 @@ class Request:
     force: bool = False
     timeout: float = capture.TIMEOUT_S
     trust_checkout: bool = False  # run the script without the sandbox's isolation (where it has none)
+    today: datetime.date | None = None  # sets an imported skip's expiry (default: the real today)
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,7 @@ def import_test(request: Request) -> Imported:
     version = miles_version(request.miles_root, record)
     conventions = pipeline.conventions(version)
     variants = explore(request.script, record, conventions, knowledge())
+    request = _with_hardware(request, variants)
     draft = _plan(request, variants, version)
     render = functools.partial(plan.texts, header=_header(request, variants), notes=variants.notes)
     grow(draft, variants.cells, request.hardware, destination, render)
@@ -118,21 +123,42 @@ def _check_request(request: Request) -> None:
         raise UsageError(f"no test script {request.script}")
     if request.miles_root is not None and not request.miles_root.is_dir():
         raise UsageError(f"--miles-root {request.miles_root}: no such directory")
-    if request.hardware is None and request.base is None:
-        known = sorted(p.stem for p in (locate.BUNDLED_MATRICES / "hardware").glob("*.yaml"))
-        raise UsageError(
-            "a test script does not say which hardware it runs on: pass --hardware NAME"
-            f" ({', '.join(known)}), or --base SPEC to take it from a spec"
-        )
     if request.hardware is not None:
         locate.hardware_profile(request.hardware, request.output, Location(request.output))
     write.refuse_existing([request.output], request.force)
+
+
+def _with_hardware(request: Request, variants: Variants) -> Request:
+    """``--hardware``, else the one the test's CI suite names (``stage-c-8-gpu-h100``), else the base's."""
+    if request.hardware is not None:
+        return request
+    suite, named = registrations.hardware_of(variants.registrations, request.output)
+    if named is not None:
+        return dataclasses.replace(request, hardware=named)
+    if suite is None and request.base is not None:
+        return request
+    known = sorted(p.stem for p in (locate.BUNDLED_MATRICES / "hardware").glob("*.yaml"))
+    raise UsageError(
+        "the test does not say which hardware it runs on"
+        + (f" (its CI suite {suite} names no profile run-matrix has)" if suite else "")
+        + f": pass --hardware NAME ({', '.join(known)})"
+        + ("" if suite else ", or --base SPEC to take it from a spec")
+    )
+
+
+def _platform(request: Request) -> str:
+    name = request.hardware
+    if name is None and request.base is not None:
+        name = compose(request.base).data.get("hardware")
+    path = locate.hardware_profile(str(name), request.output, Location(request.output))
+    return pipeline.load_profile(path).platform
 
 
 def _plan(request: Request, variants: Variants, version: str | None) -> plan.ImportPlan:
     """The spec's fixed keys, and the axes it must declare itself (a base may declare some)."""
     spec: dict[str, Any] = {"description": _description(request.script)}
     base_matrix: dict[str, Any] = {}
+    base: dict[str, Any] = {}
     base_version = None
     if request.base is not None:
         spec = {"extends": os.path.relpath(request.base.resolve(), request.output.resolve().parent), **spec}
@@ -146,7 +172,28 @@ def _plan(request: Request, variants: Variants, version: str | None) -> plan.Imp
     taken = set(base_matrix.get("adjust") or {})
     spec_path = request.output.resolve().with_suffix("")
     prefix = os.path.relpath(spec_path, components_folder(request.output).parent).replace(os.sep, "-")
-    return plan.ImportPlan(prefix, spec, axes, sources=_sources(variants), taken=taken)
+    draft = plan.ImportPlan(prefix, spec, axes, sources=_sources(variants), taken=taken)
+    _ci(draft, request, variants, base)
+    return draft
+
+
+def _ci(draft: plan.ImportPlan, request: Request, variants: Variants, base: dict[str, Any]) -> None:
+    """The ci: block, the gates as expect: entries, and the skip of a test miles' CI disables (with
+    a base: what differs from the base's)."""
+    today = request.today or datetime.date.today()
+    found = registrations.spec_data(variants.registrations, _platform(request), request.script, today)
+    variants.notes.extend(found.notes)
+    ci = {k: v for k, v in found.ci.items() if (base.get("ci") or {}).get(k) != v}
+    ci |= {k: DELETE for k in base.get("ci") or {} if k not in found.ci}
+    expect: dict[str, Any] = {m: e for m, e in found.expect.items() if (base.get("expect") or {}).get(m) != e}
+    expect |= {m: DELETE for m in base.get("expect") or {} if m not in found.expect}
+    draft.spec |= {"ci": ci} if ci else {}
+    draft.spec |= {"expect": expect} if expect else {}
+    base_skip = ((base.get("matrix") or {}).get("adjust") or {}).get(plan.SKIP_ENTRY)
+    if found.skip is not None and (base_skip or {}).get("skip") != found.skip:
+        draft.skip = found.skip
+    elif found.skip is None and base_skip is not None:
+        draft.skip = DELETE
 
 
 def _sources(variants: Variants) -> dict[str, str]:
@@ -166,8 +213,16 @@ def _description(script: Path) -> str:
     return " ".join(paragraph.split()) or f"imported from {script.name}"
 
 
+def _shown_script(request: Request) -> str:
+    """The script as the header names it: in the checkout as ``${MILES_ROOT}/...``, never its path here."""
+    script = request.script.resolve()
+    if request.miles_root is not None and script.is_relative_to(request.miles_root.resolve()):
+        return "${MILES_ROOT}/" + str(script.relative_to(request.miles_root.resolve()))
+    return display_path(request.script)
+
+
 def _header(request: Request, variants: Variants) -> list[str]:
-    lines = [f"imported by `run-matrix import` from {display_path(request.script)}; nothing of it was run"]
+    lines = [f"imported by `run-matrix import` from {_shown_script(request)}; nothing of it was run"]
     lines += [f"switch {name} is the {axis} axis" for name, axis in variants.switches.items()]
     return lines
 

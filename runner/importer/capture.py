@@ -21,13 +21,15 @@ from typing import Any
 
 from runner import sandbox
 from runner.errors import EnvironmentProblem, Location, RunMatrixError, SpecError
+from runner.importer.knowledge import knowledge
 
 HARNESS = Path(__file__).with_name("harness.py")
 TIMEOUT_S = 60.0
 _STAND_IN = "run-matrix-secret-{}"
 RECORDER_MILES_VERSION = "dc8b499b"  # whose command helpers recorder.py stands in for
 # what the sandbox's environment holds besides switches and secrets: never a switch of the script's
-SANDBOX_VARIABLES = frozenset({*sandbox.BASE_ENV, "HOME", sandbox.OUT_VARIABLE})
+CHECKPOINTS_VARIABLE = "RUN_MATRIX_CHECKPOINTS"  # what downloads hold (the harness takes it out at once)
+SANDBOX_VARIABLES = frozenset({*sandbox.BASE_ENV, "HOME", sandbox.OUT_VARIABLE, CHECKPOINTS_VARIABLE})
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,17 @@ class Call:
 
 
 @dataclass(frozen=True)
+class Registration:
+    """One CI registration of the test: ``register_*_ci`` (kind ci) or ``register_ci_gate`` (kind gate)."""
+
+    kind: str  # ci | gate
+    name: str  # register_cuda_ci, register_rocm_ci, register_cpu_ci, register_ci_gate
+    args: dict[str, Any]  # bound to miles' signature; a gate's omitted fields filled from GATE_DEFAULTS
+    defaulted: tuple[str, ...]  # the gate fields GATE_DEFAULTS filled
+    at: Location
+
+
+@dataclass(frozen=True)
 class Note:
     """Something the script did that a spec does not hold (a file it wrote, code the recorder cannot see)."""
 
@@ -73,6 +86,7 @@ class Run:
     notes: tuple[Note, ...]
     env_reads: dict[str, Location]
     root: str  # the miles checkout as the recorded commands name it
+    registrations: tuple[Registration, ...] = ()
 
 
 def record(
@@ -85,7 +99,9 @@ def record(
 ) -> Run:
     """Run ``script`` in the sandbox with ``switches`` set; nothing it would do is done."""
     script = script.resolve()
+    miles_root = miles_root.resolve() if miles_root else None
     env = {**{name: _STAND_IN.format(name) for name in secrets}, **switches}
+    env[CHECKPOINTS_VARIABLE] = json.dumps(knowledge().checkpoints)
     argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), *([str(miles_root)] if miles_root else [])]
     done = sandbox.run(
         argv,
@@ -128,17 +144,23 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
     failure = trace["failure"]
     if failure and failure.get("environment"):
         raise EnvironmentProblem(failure["reason"])
-    written_by = _written_by_a_launch(failure.get("missing"), trace["events"]) if failure else None
+    events = trace["events"]
+    written_by = _written_by_a_launch(failure.get("missing"), events) if failure else None
     if written_by:
         raise refused(_location(failure["at"]), written_by)
     if failure:
         tail = "\n".join(output.strip().splitlines()[-5:])
+        launched = [e for e in events if e["kind"] == "train"]
+        after = (
+            f" after launching (line {launched[-1]['at'][1]}), using what the run left (to check it, or for a"
+            " later launch): a spec holds launches, not what follows from their output"
+            if launched
+            else " under the recorder (commands run nothing there and return no output)"
+        )
         raise refused(
             _location(failure["at"]),
-            f"{failure['reason']} under the recorder (commands run nothing there and return no output)"
-            + (f"; its last output:\n{tail}" if tail else ""),
+            failure["reason"] + after + (f"; its last output:\n{tail}" if tail else ""),
         )
-    events = trace["events"]
     launches = [i for i, e in enumerate(events) if e["kind"] == "train"]
     if not launches:
         raise refused(
@@ -159,9 +181,14 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
         calls[0].prepare,
         calls,
         tuple(e["text"] for e in events if e["kind"] == "wandb"),
-        tuple(_note(e) for e in events if e["kind"] in ("effect", "silent")),
+        tuple(_note(e) for e in events if e["kind"] in ("effect", "silent", "clock")),
         {name: _location(at) for name, at in trace["env_reads"].items()},
         trace["root"],
+        tuple(
+            Registration(e["kind"], e["name"], e["args"], tuple(e["defaulted"]), _location(e["at"]))
+            for e in events
+            if e["kind"] in ("ci", "gate")
+        ),
     )
 
 
@@ -204,6 +231,12 @@ def _event(event: dict[str, Any]) -> Event:
 
 
 def _note(event: dict[str, Any]) -> Note:
+    if event["kind"] == "clock":
+        return Note(
+            f"{event['function']}() names each run by the clock; the spec names it run-matrix-run, so every"
+            " run of a cell uses the same folders (a --load there resumes from the last run's checkpoint)",
+            _location(event["at"]),
+        )
     if event["kind"] == "effect":
         return Note(f"{event['what']}: recorded, not done; a spec does not hold it", _location(event["at"]))
     return Note(

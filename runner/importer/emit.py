@@ -18,8 +18,8 @@ from runner.errors import SpecError
 from runner.load import DELETE, Key, loads
 
 INDENT = "  "
-SPACED = ("matrix", "prepare", "args", "env")  # top-level sections set off by a blank line
-FLOW = ("match",)  # small mappings written on one line
+SPACED = ("ci", "matrix", "prepare", "args", "env", "expect")  # top-level sections set off by a blank line
+FLOW = ("match", "band")  # small mappings written on one line
 Comments = Mapping[Key, str]  # a comment line written above the key
 
 
@@ -74,11 +74,22 @@ def scalar(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, float):
+        return _float(value)
     text = _escaped(value)
     for candidate in (text, _quoted(text)):
         if _reads_back(f"v: {candidate}", [value]):
             return candidate
     raise _cannot(text)
+
+
+def _float(value: float) -> str:
+    """A float as YAML 1.1 reads it back (``1e-06`` would load as text: it needs a dot)."""
+    mantissa, e, exponent = repr(value).partition("e")
+    text = f"{mantissa}{'' if '.' in mantissa else '.0'}{e}{exponent}" if e else repr(value)
+    if not _reads_back(f"v: {text}", [value]):
+        raise _cannot(text)
+    return text
 
 
 def _flow(items: list[Any]) -> str:
@@ -105,6 +116,8 @@ def _reads_back(document: str, wanted: list[Any]) -> bool:
 
 
 def _same(got: Any, wanted: Any) -> bool:
+    if isinstance(wanted, float) and not isinstance(wanted, Text):
+        return isinstance(got, float) and got == wanted
     if isinstance(wanted, (bool, int)) or wanted is None:
         return type(got) is type(wanted) and got == wanted
     if isinstance(wanted, Text):

@@ -65,8 +65,9 @@ def record_environment_reads(trace: Any) -> None:
 
     class Recording(environ_class):  # type: ignore[valid-type, misc]
         def __getitem__(self, key: str) -> str:
-            if trace.read_by_own_code():
-                trace.env_reads.setdefault(key, trace.where())
+            reader = trace.own_reader(key)
+            if reader is not None:
+                trace.env_reads.setdefault(key, reader)
             return str(super().__getitem__(key))
 
     os.environ.__class__ = Recording
@@ -122,6 +123,7 @@ def _record_file_changes(trace: Any, skip: Callable[[str], Callable[..., None]])
     io.open = _io.open = recorded_open
     io.FileIO = _io.FileIO = _recorded_file_io(trace, _io.FileIO)  # type: ignore[misc]
     os.open = posix.open = _recorded_os_open(trace, os.open)
+    os.stat = _stat_downloads(trace, os.stat)  # not posix.stat: the import system's own stays as it is
     accessor = getattr(pathlib, "_NormalAccessor", None)
     if accessor is not None:  # Python 3.10's pathlib bound io.open and os.* when it was imported
         accessor.open = staticmethod(recorded_open)
@@ -135,9 +137,36 @@ def _recorded_open(trace: Any, real_open: Callable[..., Any]) -> Callable[..., A
         if WRITE_MODES & set(mode) and not isinstance(file, int):
             trace.record("effect", what=f"writes {file}")
             return real_open(os.devnull, mode.replace("x", "w"), *args, **kwargs)
+        if not isinstance(file, int) and trace.downloaded(file):
+            return _downloaded_file(trace, file, mode, real_open)
         return real_open(file, mode, *args, **kwargs)
 
     return open_
+
+
+def _downloaded_file(trace: Any, file: Any, mode: str, real_open: Callable[..., Any]) -> Any:
+    """A file of a recorded download: the content import knows of it, else a refusal that names it."""
+    text = trace.stand_in(file)
+    if text is None and os.path.exists(file):  # a real file there (--trust-checkout on a prepared node)
+        return real_open(file, mode)
+    if text is None:
+        repo, name = trace.downloaded(file)
+        raise trace.refuse(
+            f"reads {file}, which `hf download {repo}` would have written: import does not know its"
+            f" content (miles/import.yaml checkpoints: has no {name} of {repo})"
+        )
+    return io.BytesIO(text.encode()) if "b" in mode else io.StringIO(text)
+
+
+def _stat_downloads(trace: Any, real_stat: Callable[..., Any]) -> Callable[..., Any]:
+    """``Path.exists()`` and ``os.path.isfile`` of a downloaded file import knows: it is there."""
+
+    def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(path, int) and trace.stand_in(path) is not None:
+            return real_stat(__file__)  # a regular file
+        return real_stat(path, *args, **kwargs)
+
+    return stat
 
 
 def _recorded_file_io(trace: Any, real: type[_io.FileIO]) -> type[_io.FileIO]:

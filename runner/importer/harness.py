@@ -39,11 +39,21 @@ from types import FrameType, ModuleType
 from typing import Any
 
 HELPERS_MODULE = "miles.utils.external_utils.command_utils"
+RUN_ID = "run-matrix-run"  # what create_run_id() gives in the sandbox, and so in the spec
 HERE = Path(__file__).resolve().parent
-SANDBOX = ("harness.py", "guards.py", "trace.py", "recorder.py", "missing.py")  # what runs in the sandbox
+SANDBOX = (
+    "harness.py",
+    "guards.py",
+    "trace.py",
+    "recorder.py",
+    "missing.py",
+    "registry.py",
+)  # what runs in the sandbox
 # Stand-ins for the packages a miles test imports besides the helpers (CI registration only).
 STUB_PACKAGES = ("miles", "miles.utils", "miles.utils.external_utils", "tests", "tests.ci")
 STUB_MODULES = ("tests.ci.ci_register", "tests.ci.metric_history")
+# the checkout's folders that are miles itself (its helpers, its model presets), not the test's code
+LIBRARY = ("miles", "scripts/models")
 
 
 def main(argv: Sequence[str]) -> int:
@@ -55,14 +65,17 @@ def main(argv: Sequence[str]) -> int:
         recorder = _load("_run_matrix_recorder", "recorder.py")
         trace = tracing.TRACE
         trace.script = str(script)
+        trace.checkpoints = json.loads(os.environ.pop("RUN_MATRIX_CHECKPOINTS", "{}"))
         trace.own_files |= {str(HERE / name) for name in SANDBOX}
         trace.own_code = (str(script.parent) + os.sep, *([str(miles_root) + os.sep] if miles_root else []))
+        trace.library = tuple(f"{miles_root / part}{os.sep}" for part in LIBRARY) if miles_root else ()
+        registry = _load("_run_matrix_registry", "registry.py")
         missing = _load("_run_matrix_missing", "missing.py")
         sys.meta_path.append(missing.Missing(trace.own_code, lambda name: None))
         guards = _load("_run_matrix_guards", "guards.py")
         guards.record_environment_reads(trace)
         guards.install(trace)
-        failure = _run(script, miles_root, recorder, tracing)
+        failure = _run(script, miles_root, recorder, tracing, registry)
         data = {"events": trace.events, "env_reads": trace.env_reads, "refusal": trace.refusal}
         json.dump({**data, "failure": failure, "root": str(miles_root or recorder.ROOT)}, out)
     return 0
@@ -78,21 +91,24 @@ def _load(name: str, file: str) -> Any:
     return module
 
 
-def _run(script: Path, miles_root: Path | None, recorder: Any, tracing: Any) -> dict[str, Any] | None:
+def _run(
+    script: Path, miles_root: Path | None, recorder: Any, tracing: Any, registry: Any
+) -> dict[str, Any] | None:
     """Run the script as ``python SCRIPT`` would; the reason it stopped early, if it did."""
     trace = tracing.TRACE
     sys.argv = [str(script)]
     sys.path.insert(0, str(script.parent))
     try:
         if miles_root is None:
-            sys.meta_path.insert(0, _StandIns(recorder, trace))
+            sys.meta_path.insert(0, _StandIns(recorder, trace, registry, tracing))
         else:
             _use_checkout(miles_root, recorder, tracing)
+            registry.from_checkout(trace, tracing)
     except BaseException as error:
         reason = f"cannot load miles' helpers from {miles_root}: {type(error).__name__}: {error}"
         return {"reason": reason, "at": [str(miles_root), None], "environment": True}
     try:
-        sys.setprofile(_silent_prepare_code(trace))
+        sys.setprofile(_silent_prepare_code(trace, tracing.builder_returned))
         runpy.run_path(str(script), run_name="__main__")
     except tracing.Refused:
         return None  # trace.refusal says why
@@ -123,9 +139,11 @@ class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """The helper module is the recorder; CI registration modules accept any call; any other
     module of miles needs the real checkout."""
 
-    def __init__(self, recorder: ModuleType, trace: Any) -> None:
+    def __init__(self, recorder: ModuleType, trace: Any, registry: Any, tracing: Any) -> None:
         self.recorder = recorder
         self.trace = trace
+        self.registry = registry
+        self.tracing = tracing
 
     def find_spec(
         self, name: str, path: Any = None, target: Any = None
@@ -144,6 +162,7 @@ class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module: ModuleType) -> None:
         if module.__name__ in STUB_MODULES:
             setattr(module, "__getattr__", _accept_anything)  # noqa: B010  (a module-level __getattr__)
+            self.registry.stand_in(module, self.trace, self.tracing)
         elif module.__name__ in STUB_PACKAGES:
             module.__path__ = []
 
@@ -167,6 +186,19 @@ def _use_checkout(root: Path, recorder: Any, tracing: Any) -> None:
             setattr(real, name, tracing.recording(name, getattr(real, name)))
     for name, wrap in (("execute_train", _recorded_train), ("get_default_wandb_args", _recorded_wandb)):
         setattr(real, name, wrap(getattr(real, name), tracing))
+    if callable(getattr(real, "create_run_id", None)):
+        setattr(real, "create_run_id", _fixed_run_id(tracing))  # noqa: B010  (a module of the checkout)
+
+
+def _fixed_run_id(tracing: Any) -> Callable[[], str]:
+    """miles names a run by the clock (``260821-093015-042``); a spec cannot, so it names it once."""
+
+    def create_run_id() -> str:
+        if not any(e["kind"] == "clock" for e in tracing.TRACE.events):
+            tracing.TRACE.record("clock", function="create_run_id")
+        return RUN_ID
+
+    return create_run_id
 
 
 def _recorded_train(execute_train: Callable[..., None], tracing: Any) -> Callable[..., None]:
@@ -190,12 +222,17 @@ def _recorded_wandb(get_default_wandb_args: Callable[..., str], tracing: Any) ->
     return recorded
 
 
-def _silent_prepare_code(trace: Any) -> Callable[[FrameType, str, Any], None]:
-    """Note each function of the script that ``prepare()`` calls and that records nothing."""
+def _silent_prepare_code(
+    trace: Any, returned: Callable[[FrameType, Any], None]
+) -> Callable[[FrameType, str, Any], None]:
+    """Note each function of the script that ``prepare()`` calls and that records nothing; tell
+    ``returned`` of every function that returns."""
     running: dict[int, tuple[str, int, int]] = {}
 
     def profile(frame: FrameType, event: str, arg: Any) -> None:
         code = frame.f_code
+        if event == "return":
+            returned(frame, arg)
         if code.co_filename != trace.script:
             return
         caller = frame.f_back

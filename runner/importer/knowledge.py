@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from pydantic import Field
 
@@ -32,6 +33,9 @@ class Knowledge(Model):
     groups: dict[str, Group] = Field(description="script variable (less _args) -> spec group")
     secret_flags: dict[str, str] = Field(description="flag -> the env var that holds its secret value")
     helper_env: list[str] = Field(description="env vars miles' helpers read themselves")
+    checkpoints: dict[str, dict[str, dict[str, Any]]] = Field(
+        default={}, description="HF repo -> file -> the JSON content a test's prepare() may read"
+    )
 
 
 @cache

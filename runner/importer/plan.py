@@ -25,16 +25,20 @@ Combo = dict[str, AxisValue]
 ORDER = (
     "extends",
     "description",
+    "miles_version",
     "hardware",
     "model",
     "cluster",
     "launch",
     "wandb",
+    "ci",
     "matrix",
     "prepare",
     "args",
     "env",
+    "expect",
 )
+SKIP_ENTRY = "ci-disabled"  # the matrix.adjust entry that skips every cell (a test miles' CI disables)
 
 
 @dataclass
@@ -47,6 +51,7 @@ class ImportPlan:
     files: dict[str, str] = field(default_factory=dict)  # entry name -> component file name
     sources: dict[str, str] = field(default_factory=dict)  # flag -> the script variable it came from
     taken: set[str] = field(default_factory=set)  # adjust entry names the base already uses
+    skip: Any = None  # every cell's skip ({reason, expires}), or DELETE to drop a base's
 
     def add(self, combo: Combo, defaults: Combo, edit: Edit) -> None:
         """Merge ``edit`` into the file that decides this cell: the spec, or the cell's component."""
@@ -85,7 +90,7 @@ def texts(
 ) -> dict[Path, str]:
     """The YAML of every file, components named by ``components`` (entry -> path)."""
     data = dict(plan.spec)
-    if plan.axes or plan.adjust:
+    if plan.axes or plan.adjust or plan.skip is not None:
         data["matrix"] = _matrix(plan, spec, components)
     ordered = {key: _pruned(data[key]) for key in sorted(data, key=_rank) if _pruned(data[key]) != {}}
     schema = _schema_line(spec)
@@ -114,6 +119,9 @@ def _matrix(plan: ImportPlan, spec: Path, components: dict[str, Path]) -> Edit:
             name: {"match": match, "overlay": os.path.relpath(components[name], spec.parent)}
             for name, match in plan.adjust.items()
         }
+    if plan.skip is not None:  # no match: every cell
+        skip = plan.skip if plan.skip is DELETE else {"skip": plan.skip}
+        matrix["adjust"] = {**matrix.get("adjust", {}), SKIP_ENTRY: skip}
     return matrix
 
 

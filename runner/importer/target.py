@@ -54,7 +54,7 @@ def target_of(
     found, wandb_args = _without_wandb(found, run.wandb)
     words, notes = _secret_flags(found, known, call.at)
     found, secret_notes = _secret_env(found, conventions, call.at)
-    flags, group_of, source_of = _grouped(words, call, known)
+    flags, group_of, source_of = _grouped(words, call, known, notes)
     env, env_notes = _env(found, call, conventions, run.root)
     project = next((wandb_args[i + 1] for i, w in enumerate(wandb_args[:-1]) if w == "--wandb-project"), None)
     built = Target(
@@ -119,7 +119,7 @@ def _secret_flags(found: Launched, known: Knowledge, at: Location) -> tuple[tupl
 
 
 def _grouped(
-    words: Sequence[str], call: Call, known: Knowledge
+    words: Sequence[str], call: Call, known: Knowledge, notes: list[Note]
 ) -> tuple[dict[str, Any], dict[str, Group], dict[str, str]]:
     values: dict[str, tuple[str, ...]] = {}
     group_of: dict[str, Group] = {}
@@ -131,12 +131,8 @@ def _grouped(
     for segment in segments:
         for name, given in segment.flags:
             if name in values and values[name] != given:
-                raise _error(
-                    f"gives --{name} twice with different values ({' '.join(values[name]) or 'switch'} in"
-                    f" {source_of[name] or 'train_args'}, {' '.join(given) or 'switch'} in"
-                    f" {segment.source or 'train_args'}); a spec holds one value per flag",
-                    call.at,
-                )
+                notes.append(_overridden(name, values[name], source_of[name], given, segment.source, call.at))
+                values[name] = given  # argparse keeps the last
             if name not in values:
                 values[name], group_of[name], source_of[name] = (
                     given,
@@ -144,6 +140,17 @@ def _grouped(
                     segment.source,
                 )
     return {name: flag_value(given) for name, given in values.items()}, group_of, source_of
+
+
+def _overridden(
+    name: str, first: tuple[str, ...], first_in: str, last: tuple[str, ...], last_in: str, at: Location
+) -> Note:
+    return Note(
+        f"--{name} is given twice ({' '.join(first) or 'switch'} in {first_in or 'train_args'},"
+        f" {' '.join(last) or 'switch'} in {last_in or 'train_args'}); miles' argparse keeps the last,"
+        " and so does the spec",
+        at,
+    )
 
 
 def _group(source: str, known: Knowledge) -> Group:

@@ -9,7 +9,12 @@ without run-matrix on the sandbox's path. Standard library only.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
+import io
+import json
+import os
+import shlex
 import sys
 from collections.abc import Callable
 from types import FrameType
@@ -30,6 +35,11 @@ class Trace:
     script: str = ""
     own_files: set[str] = dataclasses.field(default_factory=set)  # recorder, harness, miles' helpers
     own_code: tuple[str, ...] = ()  # folders of the code under test (the script's, the checkout)
+    library: tuple[str, ...] = ()  # folders of the checkout that are miles itself, not its tests
+    gate_defaults: dict[str, Any] = dataclasses.field(default_factory=dict)  # metric -> steps, constraint
+    built: dict[str, str] = dataclasses.field(default_factory=dict)  # flag variables of returned builders
+    checkpoints: dict[str, Any] = dataclasses.field(default_factory=dict)  # repo -> file -> content
+    downloads: dict[str, str] = dataclasses.field(default_factory=dict)  # local dir -> repo
     events: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     env_reads: dict[str, list[Any]] = dataclasses.field(default_factory=dict)  # name -> where
     refusal: dict[str, Any] | None = None
@@ -48,17 +58,39 @@ class Trace:
             frame = frame.f_back
         return nearest or [self.script, None]
 
-    def read_by_own_code(self) -> bool:
-        """Whether the code that asked (past ``os`` and the recorder) is the script's or the checkout's,
-        not a library's reading its own settings."""
+    def own_reader(self, name: str) -> list[Any] | None:
+        """[file, line] of the code that asked (past ``os`` and the recorder) when it is the test's
+        own (the script's folder, the checkout's tests and launchers); None for a library reading
+        its own settings (Ray, protobuf, ...) or for miles itself (its helpers, its model presets)."""
         frame: FrameType | None = sys._getframe(2)
         while frame is not None and (
-            frame.f_code.co_filename in self.own_files
+            (frame.f_code.co_filename in self.own_files and not self.is_library(frame.f_code.co_filename))
             or frame.f_code.co_filename.startswith("<frozen")
             or frame.f_globals.get("__name__") == "os"
         ):
             frame = frame.f_back
-        return frame is not None and frame.f_code.co_filename.startswith(self.own_code)
+        if frame is None or not frame.f_code.co_filename.startswith(self.own_code):
+            return None
+        if self.is_library(frame.f_code.co_filename):
+            return self._asked_for_by_test(frame, name)
+        return [frame.f_code.co_filename, frame.f_lineno]
+
+    def _asked_for_by_test(self, frame: FrameType | None, name: str) -> list[Any] | None:
+        """A read by miles itself counts when the test's code that called it names the variable
+        (``U.get_bool_env_var("MILES_TEST_USE_FP8_ROLLOUT")``), not when miles reads its own
+        settings (``execute_train`` reading ``NCCL_DEBUG``)."""
+        while frame is not None and not self.is_test_code(frame.f_code.co_filename):
+            frame = frame.f_back
+        if frame is None or name not in _source(frame.f_code.co_filename):
+            return None
+        return [frame.f_code.co_filename, frame.f_lineno]
+
+    def is_library(self, filename: str) -> bool:
+        return bool(self.library) and filename.startswith(self.library)
+
+    def is_test_code(self, filename: str) -> bool:
+        """The script's folder, the checkout's tests and launchers; not miles itself."""
+        return filename.startswith(self.own_code) and not self.is_library(filename)
 
     def record(self, kind: str, **data: Any) -> dict[str, Any]:
         event = {"kind": kind, "at": self.where(), **data}
@@ -78,9 +110,45 @@ class Trace:
                 return "0"  # no NVLink links: the probe's answer on a machine without NVLink
         else:
             self.record("command", helper=helper, command=command)
+            self._download(command)
         if capture_output:
             raise self.refuse(f"reads the output of `{command}`, which the recorder cannot know")
         return None
+
+    def _download(self, command: str) -> None:
+        """``hf download REPO --local-dir DIR``: DIR holds REPO (its known files are readable)."""
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return
+        if words[:2] == ["hf", "download"] and len(words) > 2 and "--local-dir" in words[:-1]:
+            self.downloads[os.path.normpath(words[words.index("--local-dir") + 1])] = words[2]
+
+    def downloaded(self, path: Any) -> tuple[str, str] | None:
+        """(repo, file) when ``path`` lies in a recorded download's folder."""
+        try:
+            text = os.path.normpath(os.fspath(path))
+        except TypeError:
+            return None
+        for folder, repo in self.downloads.items():
+            if text.startswith(folder + os.sep):
+                return repo, text[len(folder) + 1 :]
+        return None
+
+    def stand_in(self, path: Any) -> str | None:
+        """The content of a downloaded file import knows (``miles/import.yaml`` checkpoints)."""
+        found = self.downloaded(path)
+        content = self.checkpoints.get(found[0], {}).get(found[1]) if found else None
+        return None if content is None else json.dumps(content)
+
+
+@functools.lru_cache(maxsize=256)
+def _source(filename: str) -> str:
+    try:
+        with io.open_code(filename) as file:  # the guards leave reading alone
+            return file.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 TRACE = Trace()
@@ -152,16 +220,25 @@ def end_train() -> None:
 
 
 def _flag_variables(frame: FrameType | None) -> dict[str, str]:
-    """Every text variable holding flags, from the caller out to the script's module (nearer wins)."""
+    """Every text variable holding flags, from the caller out to the script's module (nearer wins),
+    then those of the functions that returned flag text (``build_train_args(case)``)."""
     found: dict[str, str] = {}
     while frame is not None:
-        for name, value in frame.f_locals.items():
-            if isinstance(value, str) and "--" in value and name not in found:
-                found[name] = value
+        found |= {name: value for name, value in flag_texts(frame).items() if name not in found}
         if frame.f_code.co_name == "<module>" and frame.f_code.co_filename == TRACE.script:
             break
         frame = frame.f_back
-    return found
+    return found | {name: value for name, value in TRACE.built.items() if name not in found}
+
+
+def flag_texts(frame: FrameType) -> dict[str, str]:
+    return {name: value for name, value in frame.f_locals.items() if isinstance(value, str) and "--" in value}
+
+
+def builder_returned(frame: FrameType, value: Any) -> None:
+    """A function of the test's code returned flag text: its flag variables name the groups."""
+    if isinstance(value, str) and "--" in value and TRACE.is_test_code(frame.f_code.co_filename):
+        TRACE.built = flag_texts(frame)
 
 
 def _caller(frame: FrameType) -> dict[str, Any]:

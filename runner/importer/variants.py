@@ -20,7 +20,7 @@ from pathlib import Path
 
 from runner.errors import Location
 from runner.importer import capture
-from runner.importer.capture import Note, Run, refused
+from runner.importer.capture import Note, Registration, Run, refused
 from runner.importer.knowledge import Knowledge
 from runner.importer.target import Target, target_of
 from schemas import LaunchConventions
@@ -41,6 +41,7 @@ class Variants:
     cells: list[tuple[Combo, Target]]  # in the order the matrix expands them
     switches: dict[str, str]  # environment variable -> axis
     notes: list[Note]
+    registrations: tuple[Registration, ...] = ()  # register_*_ci and register_ci_gate, at module level
 
 
 def explore(script: Path, record: Record, conventions: LaunchConventions, known: Knowledge) -> Variants:
@@ -61,7 +62,7 @@ def explore(script: Path, record: Record, conventions: LaunchConventions, known:
     if not unset.wandb:
         notes.append(Note(NO_WANDB, Location(script)))
     used = {name: known.switches[name].axis for name in switches if known.switches[name].axis in axes}
-    return Variants(axes, cells, used, _unique(notes))
+    return Variants(axes, cells, used, _unique(notes), unset.registrations)
 
 
 def _runs(

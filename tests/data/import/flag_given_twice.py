@@ -1,4 +1,4 @@
-"""Gives --lr twice with different values."""
+"""Gives --lr twice with different values: argparse keeps the last."""
 
 import _glm5
 

@@ -1,0 +1,142 @@
+"""registrations: a test's CI registrations -> the spec's ``ci:`` block, ``expect:`` gates and skip.
+
+* ``register_cuda_ci`` / ``register_rocm_ci`` -> ``ci:`` (backend, suite, est_time, labels,
+  nightly), from the registration whose backend is the spec's hardware platform; one for the
+  other platform is a note (a ROCm overlay carries it). ``disabled="reason"`` -> a skip of every
+  cell with that reason and an ``expires:`` date the import sets, with a note to confirm it.
+* ``register_ci_gate`` -> an ``expect:`` entry: ``band`` (the constraint's band parameters as
+  written or as miles' ``GATE_DEFAULTS`` fill them), ``steps`` and ``enforce`` (miles' default is
+  ``False``, report only; run-matrix's is true, so it is always written). ``run`` judges it
+  against the trusted history (``runner/history``), as miles' gate does.
+
+Pure: the registrations come from ``capture``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runner import locate
+from runner.errors import Location
+from runner.importer.capture import Note, Registration, refused
+from runner.importer.emit import Text
+
+SKIP_DAYS = 90  # how long an imported skip lasts before validate calls it expired
+BACKENDS = {"register_cuda_ci": "cuda", "register_rocm_ci": "rocm", "register_cpu_ci": "cpu"}
+BAND = ("rel_up", "abs_floor_up", "rel_down", "abs_floor_down")
+SUITE_HARDWARE = re.compile(r"-\d+-gpu-([a-z]+\d+[a-z0-9]*)$")  # a GPU model: mi350, h100, b200
+
+
+@dataclass
+class FromCI:
+    """What the registrations put in the spec, and what they could not."""
+
+    ci: dict[str, Any] = field(default_factory=dict)
+    expect: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skip: dict[str, Any] | None = None
+    notes: list[Note] = field(default_factory=list)
+
+
+def spec_data(
+    registrations: Sequence[Registration], platform: str, script: Path, today: datetime.date
+) -> FromCI:
+    found = FromCI()
+    _registration(found, [r for r in registrations if r.kind == "ci"], platform, script, today)
+    for gate in (r for r in registrations if r.kind == "gate"):
+        metric, expectation = _expectation(gate)
+        found.expect[metric] = expectation
+        if gate.args.get("allowlist_reason"):
+            reason = gate.args["allowlist_reason"]
+            found.notes.append(Note(f"the gate on {metric} is allowlisted in miles' CI: {reason}", gate.at))
+    defaulted = [r.args["metric_key"] for r in registrations if r.kind == "gate" and r.defaulted]
+    if defaulted:
+        found.notes.append(
+            Note(
+                f"the steps and band of {', '.join(defaulted)} are miles' GATE_DEFAULTS"
+                " (tests/ci/metric_history/register.py), which the script's register_ci_gate leaves out",
+                Location(script),
+            )
+        )
+    return found
+
+
+def hardware_of(registrations: Sequence[Registration], spec: Path) -> tuple[str | None, str | None]:
+    """The first GPU suite, and the hardware profile it names (``stage-c-8-gpu-h100`` -> h100,
+    ``...-gpu-mi300`` -> mi300x), None when there is no such profile."""
+    folders = [r / "hardware" for r in (locate.matrices_root(spec), locate.BUNDLED_MATRICES) if r]
+    for registration in registrations:
+        suite = str(registration.args.get("suite") or "")
+        match = SUITE_HARDWARE.search(suite)
+        if registration.kind != "ci" or match is None:
+            continue
+        for name in (match.group(1), f"{match.group(1)}x"):
+            if any((folder / f"{name}.yaml").is_file() for folder in folders):
+                return suite, name
+        return suite, None
+    return None, None
+
+
+def _registration(
+    found: FromCI, calls: list[Registration], platform: str, script: Path, today: datetime.date
+) -> None:
+    mine = [c for c in calls if BACKENDS.get(c.name) == platform]
+    for other in [c for c in calls if c not in mine[:1]]:
+        found.notes.append(
+            Note(
+                f"{other.name}(suite={other.args.get('suite')!r}, est_time={other.args.get('est_time')!r})"
+                f" is not written: the spec's ci: block is the {platform} registration"
+                + (" (an overlay for that platform carries it)" if BACKENDS.get(other.name) != "cpu" else ""),
+                other.at,
+            )
+        )
+    if not mine:
+        return
+    call = mine[0].args
+    found.ci = {"backend": platform}
+    if isinstance(call.get("suite"), str):
+        found.ci["suite"] = call["suite"]
+    if isinstance(call.get("est_time"), (int, float)) and call["est_time"] > 0:
+        found.ci["est_time"] = math.ceil(call["est_time"])
+    if call.get("labels"):
+        found.ci["labels"] = list(call["labels"])
+    if call.get("nightly"):
+        found.ci["nightly"] = True
+    if call.get("disabled"):
+        expires = today + datetime.timedelta(days=SKIP_DAYS)
+        found.skip = {
+            "reason": f"disabled in miles' CI: {call['disabled']}",
+            "expires": Text(expires.isoformat()),
+        }
+        found.notes.append(
+            Note(
+                f"miles' CI disables this test; the skip's expires: {expires} was set by import"
+                f" ({SKIP_DAYS} days): confirm it, or re-enable the test",
+                mine[0].at,
+            )
+        )
+
+
+def _expectation(gate: Registration) -> tuple[str, dict[str, Any]]:
+    args = gate.args
+    metric = args["metric_key"]
+    constraint = args.get("constraint")
+    if not isinstance(constraint, dict):
+        raise refused(
+            gate.at,
+            f"registers a gate on {metric} without a constraint, which miles fills from its GATE_DEFAULTS:"
+            " only a checkout has them — import with --miles-root DIR",
+        )
+    unknown = sorted(set(constraint) - set(BAND))
+    if unknown:
+        raise refused(gate.at, f"gives the gate on {metric} constraint parameters no band has: {unknown}")
+    entry: dict[str, Any] = {"band": {name: constraint[name] for name in BAND if name in constraint}}
+    if args.get("steps") is not None:
+        entry["steps"] = args["steps"]
+    entry["enforce"] = bool(args.get("enforce"))
+    return metric, entry
