@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner import locate, pipeline
+from runner import hardware, locate, pipeline
 from runner.cell import Cell
 from runner.compose import compose
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
@@ -151,7 +151,7 @@ def _platform(request: Request) -> str:
     if name is None and request.base is not None:
         name = compose(request.base).data.get("hardware")
     path = locate.hardware_profile(str(name), request.output, Location(request.output))
-    return pipeline.load_profile(path).platform
+    return str(hardware.load(path).platform)
 
 
 def _plan(request: Request, variants: Variants, version: str | None) -> plan.ImportPlan:
