@@ -18,6 +18,7 @@ runners:
   - {label: b200-8gpu, hardware: b200, gpus: 8, count: 2}
 """
 MI355X = "  - {label: mi355x-8gpu, hardware: mi355x, gpus: 8, count: 1}\n"
+H100 = "  - {label: h100-8gpu, hardware: h100, gpus: 8, count: 1}\n"  # the shipped qwen3-30b-a3b family
 
 
 @pytest.fixture
@@ -44,7 +45,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             for flag in ("rollout-num-gpus-per-engine", "sglang-dp-size", "sglang-ep-size")
         )
     )
-    (tmp_path / "runners.yaml").write_text(RUNNERS + MI355X)
+    (tmp_path / "runners.yaml").write_text(RUNNERS + MI355X + H100)
     return tmp_path
 
 
@@ -57,7 +58,7 @@ def plan(cli, *argv: str) -> dict:
 def test_every_runnable_cell_is_on_exactly_one_runner_of_its_hardware_within_the_bound(cli, tree):
     made = plan(cli, "gen", "matrices", "--runners", "runners.yaml")
     listed = json.loads(cli("list", "gen", "matrices", "--format", "json").out)["cells"]
-    assert len(listed) == 44 and {c["status"] for c in listed} == {"runnable"}
+    assert len(listed) == 49 and {c["status"] for c in listed} == {"runnable"}
     assert (made["unplaced"], made["left_out"]) == ([], [])
     cells = {c["id"]: c for c in made["cells"]}
     classes = {c["label"]: c for c in made["classes"]}
@@ -70,10 +71,11 @@ def test_every_runnable_cell_is_on_exactly_one_runner_of_its_hardware_within_the
         assert all(cells[c]["gpus"] <= runner["gpus"] for c in shard["cells"])
         assert shard["load"] == sum(cells[c]["est_time"] for c in shard["cells"]) <= runner["bound"]
     assert [(c["label"], c["cells"], c["total"], len(c["shards"])) for c in made["classes"]] == [
-        ("self-hosted,nvidia,h200,8gpu", 12, 10800, 3),
+        ("self-hosted,nvidia,h200,8gpu", 13, 11700, 3),
         ("self-hosted,amd,mi350,4gpu", 20, 15600, 4),
         ("b200-8gpu", 10, 9600, 2),
         ("mi355x-8gpu", 2, 1200, 1),
+        ("h100-8gpu", 4, 4500, 1),
     ]
     assert cells["gen/amd[gpus=2,est=1500]"] | {"content_hash": "-"} == {
         "id": "gen/amd[gpus=2,est=1500]",
@@ -101,9 +103,9 @@ def test_every_runnable_cell_is_on_exactly_one_runner_of_its_hardware_within_the
 
 
 def test_cells_no_runner_can_take_are_listed_and_strict_fails(cli, tree):
-    (tree / "runners.yaml").write_text(RUNNERS)  # no MI355X class
+    (tree / "runners.yaml").write_text(RUNNERS + H100)  # no MI355X class
     made = plan(cli, "gen", "matrices", "--runners", "runners.yaml")
-    reason = "no runner class has hardware mi355x (they have: b200, h200, mi350x)"
+    reason = "no runner class has hardware mi355x (they have: b200, h100, h200, mi350x)"
     assert made["unplaced"] == [
         {"id": "rocm/glm5-async", "hardware": "mi355x", "gpus": 8, "reason": reason},
         {"id": "rocm/glm5-async[fp8_rollout=true]", "hardware": "mi355x", "gpus": 8, "reason": reason},

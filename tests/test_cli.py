@@ -269,7 +269,7 @@ def test_explain_layout_json(cli, in_repo):
 
 def test_list_text(cli, in_repo):
     lines = cli("list", "matrices/nv", "matrices/rocm").out.splitlines()
-    assert lines[0].split() == ["CELL", "HARDWARE", "GPUS", "HASH", "STATUS"]
+    assert lines[0].split() == ["CELL", "HARDWARE", "GPUS", "HASH", "CI", "STATUS"]  # nv/glm5-main-ci has a ci: block
     assert [line.split()[0] for line in lines[1:]] == [
         "nv/glm5-colocate",
         "nv/glm5-colocate[fp8_rollout=true]",

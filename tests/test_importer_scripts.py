@@ -188,10 +188,9 @@ REFUSED = {
     "refuse_backend_mismatch.py": "6: error [import]: refuse_backend_mismatch.py cannot be imported: it calls"
     " execute_train with megatron_model_type and --train-backend disagreeing (miles asserts that FSDP, and only"
     " FSDP, has no model type)",
-    "refuse_reads_run_output.py": "7: error [import]: refuse_reads_run_output.py cannot be imported: it raises"
-    " FileNotFoundError: [Errno 2] No such file or directory:"
-    " '/root/shared_data/ckpt/latest_checkpointed_iteration.txt' after launching (line 6), using what the run"
-    " left (to check it, or for a later launch): a spec holds launches, not what follows from their output",
+    "refuse_reads_run_output.py": "7: error [import]: refuse_reads_run_output.py cannot be imported: it reads"
+    " /root/shared_data/ckpt/latest_checkpointed_iteration.txt, which its launch at line 6 would write (--save"
+    " /root/shared_data/ckpt): a cell does not read what another cell's run wrote, so this test is not one spec",
     "refuse_crashes.py": "8: error [import]: refuse_crashes.py cannot be imported: it raises FileNotFoundError:"
     " [Errno 2] No such file or directory: '/nonexistent/models/GLM-5_4layer/config.json' under the recorder"
     " (commands run nothing there and return no output)",
