@@ -27,6 +27,7 @@ from schemas.spec import (
     Mkdir,
     PatchHfConfig,
     PrepareStep,
+    WriteFile,
 )
 from schemas.values import flag_tokens
 
@@ -56,7 +57,10 @@ class Command:
         if self.guard:
             text = f"{_test_text(self.guard)} || {text}"
         if self.stdin:
-            text += f" <<'{HEREDOC}'\n{self.stdin.rstrip()}\n{HEREDOC}"
+            end = HEREDOC
+            while end in self.stdin.splitlines():  # a text that holds the delimiter gets another one
+                end += "_"
+            text += f" <<'{end}'\n{self.stdin.rstrip()}\n{end}"
         return text
 
 
@@ -194,6 +198,8 @@ def _prepare(
     python = cell.conventions.python
     root = context.miles_root
     match step:
+        case WriteFile():
+            return Command("prepare", name, ("cp", "/dev/stdin", step.path), stdin=step.text)
         case Mkdir():
             return Command("prepare", name, ("mkdir", "-p", *step.paths))
         case HfDownload():

@@ -37,6 +37,12 @@ class Wandb(Model):
     project: str | None = Field(default=None, description="default: miles-<spec name>")
 
 
+class WriteFile(Model):
+    kind: Literal["write-file"]
+    path: str = Field(min_length=1, description="the file to write (a test's config or prompt data)")
+    text: str = Field(description="its whole text, written again on every run")
+
+
 class Mkdir(Model):
     kind: Literal["mkdir"]
     paths: list[str]
@@ -93,7 +99,7 @@ class ConvertInt4(_Quantize):
 QUANTIZE_STEPS: tuple[type[_Quantize], ...] = (ConvertFp8, ConvertInt4)
 
 PrepareStep = Annotated[
-    Mkdir | HfDownload | PatchHfConfig | ConvertTorchDist | ConvertFp8 | ConvertInt4,
+    WriteFile | Mkdir | HfDownload | PatchHfConfig | ConvertTorchDist | ConvertFp8 | ConvertInt4,
     Field(discriminator="kind"),
 ]
 

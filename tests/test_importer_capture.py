@@ -61,8 +61,13 @@ def test_file_changes_are_recorded_and_not_done(tmp_path):
     shutil.rmtree({str(tmp_path)!r})
     """
     run = capture.record(script(tmp_path, body), {}, [])
+    (written,) = run.prepare  # a whole text file the test writes before launching: a prepare step's
+    assert (written.kind, written.command, written.args) == (
+        "write",
+        str(tmp_path / "new.txt"),
+        {"text": "x"},
+    )
     assert [note.message.split(":")[0] for note in run.notes] == [
-        f"writes {tmp_path / 'new.txt'}",
         f"os.makedirs {tmp_path / 'made'}",
         f"os.mkdir {tmp_path / 'keep'}",
         f"shutil.rmtree {tmp_path}",
@@ -163,3 +168,39 @@ def test_reading_what_a_launch_would_write_is_refused_with_that_launch(tmp_path)
         " /root/ckpt/latest_checkpointed_iteration.txt, which its launch at line 3 would write"
         " (--save /root/ckpt): a cell does not read what another cell's run wrote, so this test is not one spec"
     ) in str(error.value)
+
+
+def test_a_temporary_file_the_test_writes_has_the_same_name_in_every_run(tmp_path):
+    """miles' sglang_config tests pass a NamedTemporaryFile they wrote: its path and text are the launch's."""
+    body = """
+    import tempfile
+    config = tempfile.NamedTemporaryFile(mode="w", suffix=".yaml", prefix="sglang_config_", delete=False)
+    config.write("sglang:\\n  - name: default\\n")
+    config.flush()
+    """
+    path = script(tmp_path, body)
+    path.write_text(path.read_text().replace('"--lr 1e-6 "', 'f"--lr 1e-6 --sglang-config {config.name} "'))
+    first, second = (capture.record(path, {}, []) for _ in range(2))
+    (written,) = first.prepare
+    assert written.command.startswith(("/tmp/sglang_config_", "/var/tmp/sglang_config_"))
+    assert written.args == {"text": "sglang:\n  - name: default\n"}
+    assert first.calls[0].args["train_args"] == second.calls[0].args["train_args"]
+    assert f"--sglang-config {written.command}" in first.calls[0].args["train_args"]
+    assert first.notes == () and not Path(written.command).exists()
+
+
+def test_writes_a_spec_cannot_hold_are_notes(tmp_path):
+    body = f"""
+    open({str(tmp_path / "blob.bin")!r}, "wb").write(bytes(range(256)))
+    open({str(tmp_path / "log.txt")!r}, "a").write("appended")
+    """
+    path = script(tmp_path, body)
+    path.write_text(path.read_text() + f"open({str(tmp_path / 'after.txt')!r}, 'w').write('done')\n")
+    run = capture.record(path, {}, [])
+    assert run.prepare == ()
+    assert [note.message for note in run.notes] == [
+        f"writes {tmp_path / 'blob.bin'}, which is not text of at most 64 KiB: recorded, not done",
+        f"writes {tmp_path / 'log.txt'}: recorded, not done; a spec does not hold it",
+        f"writes {tmp_path / 'after.txt'}, which is written after the last launch: recorded, not done",
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["case.py"]

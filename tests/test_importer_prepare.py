@@ -79,3 +79,10 @@ def test_a_conversion_for_another_model_type_names_it() -> None:
     megatron = steps([convert], ROOT, "qwen3-0.6B", "/root/Megatron-LM")
     assert fsdp["convert"] == {**megatron["convert"], "model_type": "qwen3-0.6B"}
     assert "model_type" not in megatron["convert"]
+
+
+def test_a_file_the_test_writes_is_a_write_file_step_once() -> None:
+    written = Event("write", "write", "/tmp/sglang_config_x.yaml", {"text": "sglang: []\n"}, AT)
+    assert steps([written, written], ROOT, None, "/root/Megatron-LM") == {
+        "file": {"kind": "write-file", "path": "/tmp/sglang_config_x.yaml", "text": "sglang: []\n"}
+    }

@@ -101,7 +101,7 @@ def test_env_values_are_text(write):
 def test_unknown_prepare_kind(write):
     assert error_of(write, "prepare:\n  m: {kind: download}\n") == (
         "spec.yaml:6: error [type] prepare.m: Input tag 'download' found using 'kind' does not match any"
-        " of the expected tags: 'mkdir', 'hf-download', 'patch-hf-config', 'convert-torch-dist',"
+        " of the expected tags: 'write-file', 'mkdir', 'hf-download', 'patch-hf-config', 'convert-torch-dist',"
         " 'convert-fp8', 'convert-int4', got {'kind': 'download'}"
     )
 

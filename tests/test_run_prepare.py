@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,23 @@ def test_a_failing_or_missing_program_is_a_failed_step(write, tmp_path):
     failed = run_step("model", cell.spec.prepare["model"], command, {"PATH": str(tmp_path)}, lines.append)
     assert (failed.status, failed.detail) == ("failed", "hf exited with code 4 (the log has its output)")
     assert lines == ["no network"]
+
+
+@pytest.mark.allow_subprocess  # bash runs the shell form
+def test_a_written_file_is_written_on_every_run_and_its_shell_text_is_exact(write, tmp_path):
+    """write-file holds a file the test wrote itself (a SGLang config); its text may hold the heredoc's
+    own delimiter, which the shell form then steps around."""
+    target = tmp_path / "configs" / "sglang.yaml"
+    text = "sglang:\n  - name: default\nRUN_MATRIX_PROGRAM\n'quoted' $NOT_EXPANDED\n"
+    step = json.dumps({"kind": "write-file", "path": str(target), "text": text})
+    cell = pipeline.cell(write("spec.yaml", VALID + f"prepare:\n  file: {step}\n"))
+    (command,) = [c for c in render(cell).commands if c.name == "file"]
+    assert command.argv == ("cp", "/dev/stdin", str(target)) and command.stdin == text
+    for _ in range(2):  # never skipped: a stale copy is never trusted
+        record = run_step("file", cell.spec.prepare["file"], command, os.environ, lambda line: None)
+        assert (record.status, record.detail) == ("ran", f"wrote {target}")
+        assert target.read_text() == text
+        target.write_text("stale")
+    target.unlink()
+    subprocess.run(["bash", "-c", command.shell], check=True)
+    assert target.read_text() == text

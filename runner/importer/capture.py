@@ -36,7 +36,7 @@ SANDBOX_VARIABLES = frozenset({*sandbox.BASE_ENV, "HOME", sandbox.OUT_VARIABLE, 
 class Event:
     """One thing the script did through miles' helpers before launching: a command or a helper call."""
 
-    kind: str  # command | helper
+    kind: str  # command | helper | write
     name: str  # exec_command, hf_download_dataset, convert_checkpoint, ...
     command: str
     args: dict[str, Any]
@@ -174,14 +174,19 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
             f"runs {_what(late[0])} after its last execute_train; a spec runs nothing after the launch",
         )
     # a launch's prepare is everything run before it: on a fresh node each cell runs all of it
-    ran = [(i, _event(e)) for i, e in enumerate(events) if e["kind"] in ("command", "helper")]
+    kept = _kept_writes(events, launches[-1], trace["root"])
+    ran = [(i, _event(e)) for i, e in enumerate(events) if e["kind"] in ("command", "helper") or i in kept]
     calls = tuple(_call(events[i], tuple(event for j, event in ran if j < i)) for i in launches)
     return Run(
         switches,
         calls[0].prepare,
         calls,
         tuple(e["text"] for e in events if e["kind"] == "wandb"),
-        tuple(_note(e) for e in events if e["kind"] in ("effect", "silent", "clock")),
+        tuple(
+            _note(e) if e["kind"] != "write" else _write_note(e, i > launches[-1], trace["root"])
+            for i, e in enumerate(events)
+            if e["kind"] in ("effect", "silent", "clock") or (e["kind"] == "write" and i not in kept)
+        ),
         {name: _location(at) for name, at in trace["env_reads"].items()},
         trace["root"],
         tuple(
@@ -224,7 +229,29 @@ def _call(event: dict[str, Any], prepare: tuple[Event, ...]) -> Call:
     )
 
 
+def _kept_writes(events: list[dict[str, Any]], last_launch: int, root: str) -> set[int]:
+    """The files the test's own code writes before its last launch whose text a prepare step can
+    hold: text of at most 64 KiB, outside the checkout (whose path a spec never names)."""
+    return {
+        i
+        for i, e in enumerate(events[:last_launch])
+        if e["kind"] == "write" and e["text"] is not None and not e["path"].startswith(f"{root}/")
+    }
+
+
+def _write_note(event: dict[str, Any], late: bool, root: str) -> Note:
+    if event["text"] is None:
+        why = "is not text of at most 64 KiB"
+    elif late:
+        why = "is written after the last launch"
+    else:
+        why = "is in the miles checkout, whose path a spec never names"
+    return Note(f"writes {event['path']}, which {why}: recorded, not done", _location(event["at"]))
+
+
 def _event(event: dict[str, Any]) -> Event:
+    if event["kind"] == "write":
+        return Event("write", "write", event["path"], {"text": event["text"]}, _location(event["at"]))
     if event["kind"] == "command":
         return Event("command", event["helper"], event["command"], {}, _location(event["at"]))
     return Event("helper", event["name"], "", event["args"], _location(event["at"]))

@@ -2,7 +2,8 @@
 
 Starting a process, sending a signal, resolving a host or opening a connection refuses the import
 (``Refused`` is raised, and the first reason kept). Writing, moving or deleting a file is recorded
-and not done: writes go to ``/dev/null``. Environment lookups are recorded, to find the variant
+and not done: a whole file the test's own code writes goes to a private copy (``Trace.capture``),
+any other write to ``/dev/null``. Environment lookups are recorded, to find the variant
 switches a script reads. Loaded by path by ``harness.py``; standard library only.
 
 These guards are what turns an attempt into a refusal that names the script's line; they are not
@@ -134,9 +135,12 @@ def _record_file_changes(trace: Any, skip: Callable[[str], Callable[..., None]])
 
 def _recorded_open(trace: Any, real_open: Callable[..., Any]) -> Callable[..., Any]:
     def open_(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        if WRITE_MODES & set(mode) and not isinstance(file, int):
-            trace.record("effect", what=f"writes {file}")
-            return real_open(os.devnull, mode.replace("x", "w"), *args, **kwargs)
+        # with an opener (tempfile's), the opener names the file and its os.open is guarded
+        opener = kwargs.get("opener", args[5] if len(args) > 5 else None)
+        if WRITE_MODES & set(mode) and not isinstance(file, int) and opener is None:
+            return real_open(
+                _written(trace, file, "w" in mode or "x" in mode), mode.replace("x", "w"), *args, **kwargs
+            )
         if not isinstance(file, int) and trace.downloaded(file):
             return _downloaded_file(trace, file, mode, real_open)
         return real_open(file, mode, *args, **kwargs)
@@ -173,8 +177,7 @@ def _recorded_file_io(trace: Any, real: type[_io.FileIO]) -> type[_io.FileIO]:
     class RecordedFileIO(real):  # type: ignore[valid-type, misc]
         def __init__(self, file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> None:
             if WRITE_MODES & set(mode) and not isinstance(file, int):
-                trace.record("effect", what=f"writes {file}")
-                file, mode = os.devnull, mode.replace("x", "w")
+                file, mode = _written(trace, file, "w" in mode or "x" in mode), mode.replace("x", "w")
             super().__init__(file, mode, *args, **kwargs)
 
     return RecordedFileIO
@@ -183,11 +186,24 @@ def _recorded_file_io(trace: Any, real: type[_io.FileIO]) -> type[_io.FileIO]:
 def _recorded_os_open(trace: Any, real_open: Callable[..., int]) -> Callable[..., int]:
     def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
         if flags & WRITE_FLAGS:
-            trace.record("effect", what=f"writes {path}")
-            return real_open(os.devnull, flags & ~(os.O_CREAT | os.O_EXCL | os.O_TRUNC))
+            whole = bool(flags & os.O_CREAT and flags & (os.O_TRUNC | os.O_EXCL))
+            target = _written(trace, path, whole)
+            if target == os.devnull:
+                return real_open(os.devnull, flags & ~(os.O_CREAT | os.O_EXCL | os.O_TRUNC))
+            return real_open(target, (flags | os.O_CREAT | os.O_TRUNC) & ~os.O_EXCL, 0o600)
         return real_open(path, flags, *args, **kwargs)
 
     return open_
+
+
+def _written(trace: Any, path: Any, whole: bool) -> str:
+    """Where a write goes: a whole file the test's own code writes, to a private copy whose text
+    import reads back (a prepare step writes it); anything else, nowhere, recorded."""
+    target = trace.capture(path) if whole else None
+    if target is None:
+        trace.record("effect", what=f"writes {path}")
+        return os.devnull
+    return str(target)
 
 
 def _show(args: tuple[Any, ...], port: bool = False) -> str:

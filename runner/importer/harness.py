@@ -11,7 +11,9 @@ checkout, its own PID namespace, resource limits). Before the script runs:
   recorded;
 * everything else that could reach out is guarded: starting a process, sending a signal or
   opening a network connection refuses the import; writing, moving or deleting a file is
-  recorded and not done (writes go to ``/dev/null``);
+  recorded and not done (a whole file the test's own code writes goes to a private copy whose
+  text becomes a ``write-file`` step, any other write to ``/dev/null``); tempfile's names come
+  from a fixed seed, so a temporary file the launch names is named alike in every run;
 * reads of environment variables are recorded (the variant switches are found that way), and so
   are functions of the script that ``prepare()`` calls which use no helper and touch no file
   (their effect is invisible to the recorder); the guards themselves are in ``guards.py``.
@@ -24,14 +26,18 @@ Standard library only: this file runs outside run-matrix.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
 import os
+import random
 import runpy
 import sys
+import sysconfig
+import tempfile
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -39,6 +45,8 @@ from types import FrameType, ModuleType
 from typing import Any
 
 HELPERS_MODULE = "miles.utils.external_utils.command_utils"
+_UNLINK, _RMDIR = os.unlink, os.rmdir  # the real ones, kept before the guards replace them
+MAX_WRITTEN = 64 * 1024  # bytes of a file the test writes that a prepare step may hold
 RUN_ID = "run-matrix-run"  # what create_run_id() gives in the sandbox, and so in the spec
 HERE = Path(__file__).resolve().parent
 SANDBOX = (
@@ -74,11 +82,41 @@ def main(argv: Sequence[str]) -> int:
         sys.meta_path.append(missing.Missing(trace.own_code, lambda name: None))
         guards = _load("_run_matrix_guards", "guards.py")
         guards.record_environment_reads(trace)
+        trace.captures = tempfile.mkdtemp(prefix="run-matrix-writes-")  # before the guards: a real folder
+        trace.stdlib = tuple({sysconfig.get_paths()[key] + os.sep for key in ("stdlib", "platstdlib")})
+        _same_temporary_names()
         guards.install(trace)
         failure = _run(script, miles_root, recorder, tracing, registry)
+        _read_back(trace.events)
+        with contextlib.suppress(OSError):
+            _RMDIR(trace.captures)
         data = {"events": trace.events, "env_reads": trace.env_reads, "refusal": trace.refusal}
         json.dump({**data, "failure": failure, "root": str(miles_root or recorder.ROOT)}, out)
     return 0
+
+
+def _same_temporary_names() -> None:
+    """tempfile's names from a fixed seed: every run of a script names its temporary files alike, so
+    a launch that passes one (``--sglang-config /tmp/sglang_config_XXXX.yaml``) is the same in each."""
+    names = tempfile._RandomNameSequence()  # type: ignore[attr-defined]
+    names._rng, names._rng_pid = random.Random(0), os.getpid()
+    tempfile._name_sequence = names  # type: ignore[attr-defined]
+
+
+def _read_back(events: list[dict[str, Any]]) -> None:
+    """The text of each file the test's own code wrote (None when it is not text of at most
+    MAX_WRITTEN bytes); the private copies go."""
+    for event in (e for e in events if e["kind"] == "write"):
+        capture = event.pop("capture")
+        try:
+            with open(capture, "rb") as copy:
+                data = copy.read(MAX_WRITTEN + 1)
+            event["text"] = data.decode("utf-8") if len(data) <= MAX_WRITTEN else None
+        except (OSError, UnicodeDecodeError):
+            event["text"] = None
+        finally:
+            with contextlib.suppress(OSError):
+                _UNLINK(capture)  # os.unlink itself is a guard's by now
 
 
 def _load(name: str, file: str) -> Any:

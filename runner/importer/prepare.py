@@ -1,7 +1,8 @@
 """prepare: the commands and helper calls a script makes before launching -> prepare steps.
 
 Each recorded command or helper call maps to one step kind of the spec (``mkdir``,
-``hf-download``, ``convert-torch-dist``, ``convert-fp8``, ``convert-int4``), with the arguments miles' helpers
+``hf-download``, ``convert-torch-dist``, ``convert-fp8``, ``convert-int4``), and each text file the
+test's own code writes to ``write-file``, with the arguments miles' helpers
 would have used. One that maps to no step kind stops the import: a spec cannot run it, and
 leaving it out would write a test that fails on a fresh node. Pure.
 """
@@ -19,7 +20,13 @@ from runner.importer.groups import flags
 from schemas.spec import QUANTIZE_STEPS
 
 Step = dict[str, Any]
-NAMES = {"mkdir": "dirs", "convert-torch-dist": "convert", "convert-fp8": "fp8", "convert-int4": "int4"}
+NAMES = {
+    "write-file": "file",
+    "mkdir": "dirs",
+    "convert-torch-dist": "convert",
+    "convert-fp8": "fp8",
+    "convert-int4": "int4",
+}
 # each quantize step's tool, as a script names it: under the checkout, or relative to it (upstream
 # runs prepare from the checkout root)
 QUANTIZE_KINDS = {
@@ -31,7 +38,12 @@ def steps(events: Sequence[Event], root: str, model_type: str | None, megatron_p
     """Named steps in the order the script runs them (``dirs``, ``model``, ``dataset``, ``convert``, ...)."""
     named: dict[str, Step] = {}
     for event in events:
-        step = _helper(event, model_type, megatron_path) if event.kind == "helper" else _command(event, root)
+        if event.kind == "write":
+            step: Step = {"kind": "write-file", "path": event.command, "text": event.args["text"]}
+        elif event.kind == "helper":
+            step = _helper(event, model_type, megatron_path)
+        else:
+            step = _command(event, root)
         if step in named.values():
             continue  # run again before a later launch: one step, skipped once done
         name = _name(step)

@@ -44,6 +44,8 @@ class Trace:
     env_reads: dict[str, list[Any]] = dataclasses.field(default_factory=dict)  # name -> where
     refusal: dict[str, Any] | None = None
     train: dict[str, Any] | None = None  # the execute_train call in progress
+    captures: str = ""  # a private folder where files the test's own code writes go instead
+    stdlib: tuple[str, ...] = ()  # the standard library's folders (tempfile's frames are the caller's)
 
     def where(self) -> list[Any]:
         """[file, line] of the script line that led here (else the nearest caller outside us)."""
@@ -84,6 +86,33 @@ class Trace:
         if frame is None or name not in _source(frame.f_code.co_filename):
             return None
         return [frame.f_code.co_filename, frame.f_lineno]
+
+    def capture(self, path: Any) -> str | None:
+        """Where a file the test's own code writes goes instead (its text becomes a prepare step);
+        None for a write by a library, which is only recorded. The nearest frame past the
+        standard library and us decides, so a NamedTemporaryFile of the test's is the test's."""
+        if not self.captures or not isinstance(path, (str, os.PathLike)) or self.downloaded(path):
+            return None  # a downloaded file patched in place: its text here is a stand-in's
+        written = os.path.abspath(os.fspath(path))
+        if written.startswith(os.path.join(os.path.expanduser("~"), "")):
+            return None  # the sandbox's own HOME: that path means nothing on a node
+        frame: FrameType | None = sys._getframe(2)
+        while frame is not None and (
+            frame.f_code.co_filename in self.own_files
+            or frame.f_code.co_filename.startswith("<frozen")
+            or self._in_stdlib(frame.f_code.co_filename)
+        ):
+            frame = frame.f_back
+        if frame is None or not self.is_test_code(frame.f_code.co_filename):
+            return None
+        target = os.path.join(self.captures, str(len(self.events)))
+        self.record("write", path=written, capture=target)
+        return target
+
+    def _in_stdlib(self, filename: str) -> bool:
+        return filename.startswith(self.stdlib) and not (
+            "site-packages" in filename or "dist-packages" in filename
+        )
 
     def is_library(self, filename: str) -> bool:
         return bool(self.library) and filename.startswith(self.library)

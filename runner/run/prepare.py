@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from runner import patch_hf_config
+from runner.atomic import write_text
 from runner.render import Command
 from runner.run import processes
 from runner.run.environment import fill
@@ -29,6 +30,7 @@ from schemas.spec import (
     Mkdir,
     PatchHfConfig,
     PrepareStep,
+    WriteFile,
 )
 
 Output = Callable[[str], None]
@@ -37,6 +39,8 @@ Output = Callable[[str], None]
 def skip_reason(step: PrepareStep) -> str | None:
     """Why the step need not run, or None when it must."""
     match step:
+        case WriteFile():
+            return None  # written on every run: a stale copy is never trusted
         case Mkdir():
             return "every directory exists" if all(Path(p).is_dir() for p in step.paths) else None
         case HfDownload():
@@ -85,6 +89,10 @@ def _run(
     step: PrepareStep, command: Command, env: Mapping[str, str], output: Output, tracker: Tracker
 ) -> tuple[StepStatus, str]:
     match step:
+        case WriteFile():
+            Path(step.path).parent.mkdir(parents=True, exist_ok=True)
+            write_text(Path(step.path), step.text)
+            return "ran", f"wrote {step.path}"
         case Mkdir():
             for path in step.paths:
                 Path(path).mkdir(parents=True, exist_ok=True)
