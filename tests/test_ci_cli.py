@@ -58,12 +58,14 @@ def plan(cli, *argv: str) -> dict:
 def test_every_runnable_cell_is_on_exactly_one_runner_of_its_hardware_within_the_bound(cli, tree):
     made = plan(cli, "gen", "matrices", "--runners", "runners.yaml")
     listed = json.loads(cli("list", "gen", "matrices", "--format", "json").out)["cells"]
-    assert len(listed) == 49 and {c["status"] for c in listed} == {"runnable"}
-    assert (made["unplaced"], made["left_out"]) == ([], [])
+    runnable = [c["id"] for c in listed if c["status"] == "runnable"]
+    skipped = sorted(c["id"] for c in listed if c["status"] != "runnable")  # disabled in miles' CI
+    assert (len(listed), skipped) == (54, ["qwen3-30b-a3b/amd_moriep_fp8_bridge", "qwen3-30b-a3b/r3_deepep_fp8"])
+    assert made["unplaced"] == [] and sorted(c["id"] for c in made["left_out"]) == skipped
     cells = {c["id"]: c for c in made["cells"]}
     classes = {c["label"]: c for c in made["classes"]}
     placed = [cell for shard in made["shards"] for cell in shard["cells"]]
-    assert sorted(placed) == sorted(c["id"] for c in listed)  # each once
+    assert sorted(placed) == sorted(runnable)  # each runnable cell once
     for shard in made["shards"]:
         runner = classes[shard["label"]]
         assert shard["shard"] in runner["shards"]
@@ -71,7 +73,7 @@ def test_every_runnable_cell_is_on_exactly_one_runner_of_its_hardware_within_the
         assert all(cells[c]["gpus"] <= runner["gpus"] for c in shard["cells"])
         assert shard["load"] == sum(cells[c]["est_time"] for c in shard["cells"]) <= runner["bound"]
     assert [(c["label"], c["cells"], c["total"], len(c["shards"])) for c in made["classes"]] == [
-        ("self-hosted,nvidia,h200,8gpu", 13, 11700, 3),
+        ("self-hosted,nvidia,h200,8gpu", 16, 15700, 3),
         ("self-hosted,amd,mi350,4gpu", 20, 15600, 4),
         ("b200-8gpu", 10, 9600, 2),
         ("mi355x-8gpu", 2, 1200, 1),
@@ -117,11 +119,11 @@ def test_cells_no_runner_can_take_are_listed_and_strict_fails(cli, tree):
         f"run-matrix: no runner for rocm/glm5-async[fp8_rollout=true]: {reason}\n"
     )
     table = cli("ci", "plan", "gen", "matrices", "--runners", "runners.yaml", "--format", "markdown").out
-    assert table.endswith(
+    assert (
         "### Cells no runner can take\n\n| cell | hardware | GPUs | why |\n|---|---|---:|---|\n"
         f"| `rocm/glm5-async` | mi355x | 8 | {reason} |\n"
-        f"| `rocm/glm5-async[fp8_rollout=true]` | mi355x | 8 | {reason} |\n"
-    )
+        f"| `rocm/glm5-async[fp8_rollout=true]` | mi355x | 8 | {reason} |\n\n"
+    ) in table  # then the cells left out: the two miles' CI disables
 
 
 def test_nightly_and_skipped_cells_are_left_out_unless_asked(cli, tree):

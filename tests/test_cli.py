@@ -19,16 +19,26 @@ def test_validate_the_shipped_matrices(cli, in_repo):
     result = cli("validate", "matrices/")
     assert result.code == 0, result.out
     # 9 profiles, 4 profile families, 3 bases
-    assert result.out.splitlines()[-1].startswith("9 cells, 16 supporting files checked in ")
+    assert result.out.splitlines()[-1].startswith("14 cells, 16 supporting files checked in ")
     # upstream's own: qwen3-30B-A3B's flex dispatcher over its preset's alltoall, sequence-parallel at TP 1
-    assert result.out.endswith(": 0 errors, 4 warnings\n")
+    assert result.out.endswith(": 0 errors, 6 warnings\n")
 
 
 def test_validate_json(cli, in_repo):
     result = cli("validate", "matrices/", "--format", "json")
     data = json.loads(result.out)
     assert data["ok"] is True and {p["severity"] for p in data["problems"]} == {"warning"}
-    cases = ("deepep_fp8", "deepep_fp8_bridge", "disagg_broadcast", "fully_async")
+    cases = (
+        "amd_moriep_fp8_bridge",
+        "deepep_fp8",
+        "deepep_fp8_bridge",
+        "disagg_broadcast",
+        "dp_attention",
+        "fully_async",
+        "int4_rollout",
+        "r3_baseline",
+        "r3_deepep_fp8",
+    )
     assert sorted(f["cell"] for f in data["files"] if f["cell"]) == [
         "nv/glm5-colocate",
         "nv/glm5-colocate[fp8_rollout=true]",
@@ -304,7 +314,7 @@ def test_list_selection_errors(cli, in_repo):
     )
     empty = cli("list", "-k", "fp8_rollout and not fp8_rollout")
     assert empty.code == 2 and empty.err.startswith(
-        "run-matrix: -k 'fp8_rollout and not fp8_rollout' matches none of 9 cells: "
+        "run-matrix: -k 'fp8_rollout and not fp8_rollout' matches none of 14 cells: "
     )
 
 

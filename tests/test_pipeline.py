@@ -16,7 +16,17 @@ def test_content_hash_is_stable_and_follows_the_resolved_spec(write):
 
 def test_spec_files_skip_bases_and_profiles():
     found = [p.relative_to(MATRICES).as_posix() for p in pipeline.spec_files([MATRICES])]
-    cases = ("deepep_fp8", "deepep_fp8_bridge", "disagg_broadcast", "fully_async")
+    cases = (
+        "amd_moriep_fp8_bridge",
+        "deepep_fp8",
+        "deepep_fp8_bridge",
+        "disagg_broadcast",
+        "dp_attention",
+        "fully_async",
+        "int4_rollout",
+        "r3_baseline",
+        "r3_deepep_fp8",
+    )
     assert found == [
         "nv/glm5-colocate.yaml",
         "nv/glm5-main-ci.yaml",

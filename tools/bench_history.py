@@ -91,6 +91,7 @@ def fill(store: Store, cells: int) -> None:
                     "passed",
                     1,
                     "",
+                    600.0,  # seconds (schema version 2)
                 ]
                 cursor.execute(insert_run, values)
                 seq = cursor.lastrowid
