@@ -88,3 +88,19 @@ def test_help_reads_no_command_module() -> None:
     code, modules = loaded(["--help"])
     assert code == 0  # argparse's SystemExit(0), caught by the probe
     assert [m for m in modules if m.startswith("runner.cli.") and m != "runner.cli.output"] == []
+
+
+@pytest.mark.allow_subprocess
+def test_history_reads_the_store_without_pydantic(tmp_path: Path) -> None:
+    """`history CELL` answers from the store: SQLAlchemy and rich, no spec models (pydantic), no run."""
+    from runner.history.location import parse
+    from runner.history.store import AttemptRecord, Identity, Store
+
+    path = tmp_path / "history.sqlite"
+    store = Store.open(parse(str(path), "--history", from_command_line=True))
+    identity = Identity("nv/cell", "nv/cell.yaml", "0123456789ab", "h200", "31f1ca96", "0")
+    store.record(AttemptRecord(identity, 1, "job", "succeeded", "passed", True, "", {}))
+    store.close()
+    code, modules = loaded(["history", "nv/cell", "--history", str(path), "--no-plot"])
+    assert code == 0
+    assert under(modules, ("pydantic", "schemas", "runner.pipeline", "runner.run.cell_run", *HEAVY)) == []

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from runner.errors import Problem, UsageError
-from runner.load import WrittenFloat
 
 SELECT_HELP = (
     "select cells: an id, an id glob (rocm/*) or an expression over axis values (fp8_rollout and not rocm)"
@@ -58,9 +57,7 @@ def print_json(data: Any) -> None:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, WrittenFloat):
-        return float(value)
-    return str(value)
+    return str(value)  # a float (WrittenFloat too) is JSON's own: this sees paths, dates, enums
 
 
 def print_problems(problems: Iterable[Problem], stream: TextIO) -> None:

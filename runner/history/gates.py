@@ -15,10 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from runner.run.results import Gate, GateVerdict, Sample
-from schemas.run import Band, Expectation
+
+if TYPE_CHECKING:  # `history` reads the store without pydantic's start-up
+    from schemas.run import Band, Expectation
 
 LAST = -1  # the coordinate of steps: last
 

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
@@ -24,7 +24,9 @@ from runner.history import schema
 from runner.history.gates import LAST, Reference, Steps
 from runner.history.location import Location
 from runner.run.results import Gate, Sample
-from schemas.run import Baseline
+
+if TYPE_CHECKING:  # `history` reads the store without pydantic's start-up
+    from schemas.run import Baseline
 
 _BUSY_TIMEOUT_MS = 60_000
 # 64 MiB of pages and 256 MiB mapped: a baseline reads 100 runs' samples from all over the file
