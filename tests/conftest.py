@@ -13,6 +13,18 @@ import pytest
 from runner.cli import main
 
 DATA = Path(__file__).parent / "data"
+# the cases of miles main's test_qwen3_30B_A3B/ folder, imported into matrices/qwen3-30b-a3b/
+QWEN3_CASES = (
+    "amd_moriep_fp8_bridge",
+    "deepep_fp8",
+    "deepep_fp8_bridge",
+    "disagg_broadcast",
+    "dp_attention",
+    "fully_async",
+    "int4_rollout",
+    "r3_baseline",
+    "r3_deepep_fp8",
+)
 GOLDEN = Path(__file__).parent / "golden"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli import parser
-from tests.conftest import DATA
+from tests.conftest import DATA, QWEN3_CASES
 from tests.test_model import VALID
 
 ROOT = Path(__file__).parents[1]
@@ -28,22 +28,11 @@ def test_validate_json(cli, in_repo):
     result = cli("validate", "matrices/", "--format", "json")
     data = json.loads(result.out)
     assert data["ok"] is True and {p["severity"] for p in data["problems"]} == {"warning"}
-    cases = (
-        "amd_moriep_fp8_bridge",
-        "deepep_fp8",
-        "deepep_fp8_bridge",
-        "disagg_broadcast",
-        "dp_attention",
-        "fully_async",
-        "int4_rollout",
-        "r3_baseline",
-        "r3_deepep_fp8",
-    )
     assert sorted(f["cell"] for f in data["files"] if f["cell"]) == [
         "nv/glm5-colocate",
         "nv/glm5-colocate[fp8_rollout=true]",
         "nv/glm5-main-ci",
-        *(f"qwen3-30b-a3b/{case}" for case in cases),
+        *(f"qwen3-30b-a3b/{case}" for case in QWEN3_CASES),
         "rocm/glm5-async",
         "rocm/glm5-async[fp8_rollout=true]",
     ]
