@@ -47,7 +47,9 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     add_miles_root(
         parser,
         "its scripts/models/<type>.py or .sh gives MODEL_ARGS (expanded in the sandbox; a difference from "
-        "the shipped preset is a model-args warning) and its own flags decide which flags are valid",
+        "the shipped preset is a model-args warning), its own execute_train the runtime env (observed in "
+        "the sandbox; a difference from the shipped conventions is a launch warning) and its own flags "
+        "decide which flags are valid",
     )
     add_trust_checkout(parser)
     parser.set_defaults(handler=run)

@@ -67,7 +67,11 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "the plan was made from unless specs are given",
     )
     env = os.environ
-    add_miles_root(parser, "what runs; its presets give MODEL_ARGS and its own flags decide which are valid")
+    add_miles_root(
+        parser,
+        "what runs; its presets give MODEL_ARGS, its execute_train the runtime env, and its own flags"
+        " decide which are valid",
+    )
     parser.add_argument(
         "--ray-address",
         default=env.get("RAY_ADDRESS") or env.get("RAY_API_SERVER_ADDRESS") or None,
