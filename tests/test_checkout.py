@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import time
 
 import pytest
 
@@ -72,3 +73,32 @@ def test_the_checkouts_own_execute_train_decides_the_runtime_env(tmp_path):
     env = render(cell, context).env
     assert (env["PYTHONUNBUFFERED"], env["PYTHONPATH"]) == ("1", f"{checkout}:/root/Megatron-LM")
     assert launch_context(cell, CHECKOUT, {})[1] == []  # the shipped conventions hold for the stand-in
+
+
+def test_a_stuck_execute_train_is_a_warning_once_per_process(tmp_path, monkeypatch):
+    """A hostile (or broken) checkout whose execute_train never returns costs one probe timeout, not
+    one per cell; render keeps the shipped conventions and says why."""
+    from runner.importer import observed
+
+    monkeypatch.setattr(observed, "PROBE_TIMEOUT_S", 2.0)
+    checkout = tmp_path / "miles"
+    shutil.copytree(CHECKOUT, checkout)
+    for path in [tmp_path, *checkout.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    helpers = checkout / "miles/utils/external_utils/command_utils.py"
+    helpers.write_text(
+        helpers.read_text().replace(
+            "    master = os.environ", "    while True:\n        pass\n    master = os.environ", 1
+        )
+    )
+    first, second = pipeline.cells(ROCM)  # [fp8_rollout=false], [fp8_rollout=true]
+    started = time.monotonic()
+    warnings = [launch_context(cell, checkout, {})[1] for cell in (first, second)]
+    assert time.monotonic() - started < 10
+    assert warnings[0] == warnings[1]
+    assert warnings[0][0].message == (
+        "the checkout's execute_train cannot be observed (probe_execute_train.py cannot be imported: it did not"
+        " finish within 2 s under the recorder (does it wait for something?)); using the shipped launch"
+        " conventions (miles dc8b499b)"
+    )
+    assert launch_context(first, CHECKOUT, {})[0].conventions == first.conventions  # the stand-in's hold

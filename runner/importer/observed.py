@@ -10,12 +10,15 @@ value wins: ``--miles-root`` decides. The result is cached under the content has
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
-from runner.errors import Location
+from runner.errors import Location, RunMatrixError
 from runner.importer import capture
 from runner.importer.launch import launched
 from runner.knowledge import cache
@@ -24,6 +27,7 @@ from schemas.conventions import EnvDefault
 
 COMMAND_UTILS = Path("miles/utils/external_utils/command_utils.py")
 CACHE_VERSION = "1"
+PROBE_TIMEOUT_S = 15.0  # the recorder runs nothing: a probe that takes longer is stuck (or hostile)
 PROBE = """\
 import miles.utils.external_utils.command_utils as U
 U.execute_train(train_args={train_args!r}, num_gpus_per_node=1, megatron_model_type={model_type!r})
@@ -38,7 +42,10 @@ def checkout_conventions(
     miles_root = miles_root.resolve()
     backend = "megatron" if model_type else "fsdp"
     root = str(miles_root)
-    env = _observed_env(miles_root, model_type, shipped.secrets, trust)
+    observed, error = _observed_env(miles_root, model_type, tuple(shipped.secrets), trust)
+    if error is not None:
+        raise error
+    env = dict(observed)
     fill = {"master_addr": "127.0.0.1", "megatron_path": shipped.megatron_path, "miles_root": root}
     kept: list[EnvDefault] = []
     differences: list[str] = []
@@ -66,11 +73,21 @@ def _path_lists_last(env: list[EnvDefault]) -> list[EnvDefault]:
     return [d for d in env if not d.path_list] + [d for d in env if d.path_list]
 
 
+@functools.cache  # once a process: every cell of a render asks, and a stuck probe costs its timeout
 def _observed_env(
-    miles_root: Path, model_type: str | None, secrets: list[str], trust: bool
-) -> dict[str, str]:
-    """The runtime env the checkout's execute_train submits with (the checkout written as
-    ``{miles_root}`` in the cache), less what the caller or a node probe would decide."""
+    miles_root: Path, model_type: str | None, secrets: tuple[str, ...], trust: bool
+) -> tuple[Mapping[str, str], RunMatrixError | None]:
+    """The runtime env the checkout's execute_train submits with, less what the caller or a node
+    probe would decide; or why it cannot be observed. A failed probe is not retried in this
+    process: its error is the answer for every cell."""
+    try:
+        return MappingProxyType(_probe(miles_root, model_type, secrets, trust)), None
+    except RunMatrixError as error:
+        return MappingProxyType({}), error
+
+
+def _probe(miles_root: Path, model_type: str | None, secrets: tuple[str, ...], trust: bool) -> dict[str, str]:
+    """The env of the probe's submission, from the disk cache (the checkout as ``{miles_root}``)."""
     root = str(miles_root.resolve())
     train_args = "" if model_type else "--train-backend fsdp"
     probe = PROBE.format(train_args=train_args, model_type=model_type)
@@ -83,13 +100,13 @@ def _observed_env(
     return {str(k): str(v).replace("{miles_root}", root) for k, v in found.items()}
 
 
-def _record(miles_root: Path, probe: str, secrets: list[str], trust: bool) -> dict[str, str]:
+def _record(miles_root: Path, probe: str, secrets: tuple[str, ...], trust: bool) -> dict[str, str]:
     with tempfile.TemporaryDirectory(prefix="run-matrix-probe-") as folder:
         os.chmod(folder, 0o755)  # the sandbox reads it as the unprivileged user nobody
         script = Path(folder) / "probe_execute_train.py"
         script.write_text(probe, encoding="utf-8")
         script.chmod(0o644)
-        run = capture.record(script, {}, secrets, miles_root=miles_root, trust=trust)
+        run = capture.record(script, {}, secrets, miles_root=miles_root, timeout=PROBE_TIMEOUT_S, trust=trust)
     call = run.calls[0]
     return launched(call.commands, call.args["train_args"], run.root, secrets, Location(script)).env
 
