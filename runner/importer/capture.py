@@ -141,26 +141,9 @@ def _references(data: Any, secrets: Sequence[str]) -> Any:
 def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: str) -> Run:
     if trace["refusal"]:
         raise refused(_location(trace["refusal"]["at"]), trace["refusal"]["reason"])
-    failure = trace["failure"]
-    if failure and failure.get("environment"):
-        raise EnvironmentProblem(failure["reason"])
     events = trace["events"]
-    written_by = _written_by_a_launch(failure.get("missing"), events) if failure else None
-    if written_by:
-        raise refused(_location(failure["at"]), written_by)
-    if failure:
-        tail = "\n".join(output.strip().splitlines()[-5:])
-        launched = [e for e in events if e["kind"] == "train"]
-        after = (
-            f" after launching (line {launched[-1]['at'][1]}), using what the run left (to check it, or for a"
-            " later launch): a spec holds launches, not what follows from their output"
-            if launched
-            else " under the recorder (commands run nothing there and return no output)"
-        )
-        raise refused(
-            _location(failure["at"]),
-            failure["reason"] + after + (f"; its last output:\n{tail}" if tail else ""),
-        )
+    if trace["failure"]:
+        raise _failed(trace["failure"], events, output)
     launches = [i for i, e in enumerate(events) if e["kind"] == "train"]
     if not launches:
         raise refused(
@@ -194,6 +177,28 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
             for e in events
             if e["kind"] in ("ci", "gate")
         ),
+    )
+
+
+def _failed(failure: dict[str, Any], events: list[dict[str, Any]], output: str) -> RunMatrixError:
+    """Why a script that raised cannot be imported: the environment's fault, what its own launch
+    would have written, or its exception (before or after launching)."""
+    if failure.get("environment"):
+        return EnvironmentProblem(failure["reason"])
+    written_by = _written_by_a_launch(failure.get("missing"), events)
+    if written_by:
+        return refused(_location(failure["at"]), written_by)
+    tail = "\n".join(output.strip().splitlines()[-5:])
+    launched = [e for e in events if e["kind"] == "train"]
+    after = (
+        f" after launching (line {launched[-1]['at'][1]}), using what the run left (to check it, or for a"
+        " later launch): a spec holds launches, not what follows from their output"
+        if launched
+        else " under the recorder (commands run nothing there and return no output)"
+    )
+    return refused(
+        _location(failure["at"]),
+        failure["reason"] + after + (f"; its last output:\n{tail}" if tail else ""),
     )
 
 
