@@ -209,28 +209,7 @@ def _prepare(
         case PatchHfConfig():
             return _patch_config(name, step, python)
         case ConvertTorchDist():
-            parallel = [t for flag, value in step.parallel.items() for t in flag_tokens(flag, value)]
-            argv = (
-                "torchrun",
-                "--nproc-per-node",
-                str(step.nproc_per_node),
-                f"{root}/tools/convert_hf_to_torch_dist.py",
-                *_convert_model_args(step, cell, model_args),
-                "--hf-checkpoint",
-                step.hf_checkpoint,
-                "--save",
-                step.save,
-                *parallel,
-            )
-            marker = f"{step.save}/latest_checkpointed_iteration.txt"
-            return Command(
-                "prepare",
-                name,
-                argv,
-                {"PYTHONPATH": cell.conventions.megatron_path},
-                skip_if=f"{marker} says release",
-                guard=("grep", "-qsx", "release", marker),
-            )
+            return _convert_torch_dist(name, step, cell, root, model_args)
         case ConvertFp8() | ConvertInt4():
             extra = [t for flag, value in step.extra.items() for t in flag_tokens(flag, value)]
             argv = (
@@ -245,6 +224,34 @@ def _prepare(
             return _exists_guarded(name, argv, step.save_dir)
         case _:
             assert_never(step)
+
+
+def _convert_torch_dist(
+    name: str, step: ConvertTorchDist, cell: Cell, root: str, model_args: tuple[str, ...]
+) -> Command:
+    """miles' converter under torchrun, skipped once the checkpoint says release."""
+    parallel = [t for flag, value in step.parallel.items() for t in flag_tokens(flag, value)]
+    argv = (
+        "torchrun",
+        "--nproc-per-node",
+        str(step.nproc_per_node),
+        f"{root}/tools/convert_hf_to_torch_dist.py",
+        *_convert_model_args(step, cell, model_args),
+        "--hf-checkpoint",
+        step.hf_checkpoint,
+        "--save",
+        step.save,
+        *parallel,
+    )
+    marker = f"{step.save}/latest_checkpointed_iteration.txt"
+    return Command(
+        "prepare",
+        name,
+        argv,
+        {"PYTHONPATH": cell.conventions.megatron_path},
+        skip_if=f"{marker} says release",
+        guard=("grep", "-qsx", "release", marker),
+    )
 
 
 def _convert_model_args(step: ConvertTorchDist, cell: Cell, model_args: tuple[str, ...]) -> tuple[str, ...]:
