@@ -51,6 +51,7 @@ class Cell:
             "spec": self.spec.model_dump(mode="json"),
             "profile": self.profile.model_dump(mode="json"),
             "preset": self.preset.model_dump(mode="json"),
+            # only where there are: other cells keep their hash, which history baselines match by
             **(
                 {"step_presets": {k: v.model_dump(mode="json") for k, v in self.step_presets.items()}}
                 if self.step_presets
