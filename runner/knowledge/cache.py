@@ -6,11 +6,14 @@ nothing is ever invalidated by hand. A cache that cannot be read or written only
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from runner.atomic import write_text
 
 
 def folder(kind: str) -> Path:
@@ -30,11 +33,7 @@ def cached(path: Path, read_now: Callable[[], dict[str, Any]]) -> dict[str, Any]
     except (OSError, ValueError):
         pass
     found = read_now()
-    try:
+    with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        hidden = path.with_name(f".{path.name}.{os.getpid()}")
-        hidden.write_text(json.dumps(found), encoding="utf-8")
-        hidden.replace(path)  # a reader never sees half a file
-    except OSError:
-        pass
+        write_text(path, json.dumps(found))  # a reader never sees half a file
     return dict(found)
