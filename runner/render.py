@@ -20,13 +20,13 @@ from runner.cell import Cell
 from schemas import GROUPS, ModelPreset
 from schemas.conventions import EnvDefault, LaunchConventions
 from schemas.spec import (
-    ConvertFp8,
-    ConvertInt4,
+    Conversion,
     ConvertTorchDist,
     HfDownload,
     Mkdir,
     PatchHfConfig,
     PrepareStep,
+    Remove,
     WriteFile,
 )
 from schemas.values import flag_tokens
@@ -208,20 +208,22 @@ def _prepare(
             return _exists_guarded(name, argv, step.local_dir)
         case PatchHfConfig():
             return _patch_config(name, step, python)
+        case Remove():
+            return Command("prepare", name, ("rm", "-rf", "--", *step.paths))
         case ConvertTorchDist():
             return _convert_torch_dist(name, step, cell, root, model_args)
-        case ConvertFp8() | ConvertInt4():
+        case Conversion():
             extra = [t for flag, value in step.extra.items() for t in flag_tokens(flag, value)]
             argv = (
                 step.python,
                 f"{root}/tools/{step.tool}",
-                "--model-dir",
+                step.source_flag,
                 step.model_dir,
-                "--save-dir",
+                step.output_flag,
                 step.save_dir,
                 *extra,
             )
-            return _exists_guarded(name, argv, step.save_dir)
+            return _exists_guarded(name, argv, step.done_marker)
         case _:
             assert_never(step)
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
-from pydantic import Field, PositiveInt
+from pydantic import Field, PositiveInt, field_validator
 
 from schemas.ci import CI
 from schemas.run import Expectation, Requirement, Retry
@@ -76,30 +77,93 @@ class ConvertTorchDist(Model):
     )
 
 
-class _Quantize(Model):
-    """An HF checkpoint -> a quantized HF checkpoint, by one of miles' ``tools/convert_hf_to_*.py``."""
+class Remove(Model):
+    """``rm -rf`` of a test's own outputs, so the conversions after it run again (it runs every time)."""
+
+    kind: Literal["remove"]
+    paths: list[str] = Field(min_length=1, description="absolute paths, each at least two levels deep")
+
+    @field_validator("paths")
+    @classmethod
+    def _deep_enough(cls, paths: list[str]) -> list[str]:
+        for path in paths:
+            parts = PurePosixPath(path).parts
+            if not path.startswith("/") or ".." in parts or len(parts) < 3:
+                raise ValueError(
+                    f"{path!r}: a path to remove is absolute, without '..', and at least two levels"
+                    " below / (/root/models/X, not /root)"
+                )
+        return paths
+
+
+class Conversion(Model):
+    """An HF checkpoint -> another HF checkpoint, by one of miles' ``tools/*.py``; skipped once done."""
 
     tool: ClassVar[str]
+    source_flag: ClassVar[str] = "--model-dir"
+    output_flag: ClassVar[str] = "--save-dir"
+    done_file: ClassVar[str] = ""  # a file of save_dir that says the output is complete; "": it exists
     model_dir: str
     save_dir: str
     extra: Flags = {}
     python: str = Field(default="python", description="the interpreter upstream's prepare runs it with")
 
+    @property
+    def done_marker(self) -> str:
+        """The path whose presence skips the step."""
+        return f"{self.save_dir}/{self.done_file}" if self.done_file else self.save_dir
 
-class ConvertFp8(_Quantize):
+
+class ConvertFp8(Conversion):
     tool = "convert_hf_to_fp8.py"
     kind: Literal["convert-fp8"]
 
 
-class ConvertInt4(_Quantize):
+class ConvertInt4(Conversion):
     tool = "convert_hf_to_int4_direct.py"
     kind: Literal["convert-int4"]
 
 
-QUANTIZE_STEPS: tuple[type[_Quantize], ...] = (ConvertFp8, ConvertInt4)
+class ConvertNvfp4(Conversion):
+    tool = "convert_hf_to_nvfp4.py"
+    kind: Literal["convert-nvfp4"]
+
+
+class ConvertMxfp8(Conversion):
+    tool = "convert_hf_to_mxfp8.py"
+    kind: Literal["convert-mxfp8"]
+
+
+class CastFp8Bf16(Conversion):
+    """miles' ``fp8_cast_bf16(src, dst)``: an FP8 checkpoint back to BF16 (a reference for training)."""
+
+    tool = "fp8_cast_bf16.py"
+    source_flag = "--input-fp8-hf-path"
+    output_flag = "--output-bf16-hf-path"
+    done_file = "model.safetensors.index.json"  # the helper's own skip test
+    kind: Literal["cast-fp8-bf16"]
+
+
+class DequantizeKimiInt4(Conversion):
+    """Kimi's INT4 checkpoint -> BF16, the reference the Megatron bridge loads."""
+
+    tool = "convert_kimi_int4_to_bf16.py"
+    output_flag = "--output-dir"
+    kind: Literal["dequantize-kimi-int4"]
+
+
+TOOL_STEPS: tuple[type[Conversion], ...] = (
+    ConvertFp8,
+    ConvertInt4,
+    ConvertNvfp4,
+    ConvertMxfp8,
+    CastFp8Bf16,
+    DequantizeKimiInt4,
+)
+ToolStep = ConvertFp8 | ConvertInt4 | ConvertNvfp4 | ConvertMxfp8 | CastFp8Bf16 | DequantizeKimiInt4
 
 PrepareStep = Annotated[
-    WriteFile | Mkdir | HfDownload | PatchHfConfig | ConvertTorchDist | ConvertFp8 | ConvertInt4,
+    WriteFile | Mkdir | Remove | HfDownload | PatchHfConfig | ConvertTorchDist | ToolStep,
     Field(discriminator="kind"),
 ]
 

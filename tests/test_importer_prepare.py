@@ -6,14 +6,26 @@ import pytest
 
 from runner.errors import Location, SpecError
 from runner.importer.capture import Event
-from runner.importer.prepare import steps
+from runner.importer import prepare
+from runner.importer.capture import Note
 
 ROOT = "/root/miles"
 AT = Location(Path("test_x.py"), 7)
+KINDS = (
+    "mkdir, remove, hf-download, convert-torch-dist, convert-fp8, convert-int4, convert-nvfp4,"
+    " convert-mxfp8, cast-fp8-bf16, dequantize-kimi-int4"
+)
 
 
 def command(text: str) -> Event:
     return Event("command", "exec_command", text, {}, AT)
+
+
+def steps(events: list[Event], root: str, model_type: str | None, megatron: str) -> dict[str, dict]:
+    """The steps of events that need no note."""
+    found, notes = prepare.steps(events, root, model_type, megatron)
+    assert notes == []
+    return found
 
 
 def test_quantize_tools_by_checkout_path_or_relative_to_it() -> None:
@@ -45,7 +57,11 @@ def test_quantize_tools_by_checkout_path_or_relative_to_it() -> None:
     ("text", "why"),
     [
         ("python tools/convert_hf_to_int4_direct.py --model-dir /m", "(no --model-dir or --save-dir)"),
-        ("python tools/convert_hf_to_nvfp4.py --model-dir /m --save-dir /n", ""),
+        ("python tools/convert_kimi_int4_to_bf16.py --model-dir /m --save-dir /n", "(no --model-dir or --output-dir)"),
+        ("python tools/convert_torch_dist_to_hf.py --input-dir /m --output-dir /n", ""),
+        ("ray stop --force; rm -rf /root/models/x", ""),
+        ("pkill -9 python", ""),
+        ("sleep 10", ""),
     ],
 )
 def test_a_quantize_run_holds_no_step_for_is_refused(text: str, why: str) -> None:
@@ -53,7 +69,7 @@ def test_a_quantize_run_holds_no_step_for_is_refused(text: str, why: str) -> Non
         steps([command(text)], ROOT, None, "/root/Megatron-LM")
     assert caught.value.problems[0].message == (
         f"test_x.py cannot be imported: it runs `{text}`{' ' + why if why else ''} before launching, which is"
-        " no prepare step run-matrix has (mkdir, hf-download, convert-torch-dist, convert-fp8, convert-int4)"
+        f" no prepare step run-matrix has ({KINDS})"
     )
 
 
@@ -86,3 +102,50 @@ def test_a_file_the_test_writes_is_a_write_file_step_once() -> None:
     assert steps([written, written], ROOT, None, "/root/Megatron-LM") == {
         "file": {"kind": "write-file", "path": "/tmp/sglang_config_x.yaml", "text": "sglang: []\n"}
     }
+
+
+def test_every_conversion_tool_of_miles_main_is_a_step_with_its_own_flags() -> None:
+    found = steps(
+        [
+            command("rm -rf /root/models/G-NVFP4 /root/models/G_torch_dist"),
+            command("python tools/convert_hf_to_nvfp4.py --model-dir /m/G --save-dir /m/G-NVFP4 --num-layers-at-start-in-bf16 1"),
+            command("python tools/convert_hf_to_mxfp8.py --model-dir /m/J --save-dir /m/J-MXFP8"),
+            command(f"python {ROOT}/tools/convert_kimi_int4_to_bf16.py --model-dir /m/K --output-dir /m/K-bf16 "),
+            Event("helper", "fp8_cast_bf16", "", {"path_src": "/m/D", "path_dst": "/m/D-bf16"}, AT),
+        ],
+        ROOT,
+        "glm5-744B-A40B",
+        "/root/Megatron-LM",
+    )
+    assert found == {
+        "clean": {"kind": "remove", "paths": ["/root/models/G-NVFP4", "/root/models/G_torch_dist"]},
+        "nvfp4": {
+            "kind": "convert-nvfp4",
+            "model_dir": "/m/G",
+            "save_dir": "/m/G-NVFP4",
+            "extra": {"num-layers-at-start-in-bf16": "1"},
+        },
+        "mxfp8": {"kind": "convert-mxfp8", "model_dir": "/m/J", "save_dir": "/m/J-MXFP8"},
+        "bf16": {"kind": "dequantize-kimi-int4", "model_dir": "/m/K", "save_dir": "/m/K-bf16"},
+        "bf16-2": {"kind": "cast-fp8-bf16", "model_dir": "/m/D", "save_dir": "/m/D-bf16"},
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ray stop --force || true; pkill -9 sglang || true; sleep 10",
+        "ray stop",
+        "pkill -9 sglang; sleep 3",
+    ],
+)
+def test_miles_clean_up_between_launches_is_a_note_not_a_step(text: str) -> None:
+    found, notes = prepare.steps([command(text)], ROOT, None, "/root/Megatron-LM")
+    assert found == {}
+    assert notes == [
+        Note(
+            f"`{text}` clears the node between launches: not a step, since `run` gives each cell a Ray"
+            " head of its own and stops it (and never kills by name)",
+            AT,
+        )
+    ]

@@ -211,8 +211,9 @@ REFUSED = {
     " command_utils.start_mooncake_master, which the recorder does not stand in for; import with --miles-root"
     " DIR to load miles' own helpers",
     "refuse_unknown_prepare.py": "7: error [import]: refuse_unknown_prepare.py cannot be imported: it runs `pip"
-    " install flash-attn` before launching, which is no prepare step run-matrix has (mkdir, hf-download,"
-    " convert-torch-dist, convert-fp8, convert-int4)",
+    " install flash-attn` before launching, which is no prepare step run-matrix has (mkdir, remove,"
+    " hf-download, convert-torch-dist, convert-fp8, convert-int4, convert-nvfp4, convert-mxfp8,"
+    " cast-fp8-bf16, dequantize-kimi-int4)",
 }
 
 

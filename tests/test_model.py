@@ -98,11 +98,22 @@ def test_env_values_are_text(write):
     )
 
 
+@pytest.mark.parametrize(
+    "path", ["/", "/root", "/root/../etc/x", "root/models/x", "/root/models/../../etc"]
+)
+def test_a_remove_step_refuses_a_shallow_or_relative_path(write, path):
+    assert error_of(write, f"prepare:\n  clean: {{kind: remove, paths: [/root/models/a, '{path}']}}\n") == (
+        f"spec.yaml:6: error [type] prepare.clean.paths: {path!r}: a path to remove is"
+        " absolute, without '..', and at least two levels below / (/root/models/X, not /root)"
+    )
+
+
 def test_unknown_prepare_kind(write):
     assert error_of(write, "prepare:\n  m: {kind: download}\n") == (
         "spec.yaml:6: error [type] prepare.m: Input tag 'download' found using 'kind' does not match any"
-        " of the expected tags: 'write-file', 'mkdir', 'hf-download', 'patch-hf-config', 'convert-torch-dist',"
-        " 'convert-fp8', 'convert-int4', got {'kind': 'download'}"
+        " of the expected tags: 'write-file', 'mkdir', 'remove', 'hf-download', 'patch-hf-config',"
+        " 'convert-torch-dist', 'convert-fp8', 'convert-int4', 'convert-nvfp4', 'convert-mxfp8',"
+        " 'cast-fp8-bf16', 'dequantize-kimi-int4', got {'kind': 'download'}"
     )
 
 

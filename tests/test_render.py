@@ -191,18 +191,35 @@ def test_a_conversion_for_an_unknown_model_type_is_an_error_at_its_key(write) ->
     assert "qwen9-1B" in caught.value.problems[0].message
 
 
-def test_convert_int4_step_runs_the_checkouts_tool(write) -> None:
-    text = MINIMAL + "prepare:\n  int4: {kind: convert-int4, model_dir: /m, save_dir: /m-int4}\n"
+@pytest.mark.parametrize(
+    ("kind", "tool", "flags", "skip_if"),
+    [
+        ("convert-int4", "convert_hf_to_int4_direct.py", ("--model-dir", "--save-dir"), "/out exists"),
+        ("convert-nvfp4", "convert_hf_to_nvfp4.py", ("--model-dir", "--save-dir"), "/out exists"),
+        ("convert-mxfp8", "convert_hf_to_mxfp8.py", ("--model-dir", "--save-dir"), "/out exists"),
+        ("dequantize-kimi-int4", "convert_kimi_int4_to_bf16.py", ("--model-dir", "--output-dir"), "/out exists"),
+        (
+            "cast-fp8-bf16",
+            "fp8_cast_bf16.py",
+            ("--input-fp8-hf-path", "--output-bf16-hf-path"),
+            "/out/model.safetensors.index.json exists",
+        ),
+    ],
+)
+def test_each_conversion_runs_the_checkouts_tool_with_its_own_flags(write, kind, tool, flags, skip_if) -> None:
+    text = MINIMAL + f"prepare:\n  step: {{kind: {kind}, model_dir: /m, save_dir: /out}}\n"
     command = render(pipeline.cell(write("spec.yaml", text))).commands[0]
-    assert command.argv == (
-        "python",
-        "${MILES_ROOT}/tools/convert_hf_to_int4_direct.py",
-        "--model-dir",
-        "/m",
-        "--save-dir",
-        "/m-int4",
-    )
-    assert command.skip_if == "/m-int4 exists"
+    assert command.argv == ("python", f"${{MILES_ROOT}}/tools/{tool}", flags[0], "/m", flags[1], "/out")
+    assert command.skip_if == skip_if
+    assert command.guard == ("test", "-e", skip_if.removesuffix(" exists"))
+
+
+def test_a_remove_step_is_rm_rf_every_time(write) -> None:
+    text = MINIMAL + "prepare:\n  clean: {kind: remove, paths: [/root/models/G-NVFP4, '/root/models/a b']}\n"
+    command = render(pipeline.cell(write("spec.yaml", text))).commands[0]
+    assert command.argv == ("rm", "-rf", "--", "/root/models/G-NVFP4", "/root/models/a b")
+    assert (command.skip_if, command.guard) == ("", ())
+    assert command.shell == "rm -rf -- /root/models/G-NVFP4 '/root/models/a b'"
 
 
 @pytest.mark.parametrize(

@@ -103,6 +103,23 @@ def test_every_finding_at_once(tmp_path):
     )
 
 
+def test_a_conversion_that_will_run_needs_its_tool_in_the_checkout(write, tmp_path):
+    checkout = tmp_path / "miles"
+    checkout.mkdir()
+    (checkout / "train_async.py").write_text("")
+    write("hardware/.keep", "")
+    steps = "{mxfp8: {kind: convert-mxfp8, model_dir: /m, save_dir: /nowhere/m-mxfp8}}"
+    spec = write("mx.yaml", f"extends: {ROCM}\nprepare: {steps}\nmatrix: !delete\n")
+    env = {"RUN_MATRIX_GPUS": "amd:8", "PATH": str(tmp_path)}
+    assert failure([planned(spec, checkout)], miles_root=checkout, caller_env=env).splitlines()[1:] == [
+        f"  mx: the miles checkout {checkout} has no tools/convert_hf_to_mxfp8.py (prepare step mxfp8)",
+        "  mx: prepare step model needs hf, which is not on PATH",
+        "  mx: prepare step dataset needs hf, which is not on PATH",
+        "  mx: prepare step convert needs torchrun, which is not on PATH",
+        "  mx: prepare step mxfp8 needs python, which is not on PATH",
+    ]
+
+
 def test_a_local_head_is_one_node(write):
     write("hardware/.keep", "")
     spec = write("two.yaml", f"extends: {ROCM}\ncluster: {{nodes: 2}}\nmatrix: !delete\n")

@@ -110,6 +110,36 @@ def test_skip_conditions_read_the_disk(write, tmp_path):
     assert skip_reason(steps["convert"]) is None
 
 
+def test_a_remove_step_runs_every_time_and_removes_a_link_not_its_target(write, tmp_path):
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "weights").write_text("x")
+    models = tmp_path / "models"
+    (models / "G-NVFP4" / "shard").mkdir(parents=True)
+    (models / "note.txt").write_text("old")
+    (models / "link").symlink_to(kept)
+    paths = [f"{models}/G-NVFP4", f"{models}/note.txt", f"{models}/link", f"{models}/never-made"]
+    cell = pipeline.cell(write("spec.yaml", VALID + f"prepare:\n  clean: {{kind: remove, paths: {json.dumps(paths)}}}\n"))
+    step = cell.spec.prepare["clean"]
+    command = render(cell).commands[0]
+    for _ in range(2):  # never skipped: it is what makes the conversions after it run again
+        assert skip_reason(step) is None
+        record = run_step("clean", step, command, {}, print)
+        assert (record.status, record.detail) == ("ran", "removed " + ", ".join(paths))
+    assert sorted(p.name for p in models.iterdir()) == []
+    assert (kept / "weights").read_text() == "x"
+
+
+def test_a_cast_to_bf16_is_done_when_its_index_exists_as_the_helper_says(write, tmp_path):
+    out = tmp_path / "models" / "D-bf16"
+    step = f"{{kind: cast-fp8-bf16, model_dir: /m, save_dir: '{out}'}}"
+    cell = pipeline.cell(write("spec.yaml", VALID + f"prepare:\n  bf16: {step}\n"))
+    out.mkdir(parents=True)  # a cast cut short leaves the folder without its index
+    assert skip_reason(cell.spec.prepare["bf16"]) is None
+    (out / "model.safetensors.index.json").write_text("{}")
+    assert skip_reason(cell.spec.prepare["bf16"]) == f"{out}/model.safetensors.index.json exists"
+
+
 @pytest.mark.allow_subprocess
 def test_a_failing_or_missing_program_is_a_failed_step(write, tmp_path):
     cell = pipeline.cell(write("spec.yaml", spec(tmp_path)))

@@ -1,10 +1,12 @@
 """prepare: the commands and helper calls a script makes before launching -> prepare steps.
 
-Each recorded command or helper call maps to one step kind of the spec (``mkdir``,
-``hf-download``, ``convert-torch-dist``, ``convert-fp8``, ``convert-int4``), and each text file the
-test's own code writes to ``write-file``, with the arguments miles' helpers
-would have used. One that maps to no step kind stops the import: a spec cannot run it, and
-leaving it out would write a test that fails on a fresh node. Pure.
+Each recorded command or helper call maps to one step kind of the spec (``mkdir``, ``remove``,
+``hf-download``, ``convert-torch-dist``, the conversions by miles' ``tools/*.py``), and each text
+file the test's own code writes to ``write-file``, with the arguments miles' helpers would have
+used. miles' clean-up between launches (``ray stop --force; pkill -9 sglang; sleep 10``) maps to no
+step and is a note: each cell runs on a Ray head of its own that ``run`` starts and stops. Any
+other command stops the import: a spec cannot run it, and leaving it out would write a test that
+fails on a fresh node. Pure.
 """
 
 from __future__ import annotations
@@ -14,30 +16,43 @@ from collections.abc import Sequence
 from typing import Any, get_args
 
 from runner.errors import Location, SpecError
-from runner.importer.capture import Event, refused
+from runner.importer.capture import Event, Note, refused
 from runner.importer.emit import flag_value
 from runner.importer.groups import flags
-from schemas.spec import QUANTIZE_STEPS
+from schemas.spec import TOOL_STEPS, Conversion
 
 Step = dict[str, Any]
 NAMES = {
     "write-file": "file",
     "mkdir": "dirs",
+    "remove": "clean",
     "convert-torch-dist": "convert",
     "convert-fp8": "fp8",
     "convert-int4": "int4",
+    "convert-nvfp4": "nvfp4",
+    "convert-mxfp8": "mxfp8",
+    "cast-fp8-bf16": "bf16",
+    "dequantize-kimi-int4": "bf16",
 }
-# each quantize step's tool, as a script names it: under the checkout, or relative to it (upstream
-# runs prepare from the checkout root)
-QUANTIZE_KINDS = {
-    f"tools/{step.tool}": get_args(step.model_fields["kind"].annotation)[0] for step in QUANTIZE_STEPS
-}
+# each conversion step, by its tool as a script names it: under the checkout, or relative to it
+# (upstream runs prepare from the checkout root)
+CONVERSIONS: dict[str, type[Conversion]] = {f"tools/{step.tool}": step for step in TOOL_STEPS}
+# what miles runs between two launches to clear the node of the first: ``run`` gives every cell a
+# Ray head of its own and stops it, and never kills by name
+NODE_RESET = ({"ray stop", "ray stop --force"}, {"pkill -9 sglang", "pkill sglang"}, {"sleep"})
 
 
-def steps(events: Sequence[Event], root: str, model_type: str | None, megatron_path: str) -> dict[str, Step]:
-    """Named steps in the order the script runs them (``dirs``, ``model``, ``dataset``, ``convert``, ...)."""
+def steps(
+    events: Sequence[Event], root: str, model_type: str | None, megatron_path: str
+) -> tuple[dict[str, Step], list[Note]]:
+    """Named steps in the order the script runs them (``dirs``, ``model``, ``dataset``, ``convert``,
+    ...), and a note for each clean-up between launches left to ``run``."""
     named: dict[str, Step] = {}
+    notes: list[Note] = []
     for event in events:
+        if event.kind == "command" and _resets_node(event.command):
+            notes.append(Note(_RESET_NOTE.format(command=event.command), event.at))
+            continue
         if event.kind == "write":
             step: Step = {"kind": "write-file", "path": event.command, "text": event.args["text"]}
         elif event.kind == "helper":
@@ -52,7 +67,27 @@ def steps(events: Sequence[Event], root: str, model_type: str | None, megatron_p
             count += 1
             unique = f"{name}-{count}"
         named[unique] = step
-    return named
+    return named, notes
+
+
+_RESET_NOTE = (
+    "`{command}` clears the node between launches: not a step, since `run` gives each cell a Ray"
+    " head of its own and stops it (and never kills by name)"
+)
+
+
+def _resets_node(command: str) -> bool:
+    """``ray stop --force || true; pkill -9 sglang || true; sleep 10`` and its parts, nothing else."""
+    parts = [part.strip().removesuffix("|| true").strip() for part in command.split(";")]
+    ray_stop, pkill, sleep = NODE_RESET
+    known = 0
+    for part in filter(None, parts):
+        words = part.split()
+        if part in ray_stop or part in pkill:
+            known += 1
+        elif not (words[:1] == ["sleep"] and len(words) == 2 and words[1].isdigit()):
+            return False
+    return known > 0
 
 
 def _name(step: Step) -> str:
@@ -69,9 +104,11 @@ def _command(event: Event, root: str) -> Step:
             return {"kind": "mkdir", "paths": paths}
     if words[:2] in (["hf", "download"], ["huggingface-cli", "download"]):
         return _download(words[2:], event)
+    if words[:2] == ["rm", "-rf"] and len(words) > 2:
+        return {"kind": "remove", "paths": [w for w in words[2:] if w != "--"]}
     tool = words[1].removeprefix(f"{root}/") if len(words) > 1 else ""
-    if tool in QUANTIZE_KINDS:
-        return _quantize(QUANTIZE_KINDS[tool], words, event)
+    if tool in CONVERSIONS:
+        return _conversion(CONVERSIONS[tool], words, event)
     raise _unknown(f"`{event.command}`", event.at)
 
 
@@ -85,12 +122,13 @@ def _download(words: list[str], event: Event) -> Step:
     raise _unknown(f"`{event.command}` (hf download takes the repo and --local-dir only)", event.at)
 
 
-def _quantize(kind: str, words: list[str], event: Event) -> Step:
+def _conversion(kind: type[Conversion], words: list[str], event: Event) -> Step:
     options = dict(flags(words[2:]))
-    model_dir, save_dir = options.pop("model-dir", ()), options.pop("save-dir", ())
+    source, output = kind.source_flag, kind.output_flag
+    model_dir, save_dir = options.pop(source[2:], ()), options.pop(output[2:], ())
     if len(model_dir) != 1 or len(save_dir) != 1:
-        raise _unknown(f"`{event.command}` (no --model-dir or --save-dir)", event.at)
-    step: Step = {"kind": kind, "model_dir": model_dir[0], "save_dir": save_dir[0]}
+        raise _unknown(f"`{event.command}` (no {source} or {output})", event.at)
+    step: Step = {"kind": _kind(kind), "model_dir": model_dir[0], "save_dir": save_dir[0]}
     if options:
         step["extra"] = {name: flag_value(values) for name, values in options.items()}
     return {**step, "python": words[0]} if words[0] != "python" else step
@@ -101,6 +139,8 @@ def _helper(event: Event, model_type: str | None, megatron_path: str) -> Step:
     if event.name == "hf_download_dataset":
         local = f"{args['data_dir']}/{args['full_name'].split('/')[-1]}"
         return {"kind": "hf-download", "repo": args["full_name"], "local_dir": local, "repo_type": "dataset"}
+    if event.name == "fp8_cast_bf16":
+        return {"kind": "cast-fp8-bf16", "model_dir": args["path_src"], "save_dir": args["path_dst"]}
     if event.name != "convert_checkpoint":
         raise _unknown(f"{event.name}()", event.at)
     if args["multinode"]:
@@ -125,11 +165,16 @@ def _helper(event: Event, model_type: str | None, megatron_path: str) -> Step:
     return {**step, "parallel": {n: flag_value(v) for n, v in parallel}} if parallel else step
 
 
+def _kind(step: type[Conversion]) -> str:
+    return str(get_args(step.model_fields["kind"].annotation)[0])
+
+
+KINDS = ("mkdir", "remove", "hf-download", "convert-torch-dist", *map(_kind, TOOL_STEPS))
+
+
 def _unknown(what: str, at: Location) -> SpecError:
     return _error(
-        f"runs {what} before launching, which is no prepare step run-matrix has"
-        " (mkdir, hf-download, convert-torch-dist, convert-fp8, convert-int4)",
-        at,
+        f"runs {what} before launching, which is no prepare step run-matrix has ({', '.join(KINDS)})", at
     )
 
 

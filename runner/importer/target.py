@@ -57,6 +57,7 @@ def target_of(
     flags, group_of, source_of = _grouped(words, call, known, notes)
     env, env_notes = _env(found, call, conventions, run.root)
     project = next((wandb_args[i + 1] for i, w in enumerate(wandb_args[:-1]) if w == "--wandb-project"), None)
+    steps, step_notes = prepare.steps(call.prepare, run.root, model_type, conventions.megatron_path)
     built = Target(
         model_type,
         found.num_gpus_per_node,
@@ -66,12 +67,12 @@ def target_of(
         group_of,
         source_of,
         env,
-        prepare.steps(call.prepare, run.root, model_type, conventions.megatron_path),
+        steps,
         project,
         replace(found, train_args=words),
         wandb_args,
     )
-    return built, notes + secret_notes + env_notes
+    return built, notes + secret_notes + env_notes + step_notes
 
 
 def _script(call: Call, run: Run, conventions: LaunchConventions) -> TrainScript:

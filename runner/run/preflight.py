@@ -1,6 +1,7 @@
 """preflight: can this machine run the cells at all? Every finding at once, then exit 3.
 
-Checked: Ray is installed; the miles checkout has the train script; the GPUs — on this
+Checked: Ray is installed; the miles checkout has the train script and the tools of the
+conversions that will run; the GPUs — on this
 node (nvidia-smi, amd-smi or rocm-smi, else torch) when run-matrix starts the head, or
 the cluster's GPU resources with ``--ray-address``; the programs of the prepare steps
 that will run. ``$RUN_MATRIX_GPUS`` (``amd:8``, ``nvidia:4``, ``none``) replaces the
@@ -20,8 +21,10 @@ from pathlib import Path
 from runner.errors import EnvironmentProblem
 from runner.run import prepare
 from runner.run.plan import Options, Planned
+from schemas.spec import Conversion
 
 GPU_OVERRIDE = "RUN_MATRIX_GPUS"
+IN_PROCESS = ("write-file", "mkdir", "remove", "patch-hf-config")  # prepare steps run-matrix does itself
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD"}
 _TOOLS = (  # (vendor, argv, a pattern whose distinct first groups are the GPUs)
     ("nvidia", ("nvidia-smi", "-L"), re.compile(r"^GPU (\d+):", re.MULTILINE)),
@@ -69,10 +72,18 @@ def _fail(findings: list[str]) -> None:
 
 
 def _checkout(planned: Planned, miles_root: Path | None) -> list[str]:
+    """The train script, and the tool of each conversion that will run (an older checkout may lack one)."""
     if miles_root is None:
         return []  # need_checkout says so
-    script = miles_root / planned.cell.spec.launch.script
-    return [] if script.is_file() else [f"the miles checkout {miles_root} has no {script.name}"]
+    needed = {planned.cell.spec.launch.script: ""}
+    for name, step in planned.cell.spec.prepare.items():
+        if isinstance(step, Conversion) and prepare.skip_reason(step) is None:
+            needed.setdefault(f"tools/{step.tool}", f" (prepare step {name})")
+    return [
+        f"the miles checkout {miles_root} has no {path}{why}"
+        for path, why in needed.items()
+        if not (miles_root / path).is_file()
+    ]
 
 
 def _programs(planned: Planned, options: Options) -> list[str]:
@@ -81,7 +92,7 @@ def _programs(planned: Planned, options: Options) -> list[str]:
     missing = []
     for name, step in planned.cell.spec.prepare.items():
         program = planned.command("prepare", name).argv[0]
-        if step.kind in ("mkdir", "patch-hf-config") or prepare.skip_reason(step) is not None:
+        if step.kind in IN_PROCESS or prepare.skip_reason(step) is not None:
             continue
         if shutil.which(program, path=options.caller_env.get("PATH")) is None:
             missing.append(f"prepare step {name} needs {program}, which is not on PATH")

@@ -1,8 +1,8 @@
 """prepare: the spec's prepare steps, in order, each skipped when its output is already there.
 
 The skip conditions are those the rendered commands state (``skip_if``): a directory
-that exists, a config already patched, a checkpoint whose marker says ``release``.
-``mkdir`` and ``patch-hf-config`` run here; downloads and conversions run the rendered
+that exists, a config already patched, a checkpoint whose marker says ``release``; ``remove``
+runs every time. ``mkdir``, ``remove`` and ``patch-hf-config`` run here; downloads and conversions run the rendered
 command, their output going to the cell's log. Each command runs in its own process session
 (recorded, and carrying the run's id), so an interrupt stops it with every process it started.
 """
@@ -10,6 +10,7 @@ command, their output going to the cell's log. Each command runs in its own proc
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Callable, Mapping
@@ -23,13 +24,13 @@ from runner.run.environment import fill
 from runner.run.record import Tracker, Untracked
 from runner.run.results import PrepareRecord, StepStatus
 from schemas.spec import (
-    ConvertFp8,
-    ConvertInt4,
+    Conversion,
     ConvertTorchDist,
     HfDownload,
     Mkdir,
     PatchHfConfig,
     PrepareStep,
+    Remove,
     WriteFile,
 )
 
@@ -51,8 +52,10 @@ def skip_reason(step: PrepareStep) -> str | None:
             marker = Path(step.save) / "latest_checkpointed_iteration.txt"
             done = marker.is_file() and marker.read_text(errors="replace").strip() == "release"
             return f"{marker} says release" if done else None
-        case ConvertFp8() | ConvertInt4():
-            return f"{step.save_dir} exists" if Path(step.save_dir).exists() else None
+        case Remove():
+            return None  # it runs every time: the steps after it are to run again
+        case Conversion():
+            return f"{step.done_marker} exists" if Path(step.done_marker).exists() else None
 
 
 def _patch_skip(step: PatchHfConfig) -> str | None:
@@ -104,8 +107,20 @@ def _run(
             return _execute(command, env, output, tracker, f"downloaded {step.repo} to {step.local_dir}")
         case ConvertTorchDist():
             return _execute(command, env, output, tracker, f"converted {step.hf_checkpoint} to {step.save}")
-        case ConvertFp8() | ConvertInt4():
+        case Remove():
+            for path in step.paths:
+                _remove(Path(path))
+            return "ran", "removed " + ", ".join(step.paths)
+        case Conversion():
             return _execute(command, env, output, tracker, f"converted {step.model_dir} to {step.save_dir}")
+
+
+def _remove(path: Path) -> None:
+    """``rm -rf PATH``: a link goes, never what it points to; a path that is not there is fine."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _execute(
