@@ -5,9 +5,8 @@ from pathlib import Path
 import pytest
 
 from runner.errors import Location, SpecError
-from runner.importer.capture import Event
 from runner.importer import prepare
-from runner.importer.capture import Note
+from runner.importer.capture import Event, Note
 
 ROOT = "/root/miles"
 AT = Location(Path("test_x.py"), 7)

@@ -11,6 +11,7 @@ fails on a fresh node. Pure.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 from typing import Any, get_args
@@ -39,7 +40,7 @@ NAMES = {
 CONVERSIONS: dict[str, type[Conversion]] = {f"tools/{step.tool}": step for step in TOOL_STEPS}
 # what miles runs between two launches to clear the node of the first: ``run`` gives every cell a
 # Ray head of its own and stops it, and never kills by name
-NODE_RESET = ({"ray stop", "ray stop --force"}, {"pkill -9 sglang", "pkill sglang"}, {"sleep"})
+NODE_RESET = {"ray stop", "ray stop --force", "pkill -9 sglang", "pkill sglang"}
 
 
 def steps(
@@ -79,15 +80,10 @@ _RESET_NOTE = (
 def _resets_node(command: str) -> bool:
     """``ray stop --force || true; pkill -9 sglang || true; sleep 10`` and its parts, nothing else."""
     parts = [part.strip().removesuffix("|| true").strip() for part in command.split(";")]
-    ray_stop, pkill, sleep = NODE_RESET
-    known = 0
-    for part in filter(None, parts):
-        words = part.split()
-        if part in ray_stop or part in pkill:
-            known += 1
-        elif not (words[:1] == ["sleep"] and len(words) == 2 and words[1].isdigit()):
-            return False
-    return known > 0
+    parts = [part for part in parts if part]
+    resets = [part for part in parts if part in NODE_RESET]
+    waits = [part for part in parts if re.fullmatch(r"sleep \d+", part)]
+    return bool(resets) and len(resets) + len(waits) == len(parts)
 
 
 def _name(step: Step) -> str:

@@ -75,7 +75,7 @@ def _checkout(planned: Planned, miles_root: Path | None) -> list[str]:
     """The train script, and the tool of each conversion that will run (an older checkout may lack one)."""
     if miles_root is None:
         return []  # need_checkout says so
-    needed = {planned.cell.spec.launch.script: ""}
+    needed: dict[str, str] = {planned.cell.spec.launch.script: ""}  # path -> why it is needed
     for name, step in planned.cell.spec.prepare.items():
         if isinstance(step, Conversion) and prepare.skip_reason(step) is None:
             needed.setdefault(f"tools/{step.tool}", f" (prepare step {name})")
