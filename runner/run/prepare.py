@@ -3,8 +3,9 @@
 The skip conditions are those the rendered commands state (``skip_if``): a directory
 that exists, a config already patched, a checkpoint whose marker says ``release``; ``remove``
 runs every time. ``mkdir``, ``remove`` and ``patch-hf-config`` run here; downloads and
-conversions run the rendered command, their output going to the cell's log. Each command runs in its own process session
-(recorded, and carrying the run's id), so an interrupt stops it with every process it started.
+conversions run the rendered command, their output going to the cell's log. Each command runs in
+its own process session (recorded, and carrying the run's id), so an interrupt stops it with every
+process it started.
 """
 
 from __future__ import annotations
