@@ -141,7 +141,7 @@ def runtime_env(
     conventions = cell.conventions
     fill = {
         "master_addr": cell.spec.launch.master_addr,
-        "megatron_path": conventions.megatron_path,
+        "megatron_path": cell.spec.launch.megatron_path or conventions.megatron_path,
         "miles_root": miles_root,
     }
     env: dict[str, str] = {}
@@ -250,7 +250,7 @@ def _convert_torch_dist(
         "prepare",
         name,
         argv,
-        {"PYTHONPATH": cell.conventions.megatron_path},
+        {"PYTHONPATH": step.megatron_path or cell.conventions.megatron_path},
         skip_if=f"{marker} says release",
         guard=("grep", "-qsx", "release", marker),
     )

@@ -32,6 +32,11 @@ class Cluster(Model):
 class Launch(Model):
     script: TrainScript = Field(description="train.py (sync; the only one with --colocate) or train_async.py")
     master_addr: str = "127.0.0.1"
+    megatron_path: str | None = Field(
+        default=None,
+        description="execute_train's megatron_path: the PYTHONPATH entries after the checkout; default: the"
+        " launch conventions' (a test may put Transformer Engine's sources before Megatron's)",
+    )
 
 
 class Wandb(Model):
@@ -74,6 +79,11 @@ class ConvertTorchDist(Model):
         default=None,
         description="the Megatron model type whose MODEL_ARGS the conversion takes; default: model.type"
         " (an FSDP cell that compares with a Megatron one converts for it)",
+    )
+    megatron_path: str | None = Field(
+        default=None,
+        description="the Megatron (and what else) the converter imports, as PYTHONPATH entries;"
+        " default: the launch conventions' (a test may put Transformer Engine's sources first)",
     )
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -56,7 +57,10 @@ def test_quantize_tools_by_checkout_path_or_relative_to_it() -> None:
     ("text", "why"),
     [
         ("python tools/convert_hf_to_int4_direct.py --model-dir /m", "(no --model-dir or --save-dir)"),
-        ("python tools/convert_kimi_int4_to_bf16.py --model-dir /m --save-dir /n", "(no --model-dir or --output-dir)"),
+        (
+            "python tools/convert_kimi_int4_to_bf16.py --model-dir /m --save-dir /n",
+            "(no --model-dir or --output-dir)",
+        ),
         ("python tools/convert_torch_dist_to_hf.py --input-dir /m --output-dir /n", ""),
         ("ray stop --force; rm -rf /root/models/x", ""),
         ("pkill -9 python", ""),
@@ -94,6 +98,12 @@ def test_a_conversion_for_another_model_type_names_it() -> None:
     megatron = steps([convert], ROOT, "qwen3-0.6B", "/root/Megatron-LM")
     assert fsdp["convert"] == {**megatron["convert"], "model_type": "qwen3-0.6B"}
     assert "model_type" not in megatron["convert"]
+    elsewhere = {**convert.args, "megatron_path": "/root/TransformerEngine:/root/Megatron-LM"}
+    moved = steps([replace(convert, args=elsewhere)], ROOT, "qwen3-0.6B", "/root/Megatron-LM")
+    assert moved["convert"] == {
+        **megatron["convert"],
+        "megatron_path": "/root/TransformerEngine:/root/Megatron-LM",
+    }
 
 
 def test_a_file_the_test_writes_is_a_write_file_step_once() -> None:
@@ -107,9 +117,13 @@ def test_every_conversion_tool_of_miles_main_is_a_step_with_its_own_flags() -> N
     found = steps(
         [
             command("rm -rf /root/models/G-NVFP4 /root/models/G_torch_dist"),
-            command("python tools/convert_hf_to_nvfp4.py --model-dir /m/G --save-dir /m/G-NVFP4 --num-layers-at-start-in-bf16 1"),
+            command(
+                "python tools/convert_hf_to_nvfp4.py --model-dir /m/G --save-dir /m/G-NVFP4 --num-layers-at-start-in-bf16 1"
+            ),
             command("python tools/convert_hf_to_mxfp8.py --model-dir /m/J --save-dir /m/J-MXFP8"),
-            command(f"python {ROOT}/tools/convert_kimi_int4_to_bf16.py --model-dir /m/K --output-dir /m/K-bf16 "),
+            command(
+                f"python {ROOT}/tools/convert_kimi_int4_to_bf16.py --model-dir /m/K --output-dir /m/K-bf16 "
+            ),
             Event("helper", "fp8_cast_bf16", "", {"path_src": "/m/D", "path_dst": "/m/D-bf16"}, AT),
         ],
         ROOT,

@@ -13,6 +13,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+import yaml
 
 from runner.errors import SpecError
 from runner.importer import Request, capture, import_test
@@ -159,6 +160,35 @@ def test_fsdp_without_a_model_type(cli, here, monkeypatch):
     assert_round_trip(cells["few_gpu=false"], launches("test_qwen3_fsdp.py", {"MILES_TEST_FEW_GPU": "0"})[0])
     assert cells[""]["model_args"] == [] and "CUDA_DEVICE_MAX_CONNECTIONS" not in cells[""]["env"]
     assert (cells[""]["num_gpus_per_node"], cells["few_gpu=false"]["num_gpus_per_node"]) == (2, 4)
+
+
+def test_miles_mains_conversions_and_the_clean_up_between_launches(cli, here, monkeypatch):
+    result = run_import(cli, "test_glm5_conversions.py", here / "conv.yaml", "--hardware", "h200")
+    assert result.code == 0, result.err
+    spec = yaml.safe_load((here / "conv.yaml").read_text())
+    assert spec["launch"]["megatron_path"] == "/root/TransformerEngine:/root/Megatron-LM"
+    assert {name: step["kind"] for name, step in spec["prepare"].items()} == {
+        "dirs": "mkdir",
+        "model": "hf-download",
+        "dataset": "hf-download",
+        "bf16": "cast-fp8-bf16",
+        "clean": "remove",
+        "nvfp4": "convert-nvfp4",
+        "bf16-2": "dequantize-kimi-int4",
+        "convert": "convert-torch-dist",
+    }
+    assert spec["prepare"]["convert"]["megatron_path"] == "/root/TransformerEngine:/root/Megatron-LM"
+    assert (
+        "test_glm5_conversions.py:64: note: `ray stop --force || true; pkill -9 sglang || true; sleep 10`"
+        in (result.err)
+    )
+    cells = rendered(cli, monkeypatch, here / "conv.yaml", wandb=False)
+    plain = launches("test_glm5_conversions.py", {})
+    assert_round_trip(cells[""], plain[0])
+    assert_round_trip(cells["update_interval=2"], plain[1])
+    assert (
+        cells[""]["env"]["PYTHONPATH"] == "/root/TransformerEngine:/root/Megatron-LM"
+    )  # the PR era: no checkout
 
 
 def test_literal_secrets_become_references_and_file_writes_are_not_done(cli, here, monkeypatch):

@@ -181,6 +181,15 @@ def test_a_conversion_for_another_model_type_takes_that_types_model_args(write) 
     argv = render(cell).commands[0].argv
     assert argv[4 : 4 + len(preset_tokens(twin))] == preset_tokens(twin)
     assert argv[-4:] == ("--hf-checkpoint", "/m", "--save", "/t")
+    assert render(cell).commands[0].env == {"PYTHONPATH": "/root/Megatron-LM"}
+
+
+def test_a_conversion_may_import_another_megatron(write) -> None:
+    step = (
+        "{kind: convert-torch-dist, hf_checkpoint: /m, save: /t, megatron_path: '/root/TE:/root/Megatron-LM'}"
+    )
+    cell = pipeline.cell(write("spec.yaml", MINIMAL + f"prepare:\n  convert: {step}\n"))
+    assert render(cell).commands[0].env == {"PYTHONPATH": "/root/TE:/root/Megatron-LM"}
 
 
 def test_a_conversion_for_an_unknown_model_type_is_an_error_at_its_key(write) -> None:
@@ -197,7 +206,12 @@ def test_a_conversion_for_an_unknown_model_type_is_an_error_at_its_key(write) ->
         ("convert-int4", "convert_hf_to_int4_direct.py", ("--model-dir", "--save-dir"), "/out exists"),
         ("convert-nvfp4", "convert_hf_to_nvfp4.py", ("--model-dir", "--save-dir"), "/out exists"),
         ("convert-mxfp8", "convert_hf_to_mxfp8.py", ("--model-dir", "--save-dir"), "/out exists"),
-        ("dequantize-kimi-int4", "convert_kimi_int4_to_bf16.py", ("--model-dir", "--output-dir"), "/out exists"),
+        (
+            "dequantize-kimi-int4",
+            "convert_kimi_int4_to_bf16.py",
+            ("--model-dir", "--output-dir"),
+            "/out exists",
+        ),
         (
             "cast-fp8-bf16",
             "fp8_cast_bf16.py",
@@ -206,7 +220,9 @@ def test_a_conversion_for_an_unknown_model_type_is_an_error_at_its_key(write) ->
         ),
     ],
 )
-def test_each_conversion_runs_the_checkouts_tool_with_its_own_flags(write, kind, tool, flags, skip_if) -> None:
+def test_each_conversion_runs_the_checkouts_tool_with_its_own_flags(
+    write, kind, tool, flags, skip_if
+) -> None:
     text = MINIMAL + f"prepare:\n  step: {{kind: {kind}, model_dir: /m, save_dir: /out}}\n"
     command = render(pipeline.cell(write("spec.yaml", text))).commands[0]
     assert command.argv == ("python", f"${{MILES_ROOT}}/tools/{tool}", flags[0], "/m", flags[1], "/out")

@@ -143,11 +143,6 @@ def _helper(event: Event, model_type: str | None, megatron_path: str) -> Step:
         raise _error(
             "converts the checkpoint on several nodes; a convert-torch-dist step runs on one", event.at
         )
-    if args["megatron_path"] != megatron_path:
-        raise _error(
-            f"converts with Megatron at {args['megatron_path']}; the conventions say {megatron_path}",
-            event.at,
-        )
     name = args["model_name"]
     step: Step = {
         "kind": "convert-torch-dist",
@@ -157,6 +152,8 @@ def _helper(event: Event, model_type: str | None, megatron_path: str) -> Step:
     }
     if args["megatron_model_type"] != model_type:  # e.g. an FSDP launch beside the Megatron one it checks
         step["model_type"] = args["megatron_model_type"]
+    if args["megatron_path"] != megatron_path:  # e.g. Transformer Engine's sources before Megatron's
+        step["megatron_path"] = args["megatron_path"]
     parallel = flags(shlex.split(args["extra_args"] or ""))
     return {**step, "parallel": {n: flag_value(v) for n, v in parallel}} if parallel else step
 

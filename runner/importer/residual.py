@@ -38,9 +38,13 @@ def residual(spec: Spec, target: Target, hardware: str | None, own_steps: set[st
     launch = {
         "script": (spec.launch.script, target.script),
         "master_addr": (spec.launch.master_addr, target.master_addr),
+        "megatron_path": (spec.launch.megatron_path, target.megatron_path),
     }
     for name, pairs in (("cluster", cluster), ("launch", launch)):
-        if changed := {key: wanted for key, (old, wanted) in pairs.items() if old != wanted}:
+        changed = {
+            key: DELETE if wanted is None else wanted for key, (old, wanted) in pairs.items() if old != wanted
+        }
+        if changed:
             edit[name] = changed
     if target.wandb_project and spec.wandb.project != target.wandb_project:
         edit["wandb"] = {"project": target.wandb_project}

@@ -34,6 +34,7 @@ class Target:
     gpus_per_node: int
     script: TrainScript
     master_addr: str
+    megatron_path: str | None  # execute_train's, where it is not the conventions'
     flags: dict[str, Any]  # flag -> spec value, in launch order
     group_of: dict[str, Group]
     source_of: dict[str, str]  # flag -> the script variable it came from ("" when inline)
@@ -63,6 +64,7 @@ def target_of(
         found.num_gpus_per_node,
         script,
         found.env.get("MASTER_ADDR", "127.0.0.1"),
+        _megatron_path(call, conventions),
         flags,
         group_of,
         source_of,
@@ -81,6 +83,11 @@ def _script(call: Call, run: Run, conventions: LaunchConventions) -> TrainScript
         if given in (script, f"{run.root}/{script}"):
             return script
     raise _error(f"launches {given}; a spec launches train.py or train_async.py", call.at)
+
+
+def _megatron_path(call: Call, conventions: LaunchConventions) -> str | None:
+    given = str(call.args.get("megatron_path") or conventions.megatron_path)
+    return None if given == conventions.megatron_path else given
 
 
 def _model_type(call: Call) -> str | None:
@@ -169,7 +176,7 @@ def _env(
     given = set(call.args.get("extra_env_vars") or {})
     fill = {
         "master_addr": found.env.get("MASTER_ADDR", "127.0.0.1"),
-        "megatron_path": conventions.megatron_path,
+        "megatron_path": _megatron_path(call, conventions) or conventions.megatron_path,
         "miles_root": root,
     }
     defaults = {d.name: d for d in conventions.runtime_env}
