@@ -134,9 +134,11 @@ class Store:
         listed = tuple((name, tuple(s)) for name, s in steps.items() if isinstance(s, list))
         if not (last or every or listed):
             return {}
-        query = _baseline_query(tuple(baseline.match), bool(last), bool(every), listed)
-        values = {f"match_{key}": getattr(identity, key) for key in baseline.match}
-        values.update(runs=baseline.runs, last=last, every=every)
+        query = _baseline_query(tuple(baseline.match), len(last), len(every), listed)
+        values: dict[str, Any] = {f"match_{key}": getattr(identity, key) for key in baseline.match}
+        values.update({f"last_{i}": name for i, name in enumerate(last)})
+        values.update({f"every_{i}": name for i, name in enumerate(every)})
+        values["runs"] = baseline.runs
         with self.reading() as connection:
             rows = connection.execute(query, values).all()
         return {(row[0], int(row[1])): Reference(float(row[2]), int(row[3])) for row in rows if row[3]}
@@ -162,10 +164,12 @@ class Store:
 
 @functools.lru_cache(maxsize=64)
 def _baseline_query(
-    match: tuple[str, ...], last: bool, every: bool, listed: tuple[tuple[str, tuple[int, ...]], ...]
+    match: tuple[str, ...], last: int, every: int, listed: tuple[tuple[str, tuple[int, ...]], ...]
 ) -> sa.Select[Any] | sa.CompoundSelect[Any]:
     """Built once per shape (judging 1,000 cells builds it once): the baseline runs are the last
-    ``:runs`` trusted runs sharing the ``match`` fields; their coordinates' means and counts."""
+    ``:runs`` trusted runs sharing the ``match`` fields; their coordinates' means and counts. The
+    ``last`` and ``every`` metric names are ``:last_0``... and ``:every_0``..., one parameter each
+    (not an expanding ``IN``, whose SQL SQLAlchemy would render anew at every execution)."""
     runs, samples = schema.runs, schema.samples
     chosen = (
         sa.select(runs.c.seq)
@@ -182,14 +186,14 @@ def _baseline_query(
             .where(
                 samples.c.run.in_(chosen),
                 samples.c.last == sa.true(),
-                samples.c.metric.in_(sa.bindparam("last", expanding=True)),
+                samples.c.metric.in_([sa.bindparam(f"last_{i}") for i in range(last)]),
             )
             .group_by(samples.c.metric)
         )
     if every or listed:
         wanted: list[sa.ColumnElement[bool]] = []
         if every:
-            wanted.append(samples.c.metric.in_(sa.bindparam("every", expanding=True)))
+            wanted.append(samples.c.metric.in_([sa.bindparam(f"every_{i}") for i in range(every)]))
         wanted += [sa.and_(samples.c.metric == name, samples.c.step.in_(ks)) for name, ks in listed]
         parts.append(
             sa.select(samples.c.metric, samples.c.step, mean, count)
