@@ -112,3 +112,16 @@ def test_history_of_a_cell_answers_without_importing_sqlalchemy(location):
     argv = [sys.executable, "-c", probe, "history", "nv/a", "--no-plot"]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
     assert done.stdout == "0 []\n", done.stderr
+
+
+def test_a_refused_password_is_exit_3_and_never_shown(history_url):
+    if not history_url.startswith("postgresql://"):
+        pytest.skip("a PostgreSQL server's authentication")
+    server = history_url.split("@", 1)[1]
+    location = parse(
+        f"postgresql://nobody:s3cret-pw@{server}", "$RUN_MATRIX_HISTORY_URL", from_command_line=False
+    )
+    with pytest.raises(EnvironmentProblem) as caught:
+        Reader.open(location)
+    assert str(caught.value).startswith("history store postgresql+psycopg://nobody:***@")
+    assert "cannot be opened: " in str(caught.value) and "s3cret-pw" not in str(caught.value)

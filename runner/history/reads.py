@@ -94,7 +94,7 @@ class Reader:
                 connection = psycopg.connect(url, autocommit=True)
         except errors as exc:
             raise EnvironmentProblem(
-                f"history store {location.shown} cannot be opened: {_reason(exc)}"
+                f"history store {location.shown} cannot be opened: {_reason(exc, location)}"
             ) from None
         return cls(connection, dialect, location)
 
@@ -125,7 +125,9 @@ class Reader:
         try:
             yield
         except self._errors as exc:
-            raise EnvironmentProblem(f"history store {self.location.shown}: {_reason(exc)}") from None
+            raise EnvironmentProblem(
+                f"history store {self.location.shown}: {_reason(exc, self.location)}"
+            ) from None
 
 
 def cells(reader: Reader) -> list[str]:
@@ -205,5 +207,10 @@ def _driver_errors(dialect: str) -> tuple[type[Exception], ...]:
     return (psycopg.Error,)
 
 
-def _reason(exc: Exception) -> str:
-    return " ".join(str(exc).split())
+def _reason(exc: Exception, location: Location) -> str:
+    """The driver's message on one line, without the password should libpq echo the URL."""
+    from urllib.parse import urlsplit
+
+    reason = " ".join(str(exc).split())
+    password = urlsplit(location.url).password if location.sqlite_file is None else None
+    return reason.replace(password, "***") if password else reason
