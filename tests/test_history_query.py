@@ -70,17 +70,18 @@ def test_cells_metrics_and_points_read_back_what_the_store_wrote(location):
 
 def test_an_older_store_is_migrated_first_and_a_newer_one_refused(location):
     store = Store.open(location)
-    with store.writing() as connection:
-        connection.execute(sa.update(schema.schema_table).values(version=1))
+    with store.writing() as connection:  # a version 2 store
+        connection.execute(sa.text("DROP TABLE rm_last_values"))
+        connection.execute(sa.update(schema.schema_table).values(version=2))
     store.close()
-    reader = Reader.open(location)  # Store.open migrated it: version 2 again
+    reader = Reader.open(location)  # Store.open migrated it: version 3 again
     assert reads.cells(reader) == ["nv/a", "rocm/b"]
     reader.close()
     store = Store.open(location)
     with store.writing() as connection:
         connection.execute(sa.update(schema.schema_table).values(version=schema.VERSION + 1))
     store.close()
-    with pytest.raises(EnvironmentProblem, match=r"has schema version 3, written by a newer run-matrix"):
+    with pytest.raises(EnvironmentProblem, match=r"has schema version 4, written by a newer run-matrix"):
         Reader.open(location)
 
 

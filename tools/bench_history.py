@@ -70,40 +70,41 @@ def bench_record(store: Store, count: int = 50) -> float:
 
 
 def fill(store: Store, cells: int) -> None:
-    """CELLS x 100 trusted runs of 10 metrics x 3 steps, in bulk through SQLite's own driver (a
-    benchmark's set-up, not how run-matrix writes: that is ``Store.record``, timed above)."""
+    """CELLS x 100 trusted runs of 10 metrics x 3 steps (and their last values), in bulk through
+    SQLite's own driver (a benchmark's set-up, not how run-matrix writes: that is ``Store.record``,
+    timed above). As in a real store, where each nightly run records every cell, one cell's runs
+    lie far apart: run 1 of every cell, then run 2 of every cell, ..."""
     columns = [c.name for c in schema.runs.columns if c.name != "seq"]
     insert_run = f"INSERT INTO rm_runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
     insert_sample = "INSERT INTO rm_samples (run, metric, kind, step, value, nonfinite, last) VALUES "
     insert_sample += "(?, ?, ?, ?, ?, ?, ?)"
+    insert_last = "INSERT INTO rm_last_values (content_hash, hardware, metric, run, value) "
+    insert_last += "VALUES (?, ?, ?, ?, ?)"
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(sep=" ")
-    for cell in range(cells):
-        ident = identity(cell)
+    for run in range(RUNS):
         with store.writing() as connection:
             cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-            rows = []
-            for run in range(RUNS):
-                values = [f"{cell:06x}{run:06x}", now, ident.cell, ident.spec, ident.content_hash]
-                values += [
-                    ident.hardware,
-                    ident.miles_commit,
-                    ident.version,
-                    1,
-                    "job",
-                    "succeeded",
-                    "passed",
-                    1,
-                    "",
-                    600.0,  # seconds (schema version 2)
-                ]
-                cursor.execute(insert_run, values)
+            samples, lasts = [], []
+            for cell in range(cells):
+                ident = identity(cell)
+                cursor.execute(insert_run, _run_values(ident, f"{cell:06x}{run:06x}", now))
                 seq = cursor.lastrowid
                 for name in METRICS:
-                    for k in range(STEPS):
-                        rows.append(
-                            (seq, name, "step", k, 1.0 + 0.001 * run + 0.01 * k, None, int(k == STEPS - 1))
-                        )
-            cursor.executemany(insert_sample, rows)
+                    values = [1.0 + 0.001 * run + 0.01 * k for k in range(STEPS)]
+                    samples += [
+                        (seq, name, "step", k, v, None, int(k == STEPS - 1)) for k, v in enumerate(values)
+                    ]
+                    lasts.append((ident.content_hash, ident.hardware, name, seq, values[-1]))
+            cursor.executemany(insert_sample, samples)
+            cursor.executemany(insert_last, lasts)
+
+
+def _run_values(ident: Identity, run_id: str, now: str) -> list[object]:
+    """A row of rm_runs: a trusted, passed run of 600 s."""
+    return [
+        *(run_id, now, ident.cell, ident.spec, ident.content_hash, ident.hardware),
+        *(ident.miles_commit, ident.version, 1, "job", "succeeded", "passed", 1, "", 600.0),
+    ]
 
 
 def bench_judge(store: Store, cells: int, steps: str, runs: int = RUNS) -> tuple[float, float, int]:
