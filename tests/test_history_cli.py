@@ -93,6 +93,7 @@ def test_untrust_and_trust_again_are_recorded(cli, store_path):
         (["-k", "fp8 and rocm"], "-k 'fp8 and rocm' is an expression over axis values: name the specs it selects from"),
         (["--last", "0"], "--last 0: give a positive number of runs"),
         (["--history", "postgresql://u:pw@h/d"], "--history: the URL holds a password; keep it off the command line: set PGPASSWORD (or ~/.pgpass), or put the whole URL in $RUN_MATRIX_HISTORY_URL"),
+        (["--history", "postgresql://u@h:port/d"], "--history: not a database URL (postgresql://USER@HOST[:PORT]/DATABASE)"),
         (["--history", "nowhere.sqlite"], "no history store at nowhere.sqlite: `run-matrix run` writes one (or give --history)"),
     ],
 )

@@ -193,11 +193,44 @@ def test_each_cell_s_seconds_are_recorded_and_the_last_passed_ones_read_back(sto
 def test_a_version_1_store_gains_the_seconds_column_and_keeps_its_runs(history_url, store):
     record(store, 1.0)
     with store.writing() as connection:  # back to what version 1 wrote
+        connection.execute(sa.text("DROP TABLE rm_last_values"))
         connection.execute(sa.text("ALTER TABLE rm_runs DROP COLUMN seconds"))
         connection.execute(sa.update(schema.schema_table).values(version=1))
     store.close()
     reopened = Store.open(parse(history_url, "--history", from_command_line=True))
     with reopened.engine.connect() as connection:
-        assert connection.execute(sa.select(schema.schema_table.c.version)).scalar() == 2
+        assert connection.execute(sa.select(schema.schema_table.c.version)).scalar() == schema.VERSION
         assert connection.execute(sa.select(schema.runs.c.cell, schema.runs.c.seconds)).all() == [("nv/glm5", None)]
     reopened.close()
+
+
+def test_a_version_2_store_gains_the_last_values_of_its_runs_and_judges_as_before(history_url, store):
+    for value in (1.0, 2.0, 4.0):
+        record(store, value)
+    record(store, 100.0, trusted=False)
+    before = store.baseline(IDENTITY, Baseline(), {"m": "last", "n": "last"})
+    with store.writing() as connection:  # back to what version 2 wrote
+        connection.execute(sa.text("DROP TABLE rm_last_values"))
+        connection.execute(sa.update(schema.schema_table).values(version=2))
+    store.close()
+    reopened = Store.open(parse(history_url, "--history", from_command_line=True))
+    with reopened.engine.connect() as connection:
+        rows = connection.execute(sa.select(schema.last_values).order_by(schema.last_values.c.run)).all()
+    assert [(r.metric, r.value) for r in rows] == [
+        ("m", 2.0), ("n", None), ("m", 3.0), ("n", None), ("m", 5.0), ("n", None), ("m", 101.0), ("n", None),
+    ]  # fmt: skip
+    assert reopened.baseline(IDENTITY, Baseline(), {"m": "last", "n": "last"}) == before
+    assert before == {("m", LAST): Reference(10 / 3, 3)}
+    reopened.close()
+
+
+def test_the_last_values_and_the_samples_give_one_baseline(store):
+    """The default match reads rm_last_values; a match without content hash or hardware reads
+    rm_samples: over one history, both give the same means."""
+    other = Identity(**{**IDENTITY.__dict__, "hardware": "mi355x"})
+    for index, value in enumerate((1.0, 2.0, 3.0, 5.0, 8.0, 13.0)):
+        record(store, value, identity=other if index % 3 == 0 else IDENTITY, trusted=index != 4)
+    for runs in (1, 2, 3, 10):
+        default = store.baseline(IDENTITY, Baseline(runs=runs), {"m": "last"})
+        by_commit = store.baseline(IDENTITY, Baseline(runs=runs, match=["miles_commit", "hardware"]), {"m": "last"})
+        assert default == by_commit != {}

@@ -14,8 +14,8 @@ from runner.cli.output import SELECT_HELP, add_format, print_json
 from runner.errors import UsageError
 
 if TYPE_CHECKING:
-    from runner.history.query import Point
-    from runner.history.store import Store
+    from runner.history.location import Location
+    from runner.history.reads import Point, Reader
 
 TRUST_ACTIONS = ("untrust", "trust")
 
@@ -56,47 +56,55 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.last < 1:
         raise UsageError(f"--last {args.last}: give a positive number of runs")
-    store = _open(args.history)
+    location = _locate(args.history)
+    if args.names and args.names[0] in TRUST_ACTIONS:
+        return _set_trust(location, args)
+    from runner.history.reads import Reader
+
+    reader = Reader.open(location)  # reads without SQLAlchemy's import: see runner.history.query
     try:
-        if args.names and args.names[0] in TRUST_ACTIONS:
-            return _set_trust(store, args)
-        return _show(store, args)
+        return _show(reader, args)
     finally:
-        store.close()
+        reader.close()
 
 
-def _open(option: str | None) -> Store:
+def _locate(option: str | None) -> Location:
     from runner.history.location import locate
-    from runner.history.store import Store
 
     location = locate(option, os.environ, Path("run-matrix-logs"))
     if location.sqlite_file is not None and not location.sqlite_file.is_file():
         raise UsageError(
             f"no history store at {location.shown}: `run-matrix run` writes one (or give --history)"
         )
-    return Store.open(location)
+    return location
 
 
-def _set_trust(store: Store, args: argparse.Namespace) -> int:
+def _set_trust(location: Location, args: argparse.Namespace) -> int:
+    from runner.history.store import Store
+
     action, *rest = args.names
     if len(rest) != 1 or not args.reason:
         raise UsageError(f"usage: run-matrix history {action} RUN_ID --reason TEXT")
-    before = store.set_trust(rest[0], action == "trust", args.reason)
+    store = Store.open(location)
+    try:
+        before = store.set_trust(rest[0], action == "trust", args.reason)
+    finally:
+        store.close()
     now = "trusted" if action == "trust" else "untrusted"
     was = "already " if before["trusted"] == (action == "trust") else ""
     print(f"run {rest[0]} ({before['cell']}, {before['status']}) is {was}{now}: {args.reason}")
     return 0
 
 
-def _show(store: Store, args: argparse.Namespace) -> int:
-    from runner.history import query
+def _show(reader: Reader, args: argparse.Namespace) -> int:
+    from runner.history import reads
 
-    ids = _cell_ids(args.names, args.k, query.cells(store))
+    ids = _cell_ids(args.names, args.k, reads.cells(reader))
     sections: list[tuple[str, str, list[Point]]] = []
     for cell in ids:
-        metric, found = query.points(store, cell, args.metric, args.last)
-        if args.metric and found and args.metric not in query.metrics(store, cell):
-            known = ", ".join(query.metrics(store, cell)) or "none"
+        metric, found = reads.points(reader, cell, args.metric, args.last)
+        if args.metric and found and args.metric not in reads.metrics(reader, cell):
+            known = ", ".join(reads.metrics(reader, cell)) or "none"
             raise UsageError(f"--metric {args.metric}: {cell} never recorded it (recorded: {known})")
         sections.append((cell, metric or "", found))
     if args.png is not None:

@@ -81,15 +81,22 @@ def judge(name: str, expectation: Expectation, samples: Sequence[Sample], baseli
     except SelectionError as exc:
         message = f"{name} {exc}"
         return [Gate(name, LAST, None, None, None, None, None, 0, "error", expectation.enforced, message)]
+    described = band.describe()  # once per band: a cell of `steps: all` has a coordinate per step
     return [
-        _judge_one(name, band, expectation.enforced, step, at, value, baseline.get((name, step)))
+        _judge_one(name, band, described, expectation.enforced, (step, at, value), baseline.get((name, step)))
         for step, at, value in chosen
     ]
 
 
 def _judge_one(
-    name: str, band: Band, enforce: bool, step: int, at: int, value: float, reference: Reference | None
+    name: str,
+    band: Band,
+    described: str,
+    enforce: bool,
+    coordinate: tuple[int, int, float],
+    reference: Reference | None,
 ) -> Gate:
+    step, at, value = coordinate
     where = f"{name} at {'the last step (' + str(at) + ')' if step == LAST else f'step {at}'}"
     if reference is None:
         message = f"{where}: {value:.6g}; gate inactive (cold start: no trusted run to compare with)"
@@ -100,7 +107,7 @@ def _judge_one(
     position = "within" if inside else "outside"
     message = (
         f"{where}: {value:.6g} is {position} the corridor [{low:.6g}, {high:.6g}] "
-        f"(reference {reference.mean:.6g}, {runs}; band {band.describe()})"
+        f"(reference {reference.mean:.6g}, {runs}; band {described})"
     )
     if not inside and not enforce:
         message += " — reported only (enforce: false)"

@@ -52,16 +52,22 @@ def _sqlite(path: Path) -> Location:
 
 
 def _postgres(text: str, source: str, from_command_line: bool) -> Location:
-    import sqlalchemy as sa
+    # parsed with the standard library: `history` reads PostgreSQL without importing SQLAlchemy
+    from urllib.parse import urlsplit
 
+    parts = urlsplit(text)
     try:
-        url = sa.make_url(text)
-    except sa.exc.ArgumentError:
+        parts.port  # noqa: B018 (it validates the port)
+    except ValueError:
         raise UsageError(f"{source}: not a database URL (postgresql://USER@HOST[:PORT]/DATABASE)") from None
-    if url.password is not None and from_command_line:
-        raise UsageError(
-            f"{source}: the URL holds a password; keep it off the command line: set PGPASSWORD (or "
-            f"~/.pgpass), or put the whole URL in ${ENV}"
-        )
-    url = url.set(drivername="postgresql+psycopg")
-    return Location(url.render_as_string(hide_password=False), url.render_as_string(hide_password=True))
+    rest = text.split("://", 1)[1]
+    shown = rest
+    if parts.password is not None:
+        if from_command_line:
+            raise UsageError(
+                f"{source}: the URL holds a password; keep it off the command line: set PGPASSWORD (or "
+                f"~/.pgpass), or put the whole URL in ${ENV}"
+            )
+        user = parts.netloc.rpartition("@")[0].split(":", 1)[0]
+        shown = f"{user}:***@{parts.netloc.rpartition('@')[2]}{rest[len(parts.netloc) :]}"
+    return Location(f"postgresql+psycopg://{rest}", f"postgresql+psycopg://{shown}")

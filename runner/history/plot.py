@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import EnvironmentProblem
-from runner.history.query import Point
+from runner.history.reads import Point
 
 
 def _need(module: str) -> Any:

@@ -1,132 +1,89 @@
-"""What ``run-matrix history`` reads: the runs of some cells and one metric's points over them."""
+"""The statements that read the history store, in SQLAlchemy Core: ``reads()`` for ``run-matrix
+history`` and ``durations`` for ``ci plan``.
+
+``history`` has a 300 ms budget as a fresh process, and importing SQLAlchemy alone takes 160–320 ms
+of it on a 2-core machine. So ``reads()`` are compiled here once per dialect into
+``compiled_reads.json`` beside this module (generated: ``pytest tests/test_history_query.py
+--update-golden`` rewrites it, and that test fails while it is stale), and ``runner.history.reads``
+executes that SQL through the DB-API driver SQLAlchemy itself drives (sqlite3, psycopg). Each read
+takes scalar parameters only (no expanding ``IN``), so its text is complete once compiled.
+"""
 
 from __future__ import annotations
 
-import datetime
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
 from runner.history import schema
-from runner.history.gates import LAST
 from runner.history.store import Store
 
 
-@dataclass(frozen=True)
-class Point:
-    """One run of one cell, and what it says of one metric."""
-
-    run: str
-    recorded_at: datetime.datetime
-    cell: str
-    content_hash: str
-    hardware: str
-    miles_commit: str
-    attempt: int
-    status: str
-    trusted: bool
-    note: str
-    value: float | None = None  # the metric's last value (or the judged coordinate's, when gated)
-    at_step: int | None = None
-    reference: float | None = None
-    low: float | None = None
-    high: float | None = None
-    verdict: str = ""  # the gate's; "" when the metric was not gated
-
-    def to_json(self) -> dict[str, object]:
-        data = dict(self.__dict__)
-        data["recorded_at"] = self.recorded_at.isoformat(timespec="seconds")
-        return data
-
-
-def cells(store: Store) -> list[str]:
-    with store.reading() as connection:
-        return list(
-            connection.execute(
-                sa.select(schema.runs.c.cell).distinct().order_by(schema.runs.c.cell)
-            ).scalars()
-        )
-
-
-def points(store: Store, cell: str, metric: str | None, last: int) -> tuple[str | None, list[Point]]:
-    """The last ``last`` runs of ``cell``, oldest first, with ``metric`` (default: the first gated
-    metric of its newest run, else its first metric); and the metric chosen."""
+def _chosen() -> sa.ScalarSelect[Any]:
+    """The last ``:last`` runs of ``:cell``."""
     runs = schema.runs
-    query = sa.select(runs).where(runs.c.cell == cell).order_by(runs.c.seq.desc()).limit(last)
-    with store.reading() as connection:
-        rows = list(reversed(connection.execute(query).mappings().all()))
-        seqs = [row["seq"] for row in rows]
-        metric = metric or _default_metric(connection, seqs)
-        values = _last_values(connection, seqs, metric) if metric else {}
-        gates = _gates(connection, seqs, metric) if metric else {}
-    found = []
-    for row in rows:
-        value, at = values.get(row["seq"], (None, None))
-        gate = gates.get(row["seq"])
-        if gate is not None:  # the judged coordinate, with its corridor
-            value, at = gate["value"], gate["at_step"]
-        found.append(
-            Point(
-                row["id"], row["recorded_at"], row["cell"], row["content_hash"], row["hardware"],
-                row["miles_commit"], row["attempt"], row["status"], row["trusted"], row["note"], value, at,
-                gate["reference"] if gate else None, gate["low"] if gate else None,
-                gate["high"] if gate else None, gate["verdict"] if gate else "",
-            )
-        )  # fmt: skip
-    return metric, found
-
-
-def metrics(store: Store, cell: str) -> list[str]:
-    runs, samples = schema.runs, schema.samples
-    query = (
-        sa.select(samples.c.metric)
-        .distinct()
-        .join(runs, runs.c.seq == samples.c.run)
-        .where(runs.c.cell == cell)
+    return (
+        sa.select(runs.c.seq)
+        .where(runs.c.cell == sa.bindparam("cell"))
+        .order_by(runs.c.seq.desc())
+        .limit(sa.bindparam("last"))
+        .scalar_subquery()
     )
-    with store.reading() as connection:
-        return sorted(connection.execute(query).scalars())
 
 
-def _default_metric(connection: sa.Connection, seqs: Sequence[int]) -> str | None:
-    for table in (schema.gates, schema.samples):
-        query = (
-            sa.select(table.c.metric)
-            .where(table.c.run.in_(seqs))
-            .order_by(table.c.run.desc(), table.c.metric)
-        )
-        found = connection.execute(query.limit(1)).scalar()
-        if found is not None:
-            return str(found)
-    return None
-
-
-def _last_values(
-    connection: sa.Connection, seqs: Sequence[int], metric: str
-) -> dict[int, tuple[float | None, int]]:
-    samples = schema.samples
-    query = sa.select(samples.c.run, samples.c.value, samples.c.step).where(
-        samples.c.run.in_(seqs), samples.c.metric == metric, samples.c.last.is_(True)
+def _newest_metric(table: sa.Table) -> sa.Select[Any]:
+    """The first metric (by name) of the newest of the chosen runs that has one in ``table``."""
+    return (
+        sa.select(table.c.metric)
+        .where(table.c.run.in_(_chosen()))
+        .order_by(table.c.run.desc(), table.c.metric)
+        .limit(1)
     )
-    return {row[0]: (row[1], row[2]) for row in connection.execute(query)}
 
 
-def _gates(connection: sa.Connection, seqs: Sequence[int], metric: str) -> dict[int, dict[str, Any]]:
-    """Per run, the gate of ``metric`` to draw: its last-value coordinate, else its latest step."""
-    gates = schema.gates
-    query = (
-        sa.select(gates)
-        .where(gates.c.run.in_(seqs), gates.c.metric == metric)
-        .order_by(gates.c.run, gates.c.step)
-    )
-    chosen: dict[int, dict[str, Any]] = {}
-    for row in connection.execute(query).mappings():
-        previous = chosen.get(row["run"])
-        if previous is None or previous["step"] != LAST:
-            chosen[row["run"]] = dict(row)
-    return chosen
+def reads() -> dict[str, sa.Select[Any]]:
+    """Every statement ``history`` runs, by name; ``runner.history.reads`` says what each returns."""
+    runs, samples, gates = schema.runs, schema.samples, schema.gates
+    return {
+        "version": sa.select(sa.func.max(schema.schema_table.c.version)),
+        "cells": sa.select(runs.c.cell).distinct().order_by(runs.c.cell),
+        "runs": sa.select(runs).where(runs.c.cell == sa.bindparam("cell")).order_by(runs.c.seq.desc())
+        .limit(sa.bindparam("last")),
+        "metrics": sa.select(samples.c.metric).distinct().join(runs, runs.c.seq == samples.c.run)
+        .where(runs.c.cell == sa.bindparam("cell")).order_by(samples.c.metric),
+        "gated_metric": _newest_metric(gates),
+        "sampled_metric": _newest_metric(samples),
+        "last_values": sa.select(samples.c.run, samples.c.value, samples.c.step).where(
+            samples.c.run.in_(_chosen()), samples.c.metric == sa.bindparam("metric"), samples.c.last.is_(True)
+        ),
+        "gates": sa.select(gates).where(gates.c.run.in_(_chosen()), gates.c.metric == sa.bindparam("metric"))
+        .order_by(gates.c.run, gates.c.step),
+    }  # fmt: skip
+
+
+DIALECTS = ("sqlite", "postgresql")
+
+
+def compile_reads(dialect_name: str) -> dict[str, tuple[str, dict[str, Any]]]:
+    """``reads()`` as the DB-API driver of ``dialect_name`` takes them: named parameters (sqlite3's
+    ``:name``, psycopg's ``%(name)s``) and the constants SQLAlchemy bound (an ``OFFSET 0``)."""
+    driver = {"sqlite": "sqlite+pysqlite://", "postgresql": "postgresql+psycopg://"}[dialect_name]
+    style = {"paramstyle": "named"} if dialect_name == "sqlite" else {}  # psycopg's own: %(name)s
+    dialect = sa.make_url(driver).get_dialect()(**style)
+    compiled = {}
+    for name, statement in reads().items():
+        done = statement.compile(dialect=dialect)
+        constants = {key: value for key, value in done.params.items() if value is not None}
+        compiled[name] = (done.string, constants)
+    return compiled
+
+
+def compiled_json() -> str:
+    """The text of ``compiled_reads.json``: the schema version the reads are of, and their SQL."""
+    sql = {name: compile_reads(name) for name in DIALECTS}
+    return json.dumps({"version": schema.VERSION, "sql": sql}, indent=1, sort_keys=True) + "\n"
 
 
 def durations(store: Store, cells: Sequence[str], last: int) -> dict[str, list[float]]:

@@ -121,6 +121,7 @@ class Store:
             rows = [row for name, values in record.series.items() for row in _sample_rows(run, name, values)]
             if rows:
                 connection.execute(sa.insert(schema.samples), rows)
+                connection.execute(sa.insert(schema.last_values), _last_value_rows(run, record))
             if record.gates:
                 connection.execute(sa.insert(schema.gates), [_gate_row(run, g) for g in record.gates])
         return run_id
@@ -134,9 +135,11 @@ class Store:
         listed = tuple((name, tuple(s)) for name, s in steps.items() if isinstance(s, list))
         if not (last or every or listed):
             return {}
-        query = _baseline_query(tuple(baseline.match), bool(last), bool(every), listed)
-        values = {f"match_{key}": getattr(identity, key) for key in baseline.match}
-        values.update(runs=baseline.runs, last=last, every=every)
+        query = _baseline_query(tuple(baseline.match), len(last), len(every), listed)
+        values: dict[str, Any] = {f"match_{key}": getattr(identity, key) for key in baseline.match}
+        values.update({f"last_{i}": name for i, name in enumerate(last)})
+        values.update({f"every_{i}": name for i, name in enumerate(every)})
+        values["runs"] = baseline.runs
         with self.reading() as connection:
             rows = connection.execute(query, values).all()
         return {(row[0], int(row[1])): Reference(float(row[2]), int(row[3])) for row in rows if row[3]}
@@ -162,41 +165,65 @@ class Store:
 
 @functools.lru_cache(maxsize=64)
 def _baseline_query(
-    match: tuple[str, ...], last: bool, every: bool, listed: tuple[tuple[str, tuple[int, ...]], ...]
+    match: tuple[str, ...], last: int, every: int, listed: tuple[tuple[str, tuple[int, ...]], ...]
 ) -> sa.Select[Any] | sa.CompoundSelect[Any]:
     """Built once per shape (judging 1,000 cells builds it once): the baseline runs are the last
-    ``:runs`` trusted runs sharing the ``match`` fields; their coordinates' means and counts."""
+    ``:runs`` trusted runs sharing the ``match`` fields; their coordinates' means and counts. The
+    ``last`` and ``every`` metric names are ``:last_0``... and ``:every_0``..., one parameter each
+    (not an expanding ``IN``, whose SQL SQLAlchemy would render anew at every execution)."""
     runs, samples = schema.runs, schema.samples
     chosen = (
         sa.select(runs.c.seq)
         .where(runs.c.trusted == sa.true(), *[runs.c[key] == sa.bindparam(f"match_{key}") for key in match])
         .order_by(runs.c.seq.desc())
         .limit(sa.bindparam("runs"))
-        .scalar_subquery()
     )
-    mean, count = sa.func.avg(samples.c.value), sa.func.count(samples.c.value)
     parts = []
     if last:
-        parts.append(
-            sa.select(samples.c.metric, sa.literal(LAST), mean, count)
-            .where(
-                samples.c.run.in_(chosen),
-                samples.c.last == sa.true(),
-                samples.c.metric.in_(sa.bindparam("last", expanding=True)),
-            )
-            .group_by(samples.c.metric)
-        )
+        parts.append(_last_part(chosen, match, [sa.bindparam(f"last_{i}") for i in range(last)]))
     if every or listed:
         wanted: list[sa.ColumnElement[bool]] = []
         if every:
-            wanted.append(samples.c.metric.in_(sa.bindparam("every", expanding=True)))
+            wanted.append(samples.c.metric.in_([sa.bindparam(f"every_{i}") for i in range(every)]))
         wanted += [sa.and_(samples.c.metric == name, samples.c.step.in_(ks)) for name, ks in listed]
+        mean, count = sa.func.avg(samples.c.value), sa.func.count(samples.c.value)
         parts.append(
             sa.select(samples.c.metric, samples.c.step, mean, count)
-            .where(samples.c.run.in_(chosen), sa.or_(*wanted))
+            .where(samples.c.run.in_(chosen.scalar_subquery()), sa.or_(*wanted))
             .group_by(samples.c.metric, samples.c.step)
         )
     return parts[0] if len(parts) == 1 else sa.union_all(*parts)
+
+
+def _last_part(
+    chosen: sa.Select[Any], match: tuple[str, ...], names: list[sa.BindParameter[Any]]
+) -> sa.Select[Any]:
+    """The last values' means: when the baseline runs share content hash and hardware (the default),
+    from ``rm_last_values``, one range per metric from the oldest baseline run on (``run + 0``
+    keeps SQLite from probing it once per run); else from ``rm_samples``, one probe per run."""
+    if not {"content_hash", "hardware"} <= set(match):
+        samples = schema.samples
+        where = (samples.c.run.in_(chosen.scalar_subquery()), samples.c.last == sa.true())
+        return _means(samples, names, *where)
+    table = schema.last_values
+    oldest = sa.select(sa.func.min(chosen.subquery().c.seq)).scalar_subquery()
+    return _means(
+        table,
+        names,
+        table.c.content_hash == sa.bindparam("match_content_hash"),
+        table.c.hardware == sa.bindparam("match_hardware"),
+        table.c.run >= oldest,
+        (table.c.run + sa.literal_column("0")).in_(chosen.scalar_subquery()),
+    )
+
+
+def _means(table: sa.Table, names: list[sa.BindParameter[Any]], *where: Any) -> sa.Select[Any]:
+    value = table.c.value
+    return (
+        sa.select(table.c.metric, sa.literal(LAST), sa.func.avg(value), sa.func.count(value))
+        .where(table.c.metric.in_(names), *where)
+        .group_by(table.c.metric)
+    )
 
 
 def _engine(location: Location) -> sa.Engine:
@@ -275,6 +302,23 @@ def _sample_rows(run: int, name: str, values: Sequence[Sample]) -> Iterator[dict
             "nonfinite": None if finite else str(sample.value),
             "last": index == len(values) - 1,
         }
+
+
+def _last_value_rows(run: int, record: AttemptRecord) -> list[dict[str, Any]]:
+    identity, rows = record.identity, []
+    for name, values in record.series.items():
+        if values:
+            value = values[-1].value
+            rows.append(
+                {
+                    "content_hash": identity.content_hash,
+                    "hardware": identity.hardware,
+                    "metric": name,
+                    "run": run,
+                    "value": value if math.isfinite(value) else None,
+                }
+            )
+    return rows
 
 
 def _gate_row(run: int, gate: Gate) -> dict[str, Any]:

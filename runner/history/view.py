@@ -8,7 +8,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from runner.history.query import Point
+from runner.history.reads import Point
 
 _VERDICT_STYLES = {"pass": "green", "fail": "bold red", "inactive": "dim", "error": "red"}
 
