@@ -75,7 +75,7 @@ class Layout:
     nodes: int
     gpus_per_node: int  # what `ray start --num-gpus` gets
     actor_gpus: int
-    critic_gpus: int
+    critic_gpus: int  # besides the actor's: 0 without a critic, or where it trains on the actor's
     rollout_gpus: int  # colocate: the actor's (+ critic's) GPUs
     engine: Engine
     actor: Actor
@@ -122,10 +122,11 @@ def layout(cell: Cell) -> Layout:
     miles_gpn = integer(flag("num-gpus-per-node"), 8)
     actor_gpus = integer(flag("actor-num-nodes"), 1) * integer(flag("actor-num-gpus-per-node"), 8)
     uses_critic = bool(flag("use-critic")) or flag("advantage-estimator") == "ppo"
+    own_gpus = uses_critic and cell.conventions.critic_placement == "own"
     critic_gpus = (
         integer(flag("critic-num-nodes"), integer(flag("actor-num-nodes"), 1))
         * integer(flag("critic-num-gpus-per-node"), integer(flag("actor-num-gpus-per-node"), 8))
-        if uses_critic
+        if own_gpus
         else 0
     )
     colocate = bool(flag("colocate"))

@@ -27,6 +27,7 @@ from schemas.spec import (
     PatchHfConfig,
     PrepareStep,
     Remove,
+    Service,
     WriteFile,
 )
 from schemas.values import flag_tokens
@@ -44,6 +45,7 @@ class Command:
     skip_if: str = ""  # when the step need not run, in words
     guard: tuple[str, ...] = ()  # a ``test`` argv: the step is skipped when it succeeds
     stdin: str = ""  # a program the command reads on stdin (``python3 -``)
+    listens: int = 0  # a service: it stays up, ready once 127.0.0.1:PORT answers (and left alone if it does)
 
     @property
     def line(self) -> str:
@@ -54,6 +56,8 @@ class Command:
     def shell(self) -> str:
         """The command as the script runs it: behind its guard, with its program on stdin."""
         text = self.line
+        if self.listens:
+            return _service_shell(text, self.listens)
         if self.guard:
             text = f"{_test_text(self.guard)} || {text}"
         if self.stdin:
@@ -65,6 +69,16 @@ class Command:
 
 
 HEREDOC = "RUN_MATRIX_PROGRAM"
+SERVICE_SECONDS = 30  # how long a service may take to answer (miles' wait_for_server_ready)
+
+
+def _service_shell(line: str, port: int) -> str:
+    """Started in the background unless the port answers already, then waited for."""
+    answers = f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null"
+    return (
+        f"{answers} || {{ {line} & }}\n"
+        f"for _ in $(seq {SERVICE_SECONDS}); do {answers} && break; sleep 1; done; {answers}"
+    )
 
 
 def _test_text(guard: tuple[str, ...]) -> str:
@@ -112,6 +126,7 @@ def render(cell: Cell, context: Context = Context()) -> Launch:
     commands = (
         *(_prepare(name, step, cell, context, model_args) for name, step in cell.spec.prepare.items()),
         _ray_start(cell),
+        *map(_service, cell.spec.launch.before_submit),
         _submit(cell, context, env, model_args + train_args),
     )
     return Launch(
@@ -292,6 +307,25 @@ def _ray_start(cell: Cell) -> Command:
         *cell.conventions.ray_start,
     )
     return Command("cluster", "ray-head", argv)
+
+
+MOONCAKE_MASTER_PORT = 50051  # miles' MOONCAKE_MASTER_PORT; its metrics port is 0 (none)
+
+
+def _service(name: Service) -> Command:
+    """What miles' hook starts between ``ray start`` and the submission."""
+    match name:
+        case "mooncake-master":
+            argv = ("mooncake_master", "--rpc_port", str(MOONCAKE_MASTER_PORT), "--metrics_port", "0")
+            return Command(
+                "cluster",
+                name,
+                argv,
+                skip_if=f"127.0.0.1:{MOONCAKE_MASTER_PORT} already answers",
+                listens=MOONCAKE_MASTER_PORT,
+            )
+        case _:
+            assert_never(name)
 
 
 def _submit(cell: Cell, context: Context, env: dict[str, str], entry_args: tuple[str, ...]) -> Command:

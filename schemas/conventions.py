@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from schemas.values import Model
@@ -33,6 +35,11 @@ class LaunchConventions(Model):
     secrets: list[str] = Field(description="env vars rendered only as ${NAME} references")
     secret_flags: dict[str, str] = Field(
         default_factory=dict, description="flags whose value is a secret -> the env var that should hold it"
+    )
+    critic_placement: Literal["own", "actor"] = Field(
+        default="own",
+        description="where miles' placement group puts a critic: on GPUs of its own (after the actor's)"
+        " or on the actor's (miles/ray/placement_group.py)",
     )
     wandb_flags: list[str] = Field(
         description="flags added when WANDB_API_KEY is set; {project} {group} replaced"

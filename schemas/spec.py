@@ -29,9 +29,18 @@ class Cluster(Model):
     gpus_per_node: PositiveInt = Field(description="what `ray start --num-gpus` gets on each node")
 
 
+Service = Literal["mooncake-master"]
+
+
 class Launch(Model):
     script: TrainScript = Field(description="train.py (sync; the only one with --colocate) or train_async.py")
     master_addr: str = "127.0.0.1"
+    before_submit: list[Service] = Field(
+        default=[],
+        description="what runs between `ray start` and the job's submission (miles' before_ray_job_submit):"
+        " mooncake-master is U.start_mooncake_master, the Mooncake store's master on 127.0.0.1:50051,"
+        " left as it is when one already answers there",
+    )
     megatron_path: str | None = Field(
         default=None,
         description="execute_train's megatron_path: the PYTHONPATH entries after the checkout; default: the"

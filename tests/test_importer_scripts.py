@@ -191,6 +191,18 @@ def test_miles_mains_conversions_and_the_clean_up_between_launches(cli, here, mo
     )  # the PR era: no checkout
 
 
+def test_miles_mooncake_hook_becomes_the_launchs_service(cli, here, monkeypatch):
+    result = run_import(cli, "test_glm5_mooncake.py", here / "mooncake.yaml", "--hardware", "h200")
+    assert result.code == 0, result.err
+    assert yaml.safe_load((here / "mooncake.yaml").read_text())["launch"] == {
+        "script": "train.py",
+        "before_submit": ["mooncake-master"],
+    }
+    cells = rendered(cli, monkeypatch, here / "mooncake.yaml", wandb=False)
+    assert_round_trip(cells[""], launches("test_glm5_mooncake.py", {})[0])
+    assert [c["name"] for c in cells[""]["commands"]][-3:] == ["ray-head", "mooncake-master", "train"]
+
+
 def test_literal_secrets_become_references_and_file_writes_are_not_done(cli, here, monkeypatch):
     home = here / "home"
     (home / "precious").mkdir(parents=True)
@@ -227,8 +239,9 @@ REFUSED = {
     "refuse_downloads.py": "7: error [import]: refuse_downloads.py cannot be imported: it looks up a host name:"
     " socket.getaddrinfo (huggingface.co 443), outside miles' helpers: nothing may run here",
     "refuse_hook.py": "6: error [import]: refuse_hook.py cannot be imported: it passes execute_train a"
-    " before_ray_job_submit hook: code of its own runs between `ray start` and the job submission, and a spec"
-    " has no place for it",
+    " before_ray_job_submit hook of its own (<lambda>): code that runs between `ray start` and the job"
+    " submission, which a spec has no place for (a spec's launch.before_submit names miles' own"
+    " start_mooncake_master)",
     "refuse_miles_internals.py": "4: error [import]: refuse_miles_internals.py cannot be imported: it imports"
     " miles.utils.misc, which needs miles itself: import with --miles-root DIR (a miles checkout)",
     "refuse_prepare_only.py": " error [import]: refuse_prepare_only.py cannot be imported: it never calls"
@@ -238,8 +251,11 @@ REFUSED = {
     "refuse_spawns_a_process.py": "7: error [import]: refuse_spawns_a_process.py cannot be imported: it starts a"
     " process: subprocess (nvidia-smi -L), outside miles' helpers: nothing may run here",
     "refuse_unknown_helper.py": "7: error [import]: refuse_unknown_helper.py cannot be imported: it uses"
-    " command_utils.start_mooncake_master, which the recorder does not stand in for; import with --miles-root"
+    " command_utils.ssh_start_ray_workers, which the recorder does not stand in for; import with --miles-root"
     " DIR to load miles' own helpers",
+    "refuse_starts_mooncake.py": "7: error [import]: refuse_starts_mooncake.py cannot be imported: it calls"
+    " start_mooncake_master() itself: a spec starts the Mooncake master only as execute_train's"
+    " before_ray_job_submit hook (launch.before_submit)",
     "refuse_unknown_prepare.py": "7: error [import]: refuse_unknown_prepare.py cannot be imported: it runs `pip"
     " install flash-attn` before launching, which is no prepare step run-matrix has (mkdir, remove,"
     " hf-download, convert-torch-dist, convert-fp8, convert-int4, convert-nvfp4, convert-mxfp8,"

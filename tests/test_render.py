@@ -230,6 +230,28 @@ def test_each_conversion_runs_the_checkouts_tool_with_its_own_flags(
     assert command.guard == ("test", "-e", skip_if.removesuffix(" exists"))
 
 
+@pytest.mark.allow_subprocess  # bash -n reads the shell form
+def test_mooncake_master_starts_after_the_head_unless_its_port_answers(write) -> None:
+    text = MINIMAL.replace("launch: {", "launch: {before_submit: [mooncake-master], ")
+    launch = render(pipeline.cell(write("spec.yaml", text)))
+    assert [(c.phase, c.name) for c in launch.commands][-3:] == [
+        ("cluster", "ray-head"),
+        ("cluster", "mooncake-master"),
+        ("submit", "train"),
+    ]
+    service = launch.commands[-2]
+    assert (service.argv, service.listens) == (
+        ("mooncake_master", "--rpc_port", "50051", "--metrics_port", "0"),
+        50051,
+    )
+    answers = "(exec 3<>/dev/tcp/127.0.0.1/50051) 2>/dev/null"
+    assert service.shell == (
+        f"{answers} || {{ mooncake_master --rpc_port 50051 --metrics_port 0 & }}\n"
+        f"for _ in $(seq 30); do {answers} && break; sleep 1; done; {answers}"
+    )
+    subprocess.run(["bash", "-n"], input=to_shell(launch, "spec.yaml"), text=True, check=True)
+
+
 def test_a_remove_step_is_rm_rf_every_time(write) -> None:
     text = MINIMAL + "prepare:\n  clean: {kind: remove, paths: [/root/models/G-NVFP4, '/root/models/a b']}\n"
     command = render(pipeline.cell(write("spec.yaml", text))).commands[0]

@@ -140,6 +140,16 @@ def test_l3_budget(write) -> None:
     assert rules(write, ROCM, "args:\n  misc:\n    num-gpus-per-node: 4\n") == ["e:L3"]
 
 
+def test_l3_a_critic_has_gpus_of_its_own_before_miles_main_and_the_actors_at_main(write) -> None:
+    ppo = "args:\n  grpo:\n    advantage-estimator: ppo\n"
+    assert [p.splitlines()[0] for p in problems(write, ROCM, ppo, only="L3")] == [
+        "spec.yaml:4: error [L3] args.grpo.advantage-estimator: needs actor 4 + critic 4 + rollout 4 = 12"
+        " GPUs but the cluster has 1 node(s) x 8 GPUs = 8: Ray's placement group would wait forever"
+    ]
+    # miles/ray/placement_group.py at 31f1ca96: result["critic"] = result["actor"]
+    assert problems(write, ROCM, ppo + "miles_version: 31f1ca96\n", only="L3") == []
+
+
 def test_l4_engines(write) -> None:
     assert rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus: 3\n") == ["w:L3", "w:L4"]
     assert rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus: 1\n") == ["w:L3", "e:L4"]

@@ -11,6 +11,7 @@ from runner.layout import Layout, integer
 
 IGNORED_SGLANG_FLAGS = ("sglang-tp-size", "sglang-attn-cp-size", "sglang-moe-dp-size")
 OFFLOAD_FLAGS = ("offload", "offload-train", "offload-rollout")
+CRITIC_FLAGS = ("critic-num-gpus-per-node", "critic-num-nodes", "use-critic", "advantage-estimator")
 
 
 @rule("L1")
@@ -57,6 +58,7 @@ def gpu_budget(cell: Cell, facts: Layout) -> Iterator[Problem]:
     sum_text = " + ".join(parts) + f" = {facts.needed_gpus}" if len(parts) > 1 else parts[0]
     have = f"{facts.nodes} node(s) x {facts.gpus_per_node} GPUs = {facts.cluster_gpus}"
     flags = ("actor-num-gpus-per-node", "actor-num-nodes", *(() if facts.colocate else ("rollout-num-gpus",)))
+    flags += CRITIC_FLAGS if facts.critic_gpus else ()
     if facts.needed_gpus > facts.cluster_gpus:
         yield problem(
             "L3",

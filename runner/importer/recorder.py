@@ -57,6 +57,15 @@ def _rsync_simple(path_src: str, path_dst: str) -> None: ...
 def _save_to_temp_file(text: str, ext: str) -> None: ...
 
 
+def start_mooncake_master(*args: Any, **kwargs: Any) -> None:
+    """miles' before_ray_job_submit hook: as a hook the spec names it (execute_train never calls it
+    here); called by the script itself, it starts a service no prepare step starts."""
+    raise TRACE.refuse(
+        "calls start_mooncake_master() itself: a spec starts the Mooncake master only as execute_train's"
+        " before_ray_job_submit hook (launch.before_submit)"
+    )
+
+
 convert_checkpoint = recording("convert_checkpoint", _convert_checkpoint)
 hf_download_dataset = recording("hf_download_dataset", _hf_download_dataset)
 fp8_cast_bf16 = recording("fp8_cast_bf16", _fp8_cast_bf16)

@@ -35,6 +35,7 @@ class Target:
     script: TrainScript
     master_addr: str
     megatron_path: str | None  # execute_train's, where it is not the conventions'
+    before_submit: list[str]  # the services miles' hook starts before the submission
     flags: dict[str, Any]  # flag -> spec value, in launch order
     group_of: dict[str, Group]
     source_of: dict[str, str]  # flag -> the script variable it came from ("" when inline)
@@ -65,6 +66,7 @@ def target_of(
         script,
         found.env.get("MASTER_ADDR", "127.0.0.1"),
         _megatron_path(call, conventions),
+        list(call.args.get("before_submit") or []),
         flags,
         group_of,
         source_of,

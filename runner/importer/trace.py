@@ -229,11 +229,8 @@ def begin_train(call: dict[str, Any]) -> None:
     """An execute_train call starts: what it was given, and the script's flag-string variables."""
     if TRACE.train is not None:
         raise TRACE.refuse("calls execute_train from inside execute_train")
-    if call.get("before_ray_job_submit") is not None:
-        raise TRACE.refuse(
-            "passes execute_train a before_ray_job_submit hook: code of its own runs between `ray start`"
-            " and the job submission, and a spec has no place for it"
-        )
+    hook = call.pop("before_ray_job_submit", None)
+    call["before_submit"] = [] if hook is None else [_service(hook)]
     caller = sys._getframe(2)
     TRACE.train = TRACE.record(
         "train",
@@ -241,6 +238,25 @@ def begin_train(call: dict[str, Any]) -> None:
         commands=[],
         variables=_flag_variables(caller),
         caller=_caller(caller),
+    )
+
+
+HELPERS_MODULE = "miles.utils.external_utils.command_utils"
+# miles' own before_ray_job_submit hooks (functions of its helper module) -> the service a spec names
+HOOKS = {"start_mooncake_master": "mooncake-master"}
+
+
+def _service(hook: object) -> str:
+    """The service a hook starts; a hook of the test's own is code a spec has no place for."""
+    helpers = sys.modules.get(HELPERS_MODULE)
+    for function, service in HOOKS.items():
+        if helpers is not None and getattr(helpers, function, None) is hook:
+            return service
+    raise TRACE.refuse(
+        f"passes execute_train a before_ray_job_submit hook of its own"
+        f" ({getattr(hook, '__qualname__', type(hook).__name__)}): code that runs between `ray start` and"
+        " the job submission, which a spec has no place for (a spec's launch.before_submit names miles'"
+        " own start_mooncake_master)"
     )
 
 

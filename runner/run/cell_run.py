@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from runner.errors import EnvironmentProblem, display_path
-from runner.run import cluster, environment, job, metrics, prepare, processes
+from runner.run import cluster, environment, job, metrics, prepare, processes, services
 from runner.run.metrics import Series
 from runner.run.plan import Options, Planned, job_name
 from runner.run.record import Tracker, Untracked
@@ -179,7 +179,10 @@ class CellRun:
             head = self.planned.command("cluster")
             with cluster.connected(self.options.ray_address, head, head_log, self.tracker) as on:
                 self.clusters.append(on.record)
-                outcome = self.submit_and_watch(on, submission_id, number)
+                with services.running(
+                    self.planned.services, self.options.caller_env, self.log_path, self.tracker, self.write
+                ):
+                    outcome = self.submit_and_watch(on, submission_id, number)
         except EnvironmentProblem as exc:
             outcome = job.JobOutcome("infra", str(exc))
         except KeyboardInterrupt as exc:

@@ -26,6 +26,11 @@ class Planned:
         return next(c for c in self.launch.commands if c.phase == phase and name in (None, c.name))
 
     @property
+    def services(self) -> tuple[Command, ...]:
+        """What the launch starts after the Ray head, before the submission."""
+        return tuple(c for c in self.launch.commands if c.phase == "cluster" and c.listens)
+
+    @property
     def entry_argv(self) -> tuple[str, ...]:
         """``python3 <miles>/<train script> MODEL_ARGS... flags``: the submit command after ``--``."""
         argv = self.command("submit").argv

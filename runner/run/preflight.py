@@ -4,7 +4,7 @@ Checked: Ray is installed; the miles checkout has the train script and the tools
 conversions that will run; the GPUs — on this
 node (nvidia-smi, amd-smi or rocm-smi, else torch) when run-matrix starts the head, or
 the cluster's GPU resources with ``--ray-address``; the programs of the prepare steps
-that will run. ``$RUN_MATRIX_GPUS`` (``amd:8``, ``nvidia:4``, ``none``) replaces the
+and services that will run. ``$RUN_MATRIX_GPUS`` (``amd:8``, ``nvidia:4``, ``none``) replaces the
 detection, for machines whose GPUs the tools cannot see (and for tests).
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import EnvironmentProblem
-from runner.run import prepare
+from runner.run import prepare, services
 from runner.run.plan import Options, Planned
 from schemas.spec import Conversion
 
@@ -87,14 +87,19 @@ def _checkout(planned: Planned, miles_root: Path | None) -> list[str]:
 
 
 def _programs(planned: Planned, options: Options) -> list[str]:
+    path = options.caller_env.get("PATH")
+    missing = [
+        f"{service.name} needs {service.argv[0]}, which is not on PATH"
+        for service in planned.services
+        if not services.answers(service.listens) and shutil.which(service.argv[0], path=path) is None
+    ]
     if options.skip_prepare:
-        return []
-    missing = []
+        return missing
     for name, step in planned.cell.spec.prepare.items():
         program = planned.command("prepare", name).argv[0]
         if step.kind in IN_PROCESS or prepare.skip_reason(step) is not None:
             continue
-        if shutil.which(program, path=options.caller_env.get("PATH")) is None:
+        if shutil.which(program, path=path) is None:
             missing.append(f"prepare step {name} needs {program}, which is not on PATH")
     return missing
 

@@ -29,7 +29,7 @@ from runner.atomic import write_text
 from runner.errors import EnvironmentProblem
 from runner.run.processes import Identity
 
-SessionKind = Literal["ray-head", "prepare"]
+SessionKind = Literal["ray-head", "prepare", "service"]
 
 
 @dataclass(frozen=True)

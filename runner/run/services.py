@@ -1,0 +1,93 @@
+"""services: what a cell's launch starts between ``ray start`` and the submission, kept up for the
+attempt (miles' ``before_ray_job_submit`` hooks, such as the Mooncake store's master).
+
+A service whose port already answers is left as it is and never stopped, as miles' own hook does;
+one started here runs in a process session of its own (recorded, carrying the run's id), its
+output in a log beside the cell's, and is stopped with everything it started when the attempt ends.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from runner.errors import EnvironmentProblem
+from runner.render import SERVICE_SECONDS, Command
+from runner.run import processes
+from runner.run.record import Tracker
+
+STOP_GRACE_SECONDS = 10.0
+
+
+def answers(port: int) -> bool:
+    """Something accepts connections on 127.0.0.1:PORT."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@contextmanager
+def running(
+    commands: Sequence[Command],
+    env: Mapping[str, str],
+    logs: Path,
+    tracker: Tracker,
+    say: Callable[[str], None],
+) -> Iterator[None]:
+    """Each service up for the body; ``logs`` is the cell log's path, each service's log sits beside it."""
+    with ExitStack() as stack:
+        for command in commands:
+            if answers(command.listens):
+                say(f"==> {command.name}: skipped, {command.skip_if} (left as it is)")
+                continue
+            log = logs.with_suffix(f".{command.name}.log")
+            stack.enter_context(_started(command, env, log, tracker))
+            say(f"==> {command.name}: answers on 127.0.0.1:{command.listens} (its output: {log})")
+        yield
+
+
+@contextmanager
+def _started(command: Command, env: Mapping[str, str], log: Path, tracker: Tracker) -> Iterator[None]:
+    full_env = {**os.environ, **env, processes.RUN_ID_VARIABLE: tracker.run_id}
+    with processes.deferred_interrupt():  # started and recorded, or neither
+        try:
+            with log.open("ab") as out:
+                process = subprocess.Popen(
+                    command.argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=full_env
+                )
+        except FileNotFoundError:
+            raise EnvironmentProblem(
+                f"{command.name}: {command.argv[0]} is not installed (not on PATH)"
+            ) from None
+        tracker.started("service", process)
+    try:
+        _wait(command, process, log)
+        yield
+    finally:
+        with processes.deferred_interrupt():
+            processes.stop_session(process, STOP_GRACE_SECONDS)
+            tracker.stopped(process.pid)
+
+
+def _wait(command: Command, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + SERVICE_SECONDS
+    while not answers(command.listens):
+        if process.poll() is not None or time.monotonic() > deadline:
+            how = (
+                f"exited ({process.returncode})"
+                if process.returncode is not None
+                else f"{SERVICE_SECONDS} s passed"
+            )
+            tail = log.read_text(errors="replace").strip().splitlines()[-5:]
+            raise EnvironmentProblem(
+                f"{command.name} did not answer on 127.0.0.1:{command.listens}: {how}; {log} ends with:\n  "
+                + "\n  ".join(tail or ["(nothing)"])
+            )
+        time.sleep(0.2)
