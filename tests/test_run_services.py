@@ -53,14 +53,14 @@ def test_one_that_already_answers_is_left_as_it_is(tmp_path: Path) -> None:
 def test_one_that_exits_or_is_missing_is_an_environment_problem(tmp_path: Path) -> None:
     (port,) = free_ports(1)
     failing = {**ENV, "FAKE_MOONCAKE_FAIL": "cannot bind the metrics port"}
-    with pytest.raises(EnvironmentProblem) as caught:
-        with services.running([master(port)], failing, tmp_path / "c.log", Untracked(), print):
-            raise AssertionError("the body must not run")
+    started = services.running([master(port)], failing, tmp_path / "c.log", Untracked(), print)
+    with pytest.raises(EnvironmentProblem) as caught, started:
+        raise AssertionError("the body must not run")
     assert str(caught.value) == (
         f"mooncake-master did not answer on 127.0.0.1:{port}: exited (1); {tmp_path}/c.mooncake-master.log"
         " ends with:\n  mooncake_master: cannot bind the metrics port"
     )
-    with pytest.raises(EnvironmentProblem) as caught:
-        with services.running([master(port, "no-such-program")], ENV, tmp_path / "c.log", Untracked(), print):
-            pass
+    missing = services.running([master(port, "no-such-program")], ENV, tmp_path / "c.log", Untracked(), print)
+    with pytest.raises(EnvironmentProblem) as caught, missing:
+        pass
     assert str(caught.value) == "mooncake-master: no-such-program is not installed (not on PATH)"

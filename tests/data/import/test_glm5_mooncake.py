@@ -2,7 +2,6 @@
 between `ray start` and the submission (it becomes launch.before_submit)."""
 
 import _glm5
-
 import miles.utils.external_utils.command_utils as U
 
 if __name__ == "__main__":
