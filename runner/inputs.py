@@ -59,6 +59,7 @@ class Recorder:
                 found = _absolute(path)
                 if not found.endswith(".pyc"):  # an import: the module's own file is checked as code
                     self.opened.add(found)
+                    self.probed.setdefault(found, _probe_now(found))  # to see it change while the run reads
         elif name in ("os.listdir", "os.scandir"):
             where = args[0]
             if isinstance(where, int):
