@@ -37,12 +37,17 @@ def enabled(no_cache: bool) -> bool:
 
 
 def key(command: str, arguments: dict[str, Any]) -> str:
-    """The hash of everything besides the files that decides ``command``'s verdict."""
+    """The hash of everything besides the files that decides ``command``'s verdict ("" when the
+    current folder is gone: nothing is kept or replayed then)."""
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return ""
     material = {
         "format": FORMAT,
         "command": command,
         "arguments": arguments,
-        "cwd": os.getcwd(),
+        "cwd": cwd,
         "today": datetime.date.today().isoformat(),
         "environment": sorted(os.environ.items()),
         "python": [sys.executable, sys.version],
@@ -53,12 +58,14 @@ def key(command: str, arguments: dict[str, Any]) -> str:
 
 def load(command: str, found_by: str) -> dict[str, Any] | None:
     """The verdict kept under ``found_by`` when every input it was reached from is unchanged."""
+    if not found_by:
+        return None
     try:
         with open(_entry(command, found_by), "rb") as stream:
             raw = stream.read(MAX_ENTRY_BYTES + 1)
         entry = json.loads(raw) if len(raw) <= MAX_ENTRY_BYTES else None
         records = _records(entry, found_by)
-    except (OSError, ValueError, RecursionError):
+    except (OSError, ValueError, RecursionError, RuntimeError):  # RuntimeError: no home folder
         return None
     if records is None or not isinstance(entry, dict) or not isinstance(entry.get("verdict"), dict):
         return None
@@ -74,11 +81,11 @@ def store(
 ) -> None:
     """Keep ``verdict`` under ``found_by`` when its inputs were recorded and the date, folder and
     environment are still those of the key (not so across midnight); a failure costs time only."""
-    if records is None or key(command, arguments) != found_by:
+    if records is None or not found_by or key(command, arguments) != found_by:
         return
     entry = {"format": FORMAT, "key": found_by, "inputs": records, "verdict": verdict}
-    path = _entry(command, found_by)
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, RuntimeError):  # RuntimeError: no home folder
+        path = _entry(command, found_by)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(path, json.dumps(entry))
         _prune(path.parent)

@@ -111,5 +111,6 @@ def test_a_file_changed_while_recording_cannot_be_recorded(tree: Path) -> None:
     assert recorder.records() is None
 
 
-def test_unknown_record_kinds_never_hold() -> None:
+def test_unknown_or_impossible_records_never_hold() -> None:
     assert not inputs.unchanged([("password", "/etc/shadow", "")])
+    assert not inputs.unchanged([("file", "/etc/\0passwd", "")])
