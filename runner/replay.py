@@ -84,7 +84,8 @@ def store(
     if records is None or not found_by or key(command, arguments) != found_by:
         return
     entry = {"format": FORMAT, "key": found_by, "inputs": records, "verdict": verdict}
-    with contextlib.suppress(OSError, RuntimeError):  # RuntimeError: no home folder
+    # RuntimeError: no home folder; TypeError/ValueError: a verdict JSON cannot hold (then not kept)
+    with contextlib.suppress(OSError, RuntimeError, TypeError, ValueError):
         path = _entry(command, found_by)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(path, json.dumps(entry))
