@@ -30,6 +30,9 @@ from runner.knowledge.cache import folder
 FORMAT = 1  # what an entry holds; a new layout is a new number, and old entries are ignored
 MAX_ENTRY_BYTES = 64 << 20  # an entry is a few hundred kB; a larger file is not ours
 KEPT = 64  # entries per command: the oldest go when a new one is written
+# What a shell sets per command line and nothing of run-matrix reads: `$_` is the program's path as
+# typed (`run-matrix` or `/usr/bin/time`), OLDPWD the folder before the last cd (the cwd is keyed).
+SHELL_BOOKKEEPING = frozenset({"_", "OLDPWD"})
 
 
 def enabled(no_cache: bool) -> bool:
@@ -49,7 +52,7 @@ def key(command: str, arguments: dict[str, Any]) -> str:
         "arguments": arguments,
         "cwd": cwd,
         "today": datetime.date.today().isoformat(),
-        "environment": sorted(os.environ.items()),
+        "environment": sorted((k, v) for k, v in os.environ.items() if k not in SHELL_BOOKKEEPING),
         "python": [sys.executable, sys.version],
     }
     text = json.dumps(material, sort_keys=True, default=str)

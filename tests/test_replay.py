@@ -75,6 +75,9 @@ def test_the_key_is_of_the_date_the_environment_the_folder_and_the_arguments(
         (tmp_path / "elsewhere").mkdir()
         changed.chdir(tmp_path / "elsewhere")
         assert replay.key("validate", ARGUMENTS) != now
+    with monkeypatch.context() as changed:
+        changed.setenv("_", "/usr/bin/time")  # the shell's bookkeeping: no verdict depends on it
+        assert replay.key("validate", ARGUMENTS) == now
     assert replay.key("validate", ARGUMENTS) == now
 
 
