@@ -9,7 +9,7 @@ read is as it was. A ``Recorder`` notes, for the span of one run:
   what it is, and for a file its size and modification time; a path that was missing must stay
   missing (a new ``./nv/x.yaml`` would change what ``nv/x.yaml`` means);
 * every module of code that ran (its file's size and modification time, as Python's own
-  bytecode check does).
+  bytecode check does), and the names in every folder of ``sys.path`` (an install or uninstall).
 
 Opens and listings come from the interpreter's audit hooks (PEP 578); no audit event reports a
 stat, so ``os.stat`` and ``os.lstat`` are wrapped while recording and restored after. A run that
@@ -225,8 +225,11 @@ def _file_stamp(path: str) -> str:
 
 
 def _code() -> Iterator[Record]:
-    """Every module's file: the code that reached the verdict (an upgrade, an edit)."""
+    """Every module's file (an edit, an upgrade), and the names in every folder imports search (an
+    install: a new pydantic plugin is only an entry point there, read when the first model is built)."""
     named = (getattr(module, "__file__", None) for module in list(sys.modules.values()))
     files = {_absolute(name) for name in named if isinstance(name, str)}
     for path in sorted(files):
         yield "code", path, _file_stamp(path)
+    for folder in sorted({_absolute(entry) for entry in sys.path if entry and os.path.isdir(entry)}):
+        yield "folder", folder, _listing(folder)

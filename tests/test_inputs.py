@@ -40,9 +40,10 @@ def test_records_every_read_listing_and_probe(tree: Path) -> None:
     records = read_spec_tree(tree)
     specs = tree / "specs"
     assert kinds(records, "file") == [str(specs / "a.yaml"), str(specs / "b.yaml")]
-    assert kinds(records, "folder") == [str(specs)]
+    assert kinds(records, "folder")[0] == str(specs)
     assert str(specs / "missing.yaml") in kinds(records, "path")
     assert inputs.__file__ in kinds(records, "code")
+    assert os.path.dirname(os.__file__) in kinds(records, "folder")  # where imports look: an install shows
     assert inputs.unchanged(records)
 
 
