@@ -8,7 +8,6 @@ there is nothing to remove. Every key remembers the chain of steps that set it
 
 from __future__ import annotations
 
-import copy
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -181,7 +180,7 @@ def _apply(
                 op: Operation = "replace" if isinstance(old, dict) != isinstance(value, dict) else "override"
                 step = replace(step, op=op)
                 _forget_subtree(provenance, key)
-            target[name] = copy.deepcopy(value)
+            target[name] = _copied(value)
             _append(provenance, key, step)
             if isinstance(value, dict):
                 for sub, sub_value in walk(value, key):
@@ -204,7 +203,7 @@ def _merge_composed(data: dict[str, Any], provenance: Provenance, base: Composed
                 continue
             if old is not _MISSING:
                 _forget_subtree(provenance, key)
-            target[name] = copy.deepcopy(value)
+            target[name] = _copied(value)
         return None
 
     merge(data, base.data, ())
@@ -256,6 +255,16 @@ class _Missing:
 _MISSING: Any = _Missing()
 
 
+def _copied(value: Any) -> Any:
+    """A copy of loaded data (mappings, lists, immutable scalars) that compose may change in place;
+    ``copy.deepcopy``'s memo is not needed: a loaded file shares no mapping or list between keys."""
+    if isinstance(value, dict):
+        return {name: _copied(item) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value
+
+
 def overlay(base: Composed, path: Path, documents: Documents = NO_DOCUMENTS) -> Composed:
     """Apply one overlay file's keys on top of a composed spec (a matrix cell's ``adjust``)."""
     doc = load_from(path, documents)
@@ -268,7 +277,7 @@ def overlay(base: Composed, path: Path, documents: Documents = NO_DOCUMENTS) -> 
             hint="move what it extends into the spec, or extend that file from the overlay's own base",
         )
     problems = Collector()
-    data = copy.deepcopy(base.data)
+    data = _copied(base.data)
     provenance = dict(base.provenance)
     _apply(data, provenance, why.own(doc), doc, why.reasons(doc, problems), (), problems)
     problems.raise_if_errors()

@@ -20,6 +20,7 @@ MAX_VALUES = 200_000  # values built from one file, aliases expanded (a 1000-cel
 MAX_DEPTH = 64  # nesting of mappings and lists (specs nest about 6 deep)
 
 DELETE_TAG = "!delete"
+_STR = "tag:yaml.org,2002:str"
 _STANDARD_TAGS = {
     "tag:yaml.org,2002:" + name for name in ("str", "int", "float", "bool", "null", "timestamp", "map", "seq")
 }
@@ -172,6 +173,8 @@ class Builder:
                     hint="write `key: !delete` on its own.",
                 )
             return DELETE
+        if node.tag == _STR:  # most scalars: the text as written (what the constructor would return)
+            return node.value
         self.check_tag(node, key)
         try:
             value = self.loader.construct_object(node, deep=True)

@@ -4,6 +4,7 @@ render, list, explain, diff) never load the run/report stack, Ray, rich or the h
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -104,3 +105,23 @@ def test_history_reads_the_store_without_pydantic(tmp_path: Path) -> None:
     code, modules = loaded(["history", "nv/cell", "--history", str(path), "--no-plot"])
     assert code == 0
     assert under(modules, ("pydantic", "schemas", "runner.pipeline", "runner.run.cell_run", *HEAVY)) == []
+
+
+@pytest.mark.allow_subprocess
+def test_a_replayed_validate_loads_no_spec_stack(tmp_path: Path) -> None:
+    """Warm: the verdict comes from the cache, so neither PyYAML nor pydantic nor the pipeline is read."""
+    probe = PROBE.replace("main(sys.argv[1:])", "main(sys.argv[1:], fresh_process=True)")
+    env = {**os.environ, "RUN_MATRIX_CACHE_DIR": str(tmp_path)}
+    env.pop("RUN_MATRIX_NO_CACHE", None)
+
+    def modules() -> tuple[int, list[str]]:
+        argv = [sys.executable, "-c", probe, "validate", "matrices/"]
+        found = json.loads(subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, check=True).stdout)
+        return found["code"], found["modules"]
+
+    cold, warm = modules(), modules()
+    assert under(cold[1], ("yaml", "pydantic", "schemas", "runner.pipeline")) != []
+    assert (warm[0], under(warm[1], ("yaml", "pydantic", "schemas", "runner.pipeline", *RUN_STACK))) == (
+        0,
+        [],
+    )

@@ -5,7 +5,10 @@ alike): medians of wall-clock and of CPU time (user + system of the child, which
 disturbs far less), each as a ratio to the bare import's. Bytecode is written and used, as in an
 installed run-matrix (PYTHONDONTWRITEBYTECODE is dropped for the children).
 
-The target (issue 19): ``validate matrices/`` at most 2.5x the bare import.
+The target (issue 19): ``validate matrices/`` at most 2.5x the bare import. ``validate`` is timed
+three ways: cold (``--no-cache``: every cell checked), checked and recorded into an empty cache (the
+first run after any change), and warm (the verdict replayed from the cache: nothing changed). The
+cache is a private temporary folder, never the user's.
 
   python tools/bench_startup.py [RUNS]     # default: 15 runs of each
 """
@@ -24,6 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CLI = "from runner.cli import console; console()"
 TARGET = 2.5  # validate matrices/ against the bare import
+COLD = "validate matrices/ (cold: --no-cache)"
+RECORDED = "validate matrices/ (checked, recorded)"
+WARM = "validate matrices/ (warm: replayed)"
 FLOOR = "import yaml\nfrom pydantic import BaseModel\nclass A(BaseModel):\n    x: int\nA(x=1)"
 
 
@@ -34,7 +40,9 @@ def commands(history_db: str) -> dict[str, list[str]]:
         # what any pydantic validation costs on top: pydantic's lazy import made real, one model built
         "pydantic: one model built and used": [*python, FLOOR],
         "run-matrix --help": [*python, CLI, "--help"],
-        "validate matrices/": [*python, CLI, "validate", "matrices/"],
+        COLD: [*python, CLI, "validate", "matrices/", "--no-cache"],
+        RECORDED: [*python, CLI, "validate", "matrices/"],
+        WARM: [*python, CLI, "validate", "matrices/"],
         "render rocm/glm5-async.yaml": [*python, CLI, "render", "rocm/glm5-async.yaml"],
         "list matrices/": [*python, CLI, "list", "matrices/"],
         "explain nv/glm5-colocate.yaml KEY": [
@@ -84,15 +92,20 @@ store.close()
 """
 
 
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "RUN_MATRIX_NO_CACHE")}
 
 
-def timed(argv: list[str]) -> tuple[float, float]:
-    """Wall-clock and CPU seconds of one run of ``argv``."""
+def timed(argv: list[str], cache: str) -> tuple[float, float]:
+    """Wall-clock and CPU seconds of one run of ``argv``, with ``cache`` as run-matrix's cache."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
-        argv, cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        argv,
+        cwd=ROOT,
+        env={**ENV, "RUN_MATRIX_CACHE_DIR": cache},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     elapsed = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -116,11 +129,15 @@ def main() -> int:
             table.pop("history CELL (SQLite, 20 of 100 runs)")
         wall: dict[str, list[float]] = {name: [] for name in table}
         cpu: dict[str, list[float]] = {name: [] for name in table}
-        for argv in table.values():  # warm the file cache and write the .pyc files once
-            timed(argv)
-        for _ in range(runs):
+        cache = os.path.join(folder, "cache")
+        for argv in table.values():  # warm the file cache, write the .pyc files, fill the cache once
+            timed(argv, cache)
+        for run in range(runs):
             for name, argv in table.items():
-                seconds, used = timed(argv)
+                # the recorded run starts from an empty cache each time: the first run after a change
+                seconds, used = timed(
+                    argv, os.path.join(folder, f"empty-{run}") if name == RECORDED else cache
+                )
                 wall[name].append(seconds)
                 cpu[name].append(used)
     load = os.getloadavg()[0]
@@ -135,16 +152,15 @@ def main() -> int:
             f"  {name:<50} {w * 1000:5.0f} ms {w / floor['wall']:5.2f}x"
             f"  {c * 1000:5.0f} ms {c / floor['cpu']:5.2f}x"
         )
-    ratios = {
-        kind: statistics.median(t["validate matrices/"]) / floor[kind]
-        for kind, t in (("wall", wall), ("cpu", cpu))
-    }
-    verdict = "meets" if ratios["cpu"] <= TARGET else "misses"
-    print(
-        f"validate matrices/ is {ratios['cpu']:.2f}x the bare import in CPU time "
-        f"({ratios['wall']:.2f}x wall): "
-        f"{verdict} the target of {TARGET}x"
-    )
+    for name in (WARM, COLD):
+        ratios = {
+            kind: statistics.median(t[name]) / floor[kind] for kind, t in (("wall", wall), ("cpu", cpu))
+        }
+        verdict = "meets" if ratios["cpu"] <= TARGET else "misses"
+        print(
+            f"{name} is {ratios['cpu']:.2f}x the bare import in CPU time ({ratios['wall']:.2f}x wall): "
+            f"{verdict} the target of {TARGET}x"
+        )
     return 0
 
 

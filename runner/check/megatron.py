@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from runner.cell import Cell
@@ -27,29 +28,30 @@ EXPERT_PARALLEL = (
 @rule("M1")
 def world_divides_by_model_parallel(cell: Cell, facts: Layout) -> Iterator[Problem]:
     a = facts.actor
-    size = a.tp * a.pp * a.cp
-    if a.world % size:
-        yield problem(
-            "M1",
-            cell,
-            (*PARALLEL, "actor-num-gpus-per-node"),
-            f"actor world {a.world} is not divisible by TP x PP x CP = {a.tp} x {a.pp} x {a.cp} = {size}",
-            f"make TP x PP x CP divide {a.world}",
-        )
+    yield from _world_divides("M1", cell, facts, PARALLEL, {"TP": a.tp, "PP": a.pp, "CP": a.cp})
 
 
 @rule("M2")
 def world_divides_by_expert_parallel(cell: Cell, facts: Layout) -> Iterator[Problem]:
     a = facts.actor
-    size = a.etp * a.ep * a.pp
-    if a.world % size:
+    sizes = {"ETP": a.etp, "EP": a.ep, "PP": a.pp}
+    yield from _world_divides("M2", cell, facts, EXPERT_PARALLEL, sizes, " (ETP defaults to TP)")
+
+
+def _world_divides(
+    rule_id: str, cell: Cell, facts: Layout, flags: tuple[str, ...], sizes: dict[str, int], note: str = ""
+) -> Iterator[Problem]:
+    """The actor's world must divide into groups of the product of ``sizes`` (Megatron's parallel state)."""
+    world, size = facts.actor.world, math.prod(sizes.values())
+    names = " x ".join(sizes)
+    if world % size:
         yield problem(
-            "M2",
+            rule_id,
             cell,
-            (*EXPERT_PARALLEL, "actor-num-gpus-per-node"),
-            f"actor world {a.world} is not divisible by ETP x EP x PP = {a.etp} x {a.ep} x {a.pp} = {size}"
-            " (ETP defaults to TP)",
-            f"make ETP x EP x PP divide {a.world}",
+            (*flags, "actor-num-gpus-per-node"),
+            f"actor world {world} is not divisible by {names} = "
+            f"{' x '.join(str(s) for s in sizes.values())} = {size}{note}",
+            f"make {names} divide {world}",
         )
 
 

@@ -67,11 +67,14 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     return top
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, fresh_process: bool = False) -> int:
+    """Run one command; ``fresh_process``: this process runs only it (the console script), so no
+    memo of an earlier command hides what it reads from ``validate``'s cache records."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         argv.insert(0, "run")  # `run-matrix SPEC ...` is `run-matrix run SPEC ...`
     args = parser(only=argv[0] if argv else None).parse_args(argv)
+    args.fresh_process = fresh_process
     try:
         return int(args.handler(args))
     except SpecError as exc:
@@ -89,4 +92,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console() -> None:
-    sys.exit(main())
+    sys.exit(main(fresh_process=True))

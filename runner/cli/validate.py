@@ -1,26 +1,18 @@
-"""run-matrix validate: check specs before any GPU is touched."""
+"""run-matrix validate: check specs before any GPU is touched.
+
+The checking is ``runner.validation``'s, imported only when it has to run: while nothing a
+verdict was reached from has changed, it is printed again from the cache (``runner.replay``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
-from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from runner import check, hardware, locate, pipeline
-from runner.cli.output import (
-    SELECT_HELP,
-    add_format,
-    add_miles_root,
-    checked_miles_root,
-    print_json,
-    print_problems,
-)
-from runner.compose import compose
-from runner.errors import Problem, SpecError, display_path, merged
-from runner.load import load
+from runner import replay
+from runner.cli.output import SELECT_HELP, add_format, add_miles_root, checked_miles_root, print_json
 
 
 def add_parser(subcommands: Any, name: str, summary: str) -> None:
@@ -28,11 +20,19 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         name,
         help=summary,
         description="Check every cell of the given specs and folders. In a folder, hardware/ is checked as "
-        "hardware profiles and base/ as specs to extend. Exit 2 when any error is found.",
+        "hardware profiles and base/ as specs to extend. Exit 2 when any error is found. A verdict is "
+        "kept in the cache ($RUN_MATRIX_CACHE_DIR, else $XDG_CACHE_HOME/run-matrix, else "
+        "~/.cache/run-matrix) and printed again while every file, folder and module it was reached from, "
+        "the date and the environment are unchanged.",
     )
     parser.add_argument("specs", nargs="+", metavar="SPEC|DIR|CELL")
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="check everything again and keep nothing (also: RUN_MATRIX_NO_CACHE=1)",
+    )
     add_miles_root(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
@@ -40,65 +40,57 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    results = [*_cells(args.specs, args.k, checked_miles_root(args.miles_root)), *_supporting(args.specs)]
-    problems = merged((r["cell"] or r["file"], p) for r in results for p in r["problems"])
-    failed = any(p.severity == "error" or args.strict for p in problems)
+    cached = args.fresh_process and replay.enabled(args.no_cache)
+    arguments = {"specs": args.specs, "k": args.k, "miles_root": args.miles_root}
+    found_by = replay.key("validate", arguments) if cached else ""
+    verdict = _replayable(replay.load("validate", found_by)) if cached else None
+    if verdict is None:
+        verdict = _checked(args, arguments, found_by if cached else None)
+    failed = verdict["errors"] > 0 or (args.strict and verdict["warnings"] > 0)
     elapsed = time.perf_counter() - started
     if args.format == "json":
-        print_json(
-            {
-                "ok": not failed,
-                "seconds": round(elapsed, 4),
-                "files": [{**r, "problems": [_in(p, r).to_json() for p in r["problems"]]} for r in results],
-                "problems": [p.to_json() for p in problems],
-            }
-        )
+        print_json({"ok": not failed, "seconds": round(elapsed, 4), **_json(verdict)})
     else:
-        print_problems(problems, sys.stdout)
-        cells = [r for r in results if r["cell"]]
-        errors = sum(p.severity == "error" for p in problems)
+        sys.stdout.write(verdict["text"])
         print(
-            f"{len(cells)} cells, {len(results) - len(cells)} supporting files checked in {elapsed:.2f} s: "
-            f"{errors} errors, {len(problems) - errors} warnings"
+            f"{verdict['cells']} cells, {verdict['supporting']} supporting files checked in {elapsed:.2f} s: "
+            f"{verdict['errors']} errors, {verdict['warnings']} warnings"
         )
     return 2 if failed else 0
 
 
-def _in(problem: Problem, result: dict[str, Any]) -> Problem:
-    """A problem of one file's result, with the one cell it was found in."""
-    return replace(problem, cells=(result["cell"] or result["file"],))
+def _checked(args: argparse.Namespace, arguments: dict[str, Any], found_by: str | None) -> Any:
+    """The verdict of checking everything now; kept under ``found_by`` when given."""
+    from runner import inputs, validation  # the whole pipeline: only when the cache cannot answer
+
+    if found_by is None:
+        return validation.report(args.specs, args.k, checked_miles_root(args.miles_root))
+    with inputs.recording() as recorder:
+        verdict = validation.report(args.specs, args.k, checked_miles_root(args.miles_root))
+    replay.store("validate", arguments, found_by, recorder.records(), dict(verdict))
+    return verdict
 
 
-def _cells(names: list[str], expression: str | None, miles_root: Path | None) -> list[dict[str, Any]]:
-    """A result per cell; a spec that does not even expand is one result with its problems."""
-    broken: list[tuple[Path, SpecError]] = []
-    built = pipeline.select(names, expression, broken, miles_root=miles_root)
-    results = [
-        {"file": display_path(path), "cell": locate.cell_name(path), "problems": list(exc.problems)}
-        for path, exc in broken
-    ]
-    for cell in built:
-        results.append({"file": display_path(cell.path), "cell": cell.id, "problems": list(check.run(cell))})
-    return results
+def _json(verdict: Any) -> dict[str, Any]:
+    return {"files": verdict["files"], "problems": verdict["problems"]}
 
 
-def _supporting(names: list[str]) -> list[dict[str, Any]]:
-    """Profiles, bases and overlay components in the given folders, each checked on its own."""
-    folders = [path for name in names if (path := locate.find_spec(name.partition("[")[0])).is_dir()]
-    results = []
-    for path in (p for folder in folders for p in sorted(folder.rglob("*.yaml"))):
-        kind = next((part for part in path.parts if part in pipeline.NOT_CELLS), None)
-        if kind is None:
-            continue
-        problems: list[Problem] = []
-        try:
-            if kind == "hardware" and path.parent.name == "hardware":
-                hardware.load(path.resolve())
-            elif kind in ("hardware", "base"):  # a family of profiles (hardware/families/), a base spec
-                compose(path)
-            else:
-                load(path)  # a component is a fragment: it only has to be valid YAML here
-        except SpecError as exc:
-            problems = list(exc.problems)
-        results.append({"file": display_path(path), "cell": None, "problems": problems})
-    return results
+_COUNTS = ("errors", "warnings", "cells", "supporting")
+
+
+def _replayable(kept: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A kept verdict of the shape ``validation.report`` gives, whose counts agree with its problems
+    (a damaged entry must not print fewer errors than it lists); else None: check again."""
+    if kept is None or not isinstance(kept.get("text"), str):
+        return None
+    if not all(isinstance(kept.get(name), int) for name in _COUNTS):
+        return None
+    files, problems = kept.get("files"), kept.get("problems")
+    if not (isinstance(files, list) and isinstance(problems, list)):
+        return None
+    if not all(isinstance(p, dict) for p in [*files, *problems]):
+        return None
+    errors = sum(p.get("severity") == "error" for p in problems)
+    if (kept["errors"], kept["warnings"]) != (errors, len(problems) - errors):
+        return None
+    return kept

@@ -1,0 +1,86 @@
+"""validation: every cell and supporting file a ``validate`` names, checked; the report it prints.
+
+A report is plain JSON-able data (``Report``), so ``validate`` can print it as text or JSON and
+keep it in its cache (``runner.replay``) to print again while nothing it read has changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypedDict
+
+from runner import check, hardware, locate, pipeline
+from runner.compose import compose
+from runner.errors import Problem, SpecError, display_path, merged
+from runner.load import load
+
+
+class Report(TypedDict):
+    """What ``validate`` prints: the problems as text and as JSON, per file and merged."""
+
+    errors: int
+    warnings: int
+    cells: int
+    supporting: int
+    text: str  # the problems as text, one block each (the summary line is printed beside)
+    files: list[dict[str, Any]]  # per cell or supporting file, its problems as JSON
+    problems: list[dict[str, Any]]  # merged: a problem of several cells once
+
+
+def report(names: list[str], expression: str | None, miles_root: Path | None) -> Report:
+    """Check every cell named (spec files, folders, cell ids; ``-k``) and, in folders, the profiles,
+    bases and components; ``miles_root``'s own flags decide which flags are valid when given."""
+    results = [*_cells(names, expression, miles_root), *_supporting(names)]
+    problems = merged((r["cell"] or r["file"], p) for r in results for p in r["problems"])
+    errors = sum(p.severity == "error" for p in problems)
+    cells = sum(1 for r in results if r["cell"])
+    return Report(
+        errors=errors,
+        warnings=len(problems) - errors,
+        cells=cells,
+        supporting=len(results) - cells,
+        text="".join(f"{p}\n" for p in problems),
+        files=[{**r, "problems": [_in(p, r).to_json() for p in r["problems"]]} for r in results],
+        problems=[p.to_json() for p in problems],
+    )
+
+
+def _in(problem: Problem, result: dict[str, Any]) -> Problem:
+    """A problem of one file's result, with the one cell it was found in."""
+    return replace(problem, cells=(result["cell"] or result["file"],))
+
+
+def _cells(names: list[str], expression: str | None, miles_root: Path | None) -> list[dict[str, Any]]:
+    """A result per cell; a spec that does not even expand is one result with its problems."""
+    broken: list[tuple[Path, SpecError]] = []
+    built = pipeline.select(names, expression, broken, miles_root=miles_root)
+    results = [
+        {"file": display_path(path), "cell": locate.cell_name(path), "problems": list(exc.problems)}
+        for path, exc in broken
+    ]
+    for cell in built:
+        results.append({"file": display_path(cell.path), "cell": cell.id, "problems": list(check.run(cell))})
+    return results
+
+
+def _supporting(names: list[str]) -> list[dict[str, Any]]:
+    """Profiles, bases and overlay components in the given folders, each checked on its own."""
+    folders = [path for name in names if (path := locate.find_spec(name.partition("[")[0])).is_dir()]
+    results = []
+    for path in (p for folder in folders for p in sorted(folder.rglob("*.yaml"))):
+        kind = next((part for part in path.parts if part in pipeline.NOT_CELLS), None)
+        if kind is None:
+            continue
+        problems: list[Problem] = []
+        try:
+            if kind == "hardware" and path.parent.name == "hardware":
+                hardware.load(path.resolve())
+            elif kind in ("hardware", "base"):  # a family of profiles (hardware/families/), a base spec
+                compose(path)
+            else:
+                load(path)  # a component is a fragment: it only has to be valid YAML here
+        except SpecError as exc:
+            problems = list(exc.problems)
+        results.append({"file": display_path(path), "cell": None, "problems": problems})
+    return results
