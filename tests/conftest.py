@@ -16,6 +16,7 @@ DATA = Path(__file__).parent / "data"
 # the cases of miles main's test_qwen3_30B_A3B/ folder, imported into matrices/qwen3-30b-a3b/
 QWEN3_CASES = (
     "amd_moriep_fp8_bridge",
+    "baseline",
     "deepep_fp8",
     "deepep_fp8_bridge",
     "disagg_broadcast",

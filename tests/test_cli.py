@@ -19,7 +19,7 @@ def test_validate_the_shipped_matrices(cli, in_repo):
     result = cli("validate", "matrices/")
     assert result.code == 0, result.out
     # 9 profiles, 4 profile families, 3 bases
-    assert result.out.splitlines()[-1].startswith("14 cells, 16 supporting files checked in ")
+    assert result.out.splitlines()[-1].startswith("15 cells, 16 supporting files checked in ")
     # upstream's own: qwen3-30B-A3B's flex dispatcher over its preset's alltoall, sequence-parallel at TP 1
     assert result.out.endswith(": 0 errors, 6 warnings\n")
 
@@ -303,7 +303,7 @@ def test_list_selection_errors(cli, in_repo):
     )
     empty = cli("list", "-k", "fp8_rollout and not fp8_rollout")
     assert empty.code == 2 and empty.err.startswith(
-        "run-matrix: -k 'fp8_rollout and not fp8_rollout' matches none of 14 cells: "
+        "run-matrix: -k 'fp8_rollout and not fp8_rollout' matches none of 15 cells: "
     )
 
 

@@ -32,8 +32,12 @@ def differences(cell: Cell, target: Target, miles_root: Path | None, trust: bool
         wrong.append(
             f"--num-gpus: renders {launch.num_gpus_per_node}, the script gives {found.num_gpus_per_node}"
         )
-    if list(launch.model_args) != list(_model_args(cell, target, context)):
-        wrong.append(f"MODEL_ARGS differ from those of {found.model_type}")
+    theirs = _model_args(cell, target, context)
+    if list(launch.model_args) != list(theirs):
+        ours = flag_map(launch.model_args)
+        wrong += _mapping(f"MODEL_ARGS of {cell.spec.model.type}", ours, flag_map(theirs)) or [
+            f"MODEL_ARGS of {cell.spec.model.type}: the same flags in another order"
+        ]
     wrong += _mapping("train arg", flag_map(launch.train_args), flag_map(found.train_args))
     wrong += _env(launch, found.env)
     if target.wandb_args:
