@@ -57,7 +57,7 @@ class Command:
         """The command as the script runs it: behind its guard, with its program on stdin."""
         text = self.line
         if self.listens:
-            return _service_shell(text, self.listens)
+            return _service_shell(self.name, text, self.listens)
         if self.guard:
             text = f"{_test_text(self.guard)} || {text}"
         if self.stdin:
@@ -72,12 +72,14 @@ HEREDOC = "RUN_MATRIX_PROGRAM"
 SERVICE_SECONDS = 30  # how long a service may take to answer (miles' wait_for_server_ready)
 
 
-def _service_shell(line: str, port: int) -> str:
+def _service_shell(name: str, line: str, port: int) -> str:
     """Started in the background unless the port answers already, then waited for."""
     answers = f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null"
+    failed = shell.quote(f"{name} did not answer on 127.0.0.1:{port} within {SERVICE_SECONDS} s")
     return (
         f"{answers} || {{ {line} & }}\n"
-        f"for _ in $(seq {SERVICE_SECONDS}); do {answers} && break; sleep 1; done; {answers}"
+        f"for _ in $(seq {SERVICE_SECONDS}); do {answers} && break; sleep 1; done\n"
+        f"{answers} || {{ echo {failed} >&2; exit 1; }}"
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import posixpath
+import re
 from pathlib import PurePosixPath
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
@@ -14,6 +16,7 @@ from schemas.values import EnvValue, Flags, FlagValue, Model
 Group = Literal["ckpt", "rollout", "optimizer", "grpo", "perf", "sglang", "ci", "misc"]
 GROUPS: tuple[Group, ...] = get_args(Group)
 TrainScript = Literal["train.py", "train_async.py"]
+SAFE_PATH = re.compile(r"/[\w.+,=@%:/-]*")  # nothing a shell expands or splits, no control characters
 
 
 class ModelRef(Model):
@@ -32,6 +35,17 @@ class Cluster(Model):
 Service = Literal["mooncake-master"]
 
 
+def pythonpath(value: str) -> str:
+    """PYTHONPATH entries: each an absolute path or a ${...} reference, none empty."""
+    for entry in value.split(":"):
+        if not entry.startswith(("/", "${")):
+            raise ValueError(
+                f"{value!r}: each PYTHONPATH entry is an absolute path (or a ${{...}} reference),"
+                f" got {entry!r}"
+            )
+    return value
+
+
 class Launch(Model):
     script: TrainScript = Field(description="train.py (sync; the only one with --colocate) or train_async.py")
     master_addr: str = "127.0.0.1"
@@ -41,6 +55,20 @@ class Launch(Model):
         " mooncake-master is U.start_mooncake_master, the Mooncake store's master on 127.0.0.1:50051,"
         " left as it is when one already answers there",
     )
+
+    @field_validator("megatron_path")
+    @classmethod
+    def _absolute_entries(cls, value: str | None) -> str | None:
+        return value if value is None else pythonpath(value)
+
+    @field_validator("before_submit")
+    @classmethod
+    def _once_each(cls, services: list[Service]) -> list[Service]:
+        twice = sorted({s for s in services if services.count(s) > 1})
+        if twice:
+            raise ValueError(f"{', '.join(twice)} named twice: a service is started once")
+        return services
+
     megatron_path: str | None = Field(
         default=None,
         description="execute_train's megatron_path: the PYTHONPATH entries after the checkout; default: the"
@@ -95,6 +123,11 @@ class ConvertTorchDist(Model):
         " default: the launch conventions' (a test may put Transformer Engine's sources first)",
     )
 
+    @field_validator("megatron_path")
+    @classmethod
+    def _absolute_entries(cls, value: str | None) -> str | None:
+        return value if value is None else pythonpath(value)
+
 
 class Remove(Model):
     """``rm -rf`` of a test's own outputs, so the conversions after it run again (it runs every time)."""
@@ -105,12 +138,15 @@ class Remove(Model):
     @field_validator("paths")
     @classmethod
     def _deep_enough(cls, paths: list[str]) -> list[str]:
+        """What ``rm -rf`` gets is what was checked: a plain path, as written, that no shell changes."""
         for path in paths:
             parts = PurePosixPath(path).parts
-            if not path.startswith("/") or ".." in parts or len(parts) < 3:
+            plain = path == posixpath.normpath(path) and not path.startswith("//")
+            if not plain or len(parts) < 3 or not SAFE_PATH.fullmatch(path):
                 raise ValueError(
-                    f"{path!r}: a path to remove is absolute, without '..', and at least two levels"
-                    " below / (/root/models/X, not /root)"
+                    f"{path!r}: a path to remove is absolute and plain (no '..', '.', '//' or trailing '/';"
+                    " no '$', quotes, globs or control characters), at least two levels below /"
+                    " (/root/models/X, not /root)"
                 )
         return paths
 

@@ -62,7 +62,13 @@ def test_quantize_tools_by_checkout_path_or_relative_to_it() -> None:
             "(no --model-dir or --output-dir)",
         ),
         ("python tools/convert_torch_dist_to_hf.py --input-dir /m --output-dir /n", ""),
-        ("ray stop --force; rm -rf /root/models/x", ""),
+        ("ray stop --force; rm -rf /root/models/x", "(shell syntax: ';')"),
+        ("rm -rf /root/models/x;/usr/local/bin/evil", "(shell syntax: ';')"),
+        ("rm -rf /root/models/ckpt/*", "(shell syntax: '*')"),
+        ("rm -rf /root/models/$(whoami)/x", "(shell syntax: '$')"),
+        ("rm -rf -v /root/models/x", "(a remove step is `rm -rf PATH...`)"),
+        ("rm -r /root/models/x", "(a remove step is `rm -rf PATH...`)"),
+        ("/tmp/evil.sh tools/convert_hf_to_nvfp4.py --model-dir /m/a --save-dir /m/b", ""),
         ("pkill -9 python", ""),
         ("sleep 10", ""),
     ],
@@ -162,3 +168,22 @@ def test_miles_clean_up_between_launches_is_a_note_not_a_step(text: str) -> None
             AT,
         )
     ]
+
+
+@pytest.mark.parametrize(
+    "text", ["rm -fr /root/models/x", "rm -r -f -- /root/models/x", "rm -f -r /root/models/x"]
+)
+def test_rm_rf_in_any_spelling_is_a_remove_step(text: str) -> None:
+    assert steps([command(text)], ROOT, None, "/root/Megatron-LM") == {
+        "clean": {"kind": "remove", "paths": ["/root/models/x"]}
+    }
+
+
+def test_a_step_the_spec_would_refuse_is_refused_at_the_scripts_line() -> None:
+    with pytest.raises(SpecError) as caught:
+        steps([command("rm -rf /root")], ROOT, None, "/root/Megatron-LM")
+    assert caught.value.problems[0].message == (
+        "test_x.py cannot be imported: it runs `rm -rf /root` before launching, which as a remove step is"
+        " refused: '/root': a path to remove is absolute and plain (no '..', '.', '//' or trailing '/';"
+        " no '$', quotes, globs or control characters), at least two levels below / (/root/models/X, not /root)"
+    )

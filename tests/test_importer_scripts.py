@@ -253,6 +253,14 @@ REFUSED = {
     "refuse_unknown_helper.py": "7: error [import]: refuse_unknown_helper.py cannot be imported: it uses"
     " command_utils.ssh_start_ray_workers, which the recorder does not stand in for; import with --miles-root"
     " DIR to load miles' own helpers",
+    "refuse_spoofed_hook.py": "13: error [import]: refuse_spoofed_hook.py cannot be imported: it passes"
+    " execute_train a before_ray_job_submit hook of its own (mine): code that runs between `ray start` and the"
+    " job submission, which a spec has no place for (a spec's launch.before_submit names miles' own"
+    " start_mooncake_master)",
+    "refuse_rewritten_hook.py": "13: error [import]: refuse_rewritten_hook.py cannot be imported: it passes"
+    " execute_train a before_ray_job_submit hook of its own (start_mooncake_master): code that runs between"
+    " `ray start` and the job submission, which a spec has no place for (a spec's launch.before_submit names"
+    " miles' own start_mooncake_master)",
     "refuse_starts_mooncake.py": "7: error [import]: refuse_starts_mooncake.py cannot be imported: it calls"
     " start_mooncake_master() itself: a spec starts the Mooncake master only as execute_train's"
     " before_ray_job_submit hook (launch.before_submit)",

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from runner import pipeline
@@ -99,13 +101,54 @@ def test_env_values_are_text(write):
 
 
 @pytest.mark.parametrize(
-    "path", ["/", "/root", "/root/../etc/x", "root/models/x", "/root/models/../../etc"]
+    "path",
+    [
+        "/",
+        "/root",
+        "/root/../etc/x",
+        "root/models/x",
+        "/root/models/../../etc",
+        "/tmp/x/$${X}",  # a shell reference: rm would get what it expands to
+        "/\u0000/usr",  # bash drops the NUL: rm -rf //usr
+        "/tmp/x/link/",  # rm -rf link/ empties what the link points to
+        "/tmp/x/a/.",
+        "//usr/lib",
+        "/root/models/a b",
+        "/root/models/*",
+    ],
 )
-def test_a_remove_step_refuses_a_shallow_or_relative_path(write, path):
-    assert error_of(write, f"prepare:\n  clean: {{kind: remove, paths: [/root/models/a, '{path}']}}\n") == (
-        f"spec.yaml:6: error [type] prepare.clean.paths: {path!r}: a path to remove is"
-        " absolute, without '..', and at least two levels below / (/root/models/X, not /root)"
+def test_a_remove_step_refuses_what_is_not_a_plain_deep_absolute_path(write, path):
+    text = f"prepare:\n  clean: {{kind: remove, paths: [/root/models/a, {json.dumps(path)}]}}\n"
+    shown = path.replace("$$", "$")  # as the spec resolves it
+    assert error_of(write, text) == (
+        f"spec.yaml:6: error [type] prepare.clean.paths: {shown!r}: a path to remove is absolute and plain"
+        " (no '..', '.', '//' or trailing '/'; no '$', quotes, globs or control characters), at least two"
+        " levels below / (/root/models/X, not /root)"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "launch: {script: train.py, megatron_path: ''}\n",
+            "launch.megatron_path: '': each PYTHONPATH entry is an absolute path (or a ${...} reference), got ''",
+        ),
+        (
+            "launch: {script: train.py, megatron_path: '/root/TE:.'}\n",
+            "launch.megatron_path: '/root/TE:.': each PYTHONPATH entry is an absolute path (or a ${...}"
+            " reference), got '.'",
+        ),
+        (
+            "launch: {script: train.py, before_submit: [mooncake-master, mooncake-master]}\n",
+            "launch.before_submit: mooncake-master named twice: a service is started once",
+        ),
+    ],
+)
+def test_launch_paths_and_services_are_checked(write, text, message):
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", MINIMAL.replace("launch: {script: train.py}\n", text)))
+    assert str(caught.value.problems[0]).split(" error [type] ", 1)[1] == message
 
 
 def test_unknown_prepare_kind(write):

@@ -247,17 +247,21 @@ def test_mooncake_master_starts_after_the_head_unless_its_port_answers(write) ->
     answers = "(exec 3<>/dev/tcp/127.0.0.1/50051) 2>/dev/null"
     assert service.shell == (
         f"{answers} || {{ mooncake_master --rpc_port 50051 --metrics_port 0 & }}\n"
-        f"for _ in $(seq 30); do {answers} && break; sleep 1; done; {answers}"
+        f"for _ in $(seq 30); do {answers} && break; sleep 1; done\n"
+        f"{answers} || {{ echo 'mooncake-master did not answer on 127.0.0.1:50051 within 30 s' >&2; exit 1; }}"
     )
     subprocess.run(["bash", "-n"], input=to_shell(launch, "spec.yaml"), text=True, check=True)
 
 
 def test_a_remove_step_is_rm_rf_every_time(write) -> None:
-    text = MINIMAL + "prepare:\n  clean: {kind: remove, paths: [/root/models/G-NVFP4, '/root/models/a b']}\n"
+    text = (
+        MINIMAL
+        + "prepare:\n  clean: {kind: remove, paths: [/root/models/G-NVFP4, /root/models/G_torch_dist]}\n"
+    )
     command = render(pipeline.cell(write("spec.yaml", text))).commands[0]
-    assert command.argv == ("rm", "-rf", "--", "/root/models/G-NVFP4", "/root/models/a b")
+    assert command.argv == ("rm", "-rf", "--", "/root/models/G-NVFP4", "/root/models/G_torch_dist")
     assert (command.skip_if, command.guard) == ("", ())
-    assert command.shell == "rm -rf -- /root/models/G-NVFP4 '/root/models/a b'"
+    assert command.shell == "rm -rf -- /root/models/G-NVFP4 /root/models/G_torch_dist"
 
 
 @pytest.mark.parametrize(

@@ -130,6 +130,21 @@ def test_a_remove_step_runs_every_time_and_removes_a_link_not_its_target(write, 
     assert (kept / "weights").read_text() == "x"
 
 
+@pytest.mark.allow_subprocess
+def test_a_steps_own_env_is_filled_from_the_callers_as_its_shell_form_is(write, tmp_path):
+    step = (
+        f"{{kind: convert-torch-dist, hf_checkpoint: /m, save: '{tmp_path}/t',"
+        " megatron_path: '$${TE_ROOT}:/root/Megatron-LM'}"
+    )
+    cell = pipeline.cell(write("spec.yaml", VALID + f"prepare:\n  convert: {step}\n"))
+    command = render(cell, Context(miles_root=str(FAKE_MILES))).commands[0]
+    env = {"PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}", "TE_ROOT": "/opt/te"}
+    lines: list[str] = []
+    record = run_step("convert", cell.spec.prepare["convert"], command, env, lines.append)
+    assert record.status == "ran", record.detail
+    assert "PYTHONPATH=/opt/te:/root/Megatron-LM" in lines
+
+
 def test_a_cast_to_bf16_is_done_when_its_index_exists_as_the_helper_says(write, tmp_path):
     out = tmp_path / "models" / "D-bf16"
     step = f"{{kind: cast-fp8-bf16, model_dir: /m, save_dir: '{out}'}}"

@@ -9,12 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from runner import pipeline
 from runner.errors import EnvironmentProblem
-from runner.render import Command
-from runner.run import services
+from runner.render import Command, Context, render
+from runner.run import preflight, preview, services
 from runner.run.cluster import free_ports
+from runner.run.plan import Options, Planned
 from runner.run.record import Untracked
 from tests.conftest import DATA
+from tests.test_model import VALID
 
 pytestmark = pytest.mark.allow_subprocess
 ENV = {"PATH": f"{DATA / 'fake-bin'}{os.pathsep}{os.environ['PATH']}"}
@@ -46,7 +49,10 @@ def test_one_that_already_answers_is_left_as_it_is(tmp_path: Path) -> None:
             [master(port, "no-such-program")], ENV, tmp_path / "c.log", Untracked(), said.append
         ):
             pass
-        assert said == [f"==> mooncake-master: skipped, 127.0.0.1:{port} already answers (left as it is)"]
+        assert said == [
+            f"==> mooncake-master: skipped: something already answers on 127.0.0.1:{port}; it is taken to be"
+            " the service, as miles' hook takes it, and left as it is"
+        ]
         assert services.answers(port)  # never stopped: it is not ours
 
 
@@ -64,3 +70,38 @@ def test_one_that_exits_or_is_missing_is_an_environment_problem(tmp_path: Path) 
     with pytest.raises(EnvironmentProblem) as caught, missing:
         pass
     assert str(caught.value) == "mooncake-master: no-such-program is not installed (not on PATH)"
+
+
+def planned_with_master(write) -> Planned:
+    text = VALID.replace(
+        "launch: {script: train.py}", "launch: {script: train.py, before_submit: [mooncake-master]}"
+    )
+    cell = pipeline.cell(write("spec.yaml", text))
+    return Planned(
+        cell, render(cell, Context(miles_root=str(DATA / "fake-miles"))), "spec.yaml", "run-matrix run ..."
+    )
+
+
+def test_dry_run_says_what_it_would_start(write) -> None:
+    options = Options(DATA / "fake-miles", None, Path("logs"))
+    (service,) = preview.preview(planned_with_master(write), options)["services"]
+    assert service == {
+        "name": "mooncake-master",
+        "would": "left as it is: 127.0.0.1:50051 answers now"
+        if services.answers(50051)
+        else "start, then stop",
+        "command": "mooncake_master --rpc_port 50051 --metrics_port 0",
+    }
+
+
+def test_a_job_on_another_cluster_would_not_reach_a_service_started_here(write) -> None:
+    each = planned_with_master(write)
+    options = Options(DATA / "fake-miles", "http://10.0.0.7:8265", Path("logs"), skip_prepare=True)
+    with pytest.raises(EnvironmentProblem) as caught:
+        preflight.check([each], options)
+    assert (
+        "  spec: mooncake-master is started on this machine, and the job runs on the cluster at"
+        " http://10.0.0.7:8265: start `mooncake_master --rpc_port 50051 --metrics_port 0` on the cluster's"
+        " head and run from there (--ray-address on 127.0.0.1)"
+    ) in str(caught.value).splitlines()
+    assert services.local("http://127.0.0.1:8265") and services.local("localhost:6379")

@@ -140,9 +140,11 @@ def _run(
     try:
         if miles_root is None:
             sys.meta_path.insert(0, _StandIns(recorder, trace, registry, tracing))
+            tracing.hooked(recorder)
         else:
             _use_checkout(miles_root, recorder, tracing)
             registry.from_checkout(trace, tracing)
+            tracing.hooked(sys.modules[HELPERS_MODULE])
     except BaseException as error:
         reason = f"cannot load miles' helpers from {miles_root}: {type(error).__name__}: {error}"
         return {"reason": reason, "at": [str(miles_root), None], "environment": True}

@@ -16,11 +16,13 @@ import shlex
 from collections.abc import Sequence
 from typing import Any, get_args
 
+from pydantic import TypeAdapter, ValidationError
+
 from runner.errors import Location, SpecError
 from runner.importer.capture import Event, Note, refused
 from runner.importer.emit import flag_value
 from runner.importer.groups import flags
-from schemas.spec import TOOL_STEPS, Conversion
+from schemas.spec import TOOL_STEPS, Conversion, PrepareStep
 
 Step = dict[str, Any]
 NAMES = {
@@ -38,6 +40,10 @@ NAMES = {
 # each conversion step, by its tool as a script names it: under the checkout, or relative to it
 # (upstream runs prepare from the checkout root)
 CONVERSIONS: dict[str, type[Conversion]] = {f"tools/{step.tool}": step for step in TOOL_STEPS}
+# what a shell would expand, split or chain: a command holding any of it is no step (kept literally, it
+# would run something else than the script did)
+SHELL_SYNTAX = re.compile(r"[;&|<>`$*?\[\]{}()~!\\\n]")
+PYTHON = re.compile(r"python(\d+(\.\d+)?)?")  # the interpreter a conversion runs under
 # what miles runs between two launches to clear the node of the first: ``run`` gives every cell a
 # Ray head of its own and stops it, and never kills by name
 NODE_RESET = {"ray stop", "ray stop --force", "pkill -9 sglang", "pkill sglang"}
@@ -60,6 +66,7 @@ def steps(
             step = _helper(event, model_type, megatron_path)
         else:
             step = _command(event, root)
+        _check(step, event)
         if step in named.values():
             continue  # run again before a later launch: one step, skipped once done
         name = _name(step)
@@ -69,6 +76,21 @@ def steps(
             unique = f"{name}-{count}"
         named[unique] = step
     return named, notes
+
+
+_STEP: TypeAdapter[Any] = TypeAdapter(PrepareStep)
+
+
+def _check(step: Step, event: Event) -> None:
+    """A step the spec would refuse is refused here, at the script's line (``rm -rf /root``)."""
+    try:
+        _STEP.validate_python(step)
+    except ValidationError as error:
+        what = f"`{event.command}`" if event.kind == "command" else f"{event.name}()"
+        reason = error.errors()[0]["msg"].removeprefix("Value error, ")
+        raise _error(
+            f"runs {what} before launching, which as a {step['kind']} step is refused: {reason}", event.at
+        ) from None
 
 
 _RESET_NOTE = (
@@ -93,6 +115,8 @@ def _name(step: Step) -> str:
 
 
 def _command(event: Event, root: str) -> Step:
+    if shell := SHELL_SYNTAX.search(event.command):  # a step runs one program on plain words, never a shell
+        raise _unknown(f"`{event.command}` (shell syntax: {shell[0]!r})", event.at)
     words = shlex.split(event.command)
     if words[:1] == ["mkdir"]:
         paths = [w for w in words[1:] if w != "-p"]
@@ -100,12 +124,21 @@ def _command(event: Event, root: str) -> Step:
             return {"kind": "mkdir", "paths": paths}
     if words[:2] in (["hf", "download"], ["huggingface-cli", "download"]):
         return _download(words[2:], event)
-    if words[:2] == ["rm", "-rf"] and len(words) > 2:
-        return {"kind": "remove", "paths": [w for w in words[2:] if w != "--"]}
+    if words[:1] == ["rm"]:
+        return _remove(words[1:], event)
     tool = words[1].removeprefix(f"{root}/") if len(words) > 1 else ""
-    if tool in CONVERSIONS:
+    if tool in CONVERSIONS and PYTHON.fullmatch(words[0].rsplit("/", 1)[-1]):
         return _conversion(CONVERSIONS[tool], words, event)
     raise _unknown(f"`{event.command}`", event.at)
+
+
+def _remove(words: list[str], event: Event) -> Step:
+    """``rm -rf PATH...`` (``-fr``, ``-r -f``, ``--``): any other option is no step."""
+    options = [w for w in words if w.startswith("-") and w != "--"]
+    paths = [w for w in words if not w.startswith("-")]
+    if not paths or sorted("".join(o.lstrip("-") for o in options)) != ["f", "r"]:
+        raise _unknown(f"`{event.command}` (a remove step is `rm -rf PATH...`)", event.at)
+    return {"kind": "remove", "paths": paths}
 
 
 def _download(words: list[str], event: Event) -> Step:

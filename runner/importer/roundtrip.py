@@ -32,10 +32,10 @@ def differences(cell: Cell, target: Target, miles_root: Path | None, trust: bool
         wrong.append(
             f"--num-gpus: renders {launch.num_gpus_per_node}, the script gives {found.num_gpus_per_node}"
         )
-    theirs = _model_args(cell, target, context)
-    if list(launch.model_args) != list(theirs):
+    launched_model_args = _model_args(cell, target, context)
+    if list(launch.model_args) != list(launched_model_args):
         ours = flag_map(launch.model_args)
-        wrong += _mapping(f"MODEL_ARGS of {cell.spec.model.type}", ours, flag_map(theirs)) or [
+        wrong += _mapping(f"MODEL_ARGS of {cell.spec.model.type}", ours, flag_map(launched_model_args)) or [
             f"MODEL_ARGS of {cell.spec.model.type}: the same flags in another order"
         ]
     wrong += _mapping("train arg", flag_map(launch.train_args), flag_map(found.train_args))

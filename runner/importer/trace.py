@@ -46,6 +46,9 @@ class Trace:
     train: dict[str, Any] | None = None  # the execute_train call in progress
     captures: str = ""  # a private folder where files the test's own code writes go instead
     stdlib: tuple[str, ...] = ()  # the standard library's folders (tempfile's frames are the caller's)
+    hooks: dict[str, tuple[Any, ...]] = dataclasses.field(
+        default_factory=dict
+    )  # name -> as it was (hooked())
 
     def where(self) -> list[Any]:
         """[file, line] of the script line that led here (else the nearest caller outside us)."""
@@ -241,16 +244,35 @@ def begin_train(call: dict[str, Any]) -> None:
     )
 
 
-HELPERS_MODULE = "miles.utils.external_utils.command_utils"
 # miles' own before_ray_job_submit hooks (functions of its helper module) -> the service a spec names
 HOOKS = {"start_mooncake_master": "mooncake-master"}
 
 
+def hooked(helpers: object) -> None:
+    """Keep miles' hooks as the helper module has them before the script runs: a script that swaps
+    or rewrites one (its code, its defaults) passes code of its own, and is refused."""
+    for name in HOOKS:
+        function = getattr(helpers, name, None)
+        if callable(function):
+            TRACE.hooks[name] = _identity(function)
+
+
+def _identity(function: Any) -> tuple[Any, ...]:
+    """The function object itself (kept, so no later object can take its place), its code and defaults."""
+    defaults = (getattr(function, "__defaults__", None), getattr(function, "__kwdefaults__", None))
+    return (function, getattr(function, "__code__", None), repr(defaults))
+
+
+def _same(hook: object, kept: tuple[Any, ...]) -> bool:
+    """``is``, never ``==``: a hook of the script's own may answer ``==`` as it likes."""
+    function, code, defaults = kept
+    return hook is function and getattr(hook, "__code__", None) is code and _identity(hook)[2] == defaults
+
+
 def _service(hook: object) -> str:
     """The service a hook starts; a hook of the test's own is code a spec has no place for."""
-    helpers = sys.modules.get(HELPERS_MODULE)
     for function, service in HOOKS.items():
-        if helpers is not None and getattr(helpers, function, None) is hook:
+        if function in TRACE.hooks and _same(hook, TRACE.hooks[function]):
             return service
     raise TRACE.refuse(
         f"passes execute_train a before_ray_job_submit hook of its own"

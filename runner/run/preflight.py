@@ -56,6 +56,7 @@ def check(planned: Sequence[Planned], options: Options) -> None:
         findings.append("Ray is not installed: pip install 'run-matrix[run]'")
     for each in planned:
         findings += [f"{each.cell.id}: {f}" for f in _checkout(each, options.miles_root)]
+        findings += [f"{each.cell.id}: {f}" for f in _remote_services(each, options.ray_address)]
         findings += [f"{each.cell.id}: {f}" for f in _programs(each, options)]
     if options.ray_address is None:
         findings += _local_gpus(planned, options.caller_env)
@@ -83,6 +84,17 @@ def _checkout(planned: Planned, miles_root: Path | None) -> list[str]:
         f"the miles checkout {miles_root} has no {path}{why}"
         for path, why in needed.items()
         if not (miles_root / path).is_file()
+    ]
+
+
+def _remote_services(planned: Planned, address: str | None) -> list[str]:
+    """A service is started on this machine: the job on another cluster would not reach it."""
+    if address is None or services.local(address):
+        return []
+    return [
+        f"{service.name} is started on this machine, and the job runs on the cluster at {address}:"
+        f" start `{service.line}` on the cluster's head and run from there (--ray-address on 127.0.0.1)"
+        for service in planned.services
     ]
 
 

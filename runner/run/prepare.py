@@ -129,8 +129,10 @@ def _execute(
 ) -> tuple[StepStatus, str]:
     """Run a rendered command in its own session, its output line by line to ``output``; an
     interrupt (or an output that cannot be written) stops its whole session."""
-    argv = [fill(token, env, f"prepare step {command.name}") for token in command.argv]
-    full_env = {**os.environ, **env, **command.env, processes.RUN_ID_VARIABLE: tracker.run_id}
+    where = f"prepare step {command.name}"
+    argv = [fill(token, env, where) for token in command.argv]
+    own = {name: fill(value, env, where) for name, value in command.env.items()}  # as the shell form does
+    full_env = {**os.environ, **env, **own, processes.RUN_ID_VARIABLE: tracker.run_id}
     with processes.deferred_interrupt():  # started and recorded, or neither
         try:
             process = subprocess.Popen(

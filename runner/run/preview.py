@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.run import environment, prepare, requires
+from runner.render import Command
+from runner.run import environment, prepare, requires, services
 from runner.run.plan import Options, Planned, job_name
 
 
@@ -26,6 +27,7 @@ def preview(planned: Planned, options: Options) -> dict[str, Any]:
         ],
         "prepare": [_step(planned, name, options.skip_prepare) for name in cell.spec.prepare],
         "cluster": _cluster(planned, options),
+        "services": [_service(command) for command in planned.services],
         "job": {
             "submission_id": f"{job_name(cell.id)}-<8 hex digits>",
             "entrypoint": environment.entrypoint(planned),
@@ -57,6 +59,12 @@ def _cluster(planned: Planned, options: Options) -> str:
     return f"start a local Ray head with {gpus} GPUs, stop it afterwards: {planned.command('cluster').shell}"
 
 
+def _service(command: Command) -> dict[str, str]:
+    port = command.listens
+    would = f"left as it is: 127.0.0.1:{port} answers now" if services.answers(port) else "start, then stop"
+    return {"name": command.name, "would": would, "command": command.line}
+
+
 def text(previews: list[dict[str, Any]]) -> str:
     lines: list[str] = []
     for cell in previews:
@@ -64,7 +72,9 @@ def text(previews: list[dict[str, Any]]) -> str:
         lines += [f"  requires {r['name']}: {r['detail']}" for r in cell["requirements"]]
         lines += [f"  prepare {s['name']}: {s['would']}: {s['command']}" for s in cell["prepare"]]
         job = cell["job"]
-        lines += [f"  cluster: {cell['cluster']}", f"  job {job['submission_id']}: {job['entrypoint']}"]
+        lines += [f"  cluster: {cell['cluster']}"]
+        lines += [f"  service {s['name']}: {s['would']}: {s['command']}" for s in cell["services"]]
+        lines += [f"  job {job['submission_id']}: {job['entrypoint']}"]
         lines += [f"  env {name}={value}" for name, value in job["env"].items()]
         lines += [f"  probe {name}: {command}" for name, command in job["probes"].items()]
         lines += [f"  expect {name}: {bound}" for name, bound in cell["expect"].items()]

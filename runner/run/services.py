@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -22,6 +23,12 @@ from runner.run import processes
 from runner.run.record import Tracker
 
 STOP_GRACE_SECONDS = 10.0
+
+
+def local(address: str) -> bool:
+    """A Ray address on this machine, where a service started here is the one the job reaches."""
+    host = urllib.parse.urlsplit(address if "://" in address else f"ray://{address}").hostname
+    return host in ("127.0.0.1", "localhost", "::1")
 
 
 def answers(port: int) -> bool:
@@ -45,7 +52,10 @@ def running(
     with ExitStack() as stack:
         for command in commands:
             if answers(command.listens):
-                say(f"==> {command.name}: skipped, {command.skip_if} (left as it is)")
+                say(
+                    f"==> {command.name}: skipped: something already answers on 127.0.0.1:{command.listens};"
+                    " it is taken to be the service, as miles' hook takes it, and left as it is"
+                )
                 continue
             log = logs.with_suffix(f".{command.name}.log")
             stack.enter_context(_started(command, env, log, tracker))
@@ -77,8 +87,9 @@ def _started(command: Command, env: Mapping[str, str], log: Path, tracker: Track
 
 
 def _wait(command: Command, process: subprocess.Popen[bytes], log: Path) -> None:
+    """Until the port answers while ours still runs (a port another process holds is not ours)."""
     deadline = time.monotonic() + SERVICE_SECONDS
-    while not answers(command.listens):
+    while True:
         if process.poll() is not None or time.monotonic() > deadline:
             how = (
                 f"exited ({process.returncode})"
@@ -90,4 +101,6 @@ def _wait(command: Command, process: subprocess.Popen[bytes], log: Path) -> None
                 f"{command.name} did not answer on 127.0.0.1:{command.listens}: {how}; {log} ends with:\n  "
                 + "\n  ".join(tail or ["(nothing)"])
             )
+        if answers(command.listens):
+            return
         time.sleep(0.2)
