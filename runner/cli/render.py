@@ -28,8 +28,9 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser = subcommands.add_parser(
         name,
         help=summary,
-        description="Render each spec into the launch miles expects: prepare steps, the Ray head and "
-        "the job submission (python3 <miles>/train.py|train_async.py MODEL_ARGS... flags). Each prepare "
+        description="Render each spec into the launch miles expects: prepare steps, the Ray head, the "
+        "services of launch.before_submit and the job submission (python3 <miles>/train.py|train_async.py "
+        "MODEL_ARGS... flags). Each prepare "
         "step is guarded ([ -e DIR ] || hf download ...), and the config.json patch is a Python program "
         "in the script, so the node needs no run-matrix.",
     )
