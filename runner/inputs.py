@@ -3,7 +3,8 @@
 ``validate`` replays a verdict (``runner.replay``) only while everything the run that reached it
 read is as it was. A ``Recorder`` notes, for the span of one run:
 
-* every file opened for reading (its bytes' SHA-256, taken when the run ends);
+* every file opened for reading (its bytes' SHA-256, taken when the run ends; a run that read a
+  FIFO or a device, whose bytes cannot be read again, is not recordable);
 * every folder listed (``os.listdir``, ``os.scandir``: globs and walks) — the names in it;
 * every path looked at (``os.stat``, ``os.lstat``: ``exists()``, ``is_file()``, ``resolve()``) —
   what it is, and for a file its size and modification time; a path that was missing must stay
@@ -25,7 +26,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, BinaryIO
 
 Record = tuple[str, str, str]  # (kind: file | folder | path | code, absolute path, signature)
 
@@ -82,17 +83,21 @@ class Recorder:
         probes = [("path", key, signature) for key, signature in sorted(self.probed.items())]
         if not unchanged(probes):  # a file changed while the run read it: its verdict is of neither
             return None
+        files = [("file", path, _digest(path)) for path in sorted(self.opened)]
+        if any(digest is None for _, _, digest in files):  # a FIFO, a device: its bytes are gone
+            return None
         return [
             *probes,
             *(("folder", path, _listing(path)) for path in sorted(self.listed)),
-            *(("file", path, _digest(path)) for path in sorted(self.opened)),
+            *((kind, path, digest) for kind, path, digest in files if digest is not None),
             *_code(),
         ]
 
 
 def unchanged(records: list[Record]) -> bool:
-    """Whether every record still holds (cheap kinds first; stops at the first that does not)."""
-    checks: dict[str, Callable[[str], str]] = {
+    """Whether every record still holds (cheap kinds first; stops at the first that does not). A
+    file's record holds only for a regular file (``_digest`` gives None, never equal, for others)."""
+    checks: dict[str, Callable[[str], str | None]] = {
         "code": _file_stamp,
         "path": _probe_now,
         "folder": _listing,
@@ -206,14 +211,42 @@ def _listing(path: str) -> str:
     return hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _digest(path: str) -> str:
+def _digest(path: str) -> str | None:
+    """The SHA-256 of a regular file's bytes; None for anything else (a FIFO, a device such as
+    /dev/zero, a folder), whose bytes no record can hold: reading one may never end. The kind is
+    looked at before the open (opening a device may do something) and again on the descriptor
+    (O_NONBLOCK: a FIFO swapped in meanwhile cannot block the open); no more bytes are read than
+    the size it had then (a file that changes meanwhile is not the one looked at: None too)."""
     try:
-        with open(path, "rb") as stream:
-            digest = hashlib.sha256()
-            while chunk := stream.read(1 << 20):
-                digest.update(chunk)
+        looked_at = os.stat(path)
+        if not stat.S_ISREG(looked_at.st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         return f"error {exc.errno}"
+    try:
+        with os.fdopen(fd, "rb") as stream:
+            opened = os.fstat(fd)
+            if _identity(opened) != _identity(looked_at) or not stat.S_ISREG(opened.st_mode):
+                return None
+            return _hash_at_most(stream, looked_at.st_size)
+    except OSError as exc:
+        return f"error {exc.errno}"
+
+
+def _identity(found: os.stat_result) -> tuple[int, int, int]:
+    return found.st_dev, found.st_ino, found.st_size
+
+
+def _hash_at_most(stream: BinaryIO, size: int) -> str | None:
+    """The hash of a stream's ``size`` bytes; None when it holds fewer or more (it changed)."""
+    digest = hashlib.sha256()
+    left = size
+    while left > 0 and (chunk := stream.read(min(left, 1 << 20))):
+        digest.update(chunk)
+        left -= len(chunk)
+    if left or stream.read(1):
+        return None
     return digest.hexdigest()
 
 

@@ -6,11 +6,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from runner import inputs
+
+T = TypeVar("T")
 
 
 def read_spec_tree(root: Path) -> list[inputs.Record]:
@@ -115,3 +120,60 @@ def test_a_file_changed_while_recording_cannot_be_recorded(tree: Path) -> None:
 def test_unknown_or_impossible_records_never_hold() -> None:
     assert not inputs.unchanged([("password", "/etc/shadow", "")])
     assert not inputs.unchanged([("file", "/etc/\0passwd", "")])
+
+
+def promptly(call: Callable[[], T], seconds: float = 20) -> T:
+    """``call()``'s result, failing (not hanging the suite) when it blocks: on a FIFO, /dev/zero."""
+    done: list[T] = []
+    worker = threading.Thread(target=lambda: done.append(call()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert done, f"still running after {seconds}s"
+    return done[0]
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "fifo.yaml"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("where", ["/dev/zero", "fifo", "folder"])
+def test_a_record_of_a_file_that_is_not_a_regular_file_never_holds_and_is_not_read(
+    where: str, fifo: Path, tmp_path: Path
+) -> None:
+    path = {"/dev/zero": "/dev/zero", "fifo": str(fifo), "folder": str(tmp_path)}[where]
+    assert promptly(lambda: inputs._digest(path)) is None
+    signatures = ["x", "", "None", str(inputs._digest(__file__))]  # never one that holds
+    assert not any(promptly(lambda: [inputs.unchanged([("file", path, s)]) for s in signatures]))
+
+
+def test_a_fifo_swapped_in_after_the_look_is_opened_without_waiting_and_not_read(
+    fifo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    regular = tmp_path / "regular.yaml"
+    regular.write_text("a: 1\n")
+    looked_at = os.stat(regular)
+    monkeypatch.setattr(os, "stat", lambda path, *a, **k: looked_at)  # the look saw a regular file
+    assert promptly(lambda: inputs._digest(str(fifo))) is None
+
+
+def test_no_more_bytes_are_read_than_the_file_had(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with open("/dev/zero", "rb") as endless:
+        assert promptly(lambda: inputs._hash_at_most(endless, 1 << 20)) is None  # 1 MiB and 1 byte
+    path = tmp_path / "grows.yaml"
+    path.write_text("a: 1\n")
+    held = inputs._digest(str(path))
+    assert held is not None and len(held) == 64
+    looked_at = os.stat(path)
+    path.write_text("a: 1\nb: 2\n")  # it grew between the look and the read
+    monkeypatch.setattr(os, "stat", lambda path, *a, **k: looked_at)
+    assert inputs._digest(str(path)) is None
+
+
+def test_a_run_that_read_a_fifo_cannot_be_recorded(fifo: Path) -> None:
+    with inputs.recording() as recorder:
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # what `validate <(cat spec)` reads
+    assert str(fifo) in recorder.opened
+    assert promptly(recorder.records) is None

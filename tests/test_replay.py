@@ -9,8 +9,10 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -18,11 +20,13 @@ from runner import inputs, replay
 
 ROOT = Path(__file__).parents[1]
 ARGUMENTS: dict[str, Any] = {"specs": ["matrices/"], "k": None, "miles_root": None}
+T = TypeVar("T")
 
 
 @pytest.fixture
 def spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path / "cache"))  # this test's entries only
     path = tmp_path / "spec.yaml"
     path.write_text("a: 1\n")
     return path
@@ -34,6 +38,16 @@ def recorded(path: Path) -> list[inputs.Record]:
     records = recorder.records()
     assert records is not None
     return records
+
+
+def promptly(call: Callable[[], T], seconds: float = 20) -> T:
+    """``call()``'s result, failing (not hanging the suite) when it blocks: on a FIFO, /dev/zero."""
+    done: list[T] = []
+    worker = threading.Thread(target=lambda: done.append(call()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert done, f"still running after {seconds}s"
+    return done[0]
 
 
 def stored(path: Path, verdict: dict[str, Any] | None = None) -> str:
@@ -139,12 +153,123 @@ def test_an_entry_that_is_not_what_this_code_writes_is_ignored(spec: Path, damag
     assert replay.load("validate", found_by) is None
 
 
+def not_a_regular_file(kind: str, path: Path, valid: bytes) -> None:
+    """Put at ``path`` (an entry's place) something that is not a regular file."""
+    elsewhere = path.parent.parent / "elsewhere"
+    elsewhere.mkdir()
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "link to /dev/zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "link to a fifo":
+        os.mkfifo(elsewhere / "fifo")
+        path.symlink_to(elsewhere / "fifo")
+    elif kind == "link to a folder":
+        path.symlink_to(elsewhere)
+    elif kind == "link to a huge file":
+        with open(elsewhere / "huge", "wb") as huge:
+            huge.truncate(1 << 40)  # sparse: a TiB that is never read
+        path.symlink_to(elsewhere / "huge")
+    else:  # a link to a valid entry: a link is never what store writes, so it is never read
+        (elsewhere / "entry.json").write_bytes(valid)
+        path.symlink_to(elsewhere / "entry.json")
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "fifo",
+        "folder",
+        "link to /dev/zero",
+        "link to a fifo",
+        "link to a folder",
+        "link to a huge file",
+        "link to a valid entry",
+    ],
+)
+def test_an_entry_that_is_not_a_regular_file_is_ignored_unread(spec: Path, kind: str) -> None:
+    found_by = stored(spec)
+    path = replay._entry("validate", found_by)
+    valid = path.read_bytes()
+    path.unlink()
+    not_a_regular_file(kind, path, valid)
+    with inputs.recording() as recorder:  # its audit hook sees every open, os.open's and open()'s
+        assert promptly(lambda: replay.load("validate", found_by)) is None
+    assert str(path) not in recorder.opened  # looked at (lstat), never opened
+
+
+def test_an_entry_larger_than_any_this_code_writes_is_ignored(spec: Path) -> None:
+    found_by = stored(spec)
+    with open(replay._entry("validate", found_by), "r+b") as entry:
+        entry.truncate(replay.MAX_ENTRY_BYTES + 1)
+    assert replay.load("validate", found_by) is None
+
+
+def test_a_fifo_swapped_in_after_the_look_is_opened_without_waiting(
+    spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found_by = stored(spec)
+    path = replay._entry("validate", found_by)
+    looked_at = os.lstat(path)
+    path.unlink()
+    os.mkfifo(path)
+    monkeypatch.setattr(os, "lstat", lambda path, *a, **k: looked_at)  # the look saw the entry
+    assert promptly(lambda: replay.load("validate", found_by)) is None
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "fifo"])
+def test_an_entry_whose_records_name_a_device_or_a_fifo_is_ignored_unread(
+    spec: Path, tmp_path: Path, device: str
+) -> None:
+    if device == "fifo":
+        device = str(tmp_path / "fifo")
+        os.mkfifo(device)
+    found_by = stored(spec)
+    path = replay._entry("validate", found_by)
+    entry = json.loads(path.read_text())
+    entry["inputs"].append(["file", device, "x"])
+    path.write_text(json.dumps(entry))
+    assert promptly(lambda: replay.load("validate", found_by)) is None
+
+
 def test_old_entries_are_pruned(spec: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(replay, "KEPT", 2)
     for n in range(4):
         monkeypatch.setenv("RUN_MATRIX_TEST_ROUND", str(n))
         stored(spec)
     assert len(list(replay.folder("validate").glob("*.json"))) == 2
+
+
+def test_pruning_removes_only_files_named_as_entries(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(replay, "KEPT", 1)
+    where = tmp_path / "cache" / "validate"  # the spec fixture's cache
+    where.mkdir(parents=True)
+    hex64 = "a" * 64
+    foreign = {
+        "notes.json": "file",
+        f"{hex64.upper()}.json": "file",
+        f"{hex64[:63]}.json": "file",
+        f"{hex64}.json.bak": "file",
+        f"x{hex64}.json": "file",
+        f"{'b' * 64}.json": "folder",
+        f"{'c' * 64}.json": "link",
+    }
+    for name, kind in foreign.items():
+        if kind == "file":
+            (where / name).write_text("{}")
+        elif kind == "folder":
+            (where / name).mkdir()
+        else:
+            (where / name).symlink_to(where / "notes.json")
+        os.utime(where / name, ns=(0, 0), follow_symlinks=False)  # older than any entry
+    for n in range(3):
+        monkeypatch.setenv("RUN_MATRIX_TEST_ROUND", str(n))
+        newest = stored(spec)
+    assert sorted(p.name for p in where.iterdir()) == sorted([*foreign, f"{newest}.json"])
 
 
 def test_enabled_unless_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -173,6 +298,7 @@ def validate(cwd: Path, *argv: str, env: dict[str, str] | None = None) -> tuple[
         text=True,
         check=True,
         env={**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)},
+        timeout=300,  # a validate that blocks (on a FIFO in the cache) fails the test, not the suite
     )
     *printed, probe = done.stdout.splitlines()
     found = json.loads(probe)
@@ -227,3 +353,14 @@ def test_a_kept_verdict_whose_counts_disagree_with_its_problems_is_checked_again
     entry["verdict"]["errors"] = 0  # a damaged entry that would hide the error
     path.write_text(json.dumps(entry))
     assert validate(matrices, "matrices/")[:2] == (2, True)
+
+
+@pytest.mark.allow_subprocess
+def test_validate_does_not_wait_on_a_fifo_in_place_of_its_entry(matrices: Path) -> None:
+    assert validate(matrices, "matrices/")[:2] == (0, True)
+    (path,) = (matrices / "cache" / "validate").glob("*.json")
+    path.unlink()
+    os.mkfifo(path)
+    assert validate(matrices, "matrices/")[:2] == (0, True)  # checked cold, and kept again
+    assert path.is_file()
+    assert validate(matrices, "matrices/")[:2] == (0, False)
