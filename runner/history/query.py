@@ -81,9 +81,15 @@ def compile_reads(dialect_name: str) -> dict[str, tuple[str, dict[str, Any]]]:
 
 
 def compiled_json() -> str:
-    """The text of ``compiled_reads.json``: the schema version the reads are of, and their SQL."""
+    """The text of ``compiled_reads.json``: the schema version the reads are of, its
+    tables' columns, and the SQL."""
     sql = {name: compile_reads(name) for name in DIALECTS}
-    return json.dumps({"version": schema.VERSION, "sql": sql}, indent=1, sort_keys=True) + "\n"
+    # the tables and columns of this version: a read refuses a store without them
+    columns = {
+        table.name: [column.name for column in table.columns] for table in schema.metadata.sorted_tables
+    }
+    compiled = {"version": schema.VERSION, "sql": sql, "columns": columns}
+    return json.dumps(compiled, indent=1, sort_keys=True) + "\n"
 
 
 def durations(store: Store, cells: Sequence[str], last: int) -> dict[str, list[float]]:
