@@ -17,7 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from runner.history import schema
+from runner.history import checks, schema
 from runner.history.store import Store
 
 
@@ -110,6 +110,7 @@ def durations(store: Store, cells: Sequence[str], last: int) -> dict[str, list[f
     )
     found: dict[str, list[float]] = {}
     with store.reading() as connection:
-        for cell, seconds in connection.execute(query, {"cells": list(cells)}):
-            found.setdefault(cell, []).append(float(seconds))
+        for row in connection.execute(query, {"cells": list(cells)}).mappings():
+            checked = checks.Row(row, store.location.shown, f"a run of {checks.printable(str(row['cell']))}")
+            found.setdefault(row["cell"], []).append(checked.real("seconds") or 0.0)
     return found

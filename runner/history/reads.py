@@ -128,13 +128,16 @@ class Reader:
         sql, constants = self._sql[name]
         return self.execute(sql, {**constants, **parameters})
 
-    def execute(self, sql: str, parameters: dict[str, Any] | tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    def execute(
+        self, sql: str, parameters: dict[str, Any] | tuple[Any, ...] | None = None
+    ) -> list[dict[str, Any]]:
         if self._connection is None:
             return []
         with self._failing_as_environment():
             cursor = self._connection.cursor()
             try:
-                cursor.execute(sql, parameters)
+                # no parameters: psycopg then reads no placeholders in it (a LIKE 'rm\_%')
+                cursor.execute(sql) if parameters is None else cursor.execute(sql, parameters)
                 columns = [column[0] for column in cursor.description]
                 return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
             finally:
