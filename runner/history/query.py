@@ -111,6 +111,8 @@ def durations(store: Store, cells: Sequence[str], last: int) -> dict[str, list[f
     found: dict[str, list[float]] = {}
     with store.reading() as connection:
         for row in connection.execute(query, {"cells": list(cells)}).mappings():
-            checked = checks.Row(row, store.location.shown, f"a run of {checks.printable(str(row['cell']))}")
+            checked = checks.Row(
+                dict(row), store.location.shown, f"a run of {checks.printable(str(row['cell']))}"
+            )
             found.setdefault(row["cell"], []).append(checked.real("seconds") or 0.0)
     return found
