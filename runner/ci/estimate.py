@@ -59,10 +59,12 @@ def recorded(option: str | None, environ: Mapping[str, str], cells: list[str]) -
         raise EnvironmentProblem(
             f"the history store needs {exc.name}: pip install 'run-matrix[run]'"
         ) from None
-    if location.sqlite_file is not None and not location.sqlite_file.is_file():
+    if location.sqlite_file is not None and not location.sqlite_file.exists():
         named = "--history" if option else f"${ENV}"
         raise UsageError(f"{named} {location.shown}: no such file (a history store `run` wrote)")
-    store = Store.open(location)
+    store = Store.open_existing(location)  # a plan only reads: it never creates nor migrates a store
+    if store is None:
+        return {}
     try:
         return durations(store, cells, HISTORY_RUNS)
     finally:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from runner.cli.output import SELECT_HELP, add_format, print_json
 from runner.errors import UsageError
+from runner.history.checks import printable
 
 if TYPE_CHECKING:
     from runner.history.location import Location
@@ -71,12 +72,7 @@ def run(args: argparse.Namespace) -> int:
 def _locate(option: str | None) -> Location:
     from runner.history.location import locate
 
-    location = locate(option, os.environ, Path("run-matrix-logs"))
-    if location.sqlite_file is not None and not location.sqlite_file.is_file():
-        raise UsageError(
-            f"no history store at {location.shown}: `run-matrix run` writes one (or give --history)"
-        )
-    return location
+    return locate(option, os.environ, Path("run-matrix-logs"))
 
 
 def _set_trust(location: Location, args: argparse.Namespace) -> int:
@@ -85,6 +81,12 @@ def _set_trust(location: Location, args: argparse.Namespace) -> int:
     action, *rest = args.names
     if len(rest) != 1 or not args.reason:
         raise UsageError(f"usage: run-matrix history {action} RUN_ID --reason TEXT")
+    from runner.history.reads import Reader
+
+    reader = Reader.open(location)  # a store of run-matrix's at this version: Store.open would make one
+    reader.close()
+    if reader.empty:
+        raise UsageError(f"no run {rest[0]!r} in the history store {location.shown}: it holds no runs yet")
     store = Store.open(location)
     try:
         before = store.set_trust(rest[0], action == "trust", args.reason)
@@ -92,20 +94,23 @@ def _set_trust(location: Location, args: argparse.Namespace) -> int:
         store.close()
     now = "trusted" if action == "trust" else "untrusted"
     was = "already " if before["trusted"] == (action == "trust") else ""
-    print(f"run {rest[0]} ({before['cell']}, {before['status']}) is {was}{now}: {args.reason}")
+    stored = f"{printable(str(before['cell']))}, {printable(str(before['status']))}"
+    print(f"run {rest[0]} ({stored}) is {was}{now}: {args.reason}")
     return 0
 
 
 def _show(reader: Reader, args: argparse.Namespace) -> int:
     from runner.history import reads
 
-    ids = _cell_ids(args.names, args.k, reads.cells(reader))
+    ids = _cell_ids(args.names, args.k, reads.cells(reader), reader.location.shown)
     sections: list[tuple[str, str, list[Point]]] = []
     for cell in ids:
         metric, found = reads.points(reader, cell, args.metric, args.last)
         if args.metric and found and args.metric not in reads.metrics(reader, cell):
-            known = ", ".join(reads.metrics(reader, cell)) or "none"
-            raise UsageError(f"--metric {args.metric}: {cell} never recorded it (recorded: {known})")
+            known = ", ".join(map(printable, reads.metrics(reader, cell))) or "none"
+            raise UsageError(
+                f"--metric {args.metric}: {printable(cell)} never recorded it (recorded: {known})"
+            )
         sections.append((cell, metric or "", found))
     if args.png is not None:
         _png(sections, args.png)
@@ -148,11 +153,11 @@ def _print(sections: list[tuple[str, str, list[Point]]], draw: bool) -> None:
             console.out(plot.terminal(found, cell, metric, width=min(console.width, 120)), highlight=False)
 
 
-def _cell_ids(names: list[str], expression: str | None, stored: list[str]) -> list[str]:
+def _cell_ids(names: list[str], expression: str | None, stored: list[str], store: str) -> list[str]:
     """The cells to show: ids or id globs of the store, else specs (with ``-k``, as ``run`` selects)."""
     if not names and not expression:
         if not stored:
-            raise UsageError("the history store holds no runs yet")
+            raise UsageError(f"no runs recorded yet in the history store {store}")
         return stored
     if names and all(_stored(name, stored) for name in names) and not expression:
         return [cell for name in names for cell in _stored(name, stored)]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import EnvironmentProblem
+from runner.history.checks import printable
 from runner.history.reads import Point
 
 
@@ -67,7 +68,7 @@ def terminal(points: Sequence[Point], cell: str, metric: str, width: int = 100, 
             dots = fig.signal([x for x, _ in chosen], [v for _, v in chosen], marker=marker)
             dots.label(label)
             fig.draw(dots)
-    fig.title(f"{cell}: {metric} over the last {len(points)} runs")
+    fig.title(f"{printable(cell)}: {printable(metric)} over the last {len(points)} runs")
     fig.label("run (oldest to newest)", axis="x")
     text: str = fig.build().string(colorless=True)
     return text

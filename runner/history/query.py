@@ -17,7 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from runner.history import schema
+from runner.history import checks, schema
 from runner.history.store import Store
 
 
@@ -81,9 +81,15 @@ def compile_reads(dialect_name: str) -> dict[str, tuple[str, dict[str, Any]]]:
 
 
 def compiled_json() -> str:
-    """The text of ``compiled_reads.json``: the schema version the reads are of, and their SQL."""
+    """The text of ``compiled_reads.json``: the schema version the reads are of, its
+    tables' columns, and the SQL."""
     sql = {name: compile_reads(name) for name in DIALECTS}
-    return json.dumps({"version": schema.VERSION, "sql": sql}, indent=1, sort_keys=True) + "\n"
+    # the tables and columns of this version: a read refuses a store without them
+    columns = {
+        table.name: [column.name for column in table.columns] for table in schema.metadata.sorted_tables
+    }
+    compiled = {"version": schema.VERSION, "sql": sql, "columns": columns}
+    return json.dumps(compiled, indent=1, sort_keys=True) + "\n"
 
 
 def durations(store: Store, cells: Sequence[str], last: int) -> dict[str, list[float]]:
@@ -104,6 +110,9 @@ def durations(store: Store, cells: Sequence[str], last: int) -> dict[str, list[f
     )
     found: dict[str, list[float]] = {}
     with store.reading() as connection:
-        for cell, seconds in connection.execute(query, {"cells": list(cells)}):
-            found.setdefault(cell, []).append(float(seconds))
+        for row in connection.execute(query, {"cells": list(cells)}).mappings():
+            checked = checks.Row(
+                dict(row), store.location.shown, f"a run of {checks.printable(str(row['cell']))}"
+            )
+            found.setdefault(row["cell"], []).append(checked.real("seconds") or 0.0)
     return found

@@ -11,15 +11,18 @@ from __future__ import annotations
 import datetime
 import functools
 import json
+import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.errors import EnvironmentProblem
+from runner.errors import EnvironmentProblem, UsageError
+from runner.history import checks
 from runner.history.gates import LAST
-from runner.history.location import Location
+from runner.history.location import Location, libpq_parameters, redacted
 
 _COMPILED = Path(__file__).with_name("compiled_reads.json")
 _BUSY_TIMEOUT_S = 60.0  # as the store's: a run writing the file holds its lock this long at most
@@ -53,25 +56,36 @@ class Point:
 
 
 class Reader:
-    """A read-only session on the store: ``rows(NAME, **parameters)`` runs the compiled read NAME."""
+    """A read-only session on the store: ``rows(NAME, **parameters)`` runs the compiled read NAME.
+
+    It never writes: a SQLite file is opened read-only, and a store that does not exist yet (an empty
+    file, a PostgreSQL database without ``rm_`` tables) reads as one without runs."""
 
     def __init__(self, connection: Any, dialect: str, location: Location) -> None:
-        self._connection = connection
+        self._connection = connection  # None: the store holds nothing yet
         self._errors = _driver_errors(dialect)
         self._sql: dict[str, tuple[str, dict[str, Any]]] = _compiled()["sql"][dialect]
+        self.dialect = dialect
         self.location = location
+
+    @property
+    def empty(self) -> bool:
+        return self._connection is None
 
     @classmethod
     def open(cls, location: Location) -> Reader:
-        """Connect; a store of another schema version goes through ``Store.open`` first (exit 3
-        when it cannot be opened or is newer than this run-matrix)."""
+        """Connect and check that the store is one this run-matrix reads (exit 3 when it cannot be
+        opened, is not a run-matrix store, or is at another schema version); nothing is written."""
+        if location.sqlite_file is not None and _sqlite_file_size(location) == 0:
+            return cls(None, "sqlite", location)
         reader = cls._connect(location)
-        if reader._version() != _compiled()["version"]:
+        try:
+            if not checks.tables_of_a_store(reader, _compiled()["version"], _compiled()["columns"]):
+                reader.close()
+                return cls(None, reader.dialect, location)
+        except BaseException:
             reader.close()
-            from runner.history.store import Store
-
-            Store.open(location).close()
-            reader = cls._connect(location)
+            raise
         return reader
 
     @classmethod
@@ -84,106 +98,152 @@ class Reader:
                 import sqlite3
 
                 connection = sqlite3.connect(
-                    location.sqlite_file, timeout=_BUSY_TIMEOUT_S, isolation_level=None
+                    read_only_uri(location.sqlite_file),
+                    timeout=_BUSY_TIMEOUT_S,
+                    isolation_level=None,
+                    uri=True,
                 )
+                try:
+                    connection.execute("PRAGMA query_only = ON")
+                    connection.execute("SELECT count(*) FROM sqlite_master")  # is it a database at all
+                except errors:
+                    connection.close()
+                    raise
             else:
                 import psycopg
 
-                # libpq reads the URL (SQLAlchemy's driver name aside), PGPASSWORD and ~/.pgpass
-                url = location.url.replace("postgresql+psycopg://", "postgresql://", 1)
-                connection = psycopg.connect(url, autocommit=True)
+                conninfo = psycopg.conninfo.make_conninfo(**libpq_parameters(location))
+                connection = psycopg.connect(conninfo, autocommit=True)
         except errors as exc:
             raise EnvironmentProblem(
-                f"history store {location.shown} cannot be opened: {_reason(exc, location)}"
+                f"history store {location.shown} cannot be opened: {_reason(exc)}"
             ) from None
         return cls(connection, dialect, location)
 
     def close(self) -> None:
-        self._connection.close()
+        if self._connection is not None:
+            self._connection.close()
 
     def rows(self, name: str, **parameters: Any) -> list[dict[str, Any]]:
         sql, constants = self._sql[name]
+        return self.execute(sql, {**constants, **parameters})
+
+    def execute(
+        self, sql: str, parameters: dict[str, Any] | tuple[Any, ...] | None = None
+    ) -> list[dict[str, Any]]:
+        if self._connection is None:
+            return []
         with self._failing_as_environment():
             cursor = self._connection.cursor()
             try:
-                cursor.execute(sql, {**constants, **parameters})
+                # no parameters: psycopg then reads no placeholders in it (a LIKE 'rm\_%')
+                cursor.execute(sql) if parameters is None else cursor.execute(sql, parameters)
                 columns = [column[0] for column in cursor.description]
                 return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
             finally:
                 cursor.close()
-
-    def _version(self) -> int:
-        """The store's schema version; 0 when it has none (a read of ``rm_schema`` failed)."""
-        try:
-            (row,) = self.rows("version")
-        except EnvironmentProblem:
-            return 0
-        return int(next(iter(row.values())) or 0)
 
     @contextmanager
     def _failing_as_environment(self) -> Iterator[None]:
         try:
             yield
         except self._errors as exc:
-            raise EnvironmentProblem(
-                f"history store {self.location.shown}: {_reason(exc, self.location)}"
-            ) from None
+            raise EnvironmentProblem(f"history store {self.location.shown}: {_reason(exc)}") from None
+
+
+def read_only_uri(path: Path) -> str:
+    """SQLite's URI of ``path`` opened read-only: a read neither creates the file nor writes to it."""
+    return f"{path.absolute().as_uri()}?mode=ro"
+
+
+def _sqlite_file_size(location: Location) -> int:
+    """The SQLite file's size; anything but a regular file is refused before it is opened (a FIFO
+    or a device would block the read, or never end)."""
+    assert location.sqlite_file is not None
+    try:
+        found = os.stat(location.sqlite_file)
+    except FileNotFoundError:
+        raise UsageError(
+            f"no history store at {location.shown}: `run-matrix run` writes one (or give --history)"
+        ) from None
+    except OSError as exc:
+        raise EnvironmentProblem(f"history store {location.shown} cannot be opened: {exc.strerror}") from None
+    if not stat.S_ISREG(found.st_mode):
+        raise EnvironmentProblem(f"{location.shown} is {_file_kind(found.st_mode)}, not a history store")
+    return found.st_size
+
+
+def _file_kind(mode: int) -> str:
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((kind for test, kind in kinds if test(mode)), "not a regular file")
 
 
 def cells(reader: Reader) -> list[str]:
-    return [row["cell"] for row in reader.rows("cells")]
+    where = reader.location.shown
+    return [checks.Row(row, where, "a run").text("cell") for row in reader.rows("cells")]
 
 
 def metrics(reader: Reader, cell: str) -> list[str]:
-    return [row["metric"] for row in reader.rows("metrics", cell=cell)]
+    where = reader.location.shown
+    return [checks.Row(row, where, "a sample").text("metric") for row in reader.rows("metrics", cell=cell)]
 
 
 def points(reader: Reader, cell: str, metric: str | None, last: int) -> tuple[str | None, list[Point]]:
     """The last ``last`` runs of ``cell``, oldest first, with ``metric`` (default: the first gated
     metric of its newest run, else its first metric); and the metric chosen."""
+    where, named = reader.location.shown, checks.printable(cell)
     chosen = {"cell": cell, "last": last}
-    found = list(reversed(reader.rows("runs", **chosen)))
+    found = [checks.Row(row, where, f"a run of {named}") for row in reversed(reader.rows("runs", **chosen))]
     metric = metric or _default_metric(reader, chosen)
-    values, gates = {}, {}
+    values: dict[int, checks.Row] = {}
+    gates: dict[int, checks.Row] = {}
     if metric:
-        values = {row["run"]: row for row in reader.rows("last_values", **chosen, metric=metric)}
-        gates = _gates(reader.rows("gates", **chosen, metric=metric))
-    return metric, [_point(row, values.get(row["seq"]), gates.get(row["seq"])) for row in found]
+        series = f"{named}'s {checks.printable(metric)}"
+        for row in reader.rows("last_values", **chosen, metric=metric):
+            sample = checks.Row(row, where, f"a sample of {series}")
+            values[sample.integer("run")] = sample
+        rows = reader.rows("gates", **chosen, metric=metric)
+        gates = _gates([checks.Row(row, where, f"a gate of {series}") for row in rows])
+    return metric, [
+        _point(run, values.get(run.integer("seq")), gates.get(run.integer("seq"))) for run in found
+    ]
 
 
 def _default_metric(reader: Reader, chosen: dict[str, Any]) -> str | None:
     for read in ("gated_metric", "sampled_metric"):
         found = reader.rows(read, **chosen)
         if found:
-            return str(found[0]["metric"])
+            return checks.Row(found[0], reader.location.shown, "a metric").text("metric")
     return None
 
 
-def _gates(rows: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+def _gates(rows: list[checks.Row]) -> dict[int, checks.Row]:
     """Per run, the gate of the metric to draw: its last-value coordinate, else its latest step."""
-    chosen: dict[int, dict[str, Any]] = {}
+    chosen: dict[int, checks.Row] = {}
     for row in rows:  # by run, then step: LAST (-1) comes first
-        previous = chosen.get(row["run"])
-        if previous is None or previous["step"] != LAST:
-            chosen[row["run"]] = row
+        previous = chosen.get(row.integer("run"))
+        if previous is None or previous.integer("step") != LAST:
+            chosen[row.integer("run")] = row
     return chosen
 
 
-def _point(run: dict[str, Any], sample: dict[str, Any] | None, gate: dict[str, Any] | None) -> Point:
-    value, at = (sample["value"], sample["step"]) if sample else (None, None)
+def _point(run: checks.Row, sample: checks.Row | None, gate: checks.Row | None) -> Point:
+    value, at = (sample.real("value"), sample.integer("step")) if sample else (None, None)
     if gate is not None:  # the judged coordinate, with its corridor
-        value, at = gate["value"], gate["at_step"]
+        value, at = gate.real("value"), gate.optional_integer("at_step")
     return Point(
-        run["id"], _time(run["recorded_at"]), run["cell"], run["content_hash"], run["hardware"],
-        run["miles_commit"], run["attempt"], run["status"], bool(run["trusted"]), run["note"], value, at,
-        gate["reference"] if gate else None, gate["low"] if gate else None,
-        gate["high"] if gate else None, gate["verdict"] if gate else "",
+        run.text("id"), run.time("recorded_at"), run.text("cell"), run.text("content_hash"),
+        run.text("hardware"), run.text("miles_commit"), run.integer("attempt"), run.text("status"),
+        run.flag("trusted"), run.text("note"), value, at,
+        gate.real("reference") if gate else None, gate.real("low") if gate else None,
+        gate.real("high") if gate else None, gate.text("verdict") if gate else "",
     )  # fmt: skip
-
-
-def _time(stored: datetime.datetime | str) -> datetime.datetime:
-    """psycopg gives a datetime; SQLite holds the text SQLAlchemy wrote (``2026-12-01 04:10:00.123456``)."""
-    return stored if isinstance(stored, datetime.datetime) else datetime.datetime.fromisoformat(stored)
 
 
 @functools.lru_cache(maxsize=1)
@@ -207,10 +267,7 @@ def _driver_errors(dialect: str) -> tuple[type[Exception], ...]:
     return (psycopg.Error,)
 
 
-def _reason(exc: Exception, location: Location) -> str:
-    """The driver's message on one line, without the password should libpq echo the URL."""
-    from urllib.parse import urlsplit
-
-    reason = " ".join(str(exc).split())
-    password = urlsplit(location.url).password if location.sqlite_file is None else None
-    return reason.replace(password, "***") if password else reason
+def _reason(exc: Exception) -> str:
+    """The driver's message on one line, without a password should it quote a URL or libpq's
+    connection string."""
+    return redacted(" ".join(str(exc).split()))

@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from runner.errors import EnvironmentProblem, UsageError
 from runner.history import schema
 from runner.history.gates import LAST, Reference, Steps
-from runner.history.location import Location
+from runner.history.location import Location, redacted
 from runner.run.results import Gate, Sample
 
 if TYPE_CHECKING:  # `history` reads the store without pydantic's start-up
@@ -89,6 +89,26 @@ class Store:
             engine.dispose()
             raise
         return store
+
+    @classmethod
+    def open_existing(cls, location: Location) -> Store | None:
+        """The store, to read: nothing is created or migrated (``reads.Reader.open`` checks it
+        first, and a SQLite file is opened read-only); None when it holds nothing yet."""
+        from runner.history.reads import Reader, read_only_uri
+
+        reader = Reader.open(location)
+        reader.close()
+        if reader.empty:
+            return None
+        if location.sqlite_file is None:
+            return cls(_engine(location), location)
+        import sqlite3
+
+        uri, timeout = read_only_uri(location.sqlite_file), _BUSY_TIMEOUT_MS / 1000
+        engine = sa.create_engine(
+            "sqlite://", creator=lambda: sqlite3.connect(uri, uri=True, timeout=timeout)
+        )
+        return cls(engine, location)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -252,6 +272,8 @@ def _sqlite_folder(location: Location) -> None:
     assert location.sqlite_file is not None
     if location.sqlite_file.is_dir():
         raise EnvironmentProblem(f"history store {location.shown} is a directory, not a SQLite file")
+    if location.sqlite_file.exists() and not location.sqlite_file.is_file():  # a FIFO would block
+        raise EnvironmentProblem(f"history store {location.shown} is not a regular file, not a SQLite file")
     try:
         location.sqlite_file.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -262,7 +284,7 @@ def _sqlite_folder(location: Location) -> None:
 
 def _reason(exc: sa.exc.SQLAlchemyError) -> str:
     original = getattr(exc, "orig", None)
-    return " ".join(str(original or exc).split())
+    return redacted(" ".join(str(original or exc).split()))
 
 
 def _now() -> datetime.datetime:

@@ -8,6 +8,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from runner.history.checks import printable
 from runner.history.reads import Point
 
 _VERDICT_STYLES = {"pass": "green", "fail": "bold red", "inactive": "dim", "error": "red"}
@@ -18,7 +19,10 @@ _COLUMNS = ("run", "recorded", "status", "value", "step", "reference", "corridor
 
 def table(cell: str, metric: str, points: Sequence[Point]) -> Table:
     runs = f"{len(points)} run{'s' if len(points) != 1 else ''}"
-    title = f"{cell}: {metric}, {runs}" if metric else f"{cell}: {runs}"
+    # the store's text as Text, never markup, and escaped: a cell id may hold "[" or an ESC
+    title = Text(
+        f"{printable(cell)}: {printable(metric)}, {runs}" if metric else f"{printable(cell)}: {runs}"
+    )
     shown = Table(
         title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
     )
@@ -30,20 +34,20 @@ def table(cell: str, metric: str, points: Sequence[Point]) -> Table:
     shown.add_column("trusted", overflow="fold")
     for p, row in zip(points, rows, strict=True):
         gate = Text(row[-1], style=_VERDICT_STYLES.get(p.verdict, ""))
-        shown.add_row(*row[:-1], gate, Text("yes" if p.trusted else f"no: {p.note}"))
+        shown.add_row(*map(Text, row[:-1]), gate, Text("yes" if p.trusted else f"no: {printable(p.note)}"))
     return shown
 
 
 def _row(p: Point) -> tuple[str, ...]:
     return (
-        p.run,
+        printable(p.run),
         p.recorded_at.strftime("%m-%d %H:%M"),
-        p.status,
+        printable(p.status),
         _number(p.value),
         "" if p.at_step is None else str(p.at_step),
         _number(p.reference),
         f"[{p.low:.6g}, {p.high:.6g}]" if p.low is not None and p.high is not None else "",
-        p.verdict,
+        printable(p.verdict),
     )
 
 
