@@ -86,10 +86,12 @@ def _check(step: Step, event: Event) -> None:
     try:
         _STEP.validate_python(step)
     except ValidationError as error:
-        what = f"`{event.command}`" if event.kind == "command" else f"{event.name}()"
+        what = {"command": f"runs `{event.command}`", "write": f"writes {event.command}"}
         reason = error.errors()[0]["msg"].removeprefix("Value error, ")
         raise _error(
-            f"runs {what} before launching, which as a {step['kind']} step is refused: {reason}", event.at
+            f"{what.get(event.kind, f'runs {event.name}()')} before launching, which as a {step['kind']} step"
+            f" is refused: {reason}",
+            event.at,
         ) from None
 
 
