@@ -128,6 +128,23 @@ def test_the_versions_differ_where_the_issue_says() -> None:
     assert ep is not None and ep.name == "sglang-ep-size"
 
 
+def test_the_sglang_miles_branchs_own_flags_join_the_catalog_of_their_version() -> None:
+    pr, main = (load(path) for path in shipped())
+    contract = main.lookup("sglang-true-on-policy-contract")
+    assert contract is not None and (contract.program, contract.kind, contract.type) == (
+        "sglang",
+        "value",
+        "str",
+    )
+    assert contract.where.startswith(
+        "sglang-miles branch: miles 31f1ca96 tests/fast/true_on_policy/test_config.py"
+    )
+    assert "sglang-miles" in main.sources
+    assert pr.lookup("sglang-true-on-policy-contract") is None and "sglang-miles" not in pr.sources
+    # a spelling the catalog has keeps its own definitions (one per program: miles', FSDP's, Megatron's)
+    assert main.extended((Flag("global-batch-size", "sglang", "value"),)).flags == main.flags
+
+
 def test_flags_sync_writes_a_catalog_named_by_date_and_commit(cli, tmp_path: Path) -> None:
     result = cli(
         "flags", "sync", "--miles-root", str(TREES / "miles"), "--megatron", str(TREES / "megatron"),

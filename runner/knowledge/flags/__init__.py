@@ -13,12 +13,15 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import yaml
+
 from runner import locate
 from runner.errors import EnvironmentProblem, Location, SpecError
 from runner.knowledge import versions
 from runner.knowledge.flags.catalog import Catalog, Flag
 
 SHIPPED = locate.PROJECT / "miles" / "flags"
+BRANCH_FILE = "sglang-miles.yaml"  # flags of the SGLang branch the container checks out, by hand
 
 __all__ = ["Catalog", "Choice", "Flag", "choose", "shipped"]
 
@@ -74,7 +77,37 @@ def _no_such_version(version: str | None, where: Location) -> Choice:
 
 @cache
 def load(path: Path) -> Catalog:
-    return Catalog.from_json(path.read_text(encoding="utf-8"), origin=path.name)
+    """A shipped catalog, with the flags of the sglang-miles branch its miles version lists."""
+    catalog = Catalog.from_json(path.read_text(encoding="utf-8"), origin=path.name)
+    return catalog.extended(branch_flags(catalog.miles))
+
+
+def branch_flags(miles: str) -> tuple[Flag, ...]:
+    """The sglang-miles branch's own flags at ``miles`` (a commit), from ``sglang-miles.yaml``."""
+    listed = _branch_file()
+    return tuple(
+        Flag(
+            entry["name"],
+            "sglang",
+            "value",
+            entry.get("type", "str"),
+            where=f"sglang-miles branch: {entry['source']}",
+        )
+        for version, entries in listed.items()
+        if miles.startswith(version) or version.startswith(miles)
+        for entry in entries
+    )
+
+
+@cache
+def _branch_file() -> dict[str, list[dict[str, str]]]:
+    path = SHIPPED / BRANCH_FILE
+    if not path.is_file():
+        return {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise EnvironmentProblem(f"{path}: expected a map of miles versions to lists of flags")
+    return {str(version): entries for version, entries in data.items()}
 
 
 def _from_checkout(root: Path, version: str | None, where: Location) -> Choice:

@@ -113,6 +113,19 @@ class Catalog:
     def names(self, backend: str = "megatron") -> Iterable[str]:
         return self.index(backend).keys()
 
+    def extended(self, branch: tuple[Flag, ...]) -> Catalog:
+        """This catalog with flags read elsewhere (a branch's, by hand); a spelling it has wins."""
+        if not branch:
+            return self
+        sources = {
+            **self.sources,
+            "sglang-miles": "miles/flags/sglang-miles.yaml (the branch's own flags, by hand)",
+        }
+        taken = {spelling for flag in self.flags for spelling in (flag.name, *flag.aliases)}
+        return replace(
+            self, sources=sources, flags=(*self.flags, *(f for f in branch if f.name not in taken))
+        )
+
     def to_json(self) -> str:
         data = {
             "format": FORMAT,
