@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline
+from runner.command import Command
 from runner.errors import EnvironmentProblem
-from runner.render import Command, Context, render
+from runner.render import Context, render
 from runner.run import preflight, preview, services
 from runner.run.cluster import free_ports
 from runner.run.plan import Options, Planned

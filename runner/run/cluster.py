@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner.command import Command
 from runner.errors import EnvironmentProblem, first_line
-from runner.render import Command
 from runner.run import processes
 from runner.run.processes import RUN_ID_VARIABLE
 from runner.run.record import Tracker, Untracked

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.cell import Cell
+from runner.command import Command
 from runner.errors import Problem
-from runner.render import Command, Launch
+from runner.render import Launch
 
 
 @dataclass(frozen=True)

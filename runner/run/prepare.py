@@ -19,7 +19,7 @@ from pathlib import Path
 
 from runner import patch_hf_config
 from runner.atomic import write_text
-from runner.render import Command
+from runner.command import Command
 from runner.run import processes
 from runner.run.environment import fill
 from runner.run.record import Tracker, Untracked

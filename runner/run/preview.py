@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.render import Command
+from runner.command import Command
 from runner.run import environment, prepare, requires, services
 from runner.run.plan import Options, Planned, job_name
 

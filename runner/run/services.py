@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from runner.command import SERVICE_SECONDS, Command
 from runner.errors import EnvironmentProblem
-from runner.render import SERVICE_SECONDS, Command
 from runner.run import processes
 from runner.run.record import Tracker
 
