@@ -26,7 +26,8 @@ matrix, cell
 problem
     One finding of validation: severity, rule id, message, dotted key, file:line.
 launch
-    The rendered commands of one cell: prepare steps, Ray head, services (miles' before-submit hook), job submission.
+    The rendered commands of one cell: prepare steps, Ray head, services (miles' before-submit
+    hook), job submission.
 result
     The outcome of running one cell: status, metrics, checks, logs, timings.
 """
