@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import textwrap
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -27,6 +29,7 @@ QWEN3_CASES = (
     "r3_deepep_fp8",
 )
 GOLDEN = Path(__file__).parent / "golden"
+T = TypeVar("T")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -156,3 +159,13 @@ def _fresh_database(server: str) -> Iterator[str]:
         with admin.connect() as connection:
             connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.dispose()
+
+
+def promptly(call: Callable[[], T], seconds: float = 20) -> T:
+    """``call()``'s result, failing (not hanging the suite) when it blocks: on a FIFO, /dev/zero."""
+    done: list[T] = []
+    worker = threading.Thread(target=lambda: done.append(call()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert done, f"still running after {seconds}s"
+    return done[0]

@@ -6,16 +6,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
 from runner import inputs
-
-T = TypeVar("T")
+from tests.conftest import promptly
 
 
 def read_spec_tree(root: Path) -> list[inputs.Record]:
@@ -120,16 +116,6 @@ def test_a_file_changed_while_recording_cannot_be_recorded(tree: Path) -> None:
 def test_unknown_or_impossible_records_never_hold() -> None:
     assert not inputs.unchanged([("password", "/etc/shadow", "")])
     assert not inputs.unchanged([("file", "/etc/\0passwd", "")])
-
-
-def promptly(call: Callable[[], T], seconds: float = 20) -> T:
-    """``call()``'s result, failing (not hanging the suite) when it blocks: on a FIFO, /dev/zero."""
-    done: list[T] = []
-    worker = threading.Thread(target=lambda: done.append(call()), daemon=True)
-    worker.start()
-    worker.join(seconds)
-    assert done, f"still running after {seconds}s"
-    return done[0]
 
 
 @pytest.fixture

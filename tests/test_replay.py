@@ -9,18 +9,16 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
 from runner import inputs, replay
+from tests.conftest import promptly
 
 ROOT = Path(__file__).parents[1]
 ARGUMENTS: dict[str, Any] = {"specs": ["matrices/"], "k": None, "miles_root": None}
-T = TypeVar("T")
 
 
 @pytest.fixture
@@ -38,16 +36,6 @@ def recorded(path: Path) -> list[inputs.Record]:
     records = recorder.records()
     assert records is not None
     return records
-
-
-def promptly(call: Callable[[], T], seconds: float = 20) -> T:
-    """``call()``'s result, failing (not hanging the suite) when it blocks: on a FIFO, /dev/zero."""
-    done: list[T] = []
-    worker = threading.Thread(target=lambda: done.append(call()), daemon=True)
-    worker.start()
-    worker.join(seconds)
-    assert done, f"still running after {seconds}s"
-    return done[0]
 
 
 def stored(path: Path, verdict: dict[str, Any] | None = None) -> str:
