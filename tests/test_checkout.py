@@ -47,18 +47,26 @@ def test_a_type_the_checkout_lacks_or_cannot_expand_keeps_the_shipped_preset_and
     ]
 
 
-def test_the_checkouts_own_execute_train_decides_the_runtime_env(tmp_path):
-    """A checkout whose execute_train sets what the shipped conventions do not: said, and rendered."""
+def edited_checkout(tmp_path, old: str, new: str):
+    """A copy of the stand-in checkout, readable by the sandbox's user, whose helper module has
+    ``old`` replaced by ``new`` (once)."""
     checkout = tmp_path / "miles"
     shutil.copytree(CHECKOUT, checkout)
     for path in [tmp_path, *checkout.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     helpers = checkout / "miles/utils/external_utils/command_utils.py"
-    helpers.write_text(
-        helpers.read_text().replace(
-            'env = {"PYTHONPATH": megatron_path,',
-            'env = {"PYTHONUNBUFFERED": "1", "PYTHONPATH": f"{repo_base_dir}:{megatron_path}",',
-        )
+    text = helpers.read_text()
+    assert old in text
+    helpers.write_text(text.replace(old, new, 1))
+    return checkout
+
+
+def test_the_checkouts_own_execute_train_decides_the_runtime_env(tmp_path):
+    """A checkout whose execute_train sets what the shipped conventions do not: said, and rendered."""
+    checkout = edited_checkout(
+        tmp_path,
+        'env = {"PYTHONPATH": megatron_path,',
+        'env = {"PYTHONUNBUFFERED": "1", "PYTHONPATH": f"{repo_base_dir}:{megatron_path}",',
     )
     cell = pipeline.cell(ROCM)
     context, problems = launch_context(cell, checkout, {})
@@ -81,15 +89,8 @@ def test_a_stuck_execute_train_is_a_warning_once_per_process(tmp_path, monkeypat
     from runner.importer import observed
 
     monkeypatch.setattr(observed, "PROBE_TIMEOUT_S", 2.0)
-    checkout = tmp_path / "miles"
-    shutil.copytree(CHECKOUT, checkout)
-    for path in [tmp_path, *checkout.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    helpers = checkout / "miles/utils/external_utils/command_utils.py"
-    helpers.write_text(
-        helpers.read_text().replace(
-            "    master = os.environ", "    while True:\n        pass\n    master = os.environ", 1
-        )
+    checkout = edited_checkout(
+        tmp_path, "    master = os.environ", "    while True:\n        pass\n    master = os.environ"
     )
     first, second = pipeline.cells(ROCM)  # [fp8_rollout=false], [fp8_rollout=true]
     started = time.monotonic()
