@@ -11,7 +11,7 @@ from typing import Literal
 
 from runner import shell
 
-Phase = Literal["prepare", "cluster", "submit"]
+Phase = Literal["prepare", "cluster", "submit", "verify"]
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,7 @@ class Layout:
     engine: Engine
     actor: Actor
     model: ModelFacts
+    train_only: bool = False  # --debug-train-only: no engines start, the actor trains on saved rollouts
 
     @property
     def cluster_gpus(self) -> int:
@@ -130,7 +131,9 @@ def layout(cell: Cell) -> Layout:
         else 0
     )
     colocate = bool(flag("colocate"))
+    train_only = bool(flag("debug-train-only"))  # miles' placement group then holds the actor alone
     rollout = actor_gpus + critic_gpus if colocate else integer(flag("rollout-num-gpus"), 0)
+    rollout = 0 if train_only else rollout
     tp = integer(flag("rollout-num-gpus-per-engine"), 1)
     engine = Engine(
         tp=tp,
@@ -159,6 +162,7 @@ def layout(cell: Cell) -> Layout:
         engine,
         actor,
         model_facts(cell),
+        train_only,
     )
 
 

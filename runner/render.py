@@ -2,7 +2,8 @@
 
 The launch is what miles' ``execute_train`` would do for the test: prepare
 steps, a Ray head, the services of its hook, one job submission whose entrypoint is
-``python3 <miles>/<train script> MODEL_ARGS... <test flags>``.
+``python3 <miles>/<train script> MODEL_ARGS... <test flags>``, then, once it succeeded, one job
+per ``verify:`` entry that calls the checkout's check with its arguments.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from runner.cell import Cell
 from runner.command import Command
 from schemas import GROUPS
 from schemas.conventions import EnvDefault, LaunchConventions
+from schemas.spec import Verify
 from schemas.values import flag_tokens
 
 MILES_ROOT_REFERENCE = "${MILES_ROOT}"
@@ -65,6 +67,7 @@ def render(cell: Cell, context: Context = Context()) -> Launch:
         _ray_start(cell),
         *map(steps.service, cell.spec.launch.before_submit),
         _submit(cell, context, env, model_args + train_args),
+        *(_verify(cell, env, name, check) for name, check in cell.spec.verify.items()),
     )
     return Launch(
         cell.id,
@@ -155,20 +158,32 @@ def _ray_start(cell: Cell) -> Command:
 
 
 def _submit(cell: Cell, context: Context, env: dict[str, str], entry_args: tuple[str, ...]) -> Command:
+    entry = (cell.conventions.python, f"{context.miles_root}/{cell.spec.launch.script}", *entry_args)
+    return Command("submit", "train", _job(cell, env, entry))
+
+
+# what a verify job runs: the checkout's function by its dotted name, its arguments from JSON;
+# the name is one the launch conventions list (rule L15), and nothing of the spec is evaluated
+VERIFY_PROGRAM = (
+    "import importlib, json, sys; module, _, name = sys.argv[1].rpartition('.');"
+    " getattr(importlib.import_module(module), name)(**json.loads(sys.argv[2]))"
+)
+
+
+def _verify(cell: Cell, env: dict[str, str], name: str, check: Verify) -> Command:
+    arguments = json.dumps(check.args, separators=(",", ":"))
+    return Command(
+        "verify",
+        name,
+        _job(cell, env, (cell.conventions.python, "-c", VERIFY_PROGRAM, check.call, arguments)),
+    )
+
+
+def _job(cell: Cell, env: dict[str, str], entry: tuple[str, ...]) -> tuple[str, ...]:
+    """``ray job submit`` of ``entry`` to the cell's head, in the launch's runtime env."""
     address = f"http://{cell.spec.launch.master_addr}:{cell.conventions.ray_dashboard_port}"
     runtime_env = json.dumps({"env_vars": env})
-    argv = (
-        "ray",
-        "job",
-        "submit",
-        f"--address={address}",
-        f"--runtime-env-json={runtime_env}",
-        "--",
-        cell.conventions.python,
-        f"{context.miles_root}/{cell.spec.launch.script}",
-        *entry_args,
-    )
-    return Command("submit", "train", argv)
+    return ("ray", "job", "submit", f"--address={address}", f"--runtime-env-json={runtime_env}", "--", *entry)
 
 
 def to_shell(launch: Launch, source: str) -> str:

@@ -130,7 +130,7 @@ def _gate_property(gate: Gate) -> str:
 
 
 def details(cell: CellResult) -> Iterator[str]:
-    """What happened, line by line: requirements, prepare steps, attempts, checks."""
+    """What happened, line by line: requirements, prepare steps, attempts, verify jobs, checks."""
     for requirement in cell.requirements:
         verdict = "met" if requirement.met else ("unmet (optional)" if requirement.optional else "unmet")
         yield f"requirement {verdict}: {requirement.describe()}"
@@ -138,6 +138,8 @@ def details(cell: CellResult) -> Iterator[str]:
         yield f"prepare {step.name} ({step.kind}): {step.status}: {step.detail}"
     for attempt in cell.attempts:
         yield f"attempt {attempt.number} {attempt.submission_id}: {attempt.outcome}: {attempt.detail}"
+    for verify in cell.verified:
+        yield f"verify {verify.name} ({verify.call}): {verify.outcome}: {verify.detail}"
     for check in cell.checks:
         yield f"check {'ok' if check.ok else 'FAILED'}: {check.message}"
     for gate in cell.gates:

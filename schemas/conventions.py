@@ -24,6 +24,13 @@ class EnvDefault(Model):
     )
 
 
+class Verifier(Model):
+    """One check a miles checkout offers a spec's ``verify:``: its parameters by name."""
+
+    required: list[str] = Field(default=[], description="parameters without a default")
+    optional: list[str] = Field(default=[], description="parameters with one")
+
+
 class LaunchConventions(Model):
     miles_commit: str | None = Field(default=None, description="the miles commit whose execute_train this is")
     python: str = "python3"
@@ -40,6 +47,11 @@ class LaunchConventions(Model):
         default="own",
         description="where miles' placement group puts a critic: on GPUs of its own (after the actor's)"
         " or on the actor's (miles/ray/placement_group.py)",
+    )
+    verifiers: dict[str, Verifier] = Field(
+        default_factory=dict,
+        description="module.function -> parameters: the checkout's checks of a run's output that a spec's"
+        " verify: may call (those miles' tests call after execute_train)",
     )
     wandb_flags: list[str] = Field(
         description="flags added when WANDB_API_KEY is set; {project} {group} replaced"

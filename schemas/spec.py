@@ -7,7 +7,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field, JsonValue, PositiveInt, field_validator
 
 from schemas.ci import CI
 from schemas.run import Expectation, Requirement, Retry
@@ -243,6 +243,18 @@ class Args(Model):
         return {name: value for _, flags in self.groups() for name, value in flags.items()}
 
 
+class Verify(Model):
+    """A check of the checkout's own, run once the cell's job succeeded (miles' tests call it after
+    ``execute_train``): the function ``call`` names, given ``args`` by keyword."""
+
+    call: str = Field(
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$",
+        description="module.function of the miles checkout, one the launch conventions list under verifiers:"
+        " (miles.utils.test_utils.comparisons.metrics.compare_metrics, ...)",
+    )
+    args: dict[str, JsonValue] = Field(default={}, description="its keyword arguments, as JSON values")
+
+
 class Spec(Model):
     description: str = ""
     miles_version: str | None = Field(
@@ -266,6 +278,10 @@ class Spec(Model):
     )
     expect: dict[str, Expectation] = Field(
         default={}, description="metric name (train/ppo_kl, perf/step_time, ...) -> bounds"
+    )
+    verify: dict[str, Verify] = Field(
+        default={},
+        description="run in this order on the cluster once the job succeeded; the cell fails when one raises",
     )
     retry: Retry = Retry()
     ci: CI = Field(default=CI(), description="where and when a CI runs the cells (miles' register_*_ci)")

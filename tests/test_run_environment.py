@@ -32,7 +32,7 @@ def test_the_job_env_fills_references_and_carries_the_secrets_the_command_line_n
     assert env["NCCL_NVLS_ENABLE"] == "0"
     assert env["WANDB_API_KEY"] == "wandb-secret-123"  # the entrypoint says "${WANDB_API_KEY}"
     assert list(env)[:3] == ["PYTHONPATH", "CUDA_DEVICE_MAX_CONNECTIONS", "NCCL_NVLS_ENABLE"]
-    line = entrypoint(launch)
+    line = entrypoint(launch.entry_argv)
     assert '--wandb-key "${WANDB_API_KEY}"' in line and "wandb-secret-123" not in line
     assert line.startswith("python3 /miles/train.py --spec miles_plugins.models.glm5.glm5 get_glm5_spec ")
 

@@ -76,6 +76,7 @@ def import_test(request: Request) -> Imported:
         capture.record,
         request.script,
         secrets=pipeline.conventions().secrets,
+        verifiers=tuple(pipeline.conventions().verifiers),
         miles_root=request.miles_root,
         timeout=request.timeout,
         trust=request.trust_checkout,

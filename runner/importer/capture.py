@@ -29,7 +29,10 @@ _STAND_IN = "run-matrix-secret-{}"
 RECORDER_MILES_VERSION = "dc8b499b"  # whose command helpers recorder.py stands in for
 # what the sandbox's environment holds besides switches and secrets: never a switch of the script's
 CHECKPOINTS_VARIABLE = "RUN_MATRIX_CHECKPOINTS"  # what downloads hold (the harness takes it out at once)
-SANDBOX_VARIABLES = frozenset({*sandbox.BASE_ENV, "HOME", sandbox.OUT_VARIABLE, CHECKPOINTS_VARIABLE})
+VERIFIERS_VARIABLE = "RUN_MATRIX_VERIFIERS"  # the checks it records (the harness takes it out at once)
+SANDBOX_VARIABLES = frozenset(
+    {*sandbox.BASE_ENV, "HOME", sandbox.OUT_VARIABLE, CHECKPOINTS_VARIABLE, VERIFIERS_VARIABLE}
+)
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,15 @@ class Event:
 
 
 @dataclass(frozen=True)
+class Check:
+    """One call of a check of the checkout's own after a launch (the spec's ``verify:``)."""
+
+    call: str  # module.function
+    args: dict[str, Any]  # as the test gave them, JSON values
+    at: Location
+
+
+@dataclass(frozen=True)
 class Call:
     """One ``execute_train`` call: its arguments, the commands it runs, the script's flag variables."""
 
@@ -54,6 +66,7 @@ class Call:
     parameters: dict[str, Any]  # that function's arguments
     at: Location
     prepare: tuple[Event, ...] = ()  # what the script ran before it, since its start
+    checks: tuple[Check, ...] = ()  # the checks of its output the script called after it
 
 
 @dataclass(frozen=True)
@@ -96,12 +109,14 @@ def record(
     miles_root: Path | None = None,
     timeout: float = TIMEOUT_S,
     trust: bool = False,
+    verifiers: Sequence[str] = (),
 ) -> Run:
     """Run ``script`` in the sandbox with ``switches`` set; nothing it would do is done."""
     script = script.resolve()
     miles_root = miles_root.resolve() if miles_root else None
     env = {**{name: _STAND_IN.format(name) for name in secrets}, **switches}
     env[CHECKPOINTS_VARIABLE] = json.dumps(knowledge().checkpoints)
+    env[VERIFIERS_VARIABLE] = json.dumps(list(verifiers))
     argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), *([str(miles_root)] if miles_root else [])]
     done = sandbox.run(
         argv,
@@ -159,7 +174,8 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
     # a launch's prepare is everything run before it: on a fresh node each cell runs all of it
     kept = _kept_writes(events, launches[-1], trace["root"])
     ran = [(i, _event(e)) for i, e in enumerate(events) if e["kind"] in ("command", "helper") or i in kept]
-    calls = tuple(_call(events[i], tuple(event for j, event in ran if j < i)) for i in launches)
+    checks = _checks(events, launches)
+    calls = tuple(_call(events[i], tuple(event for j, event in ran if j < i), checks[i]) for i in launches)
     return Run(
         switches,
         calls[0].prepare,
@@ -221,7 +237,7 @@ def _written_by_a_launch(missing: str | None, events: list[dict[str, Any]]) -> s
     return None
 
 
-def _call(event: dict[str, Any], prepare: tuple[Event, ...]) -> Call:
+def _call(event: dict[str, Any], prepare: tuple[Event, ...], checks: tuple[Check, ...]) -> Call:
     caller = event["caller"]
     return Call(
         event["args"],
@@ -231,7 +247,25 @@ def _call(event: dict[str, Any], prepare: tuple[Event, ...]) -> Call:
         caller["parameters"],
         _location(event["at"]),
         prepare,
+        checks,
     )
+
+
+def _checks(events: list[dict[str, Any]], launches: list[int]) -> dict[int, tuple[Check, ...]]:
+    """The checks of each launch: those called after it, before the next (a check that compares two
+    launches' output follows the second; the cells of a spec run in order, on one cluster)."""
+    found: dict[int, list[Check]] = {i: [] for i in launches}
+    for index, event in enumerate(events):
+        if event["kind"] != "verify":
+            continue
+        before = [i for i in launches if i < index]
+        if not before:
+            raise refused(
+                _location(event["at"]),
+                f"calls {event['call'].rsplit('.', 1)[1]}() before any execute_train: no run to check yet",
+            )
+        found[before[-1]].append(Check(event["call"], event["args"], _location(event["at"])))
+    return {i: tuple(checks) for i, checks in found.items()}
 
 
 def _kept_writes(events: list[dict[str, Any]], last_launch: int, root: str) -> set[int]:

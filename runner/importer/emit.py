@@ -70,6 +70,8 @@ def _entry(key: Key, value: Any, comments: Comments) -> Iterator[str]:
 def scalar(value: Any) -> str:
     if value is DELETE:
         return "!delete"
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -93,11 +95,22 @@ def _float(value: float) -> str:
 
 
 def _flow(items: list[Any]) -> str:
-    for candidates in ([scalar(item) for item in items], [_quoted(_escaped(item)) for item in items]):
+    nested = any(isinstance(item, (list, Mapping)) for item in items)
+    plain = [_flow_item(item) for item in items]
+    for candidates in [plain] if nested else [plain, [_quoted(_escaped(item)) for item in items]]:
         written = f"[{', '.join(candidates)}]"
         if _reads_back(f"v: {written}", items):
             return written
     raise _cannot(str(items))
+
+
+def _flow_item(item: Any) -> str:
+    """One item of a flow list: a list or a mapping (a check's arguments hold them) on one line too."""
+    if isinstance(item, list):
+        return _flow(item)
+    if isinstance(item, Mapping):
+        return "{" + ", ".join(f"{_key(k)}: {_flow_item(v)}" for k, v in item.items()) + "}"
+    return scalar(item)
 
 
 def _key(name: str) -> str:
@@ -116,6 +129,14 @@ def _reads_back(document: str, wanted: list[Any]) -> bool:
 
 
 def _same(got: Any, wanted: Any) -> bool:
+    if isinstance(wanted, list):
+        return isinstance(got, list) and len(got) == len(wanted) and all(map(_same, got, wanted))
+    if isinstance(wanted, Mapping):
+        return (
+            isinstance(got, dict)
+            and list(got) == list(wanted)
+            and all(_same(got[k], wanted[k]) for k in wanted)
+        )
     if isinstance(wanted, float) and not isinstance(wanted, Text):
         return isinstance(got, float) and got == wanted
     if isinstance(wanted, (bool, int)) or wanted is None:

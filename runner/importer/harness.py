@@ -14,6 +14,8 @@ checkout, its own PID namespace, resource limits). Before the script runs:
   recorded and not done (a whole file the test's own code writes goes to a private copy whose
   text becomes a ``write-file`` step, any other write to ``/dev/null``); tempfile's names come
   from a fixed seed, so a temporary file the launch names is named alike in every run;
+* the checkout's checks of a run's output (``verifiers:`` of the launch conventions, such as
+  ``compare_metrics``) record their arguments and check nothing: they become the spec's ``verify:``;
 * reads of environment variables are recorded (the variant switches are found that way), and so
   are functions of the script that ``prepare()`` calls which use no helper and touch no file
   (their effect is invisible to the recorder); the guards themselves are in ``guards.py``.
@@ -75,6 +77,7 @@ def main(argv: Sequence[str]) -> int:
         trace = tracing.TRACE
         trace.script = str(script)
         trace.checkpoints = json.loads(os.environ.pop("RUN_MATRIX_CHECKPOINTS", "{}"))
+        verifiers = json.loads(os.environ.pop("RUN_MATRIX_VERIFIERS", "[]"))
         trace.own_files |= {str(HERE / name) for name in SANDBOX}
         trace.own_code = (str(script.parent) + os.sep, *([str(miles_root) + os.sep] if miles_root else []))
         trace.library = tuple(f"{miles_root / part}{os.sep}" for part in LIBRARY) if miles_root else ()
@@ -87,7 +90,7 @@ def main(argv: Sequence[str]) -> int:
         trace.stdlib = tuple({sysconfig.get_paths()[key] + os.sep for key in ("stdlib", "platstdlib")})
         _same_temporary_names()
         guards.install(trace)
-        failure = _run(script, miles_root, recorder, tracing, registry)
+        failure = _run(script, miles_root, recorder, tracing, registry, verifiers)
         _read_back(trace.events)
         with contextlib.suppress(OSError):
             _RMDIR(trace.captures)
@@ -131,7 +134,7 @@ def _load(name: str, file: str) -> Any:
 
 
 def _run(
-    script: Path, miles_root: Path | None, recorder: Any, tracing: Any, registry: Any
+    script: Path, miles_root: Path | None, recorder: Any, tracing: Any, registry: Any, verifiers: list[str]
 ) -> dict[str, Any] | None:
     """Run the script as ``python SCRIPT`` would; the reason it stopped early, if it did."""
     trace = tracing.TRACE
@@ -143,6 +146,7 @@ def _run(
             tracing.hooked(recorder)
         else:
             _use_checkout(miles_root, recorder, tracing)
+            _recorded_verifiers(verifiers, tracing)
             registry.from_checkout(trace, tracing)
             tracing.hooked(sys.modules[HELPERS_MODULE])
     except BaseException as error:
@@ -229,6 +233,22 @@ def _use_checkout(root: Path, recorder: Any, tracing: Any) -> None:
         setattr(real, name, wrap(getattr(real, name), tracing))
     if callable(getattr(real, "create_run_id", None)):
         setattr(real, "create_run_id", _fixed_run_id(tracing))  # noqa: B010  (a module of the checkout)
+
+
+def _recorded_verifiers(verifiers: list[str], tracing: Any) -> None:
+    """The checkout's checks of a run's output, recorded: a test calls them after execute_train, on
+    files the launch would have written. One this checkout lacks is left alone (the test's own
+    import of it fails as it would)."""
+    for call in verifiers:
+        module_name, _, name = call.rpartition(".")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        function = getattr(module, name, None)
+        if callable(function):
+            tracing.TRACE.own_files.add(str(Path(module.__file__ or "").resolve()))
+            setattr(module, name, tracing.verifying(call, function))
 
 
 def _fixed_run_id(tracing: Any) -> Callable[[], str]:

@@ -36,6 +36,7 @@ ORDER = (
     "prepare",
     "args",
     "env",
+    "verify",
     "expect",
 )
 SKIP_ENTRY = "ci-disabled"  # the matrix.adjust entry that skips every cell (a test miles' CI disables)

@@ -53,6 +53,7 @@ def residual(spec: Spec, target: Target, hardware: str | None, own_steps: set[st
         ("prepare", _steps(spec, target, own_steps)),
         ("args", _flags(spec, target)),
         ("env", _env(spec.env, target.env)),
+        ("verify", _verify(spec, target)),
     ):
         if part:
             edit[name] = part
@@ -83,6 +84,18 @@ def _flags(spec: Spec, target: Target) -> Edit:
 def _env(current: Mapping[str, str], wanted: Mapping[str, str]) -> Edit:
     edit: Edit = {name: value for name, value in wanted.items() if current.get(name) != value}
     return edit | {name: DELETE for name in current if name not in wanted}
+
+
+def _verify(spec: Spec, target: Target) -> Edit:
+    """The checks after the launch, each whole as the script calls it; any other goes."""
+    current = {name: check.model_dump() for name, check in spec.verify.items()}
+    edit: Edit = {}
+    for name, wanted in target.verify.items():
+        if name not in current:
+            edit[name] = wanted
+        elif changed := data_residual(current[name], wanted):
+            edit[name] = changed
+    return edit | {name: DELETE for name in current if name not in target.verify}
 
 
 def _steps(spec: Spec, target: Target, own: set[str]) -> Edit:

@@ -5,12 +5,15 @@ Compared as ``run-matrix render --format json`` shows a launch: the train script
 (values as written: ``0.70`` is not ``0.7``), and the runtime env key for key — a value render
 leaves to a run-time probe (``NCCL_NVLS_ENABLE``) matches whatever the probe said during the
 recording. With ``WANDB_API_KEY`` set, the W&B flags must agree too, but for ``--wandb-group``:
-upstream names the run by the clock, run-matrix by the cell.
+upstream names the run by the clock, run-matrix by the cell. The checks the script calls after the
+launch must be the cell's ``verify:`` entries, in order, with the same arguments.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from runner import checkout
 from runner.cell import Cell
@@ -45,7 +48,7 @@ def differences(cell: Cell, target: Target, miles_root: Path | None, trust: bool
         ours = {k: v for k, v in flag_map(_added(wandb, launch)).items() if k != RUN_NAMED_BY_CLOCK}
         theirs = flag_map(target.wandb_args)
         wrong += _mapping("W&B flag", ours, theirs)
-    return wrong
+    return wrong + _verify(cell, target)
 
 
 def _context(cell: Cell, miles_root: Path | None, trust: bool) -> Context:
@@ -93,6 +96,22 @@ def _env(launch: Launch, theirs: dict[str, str]) -> list[str]:
         if ours != theirs.get(name) and not probed:
             wrong.append(f"env {name}: renders {ours!r}, the script sets {theirs.get(name)!r}")
     return wrong
+
+
+def _verify(cell: Cell, target: Target) -> list[str]:
+    """The checks after the launch, in order, each its function and its arguments."""
+    ours = [(name, check.call, check.args) for name, check in cell.spec.verify.items()]
+    theirs = [(name, check["call"], check["args"]) for name, check in target.verify.items()]
+    if ours == theirs:
+        return []
+    return [f"verify: renders {_checks(ours)}, the script calls {_checks(theirs)}"]
+
+
+def _checks(checks: list[tuple[str, str, dict[str, Any]]]) -> str:
+    return (
+        "; ".join(f"{name}: {call}({json.dumps(args, sort_keys=True)})" for name, call, args in checks)
+        or "none"
+    )
 
 
 def _shown(values: tuple[str, ...] | None) -> str:

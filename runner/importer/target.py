@@ -7,6 +7,7 @@ its prepare commands); the launch they must render comes from the commands the c
 
 from __future__ import annotations
 
+import itertools
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -44,6 +45,7 @@ class Target:
     wandb_project: str | None
     launched: Launched  # what the script launches, secrets as references
     wandb_args: tuple[str, ...]  # the flags the script adds when WANDB_API_KEY is set
+    verify: dict[str, dict[str, Any]]  # name -> {call, args}: the checks the script runs after it
 
 
 def target_of(
@@ -75,8 +77,21 @@ def target_of(
         project,
         replace(found, train_args=words),
         wandb_args,
+        _verify(call),
     )
     return built, notes + secret_notes + env_notes + step_notes
+
+
+def _verify(call: Call) -> dict[str, dict[str, Any]]:
+    """Each check the script calls after the launch, named by its function (``compare-metrics``,
+    then ``compare-metrics-2`` for a second call)."""
+    named: dict[str, dict[str, Any]] = {}
+    for check in call.checks:
+        stem = check.call.rsplit(".", 1)[1].strip("_").replace("_", "-")
+        names = itertools.chain([stem], (f"{stem}-{k}" for k in itertools.count(2)))
+        name = next(n for n in names if n not in named)
+        named[name] = {"call": check.call, "args": check.args}
+    return named
 
 
 def _script(call: Call, run: Run, conventions: LaunchConventions) -> TrainScript:

@@ -14,6 +14,7 @@ The result is every cell's axis values and target, in the order the matrix expan
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,8 @@ from schemas.matrix import AxisValue
 Combo = dict[str, AxisValue]
 Record = Callable[[Mapping[str, str]], Run]  # one run of the script with these switches set
 MAX_SWITCHES = 4
+# an axis value named after the caller's argument: a word (a mode, a version), not an object's text
+AXIS_WORD = re.compile(r"[A-Za-z0-9_.+-]{1,40}")
 NO_WANDB = (
     "the script adds no W&B flags (it never calls get_default_wandb_args); with WANDB_API_KEY set,"
     " run-matrix adds them"
@@ -129,13 +132,18 @@ def _flip(combo: tuple[bool, ...], index: int) -> tuple[bool, ...]:
 
 
 def _call_axis(run: Run) -> tuple[str, list[AxisValue]]:
-    """The axis several execute_train calls make: the caller's one differing argument, else ``call``."""
+    """The axis several execute_train calls make: the caller's one differing argument (a number, a
+    word), else ``call``."""
     if len(run.calls) < 2:
         return "call", [1]
     names = {n for c in run.calls for n in c.parameters}
     differing = [n for n in sorted(names) if len({repr(c.parameters.get(n)) for c in run.calls}) > 1]
     values = [c.parameters.get(differing[0]) for c in run.calls] if len(differing) == 1 else []
-    scalars = [v for v in values if isinstance(v, (bool, int, float, str))]
+    scalars = [
+        v
+        for v in values
+        if isinstance(v, (bool, int, float)) or (isinstance(v, str) and AXIS_WORD.fullmatch(v))
+    ]
     if values and len(scalars) == len(values) and len(set(map(repr, values))) == len(values):
         return differing[0], scalars
     return "call", list(range(1, len(run.calls) + 1))

@@ -1,5 +1,6 @@
-"""cell_run: one cell, from its prepare steps through its attempts (cluster, submit, watch) to its
-checks; the job it submitted is stopped first whatever ends it early, and the cell says why."""
+"""cell_run: one cell, from its prepare steps through its attempts (cluster, submit, watch, and once
+the job succeeded its ``verify:`` jobs) to its checks; the job it submitted is stopped first whatever
+ends it early, and the cell says why."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from runner.run.results import (
     PrepareRecord,
     RequirementResult,
     Status,
+    VerifyRecord,
 )
 from runner.run.verdict import verdict
 from runner.run.view import View
@@ -67,6 +69,7 @@ class CellRun:
     tracker: Tracker = field(default_factory=Untracked)
     recorder: Recorder | None = None  # the history store: judges bands, records every attempt
     clusters: list[ClusterRecord] = field(default_factory=list)
+    verified: list[VerifyRecord] = field(default_factory=list)
     series: Series = field(default_factory=dict)
     log: TextIO | None = None
     phase: str = "starting"
@@ -183,6 +186,8 @@ class CellRun:
                     self.planned.services, self.options.caller_env, self.log_path, self.tracker, self.write
                 ):
                     outcome = self.submit_and_watch(on, submission_id, number)
+                    if outcome.outcome == "succeeded":
+                        self.verify(on, submission_id)
         except EnvironmentProblem as exc:
             outcome = job.JobOutcome("infra", str(exc))
         except KeyboardInterrupt as exc:
@@ -198,7 +203,26 @@ class CellRun:
     def submit_and_watch(self, on: cluster.Connection, submission_id: str, number: int) -> job.JobOutcome:
         self.enter(f"submit: {submission_id} on {on.record.address}")
         self.write(f"==> attempt {number}: job {submission_id} on {on.record.address}")
-        entrypoint = environment.entrypoint(self.planned)
+        return self.job(on, submission_id, environment.entrypoint(self.planned.entry_argv))
+
+    def verify(self, on: cluster.Connection, submission_id: str) -> None:
+        """The spec's ``verify:`` checks, each a job of its own, in order, until one does not pass."""
+        for command in self.planned.verifies:
+            started = time.monotonic()
+            call = self.planned.cell.spec.verify[command.name].call
+            self.enter(f"verify: {command.name}")
+            self.write(f"==> verify {command.name}: {call}")
+            entrypoint = environment.entrypoint(self.planned.job_argv(command))
+            outcome = self.job(on, f"{submission_id}-verify-{job_name(command.name)}", entrypoint)
+            detail = self.redact(outcome.detail)
+            seconds = round(time.monotonic() - started, 3)
+            self.verified.append(VerifyRecord(command.name, call, outcome.outcome, detail, seconds))
+            self.write(f"==> verify {command.name}: {outcome.outcome}: {detail}")
+            if outcome.outcome != "succeeded":
+                return
+
+    def job(self, on: cluster.Connection, submission_id: str, entrypoint: str) -> job.JobOutcome:
+        """One job on the cluster, watched to its end; stopped first whatever cuts the watch short."""
         metadata = {"run-matrix-cell": self.id, "content-hash": self.planned.cell.content_hash}
         metadata["run-matrix-run"] = self.tracker.run_id  # the run record that names this job
         with processes.deferred_interrupt():  # in the record before Ray has it: a crash cannot lose it
@@ -224,7 +248,8 @@ class CellRun:
     ) -> CellResult:
         checks = metrics.check(self.planned.cell.spec.expect, self.series) if attempts else ()
         gates = self.judge(attempts)
-        status, reason = verdict(records, attempts, checks, ended, self.planned.cell.xfail, gates)
+        verified = tuple(self.verified)
+        status, reason = verdict(records, attempts, checks, ended, self.planned.cell.xfail, gates, verified)
         result = replace(
             cell_result(self.planned, status, reason, self.requirements),
             log=display_path(self.log_path),
@@ -232,6 +257,7 @@ class CellRun:
             prepare=records,
             attempts=tuple(attempts),
             checks=checks,
+            verified=verified,
             metrics={name: tuple(samples) for name, samples in self.series.items()},
             gates=gates,
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from runner import shell
@@ -36,10 +36,11 @@ def probe(probes: Mapping[str, str], caller_env: Mapping[str, str]) -> dict[str,
 
 def job_env(planned: Planned, probed: Mapping[str, str], caller_env: Mapping[str, str]) -> dict[str, str]:
     """The runtime env vars the job gets: the launch's, references filled in, plus the secrets
-    the entrypoint refers to (its shell expands them on the node)."""
+    the entrypoints refer to (their shell expands them on the node): the train job's, the verify jobs'."""
     known = {**caller_env, **probed}
     env = {name: fill(value, known, f"env.{name}") for name, value in planned.launch.env.items()}
-    for token in planned.entry_argv:
+    verifies = [token for command in planned.verifies for token in planned.job_argv(command)]
+    for token in [*planned.entry_argv, *verifies]:
         for name in shell.references(token):
             if name not in env:
                 env[name] = fill(f"${{{name}}}", known, "the job's command line")
@@ -56,9 +57,9 @@ def fill(value: str, known: Mapping[str, str], where: str) -> str:
     return _REFERENCE.sub(one, value)
 
 
-def entrypoint(planned: Planned) -> str:
-    """The job's entrypoint: a shell line whose ``${NAME}`` references bash expands on the node."""
-    return shell.line(planned.entry_argv)
+def entrypoint(argv: Sequence[str]) -> str:
+    """A job's entrypoint: a shell line whose ``${NAME}`` references bash expands on the node."""
+    return shell.line(argv)
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,18 @@ class Planned:
 
     @property
     def entry_argv(self) -> tuple[str, ...]:
-        """``python3 <miles>/<train script> MODEL_ARGS... flags``: the submit command after ``--``."""
-        argv = self.command("submit").argv
-        return argv[argv.index("--") + 1 :]
+        """``python3 <miles>/<train script> MODEL_ARGS... flags``: the train job's entrypoint."""
+        return self.job_argv(self.command("submit"))
+
+    @property
+    def verifies(self) -> tuple[Command, ...]:
+        """The checks that run once the job succeeded, in the spec's order."""
+        return tuple(c for c in self.launch.commands if c.phase == "verify")
+
+    @staticmethod
+    def job_argv(command: Command) -> tuple[str, ...]:
+        """A ``ray job submit`` command's entrypoint: its argv after ``--``."""
+        return command.argv[command.argv.index("--") + 1 :]
 
 
 @dataclass(frozen=True)

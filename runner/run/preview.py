@@ -30,12 +30,20 @@ def preview(planned: Planned, options: Options) -> dict[str, Any]:
         "services": [_service(command) for command in planned.services],
         "job": {
             "submission_id": f"{job_name(cell.id)}-<8 hex digits>",
-            "entrypoint": environment.entrypoint(planned),
+            "entrypoint": environment.entrypoint(planned.entry_argv),
             "env": planned.launch.env,
             "probes": planned.launch.probes,
             "timeout": options.timeout,
             "retry": cell.spec.retry.model_dump(),
         },
+        "verify": [
+            {
+                "name": c.name,
+                "call": cell.spec.verify[c.name].call,
+                "entrypoint": environment.entrypoint(planned.job_argv(c)),
+            }
+            for c in planned.verifies
+        ],
         "expect": {name: bound.summary() for name, bound in cell.spec.expect.items()},
         "reproduce": planned.reproduce,
     }

@@ -44,6 +44,17 @@ class Attempt:
 
 
 @dataclass(frozen=True)
+class VerifyRecord:
+    """One ``verify:`` check, run as a job of its own once the cell's job succeeded."""
+
+    name: str
+    call: str  # module.function of the checkout
+    outcome: AttemptOutcome
+    detail: str
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
 class RequirementResult:
     name: str
     kind: str
@@ -121,6 +132,7 @@ class CellResult:
     prepare: tuple[PrepareRecord, ...] = ()
     attempts: tuple[Attempt, ...] = ()
     checks: tuple[Check, ...] = ()
+    verified: tuple[VerifyRecord, ...] = ()
     metrics: dict[str, tuple[Sample, ...]] = field(default_factory=dict)
     gates: tuple[Gate, ...] = ()
     history: str = ""  # the id of this cell's last attempt in the history store ("" when not recorded)
