@@ -71,3 +71,16 @@ def test_a_document_with_lists_deletes_matches_and_comments():
         "    block-size: [128, 128]\n"
         "    colocate: !delete\n"
     )
+
+
+def test_a_checks_arguments_read_back_as_given_nested_lists_mappings_and_null_included():
+    args = {
+        "diff_thresholds": [[".*", "rel <= 0.0085"], ["a: b", "it's"]],
+        "groups": [{"rank": 0, "skip": None}, []],
+        "phase_subdir": None,
+        "atol": 1e-08,
+        "on": [True, "true", 1, "1"],
+    }
+    text = dump({"verify": {"c": {"call": "m.f", "args": args}}})
+    assert loads(text, Path("s.yaml")).data["verify"]["c"]["args"] == args
+    assert "      phase_subdir: null\n" in text and "      atol: 1.0e-08\n" in text

@@ -15,7 +15,7 @@ import pytest
 
 from runner.errors import SpecError
 from runner.importer import Request, capture, import_test
-from runner.load import load
+from runner.load import DELETE, load
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.allow_subprocess  # the import runs each script in a sandbox interpreter
@@ -209,3 +209,84 @@ def test_an_amd_variant_that_names_no_sibling_overlays_the_nearest_launch(cli, c
     result = cli("import", str(checkout / FAMILY), "-o", str(out / "tiny"), "--miles-root", str(checkout))
     assert result.code == 0, result.err
     assert result.out.splitlines()[0] == "test_amd_unnamed.py is an overlay of test_nv_case.py"  # tp 4, engines of 8
+
+
+def at_main(checkout: Path) -> Path:
+    """The checkout with execute_train's env as miles main sets it: its version is then main's, whose
+    launch conventions name the checks (the stand-in's helpers are the PR head's)."""
+    helpers = checkout / "miles/utils/external_utils/command_utils.py"
+    old = 'env = {"PYTHONPATH": megatron_path, '
+    assert old in helpers.read_text()
+    new = 'env = {"PYTHONUNBUFFERED": "1", "PYTHONPATH": f"{repo_base_dir}:{megatron_path}", '
+    helpers.write_text(helpers.read_text().replace(old, new))
+    return checkout
+
+
+def test_the_checks_a_test_calls_after_its_launches_become_verify_entries_of_their_cells(checkout, out):
+    checkout = at_main(checkout)
+    spec = out / "compared.yaml"
+    import_test(Request(checkout / "tests/e2e/checked/test_compared.py", spec, miles_root=checkout, today=TODAY))
+    data = load(spec).data
+    dumps = "/tmp/checked-dumps"
+    assert data["matrix"]["axes"] == {"call": [1, 2]}
+    assert data["verify"] == {
+        "assert-session-verify-metrics": {
+            "call": "miles.utils.test_utils.session_verify_runner.assert_session_verify_metrics",
+            "args": {"metrics_path": f"{dumps}/baseline/session.jsonl", "assistant_text_threshold": 0.25},
+        }
+    }
+    (component,) = (out.parent / "out" / "components").glob("*.yaml")
+    second = load(component).data
+    metrics = "miles.utils.test_utils.comparisons.metrics.compare_metrics"
+    assert second["verify"] == {
+        "assert-session-verify-metrics": DELETE,  # the baseline's check is not the target's
+        "compare-metrics": {
+            "call": metrics,
+            "args": {
+                "baseline_dir": f"{dumps}/baseline",
+                "target_dir": f"{dumps}/target",
+                "rtol": 0.01,
+                "atol": 1e-08,
+                "key_prefixes": ["train/"],
+                "exclude_keys": [],
+            },
+        },
+        "compare-metrics-2": {
+            "call": metrics,
+            "args": {
+                "baseline_dir": f"{dumps}/baseline",
+                "target_dir": f"{dumps}/target",
+                "rtol": 0.0,
+                "atol": 0.0,
+                "key_prefixes": ["perf/"],
+                "exclude_keys": [],
+            },
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("test", "line", "reason"),
+    [
+        (
+            "test_path_argument.py",
+            10,
+            "passes compare_metrics() baseline_dir=PosixPath('/tmp/checked-dumps/baseline'), which a spec's"
+            " verify: cannot hold (it gives a check JSON values: text, numbers, true/false, null, lists and"
+            " mappings)",
+        ),
+        (
+            "test_checked_first.py",
+            6,
+            "calls assert_session_verify_metrics() before any execute_train: no run to check yet",
+        ),
+    ],
+)
+def test_a_check_a_spec_cannot_hold_is_refused_with_its_line(checkout, out, test, line, reason):
+    script = at_main(checkout) / "tests/e2e/checked" / test
+    with pytest.raises(SpecError) as caught:
+        import_test(Request(script, out / "x.yaml", miles_root=checkout, today=TODAY))
+    (problem,) = caught.value.problems
+    assert problem.message == f"{test} cannot be imported: it {reason}"
+    assert (problem.locations[0].file, problem.locations[0].line) == (script, line)
+    assert list(out.iterdir()) == []

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -343,3 +344,21 @@ def test_megatron_without_a_model_type_is_g7(write) -> None:
         "spec.yaml: error [G7] model.type: the Megatron backend needs model.type: its MODEL_ARGS describe the model\n"
         "  ==> set model.type (a preset in miles/models/), or train-backend: fsdp in args"
     )
+
+
+@pytest.mark.allow_subprocess  # bash runs the verify job's entrypoint as the node's shell would
+def test_a_verify_entry_is_a_job_after_the_train_job_that_calls_the_check_with_its_json(
+    write, tmp_path: Path
+) -> None:
+    args = {"baseline_dir": "/d/base line", "target_dir": "/d/it's", "rtol": 0.01, "key_prefixes": ["train/"]}
+    text = MINIMAL + "verify:\n  same:\n    call: checks.compare\n    args: " + json.dumps(args) + "\n"
+    launch = render(pipeline.cell(write("spec.yaml", text)))
+    assert [(c.phase, c.name) for c in launch.commands][-2:] == [("submit", "train"), ("verify", "same")]
+    submit, verify = launch.commands[-2:]
+    assert verify.argv[: verify.argv.index("--")] == submit.argv[: submit.argv.index("--")]  # same env
+    (tmp_path / "checks.py").write_text("import json\ndef compare(**given):\n    print(json.dumps(given))\n")
+    entry = shlex.join(verify.argv[verify.argv.index("--") + 1 :]).replace("python3", sys.executable, 1)
+    done = subprocess.run(["bash", "-c", entry], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == args  # the check gets exactly the spec's arguments
+    subprocess.run(["bash", "-n"], input=to_shell(launch, "spec.yaml"), text=True, check=True)
+    assert "\n# verify: same\nray job submit " in to_shell(launch, "spec.yaml")

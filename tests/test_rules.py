@@ -10,6 +10,7 @@ import pytest
 
 from runner import check, pipeline
 from runner.check.choices import ONE_OF
+from runner.errors import SpecError
 from runner.layout import describe, layout
 
 MATRICES = pipeline.locate.BUNDLED_MATRICES
@@ -418,3 +419,46 @@ def _rel(path: Path) -> str:
 def test_the_one_of_table_says_what_is_allowed_and_where_it_comes_from(write, overlay, expected):
     table_rules = [p for p in problems(write, ROCM, overlay) if re.search(r"\[(\w+)\]", p)[1] in ONE_OF]
     assert table_rules == expected
+
+
+MAIN = MATRICES / "nv" / "glm5-main-ci.yaml"  # the GLM-5 CI test at miles main (31f1ca96)
+SESSION_CHECK = "miles.utils.test_utils.session_verify_runner.assert_session_verify_metrics"
+
+
+def test_l15_verify_calls_a_check_the_targeted_miles_offers_with_its_parameters(write) -> None:
+    good = f"verify:\n  s:\n    call: {SESSION_CHECK}\n    args: {{metrics_path: /tmp/m.jsonl, assistant_text_threshold: 0.2}}\n"
+    assert problems(write, MAIN, good, only="L15") == []
+    # the PR head's session_verify_runner keeps its check private: no spec may call it there
+    assert problems(write, ROCM, good, only="L15") == [
+        "spec.yaml:3: error [L15] verify.s.call: miles dc8b499b offers no check"
+        f" {SESSION_CHECK} (it offers: none)\n"
+        "  ==> name one of them, or run the check in a test of the checkout's own"
+    ]
+    typo = f"verify:\n  s:\n    call: {SESSION_CHECK}\n    args: {{metrics_pth: /tmp/m.jsonl}}\n"
+    assert problems(write, MAIN, typo, only="L15") == [
+        "spec.yaml:3: error [L15] verify.s.args: assert_session_verify_metrics() takes metrics_path,"
+        " assistant_text_threshold; no parameter metrics_pth; metrics_path, assistant_text_threshold not given\n"
+        f"  ==> {SESSION_CHECK} is called with exactly these keyword arguments after the job"
+    ]
+    unknown = "verify:\n  s:\n    call: os.system\n"
+    (found,) = problems(write, MAIN, unknown, only="L15")
+    assert found.startswith("spec.yaml:3: error [L15] verify.s.call: miles 31f1ca96 offers no check os.system")
+
+
+@pytest.mark.parametrize("call", ["os.system('rm -rf /')", "compare_metrics", "a..b", "x.y; rm -rf /", ".a.b"])
+def test_a_verify_call_is_a_dotted_name_and_nothing_else(write, call) -> None:
+    spec = write("spec.yaml", f"extends: {MAIN}\nverify:\n  s:\n    call: {json.dumps(call)}\n")
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(spec)
+    (problem,) = caught.value.problems
+    assert (problem.key, problem.locations[0].line) == ("verify.s.call", 4)
+    assert "should match pattern" in problem.message
+
+
+def test_debug_train_only_starts_no_engines_so_it_needs_no_rollout_gpus(write) -> None:
+    overlay = "args:\n  misc:\n    debug-train-only: true\n  sglang:\n    rollout-num-gpus: !delete\n"
+    assert rules(write, ROCM, overlay.replace("debug-train-only: true", "debug-train-only: false")) == ["e:L3"]
+    cell = pipeline.cell(write("spec.yaml", f"extends: {ROCM}\n{overlay}"))
+    facts = layout(cell)
+    assert (facts.train_only, facts.rollout_gpus, facts.needed_gpus) == (True, 0, 4)
+    assert [p.rule for p in check.run(cell) if p.rule.startswith("L")] == ["L3"]  # 4 of 8 GPUs idle

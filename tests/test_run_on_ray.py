@@ -313,3 +313,52 @@ def test_dry_run_runs_nothing_and_a_bare_spec_means_run(cli, specs):
     assert not Path("logs").exists()
     nothing = cli("run", "m/fake/async.yaml", "-k", "nv/*")
     assert (nothing.code, nothing.err) == (2, "run-matrix: -k 'nv/*' matches none of 1 cells: fake/async\n")
+
+
+# the fake checkout's execute_train leaves its root off PYTHONPATH (miles is installed where that holds)
+VERIFY = """
+miles_version: 31f1ca96
+env:
+  MILES_SESSION_VERIFY_METRICS_PATH: {path}
+  FAKE_MILES_MISMATCHES: '{mismatches}'
+  PYTHONPATH: $${{MILES_ROOT}}
+verify:
+  session-metrics:
+    call: miles.utils.test_utils.session_verify_runner.assert_session_verify_metrics
+    args: {{metrics_path: {path}, assistant_text_threshold: 0.2}}
+"""
+
+
+def test_verify_runs_the_checkouts_check_after_the_job_and_its_failure_fails_the_cell(
+    cli, specs, users_cluster, tmp_path
+):
+    metrics = tmp_path / "metrics-{}.jsonl"
+    specs("a-verified", extra=VERIFY.format(path=metrics.as_posix().format("a"), mismatches=1))
+    specs("b-mismatched", extra=VERIFY.format(path=metrics.as_posix().format("b"), mismatches=5))
+    code, report, err = run(cli, "m/fake", "--keep-going", "--skip-prepare", address=users_cluster.address)
+    verified, mismatched = report["cells"]
+    assert (code, verified["status"], verified["reason"]) == (1, "passed", ""), err
+    (record,) = verified["verified"]
+    assert (record["name"], record["outcome"]) == ("session-metrics", "succeeded")
+    assert record["call"] == "miles.utils.test_utils.session_verify_runner.assert_session_verify_metrics"
+    log = (tmp_path / "logs" / "fake-a-verified.log").read_text()
+    assert log.index("fake miles: training done") < log.index("==> verify session-metrics: ")
+    assert "fake check: 10 samples, mismatch rate 0.10" in log
+    assert (mismatched["status"], mismatched["reason"]) == (
+        "failed",
+        "verify session-metrics (miles.utils.test_utils.session_verify_runner.assert_session_verify_metrics):"
+        " the job exited with code 1: AssertionError: assistant_text mismatch rate 0.50 > 0.2",
+    )
+    assert [a["outcome"] for a in mismatched["attempts"]] == ["succeeded"]  # the training itself passed
+    junit = (tmp_path / "junit.xml").read_text()
+    assert "assistant_text mismatch rate 0.50 &gt; 0.2" in junit
+
+
+def test_verify_does_not_run_when_the_job_failed(cli, specs, users_cluster, tmp_path):
+    path = (tmp_path / "never.jsonl").as_posix()
+    spec = specs("crash", extra=VERIFY.format(path=path, mismatches=0))
+    spec.write_text(spec.read_text().replace("FAKE_MILES_MISMATCHES: '0'", "FAKE_MILES_EXIT: '3'"))
+    code, report, _ = run(cli, "m/fake", "--skip-prepare", address=users_cluster.address)
+    (cell,) = report["cells"]
+    assert (code, cell["status"], cell["verified"]) == (1, "failed", [])
+    assert cell["reason"].startswith("the job exited with code 3")

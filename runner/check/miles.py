@@ -345,7 +345,7 @@ def verify_calls_a_check_miles_offers(cell: Cell, _: Layout) -> Iterator[Problem
             known = ", ".join(sorted(offered)) or "none"
             yield Problem(
                 "L15",
-                f"{key}.call: miles {commit} offers no check {check.call} (it offers: {known})",
+                f"miles {commit} offers no check {check.call} (it offers: {known})",
                 f"{key}.call",
                 where,
                 hint="name one of them, or run the check in a test of the checkout's own",
@@ -359,7 +359,7 @@ def verify_calls_a_check_miles_offers(cell: Cell, _: Layout) -> Iterator[Problem
             said += [f"{', '.join(missing)} not given"] if missing else []
             yield Problem(
                 "L15",
-                f"{key}.args: {check.call.rsplit('.', 1)[1]}() takes {', '.join(taken)}; {'; '.join(said)}",
+                f"{check.call.rsplit('.', 1)[1]}() takes {', '.join(taken)}; {'; '.join(said)}",
                 f"{key}.args",
                 where,
                 hint=f"{check.call} is called with exactly these keyword arguments after the job",

@@ -10,6 +10,8 @@ Steered by the job's environment (the spec's ``env:``):
   FAKE_MILES_SLEEP          sleep this long after step 0 (timeouts, Ctrl-C)
   FAKE_MILES_LOSE_JOB_ONCE  a marker file: when absent, create it and kill the Ray job
                             supervisor that runs us (Ray loses the job: an infrastructure failure)
+  FAKE_MILES_MISMATCHES     of the 10 samples written to $MILES_SESSION_VERIFY_METRICS_PATH (when
+                            set), how many had a mismatch (0) — what the fake check reads
 """
 
 from __future__ import annotations
@@ -108,7 +110,18 @@ def train(rollouts: int) -> None:
         )
         if step == 0:
             after_step_0()
+    write_session_metrics()
     print("fake miles: training done", flush=True)
+
+
+def write_session_metrics() -> None:
+    path = os.environ.get("MILES_SESSION_VERIFY_METRICS_PATH")
+    if not path:
+        return
+    mismatches = int(os.environ.get("FAKE_MILES_MISMATCHES", "0"))
+    with open(path, "w", encoding="utf-8") as out:
+        for sample in range(10):
+            out.write(json.dumps({"sample": sample, "had_assistant_mismatch": sample < mismatches}) + "\n")
 
 
 def after_step_0() -> None:
