@@ -17,6 +17,7 @@ from runner.errors import Problem, RunMatrixError, SpecError
 from runner.knowledge import presets
 from runner.render import MILES_ROOT_REFERENCE, Context, preset_tokens
 from runner.sandbox.bwrap import IsolationUnavailable
+from runner.steps import overridden
 from schemas import LaunchConventions
 
 
@@ -96,18 +97,19 @@ def _model_args_context(
         note = f"{why}; using {shipped}"
         return Context(dict(environ), root), [Problem("model-args", note, "model.type", where, "warning")]
     preset = preset_tokens(cell)
-    if tuple(found.tokens) == preset:
-        return Context(dict(environ), root, found.tokens), []
+    tokens = overridden(found.tokens, cell.spec.model.args)
+    if tokens == preset:
+        return Context(dict(environ), root, tokens), []
     drift = Problem(
         "model-args",
         f"MODEL_ARGS of {found.source} differ from {shipped} of {cell.preset.type}: "
-        f"{_token_difference(preset, found.tokens)}; rendering the checkout's",
+        f"{_token_difference(preset, tokens)}; rendering the checkout's",
         "model.type",
         where,
         "warning",
         hint="if the checkout is right, `run-matrix presets sync --miles-root DIR` ships its presets",
     )
-    return Context(dict(environ), root, found.tokens), [drift]
+    return Context(dict(environ), root, tokens), [drift]
 
 
 def _token_difference(preset: tuple[str, ...], found: tuple[str, ...]) -> str:

@@ -10,6 +10,7 @@ import datetime
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,7 @@ def _cell(
     preset, preset_source = load_preset(
         spec.model.type, composed.location(("model", "type")), composed.path, spec.miles_version
     )
+    preset, preset_source = _with_model_args(preset, preset_source, spec, composed)
     identity = cell_id(name, combo, matrix)
     skip, xfail, timeout = adjust.control(matrix, combo, spec, profile, composed, today, identity)
     return Cell(
@@ -162,6 +164,34 @@ def _cell(
         step_presets=_step_presets(spec, composed),
         share=share,
     )
+
+
+def _with_model_args(
+    preset: ModelPreset, source: Composed, spec: Spec, composed: Composed
+) -> tuple[ModelPreset, Composed]:
+    """The preset with the spec's ``model.args`` values, each set where the spec wrote it."""
+    if not spec.model.args:
+        return preset, source
+    unknown = [name for name in spec.model.args if name not in preset.model_args]
+    if unknown:
+        raise SpecError(
+            [
+                Problem(
+                    "model-args",
+                    f"the MODEL_ARGS of {preset.type} have no --{name}: model.args changes a value the"
+                    " preset sets, in its place",
+                    f"model.args.{name}",
+                    (composed.location(("model", "args", name)),),
+                    hint="a flag of the test's own goes under args:",
+                )
+                for name in unknown
+            ]
+        )
+    changed = preset.model_copy(update={"model_args": {**preset.model_args, **spec.model.args}})
+    where: dict[Key, Any] = {
+        ("model_args", name): composed.provenance[("model", "args", name)] for name in spec.model.args
+    }
+    return changed, replace(source, provenance={**source.provenance, **where})
 
 
 def _step_presets(spec: Spec, composed: Composed) -> dict[str, ModelPreset]:

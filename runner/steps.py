@@ -8,7 +8,9 @@ port answers.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from importlib import resources
+from typing import Any
 
 from typing_extensions import assert_never
 
@@ -32,6 +34,19 @@ from schemas.values import flag_tokens
 def tokens(preset: ModelPreset) -> tuple[str, ...]:
     """A preset's MODEL_ARGS as argv words."""
     return tuple(t for name, value in preset.model_args.items() for t in flag_tokens(name, value))
+
+
+def overridden(words: Sequence[str], values: Mapping[str, Any]) -> tuple[str, ...]:
+    """MODEL_ARGS words with the values of ``values``' flags replaced in place (``model.args``)."""
+    out: list[str] = []
+    skipping = False
+    for word in words:
+        if word.startswith("--"):
+            skipping = word[2:] in values
+            out += flag_tokens(word[2:], values[word[2:]]) if skipping else [word]
+        elif not skipping:
+            out.append(word)
+    return tuple(out)
 
 
 def prepare(name: str, step: PrepareStep, cell: Cell, root: str, model_args: tuple[str, ...]) -> Command:

@@ -25,6 +25,11 @@ class ModelRef(Model):
         description="Megatron model type: miles/models/<type>.yaml, scripts/models/<type>.sh (MODEL_ARGS);"
         " none for the FSDP backend (--train-backend fsdp), which reads the HF checkpoint",
     )
+    args: Flags = Field(
+        default={},
+        description="MODEL_ARGS values other than the preset's, each in the preset's own place: what a test"
+        " gets by setting a model script's knob (MODEL_ARGS_NUM_LAYERS=4 -> num-layers: 4)",
+    )
 
 
 class Cluster(Model):

@@ -270,14 +270,14 @@ def test_the_checks_a_test_calls_after_its_launches_become_verify_entries_of_the
     [
         (
             "test_path_argument.py",
-            10,
+            9,
             "passes compare_metrics() baseline_dir=PosixPath('/tmp/checked-dumps/baseline'), which a spec's"
             " verify: cannot hold (it gives a check JSON values: text, numbers, true/false, null, lists and"
             " mappings)",
         ),
         (
             "test_checked_first.py",
-            6,
+            5,
             "calls assert_session_verify_metrics() before any execute_train: no run to check yet",
         ),
     ],

@@ -4,6 +4,7 @@ import json
 import shlex
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from runner import pipeline
 from runner.errors import SpecError
 from runner.render import Context, preset_tokens, render, to_shell
+from runner.steps import overridden
 from schemas.values import flag_tokens
 from tests.conftest import DATA
 from tests.test_model import MINIMAL
@@ -362,3 +364,34 @@ def test_a_verify_entry_is_a_job_after_the_train_job_that_calls_the_check_with_i
     assert json.loads(done.stdout) == args  # the check gets exactly the spec's arguments
     subprocess.run(["bash", "-n"], input=to_shell(launch, "spec.yaml"), text=True, check=True)
     assert "\n# verify: same\nray job submit " in to_shell(launch, "spec.yaml")
+
+
+def test_model_args_change_a_preset_value_in_its_place_and_rules_point_at_the_spec(write) -> None:
+    spec = write("spec.yaml", MINIMAL.replace("model: {type: glm5-744B-A40B_4layer}", "model:\n  type: glm5-744B-A40B_4layer\n  args: {num-layers: 2, moe-layer-freq: '[0]*1+[1]*1'}"))
+    cell = pipeline.cell(spec)
+    plain = preset_tokens(pipeline.cell(write("plain.yaml", MINIMAL)))
+    tokens = render(cell).model_args
+    assert len(tokens) == len(plain)  # the same flags in the same places
+    assert [(a, b) for a, b in zip(plain, tokens, strict=True) if a != b] == [("[0]*3+[1]*1", "[0]*1+[1]*1"), ("4", "2")]
+    assert cell.where("num-layers") == cell.location("model", "args", "num-layers")
+    # a checkout's own MODEL_ARGS get the same values in their places
+    context = Context(model_args=plain)
+    assert render(cell, replace(context, model_args=overridden(plain, cell.spec.model.args))).model_args == tokens
+
+
+def test_model_args_only_change_flags_the_preset_has(write) -> None:
+    text = MINIMAL.replace("model: {type: glm5-744B-A40B_4layer}", "model:\n  type: glm5-744B-A40B_4layer\n  args:\n    num-layerz: 2")
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", text))
+    (problem,) = caught.value.problems
+    assert (problem.key, problem.locations[0].line) == ("model.args.num-layerz", 5)
+    assert problem.message == (
+        "the MODEL_ARGS of glm5-744B-A40B_4layer have no --num-layerz: model.args changes a value the preset"
+        " sets, in its place"
+    )
+
+
+def test_overridden_replaces_a_flags_values_and_keeps_everything_else() -> None:
+    words = ("--a", "1", "--b", "x", "y", "--switch", "--c", "-1")
+    assert overridden(words, {"b": ["z"], "c": 2, "switch": False}) == ("--a", "1", "--b", "z", "--c", "2")
+    assert overridden(words, {}) == words

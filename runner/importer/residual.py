@@ -31,6 +31,8 @@ def residual(spec: Spec, target: Target, hardware: str | None, own_steps: set[st
         edit["hardware"] = hardware
     if spec.model.type != target.model_type:  # FSDP: no type, so a base's is deleted
         edit["model"] = {"type": target.model_type if target.model_type is not None else DELETE}
+    if model_args := data_residual(spec.model.args, target.model_args):
+        edit.setdefault("model", {})["args"] = model_args
     cluster = {
         "nodes": (spec.cluster.nodes, 1),
         "gpus_per_node": (spec.cluster.gpus_per_node, target.gpus_per_node),

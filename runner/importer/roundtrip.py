@@ -19,6 +19,7 @@ from runner import checkout
 from runner.cell import Cell
 from runner.importer.target import RUN_NAMED_BY_CLOCK, Target, flag_map
 from runner.render import MILES_ROOT_REFERENCE, Context, Launch, preset_tokens, render
+from runner.steps import overridden
 
 WANDB_KEY = "WANDB_API_KEY"
 
@@ -57,7 +58,7 @@ def _context(cell: Cell, miles_root: Path | None, trust: bool) -> Context:
     if cell.spec.model.type is None:  # FSDP: no MODEL_ARGS
         return Context({}, str(miles_root.resolve()))
     found = checkout.model_args(miles_root, cell.spec.model.type, trust)
-    tokens = found.tokens if found is not None else None
+    tokens = overridden(found.tokens, cell.spec.model.args) if found and found.tokens else None
     return Context({}, str(miles_root.resolve()), tokens)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from runner import pipeline
 from runner.errors import Location, SpecError
 from runner.importer import groups, prepare
 from runner.importer.capture import Call, Note, Run, refused
@@ -20,8 +21,10 @@ from runner.importer.emit import flag_value
 from runner.importer.knowledge import Knowledge
 from runner.importer.launch import Launched, launched
 from runner.knowledge import preset_data
+from runner.steps import tokens
 from schemas import GROUPS, Group, LaunchConventions
 from schemas.spec import TrainScript
+from schemas.values import flag_tokens
 
 SCRIPTS: tuple[TrainScript, ...] = ("train.py", "train_async.py")
 RUN_NAMED_BY_CLOCK = "wandb-group"
@@ -46,6 +49,7 @@ class Target:
     launched: Launched  # what the script launches, secrets as references
     wandb_args: tuple[str, ...]  # the flags the script adds when WANDB_API_KEY is set
     verify: dict[str, dict[str, Any]]  # name -> {call, args}: the checks the script runs after it
+    model_args: dict[str, Any]  # MODEL_ARGS values other than the preset's (model.args)
 
 
 def target_of(
@@ -78,8 +82,35 @@ def target_of(
         replace(found, train_args=words),
         wandb_args,
         _verify(call),
+        _model_args(found, model_type, conventions, call.at),
     )
+    if built.model_args:
+        changed = ", ".join(
+            f"--{name} {' '.join(flag_tokens(name, v)[1:])}" for name, v in built.model_args.items()
+        )
+        notes.append(
+            Note(
+                f"the script launches the MODEL_ARGS of {model_type} with {changed} (a knob of the model"
+                " script, such as MODEL_ARGS_NUM_LAYERS): written as model.args",
+                call.at,
+            )
+        )
     return built, notes + secret_notes + env_notes + step_notes
+
+
+def _model_args(
+    found: Launched, model_type: str | None, conventions: LaunchConventions, at: Location
+) -> dict[str, Any]:
+    """The values of the MODEL_ARGS the script launches that differ from the preset's, where the
+    flags are the preset's in its order (a model script's knob, such as MODEL_ARGS_NUM_LAYERS=4);
+    any other difference is left to the round trip to name."""
+    if found.model_args is None or model_type is None:
+        return {}
+    preset, _ = pipeline.load_preset(model_type, at, at.file, conventions.miles_commit)
+    ours, theirs = flag_map(tokens(preset)), flag_map(found.model_args)
+    if list(ours) != list(theirs):
+        return {}
+    return {name: flag_value(values) for name, values in theirs.items() if values != ours[name]}
 
 
 def _verify(call: Call) -> dict[str, dict[str, Any]]:

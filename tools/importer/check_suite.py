@@ -11,14 +11,18 @@ it writes anything, so exit 0 means render == what the script launches. The hard
 test's CI suite names (import decides); a suite naming hardware run-matrix has no profile for
 (``mi350``) gets the nearest one (``mi355x``), said in the line. Each line: the outcome, the test,
 the first line of the reason. Then the figures: imported, refused because the test never launches
-training, refused by a rule (per rule id and key; L3 on num-gpus-per-node, P3 on attention-backend
-and P4 are issue 15's false alarms on 4-GPU shares and AMD), and refused for another reason
+training (the import says so; or, for one it refused before it could tell, such as an SGLang server
+test under pytest or a torchrun precision test, neither the script nor a checkout module it imports,
+transitively, names ``execute_train``), refused by a rule (per rule id and key; L3 on
+num-gpus-per-node, P3 on attention-backend and P4 are issue 15's false alarms on 4-GPU shares and
+AMD), and refused for another reason
 (grouped).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
 import concurrent.futures
 import fnmatch
@@ -53,6 +57,43 @@ def tests_of(checkout: Path, only: str | None) -> list[Path]:
         if path not in found and "execute_train" in path.read_text(encoding="utf-8", errors="replace"):
             found.append(path)
     return [p for p in found if only is None or fnmatch.fnmatch(str(p.relative_to(checkout)), only)]
+
+
+def reaches_execute_train(script: Path, checkout: Path) -> bool:
+    """Whether the script, or a module of the checkout it imports (transitively), names execute_train."""
+    seen: set[Path] = set()
+    todo = [script]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "execute_train" in text:
+            return True
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            return True  # cannot tell: count it as launching
+        todo += [m for name in _imported(tree) for m in _module_files(name, checkout, script.parent)]
+    return False
+
+
+def _imported(tree: ast.AST) -> list[str]:
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names += [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+    return names
+
+
+def _module_files(name: str, *roots: Path) -> list[Path]:
+    parts = name.split(".")
+    candidates = [root.joinpath(*parts).with_suffix(".py") for root in roots]
+    candidates += [root.joinpath(*parts, "__init__.py") for root in roots]
+    return [c for c in candidates if c.is_file()]
 
 
 def hardware_of(path: Path) -> str | None:
@@ -100,6 +141,9 @@ def import_one(path: Path, checkout: Path, root: bool, timeout: str) -> Outcome:
         return Outcome(test, mode, done.returncode, "no-launch", reason)
     if rules:
         return Outcome(test, mode, done.returncode, "rule", reason, rules)
+    if not reaches_execute_train(path, checkout):
+        reason = f"{NEVER_LAUNCHES} (nor does a module it imports), and it {reason}"
+        return Outcome(test, mode, done.returncode, "no-launch", reason)
     kind = "environment" if done.returncode == 3 else "refused"
     return Outcome(test, mode, done.returncode, kind, reason)
 

@@ -1,10 +1,9 @@
 from pathlib import Path
 
-from tests.ci.ci_register import register_cuda_ci
-from tests.e2e.checked._runs import DUMPS, run_training
-
 from miles.utils.test_utils.comparisons.metrics import compare_metrics
 from miles.utils.test_utils.session_verify_runner import assert_session_verify_metrics
+from tests.ci.ci_register import register_cuda_ci
+from tests.e2e.checked._runs import DUMPS, run_training
 
 register_cuda_ci(est_time=300, suite="stage-c-4-gpu-h200", labels=["megatron"])
 

@@ -1,8 +1,7 @@
 from pathlib import Path
 
-from tests.e2e.checked._runs import DUMPS, run_training
-
 from miles.utils.test_utils.comparisons.metrics import compare_metrics
+from tests.e2e.checked._runs import DUMPS, run_training
 
 if __name__ == "__main__":
     run_training("baseline", tp_size=1)
