@@ -4,6 +4,8 @@ version an import reads a checkout's launch against."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -74,3 +76,20 @@ def test_import_reads_an_unknown_checkout_against_the_conventions_its_launch_fol
     )
     assert "\nmiles_version: dc8b499b\n" in plain.read_text()
     assert render(pipeline.one(str(out))).env["PYTHONPATH"] == "${MILES_ROOT}:/root/Megatron-LM"
+
+
+@pytest.mark.allow_subprocess
+def test_check_verifiers_reads_each_checks_parameters_from_the_checkout_as_text():
+    tool = pipeline.locate.PROJECT / "tools" / "launch" / "check_verifiers.py"
+    done = subprocess.run([sys.executable, str(tool), str(DATA / "fake-miles"), "31f1ca96"], capture_output=True, text=True)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 1, done.stderr
+    # the stand-in checkout's two checks keep miles main's signatures; it has no others
+    assert [line.split(":")[0] for line in lines[:-1]] == [
+        "ok   miles.utils.test_utils.comparisons.metrics.compare_metrics",
+        "DIFF miles.utils.test_utils.comparisons.dumps.compare_dumps",
+        "DIFF miles.utils.test_utils.comparisons.inference_engine_checksums.compare_inference_engine_checksums",
+        "ok   miles.utils.test_utils.session_verify_runner.assert_session_verify_metrics",
+    ]
+    assert lines[1].endswith(": no module miles/utils/test_utils/comparisons/dumps.py")
+    assert lines[-1] == f"4 checks of miles 31f1ca96; 2 differ from {DATA / 'fake-miles'}"
