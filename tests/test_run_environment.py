@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from runner import pipeline
 from runner.errors import EnvironmentProblem
 from runner.render import Context, render
 from runner.run.environment import Redactor, entrypoint, job_env, probe
-from runner.run.plan import Planned
+from runner.run.plan import Options, Planned
+from runner.run.preview import preview
 
 NV = pipeline.locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml"
 
@@ -57,4 +60,24 @@ def test_a_secret_too_short_to_redact_is_refused():
     assert str(refused.value) == (
         "HF_TOKEN: set to fewer than 4 characters, which cannot be a real secret and cannot be redacted from"
         " logs; unset it or set the real value"
+    )
+
+
+def test_a_verify_jobs_references_reach_its_env_and_the_dry_run_shows_it(write):
+    check = "miles.utils.test_utils.session_verify_runner.assert_session_verify_metrics"
+    text = (
+        f"extends: {NV}\nverify:\n  metrics:\n    call: {check}\n"
+        "    args: {metrics_path: '$${RUN_DIR}/m.jsonl', assistant_text_threshold: 0.2}\n"
+    )
+    cell = pipeline.cell(write("spec.yaml", text))
+    each = Planned(cell, render(cell, Context({}, "/miles")), "spec.yaml", "")
+    env = job_env(each, {"NCCL_NVLS_ENABLE": "0"}, {"RUN_DIR": "/runs/7"})
+    assert env["RUN_DIR"] == "/runs/7"  # the verify job's shell expands ${RUN_DIR} on the node
+    with pytest.raises(EnvironmentProblem) as caught:
+        job_env(each, {"NCCL_NVLS_ENABLE": "0"}, {})
+    assert str(caught.value) == "the job's command line refers to ${RUN_DIR}, which is not set: export RUN_DIR"
+    (shown,) = preview(each, Options(None, None, Path("logs")))["verify"]
+    assert (shown["name"], shown["call"]) == ("metrics", check)
+    assert shown["entrypoint"].endswith(
+        f' {check} \'{{"metrics_path":"\'"${{RUN_DIR}}"\'/m.jsonl","assistant_text_threshold":0.2}}\''
     )
