@@ -344,6 +344,8 @@ def test_verify_runs_the_checkouts_check_after_the_job_and_its_failure_fails_the
     log = (tmp_path / "logs" / "fake-a-verified.log").read_text()
     assert log.index("fake miles: training done") < log.index("==> verify session-metrics: ")
     assert "fake check: 10 samples, mismatch rate 0.10" in log
+    assert "step 0: {'train/ppo_kl': 99.0}" in log  # logged, but not one of the run's samples:
+    assert [s["value"] for s in verified["metrics"]["train/ppo_kl"]] == [0.0, 1e-4, 1e-4]
     assert (mismatched["status"], mismatched["reason"]) == (
         "failed",
         "verify session-metrics (miles.utils.test_utils.session_verify_runner.assert_session_verify_metrics):"

@@ -5,9 +5,11 @@ ends it early, and the cell says why."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -125,7 +127,9 @@ class CellRun:
     def log_path(self) -> Path:
         return self.options.log_dir / f"{job_name(self.id)}.log"
 
-    def write(self, line: str) -> None:
+    def write(self, line: str, read_metrics: bool = True) -> None:
+        """A line of the cell's log, redacted; its metrics are read unless it is a verify job's (whose
+        output may quote the run's metrics: they are not the run's samples)."""
         line = self.redact(line)
         assert self.log is not None, "write() is called while the cell runs"
         try:
@@ -134,7 +138,7 @@ class CellRun:
         except OSError as exc:
             raise LogLost(_reason(exc)) from None
         self.view.output(self.id, line)
-        found = metrics.add(self.series, line)
+        found = metrics.add(self.series, line) if read_metrics else None
         if found:
             self.view.metrics(self.id, found)
 
@@ -203,7 +207,7 @@ class CellRun:
     def submit_and_watch(self, on: cluster.Connection, submission_id: str, number: int) -> job.JobOutcome:
         self.enter(f"submit: {submission_id} on {on.record.address}")
         self.write(f"==> attempt {number}: job {submission_id} on {on.record.address}")
-        return self.job(on, submission_id, environment.entrypoint(self.planned.entry_argv))
+        return self.job(on, submission_id, environment.entrypoint(self.planned.entry_argv), self.write)
 
     def verify(self, on: cluster.Connection, submission_id: str) -> None:
         """The spec's ``verify:`` checks, each a job of its own, in order, until one does not pass."""
@@ -213,7 +217,8 @@ class CellRun:
             self.enter(f"verify: {command.name}")
             self.write(f"==> verify {command.name}: {call}")
             entrypoint = environment.entrypoint(self.planned.job_argv(command))
-            outcome = self.job(on, f"{submission_id}-verify-{job_name(command.name)}", entrypoint)
+            job_id = f"{submission_id}-verify-{job_name(command.name)}"
+            outcome = self.job(on, job_id, entrypoint, functools.partial(self.write, read_metrics=False))
             detail = self.redact(outcome.detail)
             seconds = round(time.monotonic() - started, 3)
             self.verified.append(VerifyRecord(command.name, call, outcome.outcome, detail, seconds))
@@ -221,8 +226,11 @@ class CellRun:
             if outcome.outcome != "succeeded":
                 return
 
-    def job(self, on: cluster.Connection, submission_id: str, entrypoint: str) -> job.JobOutcome:
-        """One job on the cluster, watched to its end; stopped first whatever cuts the watch short."""
+    def job(
+        self, on: cluster.Connection, submission_id: str, entrypoint: str, emit: Callable[[str], None]
+    ) -> job.JobOutcome:
+        """One job on the cluster, its output to ``emit``, watched to its end; stopped first whatever
+        cuts the watch short."""
         metadata = {"run-matrix-cell": self.id, "content-hash": self.planned.cell.content_hash}
         metadata["run-matrix-run"] = self.tracker.run_id  # the run record that names this job
         with processes.deferred_interrupt():  # in the record before Ray has it: a crash cannot lose it
@@ -234,7 +242,7 @@ class CellRun:
                 return refused
             self.enter(f"running: {submission_id}")
             timeout = self.options.timeout if self.options.timeout is not None else self.planned.cell.timeout
-            outcome = job.watch(on.client, submission_id, self.write, timeout, self.options.poll_seconds)
+            outcome = job.watch(on.client, submission_id, emit, timeout, self.options.poll_seconds)
         except BaseException:  # an interrupt during the submission, a lost log, a fault of ours
             if job.stop(on.client, submission_id):  # Ray may have taken it before
                 self.tracker.ended(submission_id)

@@ -18,3 +18,5 @@ def assert_session_verify_metrics(metrics_path: str, *, assistant_text_threshold
     if ratio > assistant_text_threshold:
         raise AssertionError(f"assistant_text mismatch rate {ratio:.2f} > {assistant_text_threshold}")
     print(f"fake check: {len(samples)} samples, mismatch rate {ratio:.2f}", flush=True)
+    # a line in miles' metric format, as a comparison quoting the run's metrics prints: not a sample
+    print("(Check pid=1) [2026-05-13 12:00:00] log_utils.py:453 - step 0: {'train/ppo_kl': 99.0}", flush=True)
