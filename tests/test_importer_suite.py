@@ -290,3 +290,16 @@ def test_a_check_a_spec_cannot_hold_is_refused_with_its_line(checkout, out, test
     assert problem.message == f"{test} cannot be imported: it {reason}"
     assert (problem.locations[0].file, problem.locations[0].line) == (script, line)
     assert list(out.iterdir()) == []
+
+
+def test_a_check_module_that_does_something_at_import_is_refused_like_the_tests_own_code(checkout, out, tmp_path):
+    checks = at_main(checkout) / "miles/utils/test_utils/comparisons/metrics.py"
+    canary = tmp_path / "canary"
+    text = checks.read_text() + f"\nimport os\n\nos.system('touch {canary}')\n"
+    checks.write_text(text)
+    with pytest.raises(SpecError) as caught:
+        import_test(Request(checkout / "tests/e2e/checked/test_compared.py", out / "x.yaml", miles_root=checkout))
+    (problem,) = caught.value.problems
+    assert problem.message.startswith("metrics.py cannot be imported: it starts a process or sends a signal: os.system")
+    assert (problem.locations[0].file, problem.locations[0].line) == (checks, len(text.splitlines()))
+    assert not canary.exists() and list(out.iterdir()) == []

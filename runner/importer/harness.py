@@ -146,13 +146,14 @@ def _run(
             tracing.hooked(recorder)
         else:
             _use_checkout(miles_root, recorder, tracing)
-            _recorded_verifiers(verifiers, tracing)
             registry.from_checkout(trace, tracing)
             tracing.hooked(sys.modules[HELPERS_MODULE])
     except BaseException as error:
         reason = f"cannot load miles' helpers from {miles_root}: {type(error).__name__}: {error}"
         return {"reason": reason, "at": [str(miles_root), None], "environment": True}
     try:
+        if miles_root is not None:
+            _recorded_verifiers(verifiers, tracing)  # checkout code: its attempts are refused as the test's
         sys.setprofile(_silent_prepare_code(trace, tracing.builder_returned))
         runpy.run_path(str(script), run_name="__main__")
     except tracing.Refused:
@@ -237,13 +238,13 @@ def _use_checkout(root: Path, recorder: Any, tracing: Any) -> None:
 
 def _recorded_verifiers(verifiers: list[str], tracing: Any) -> None:
     """The checkout's checks of a run's output, recorded: a test calls them after execute_train, on
-    files the launch would have written. One this checkout lacks is left alone (the test's own
-    import of it fails as it would)."""
+    files the launch would have written. One this checkout lacks, or cannot import here, is left
+    alone (the test's own import of it fails as it would)."""
     for call in verifiers:
         module_name, _, name = call.rpartition(".")
         try:
             module = importlib.import_module(module_name)
-        except ImportError:
+        except Exception:
             continue
         function = getattr(module, name, None)
         if callable(function):
