@@ -192,12 +192,12 @@ def to_shell(launch: Launch, source: str) -> str:
     needed = dict.fromkeys(name for token in everything for name in shell.references(token))
     lines = [
         "#!/usr/bin/env bash",
-        f"# {launch.id}: rendered by run-matrix from {source}; nothing was run.",
+        shell.comment(f"{launch.id}: rendered by run-matrix from {source}; nothing was run."),
         "set -euo pipefail",
     ]
     lines += [f': "${{{name}:?set {name}}}"' for name in needed if name not in launch.probes]
     lines += [f'export {name}="${{{name}:-$({probe})}}"' for name, probe in launch.probes.items()]
     for command in launch.commands:
         note = f" (skipped when {command.skip_if})" if command.skip_if else ""
-        lines += ["", f"# {command.phase}: {command.name}{note}", command.shell]
+        lines += ["", shell.comment(f"{command.phase}: {command.name}{note}"), command.shell]
     return "\n".join(lines) + "\n"

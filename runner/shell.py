@@ -13,6 +13,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 
 _REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
 def quote(token: str) -> str:
@@ -33,6 +34,12 @@ def quote(token: str) -> str:
 def line(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
     prefix = [f"{name}={quote(value)}" for name, value in (env or {}).items()]
     return " ".join([*prefix, *(quote(token) for token in argv)])
+
+
+def comment(text: str) -> str:
+    """``# text`` on one line: a name from a spec (a verify or prepare step's) may hold a newline,
+    which would otherwise end the comment and make the rest of the name a command."""
+    return "# " + _CONTROL.sub(lambda found: ascii(found.group())[1:-1], text)
 
 
 def references(text: str) -> list[str]:

@@ -366,6 +366,23 @@ def test_a_verify_entry_is_a_job_after_the_train_job_that_calls_the_check_with_i
     assert "\n# verify: same\nray job submit " in to_shell(launch, "spec.yaml")
 
 
+@pytest.mark.allow_subprocess  # bash runs the rendered script's comments and nothing else
+def test_a_name_with_a_newline_stays_in_its_comment(write, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    name = f'"x\\ntouch {marker} #"'
+    text = (
+        MINIMAL
+        + f"prepare:\n  {name}: {{kind: mkdir, paths: [{tmp_path}/d]}}\n"
+        + f"verify:\n  {name}: {{call: checks.compare}}\n"
+    )
+    script = to_shell(render(pipeline.cell(write("spec.yaml", text))), "spec.yaml")
+    assert f"\n# prepare: x\\ntouch {marker} #\nmkdir -p " in script
+    assert f"\n# verify: x\\ntouch {marker} #\nray job submit " in script
+    comments = "\n".join(line for line in script.splitlines() if not line.strip() or line.startswith("#"))
+    subprocess.run(["bash", "-c", comments], check=True)
+    assert not marker.exists()
+
+
 def test_model_args_change_a_preset_value_in_its_place_and_rules_point_at_the_spec(write) -> None:
     spec = write("spec.yaml", MINIMAL.replace("model: {type: glm5-744B-A40B_4layer}", "model:\n  type: glm5-744B-A40B_4layer\n  args: {num-layers: 2, moe-layer-freq: '[0]*1+[1]*1'}"))
     cell = pipeline.cell(spec)
