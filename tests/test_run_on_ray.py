@@ -356,6 +356,26 @@ def test_verify_runs_the_checkouts_check_after_the_job_and_its_failure_fails_the
     assert "assistant_text mismatch rate 0.50 &gt; 0.2" in junit
 
 
+def test_verify_entries_whose_names_give_one_job_name_are_jobs_of_their_own(cli, specs, users_cluster, tmp_path):
+    path = (tmp_path / "metrics.jsonl").as_posix()
+    again = "  session metrics:\n    call: miles.utils.test_utils.session_verify_runner.assert_session_verify_metrics\n"
+    again += f"    args: {{metrics_path: {path}, assistant_text_threshold: 0.2}}\n"
+    specs("twice", extra=VERIFY.format(path=path, mismatches=1) + again)
+    dry = cli("run", "m/fake/twice.yaml", "--dry-run")
+    shown = [line.split(": python3 -c ")[0] for line in dry.out.splitlines() if line.startswith("  verify ")]
+    assert shown == [
+        "  verify session-metrics: job fake-twice-<8 hex digits>-verify1-session-metrics",
+        "  verify session metrics: job fake-twice-<8 hex digits>-verify2-session-metrics",
+    ]
+    code, report, _ = run(cli, "m/fake", "--skip-prepare", address=users_cluster.address)
+    (cell,) = report["cells"]
+    assert (code, cell["status"]) == (0, "passed"), cell["reason"]  # Ray took both ids
+    assert [(v["name"], v["outcome"]) for v in cell["verified"]] == [
+        ("session-metrics", "succeeded"),
+        ("session metrics", "succeeded"),
+    ]
+
+
 def test_verify_does_not_run_when_the_job_failed(cli, specs, users_cluster, tmp_path):
     path = (tmp_path / "never.jsonl").as_posix()
     spec = specs("crash", extra=VERIFY.format(path=path, mismatches=0))

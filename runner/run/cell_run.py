@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 from runner.errors import EnvironmentProblem, display_path
 from runner.run import cluster, environment, job, metrics, prepare, processes, services
 from runner.run.metrics import Series
-from runner.run.plan import Options, Planned, job_name
+from runner.run.plan import Options, Planned, job_name, verify_job_id
 from runner.run.record import Tracker, Untracked
 from runner.run.results import (
     Attempt,
@@ -211,13 +211,13 @@ class CellRun:
 
     def verify(self, on: cluster.Connection, submission_id: str) -> None:
         """The spec's ``verify:`` checks, each a job of its own, in order, until one does not pass."""
-        for command in self.planned.verifies:
+        for number, command in enumerate(self.planned.verifies, start=1):
             started = time.monotonic()
             call = self.planned.cell.spec.verify[command.name].call
             self.enter(f"verify: {command.name}")
             self.write(f"==> verify {command.name}: {call}")
             entrypoint = environment.entrypoint(self.planned.job_argv(command))
-            job_id = f"{submission_id}-verify-{job_name(command.name)}"
+            job_id = verify_job_id(submission_id, number, command.name)
             outcome = self.job(on, job_id, entrypoint, functools.partial(self.write, read_metrics=False))
             detail = self.redact(outcome.detail)
             seconds = round(time.monotonic() - started, 3)

@@ -65,3 +65,9 @@ class Options:
 def job_name(cell_id: str) -> str:
     """``rocm/glm5-async[fp8_rollout=true]`` -> ``rocm-glm5-async-fp8_rollout-true``."""
     return re.sub(r"[^A-Za-z0-9_]+", "-", cell_id).strip("-") or "cell"
+
+
+def verify_job_id(submission_id: str, number: int, name: str) -> str:
+    """The Ray submission id of a cell's ``number``-th verify job (from 1): numbered, since names
+    such as ``a b`` and ``a-b`` give one job name and Ray refuses an id it already has."""
+    return f"{submission_id}-verify{number}-{job_name(name)}"

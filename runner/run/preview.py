@@ -10,7 +10,7 @@ from typing import Any
 
 from runner.command import Command
 from runner.run import environment, prepare, requires, services
-from runner.run.plan import Options, Planned, job_name
+from runner.run.plan import Options, Planned, job_name, verify_job_id
 
 
 def preview(planned: Planned, options: Options) -> dict[str, Any]:
@@ -40,9 +40,10 @@ def preview(planned: Planned, options: Options) -> dict[str, Any]:
             {
                 "name": c.name,
                 "call": cell.spec.verify[c.name].call,
+                "submission_id": verify_job_id(f"{job_name(cell.id)}-<8 hex digits>", number, c.name),
                 "entrypoint": environment.entrypoint(planned.job_argv(c)),
             }
-            for c in planned.verifies
+            for number, c in enumerate(planned.verifies, start=1)
         ],
         "expect": {name: bound.summary() for name, bound in cell.spec.expect.items()},
         "reproduce": planned.reproduce,
@@ -85,6 +86,9 @@ def text(previews: list[dict[str, Any]]) -> str:
         lines += [f"  job {job['submission_id']}: {job['entrypoint']}"]
         lines += [f"  env {name}={value}" for name, value in job["env"].items()]
         lines += [f"  probe {name}: {command}" for name, command in job["probes"].items()]
+        lines += [
+            f"  verify {v['name']}: job {v['submission_id']}: {v['entrypoint']}" for v in cell["verify"]
+        ]
         lines += [f"  expect {name}: {bound}" for name, bound in cell["expect"].items()]
         lines += [f"  reproduce: {cell['reproduce']}", ""]
     return "\n".join(lines)
