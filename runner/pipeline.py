@@ -172,26 +172,34 @@ def _with_model_args(
     """The preset with the spec's ``model.args`` values, each set where the spec wrote it."""
     if not spec.model.args:
         return preset, source
-    unknown = [name for name in spec.model.args if name not in preset.model_args]
-    if unknown:
-        raise SpecError(
-            [
-                Problem(
-                    "model-args",
-                    f"the MODEL_ARGS of {preset.type} have no --{name}: model.args changes a value the"
-                    " preset sets, in its place",
-                    f"model.args.{name}",
-                    (composed.location(("model", "args", name)),),
-                    hint="a flag of the test's own goes under args:",
-                )
-                for name in unknown
-            ]
-        )
+    problems = _model_args_problems(preset, spec, composed)
+    if problems:
+        raise SpecError(problems)
     changed = preset.model_copy(update={"model_args": {**preset.model_args, **spec.model.args}})
     where: dict[Key, Any] = {
         ("model_args", name): composed.provenance[("model", "args", name)] for name in spec.model.args
     }
     return changed, replace(source, provenance={**source.provenance, **where})
+
+
+def _model_args_problems(preset: ModelPreset, spec: Spec, composed: Composed) -> list[Problem]:
+    """``model.args`` may change only values the preset sets; an FSDP cell has no preset at all."""
+    if spec.model.type is None:
+        message = "model.args changes values of model.type's MODEL_ARGS, and there is no model.type (FSDP)"
+        where = (composed.location(("model", "args")),)
+        return [Problem("model-args", message, "model.args", where, hint="put the flags under args:")]
+    return [
+        Problem(
+            "model-args",
+            f"the MODEL_ARGS of {preset.type} have no --{name}: model.args changes a value the"
+            " preset sets, in its place",
+            f"model.args.{name}",
+            (composed.location(("model", "args", name)),),
+            hint="a flag of the test's own goes under args:",
+        )
+        for name in spec.model.args
+        if name not in preset.model_args
+    ]
 
 
 def _step_presets(spec: Spec, composed: Composed) -> dict[str, ModelPreset]:

@@ -408,6 +408,17 @@ def test_model_args_only_change_flags_the_preset_has(write) -> None:
     )
 
 
+def test_model_args_without_a_model_type_is_an_error_at_its_key(write) -> None:
+    text = "hardware: h200\ncluster: {gpus_per_node: 8}\nlaunch: {script: train.py}\n"
+    text += "model: {args: {num-layers: 2}}\nargs:\n  misc: {colocate: true, train-backend: fsdp}\n"
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", text))
+    assert str(caught.value) == (
+        "spec.yaml:4: error [model-args] model.args: model.args changes values of model.type's MODEL_ARGS,"
+        " and there is no model.type (FSDP)\n  ==> put the flags under args:"
+    )
+
+
 def test_overridden_replaces_a_flags_values_and_keeps_everything_else() -> None:
     words = ("--a", "1", "--b", "x", "y", "--switch", "--c", "-1")
     assert overridden(words, {"b": ["z"], "c": 2, "switch": False}) == ("--a", "1", "--b", "z", "--c", "2")
