@@ -276,6 +276,13 @@ def test_the_checks_a_test_calls_after_its_launches_become_verify_entries_of_the
             " mappings)",
         ),
         (
+            "test_self_holding.py",
+            8,
+            "passes compare_metrics() key_prefixes=a list nested more than 32 deep (or holding itself), which a"
+            " spec's verify: cannot hold (it gives a check JSON values: text, numbers, true/false, null, lists"
+            " and mappings)",
+        ),
+        (
             "test_checked_first.py",
             5,
             "calls assert_session_verify_metrics() before any execute_train: no run to check yet",

@@ -241,14 +241,20 @@ def verifying(call: str, function: Callable[..., Any]) -> Callable[..., None]:
     return check
 
 
-def _json(value: Any) -> Any:
+# how deep a check's argument may nest: a list that holds itself would recurse until Python gives up
+JSON_DEPTH = 32
+
+
+def _json(value: Any, depth: int = 0) -> Any:
     """``value`` as JSON data (a tuple as a list); TypeError, naming the value, for anything else."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if depth >= JSON_DEPTH and isinstance(value, (list, tuple, dict)):
+        raise TypeError(f"a {type(value).__name__} nested more than {JSON_DEPTH} deep (or holding itself)")
     if isinstance(value, (list, tuple)):
-        return [_json(item) for item in value]
+        return [_json(item, depth + 1) for item in value]
     if isinstance(value, dict) and all(isinstance(key, str) for key in value):
-        return {key: _json(item) for key, item in value.items()}
+        return {key: _json(item, depth + 1) for key, item in value.items()}
     raise TypeError(
         f"{type(value).__name__}({str(value)[:60]!r})" if not isinstance(value, dict) else "a dict"
     )
