@@ -140,6 +140,8 @@ class Resolver:
     def evaluate(self, raw: Any, key: Key) -> Any:
         if isinstance(raw, list):
             return [self.evaluate(item, key) for item in raw]
+        if isinstance(raw, dict):  # a mapping inside a list (a verify argument's JSON)
+            return {name: self.evaluate(item, key) for name, item in raw.items()}
         if not isinstance(raw, str) or "$" not in raw:
             return raw
         try:
@@ -246,6 +248,8 @@ class _View:
 def _has_reference(raw: Any) -> bool:
     if isinstance(raw, list):
         return any(_has_reference(item) for item in raw)
+    if isinstance(raw, dict):
+        return any(_has_reference(item) for item in raw.values())
     return isinstance(raw, str) and "${" in raw
 
 

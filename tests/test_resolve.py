@@ -32,6 +32,12 @@ def test_references_inside_text_are_formatted(write):
     assert data["l"] == ["/root/models"]
 
 
+def test_references_in_a_mapping_inside_a_list_are_resolved_too(write):
+    # a verify argument is JSON: [{key: value}] is as much the spec's as a list of text
+    text = "vars: {root: /d}\nargs: {x: [['${vars.root}'], {k: '${vars.root}/a', s: '$${HF_TOKEN}'}]}\n"
+    assert resolved(write, text)["args"]["x"] == [["/d"], {"k": "/d/a", "s": "${HF_TOKEN}"}]
+
+
 def test_hyphenated_keys_by_whole_reference_or_index(write):
     data = resolved(
         write,
