@@ -163,9 +163,11 @@ def _submit(cell: Cell, context: Context, env: dict[str, str], entry_args: tuple
 
 
 # what a verify job runs: the checkout's function by its dotted name, its arguments from JSON;
-# the name is one the launch conventions list (rule L15), and nothing of the spec is evaluated
+# the name is one the launch conventions list (rule L15), and nothing of the spec is evaluated.
+# miles' checks fail by assert, which PYTHONOPTIMIZE (a spec's env: reaches this job) would strip.
 VERIFY_PROGRAM = (
     "import importlib, json, sys; module, _, name = sys.argv[1].rpartition('.');"
+    " sys.flags.optimize and sys.exit('PYTHONOPTIMIZE is set: the asserts of the check would not run');"
     " getattr(importlib.import_module(module), name)(**json.loads(sys.argv[2]))"
 )
 

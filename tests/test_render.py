@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -362,6 +363,14 @@ def test_a_verify_entry_is_a_job_after_the_train_job_that_calls_the_check_with_i
     entry = shlex.join(verify.argv[verify.argv.index("--") + 1 :]).replace("python3", sys.executable, 1)
     done = subprocess.run(["bash", "-c", entry], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == args  # the check gets exactly the spec's arguments
+    # miles' checks fail by assert: with PYTHONOPTIMIZE (a spec's env reaches the job) none could fail
+    optimized = {**os.environ, "PYTHONOPTIMIZE": "1"}
+    done = subprocess.run(["bash", "-c", entry], cwd=tmp_path, capture_output=True, text=True, env=optimized)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        1,
+        "",
+        "PYTHONOPTIMIZE is set: the asserts of the check would not run\n",
+    )
     subprocess.run(["bash", "-n"], input=to_shell(launch, "spec.yaml"), text=True, check=True)
     assert "\n# verify: same\nray job submit " in to_shell(launch, "spec.yaml")
 
