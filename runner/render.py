@@ -164,21 +164,31 @@ def _submit(cell: Cell, context: Context, env: dict[str, str], entry_args: tuple
 
 # what a verify job runs: the checkout's function by its dotted name, its arguments from JSON;
 # the name is one the launch conventions list (rule L15), and nothing of the spec is evaluated.
-# miles' checks fail by assert, which PYTHONOPTIMIZE (a spec's env: reaches this job) would strip.
+# The JSON writes each "$" as \u0024, so the shell leaves it alone; the program fills each ${NAME}
+# in the decoded strings from the job's env (a value holding a quote stays one string). miles'
+# checks fail by assert, which PYTHONOPTIMIZE (a spec's env: reaches this job) would strip.
 VERIFY_PROGRAM = (
-    "import importlib, json, sys; module, _, name = sys.argv[1].rpartition('.');"
+    "import importlib, json, os, re, sys; module, _, name = sys.argv[1].rpartition('.');"
     " sys.flags.optimize and sys.exit('PYTHONOPTIMIZE is set: the asserts of the check would not run');"
-    " getattr(importlib.import_module(module), name)(**json.loads(sys.argv[2]))"
+    " fill = lambda v: re.sub(r'\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}', lambda m: os.environ[m[1]], v)"
+    " if isinstance(v, str) else [fill(x) for x in v] if isinstance(v, list)"
+    " else {fill(k): fill(x) for k, x in v.items()} if isinstance(v, dict) else v;"
+    " getattr(importlib.import_module(module), name)(**fill(json.loads(sys.argv[2])))"
 )
 
 
 def _verify(cell: Cell, env: dict[str, str], name: str, check: Verify) -> Command:
-    arguments = json.dumps(check.args, separators=(",", ":"))
+    arguments = verify_arguments(check)
     return Command(
         "verify",
         name,
         _job(cell, env, (cell.conventions.python, "-c", VERIFY_PROGRAM, check.call, arguments)),
     )
+
+
+def verify_arguments(check: Verify) -> str:
+    """A check's arguments as the verify program reads them: JSON with every ``$`` as ``\\u0024``."""
+    return json.dumps(check.args, separators=(",", ":")).replace("$", "\\u0024")
 
 
 def _job(cell: Cell, env: dict[str, str], entry: tuple[str, ...]) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import pipeline
+from runner import pipeline, shell
 from runner.errors import SpecError
 from runner.render import Context, preset_tokens, render, to_shell
 from runner.steps import overridden
@@ -354,15 +354,19 @@ def test_a_verify_entry_is_a_job_after_the_train_job_that_calls_the_check_with_i
     write, tmp_path: Path
 ) -> None:
     args = {"baseline_dir": "/d/base line", "target_dir": "/d/it's", "rtol": 0.01, "key_prefixes": ["train/"]}
+    args |= {"pattern": "^a$|b.*$", "out": "$${OUT}/x", "nested": [{"k": "$${OUT}"}, "$(touch pwned)"]}
     text = MINIMAL + "verify:\n  same:\n    call: checks.compare\n    args: " + json.dumps(args) + "\n"
     launch = render(pipeline.cell(write("spec.yaml", text)))
     assert [(c.phase, c.name) for c in launch.commands][-2:] == [("submit", "train"), ("verify", "same")]
     submit, verify = launch.commands[-2:]
     assert verify.argv[: verify.argv.index("--")] == submit.argv[: submit.argv.index("--")]  # same env
     (tmp_path / "checks.py").write_text("import json\ndef compare(**given):\n    print(json.dumps(given))\n")
-    entry = shlex.join(verify.argv[verify.argv.index("--") + 1 :]).replace("python3", sys.executable, 1)
-    done = subprocess.run(["bash", "-c", entry], cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert json.loads(done.stdout) == args  # the check gets exactly the spec's arguments
+    entry = shell.line(verify.argv[verify.argv.index("--") + 1 :]).replace("python3", sys.executable, 1)
+    node = {**os.environ, "OUT": 'it\'s "quoted" \\ ${HOME}'}  # a value JSON and the shell must not break on
+    done = subprocess.run(["bash", "-c", entry], cwd=tmp_path, capture_output=True, text=True, check=True, env=node)
+    filled = json.loads(json.dumps(args).replace("$${OUT}", node["OUT"].replace("\\", "\\\\").replace('"', '\\"')))
+    assert json.loads(done.stdout) == filled  # exactly the spec's arguments, each ${OUT} the node's value
+    assert not (tmp_path / "pwned").exists()
     # miles' checks fail by assert: with PYTHONOPTIMIZE (a spec's env reaches the job) none could fail
     optimized = {**os.environ, "PYTHONOPTIMIZE": "1"}
     done = subprocess.run(["bash", "-c", entry], cwd=tmp_path, capture_output=True, text=True, env=optimized)

@@ -75,9 +75,10 @@ def test_a_verify_jobs_references_reach_its_env_and_the_dry_run_shows_it(write):
     assert env["RUN_DIR"] == "/runs/7"  # the verify job's shell expands ${RUN_DIR} on the node
     with pytest.raises(EnvironmentProblem) as caught:
         job_env(each, {"NCCL_NVLS_ENABLE": "0"}, {})
-    assert str(caught.value) == "the job's command line refers to ${RUN_DIR}, which is not set: export RUN_DIR"
+    assert str(caught.value) == "verify.metrics.args refers to ${RUN_DIR}, which is not set: export RUN_DIR"
     (shown,) = preview(each, Options(None, None, Path("logs")))["verify"]
     assert (shown["name"], shown["call"]) == ("metrics", check)
+    # the shell leaves the reference alone ($ written \u0024): the program fills it, JSON intact
     assert shown["entrypoint"].endswith(
-        f' {check} \'{{"metrics_path":"\'"${{RUN_DIR}}"\'/m.jsonl","assistant_text_threshold":0.2}}\''
+        f' {check} \'{{"metrics_path":"\\u0024{{RUN_DIR}}/m.jsonl","assistant_text_threshold":0.2}}\''
     )

@@ -8,6 +8,7 @@ nowhere else: every line run-matrix writes passes through ``Redactor``.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -36,14 +37,18 @@ def probe(probes: Mapping[str, str], caller_env: Mapping[str, str]) -> dict[str,
 
 def job_env(planned: Planned, probed: Mapping[str, str], caller_env: Mapping[str, str]) -> dict[str, str]:
     """The runtime env vars the job gets: the launch's, references filled in, plus the secrets
-    the entrypoints refer to (their shell expands them on the node): the train job's, the verify jobs'."""
+    the train job's entrypoint refers to (its shell expands them on the node) and those in the verify
+    jobs' arguments (the verify program fills them from this env)."""
     known = {**caller_env, **probed}
     env = {name: fill(value, known, f"env.{name}") for name, value in planned.launch.env.items()}
-    verifies = [token for command in planned.verifies for token in planned.job_argv(command)]
-    for token in [*planned.entry_argv, *verifies]:
+    for token in planned.entry_argv:
         for name in shell.references(token):
             if name not in env:
                 env[name] = fill(f"${{{name}}}", known, "the job's command line")
+    for check_name, check in planned.cell.spec.verify.items():  # the verify program fills these
+        for name in shell.references(json.dumps(check.args)):
+            if name not in env:
+                env[name] = fill(f"${{{name}}}", known, f"verify.{check_name}.args")
     return env
 
 
