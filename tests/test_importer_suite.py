@@ -283,6 +283,12 @@ def test_the_checks_a_test_calls_after_its_launches_become_verify_entries_of_the
             " and mappings)",
         ),
         (
+            "test_callable_argument.py",
+            6,
+            "passes compare_metrics() exclude_keys=function <lambda>, which a spec's verify: cannot hold (it"
+            " gives a check JSON values: text, numbers, true/false, null, lists and mappings)",
+        ),
+        (
             "test_checked_first.py",
             5,
             "calls assert_session_verify_metrics() before any execute_train: no run to check yet",

@@ -255,9 +255,11 @@ def _json(value: Any, depth: int = 0) -> Any:
         return [_json(item, depth + 1) for item in value]
     if isinstance(value, dict) and all(isinstance(key, str) for key in value):
         return {key: _json(item, depth + 1) for key, item in value.items()}
-    raise TypeError(
-        f"{type(value).__name__}({str(value)[:60]!r})" if not isinstance(value, dict) else "a dict"
-    )
+    if isinstance(value, dict):
+        raise TypeError("a dict with keys that are not text")
+    if callable(value):  # by name: its text holds an address, which differs on every run
+        raise TypeError(f"{type(value).__name__} {getattr(value, '__qualname__', '?')}")
+    raise TypeError(f"{type(value).__name__}({str(value)[:60]!r})")
 
 
 def command_recorder(name: str) -> Callable[..., str | None]:
