@@ -59,6 +59,7 @@ SANDBOX = (
     "recorder.py",
     "missing.py",
     "registry.py",
+    "verifiers.py",
 )  # what runs in the sandbox
 # Stand-ins for the packages a miles test imports besides the helpers (CI registration only).
 STUB_PACKAGES = ("miles", "miles.utils", "miles.utils.external_utils", "tests", "tests.ci")
@@ -90,7 +91,8 @@ def main(argv: Sequence[str]) -> int:
         trace.stdlib = tuple({sysconfig.get_paths()[key] + os.sep for key in ("stdlib", "platstdlib")})
         _same_temporary_names()
         guards.install(trace)
-        failure = _run(script, miles_root, recorder, tracing, registry, verifiers)
+        checks = _load("_run_matrix_verifiers", "verifiers.py")
+        failure = _run(script, miles_root, recorder, tracing, registry, lambda: checks.install(verifiers))
         _read_back(trace.events)
         with contextlib.suppress(OSError):
             _RMDIR(trace.captures)
@@ -134,7 +136,12 @@ def _load(name: str, file: str) -> Any:
 
 
 def _run(
-    script: Path, miles_root: Path | None, recorder: Any, tracing: Any, registry: Any, verifiers: list[str]
+    script: Path,
+    miles_root: Path | None,
+    recorder: Any,
+    tracing: Any,
+    registry: Any,
+    record_checks: Callable[[], None],
 ) -> dict[str, Any] | None:
     """Run the script as ``python SCRIPT`` would; the reason it stopped early, if it did."""
     trace = tracing.TRACE
@@ -153,7 +160,7 @@ def _run(
         return {"reason": reason, "at": [str(miles_root), None], "environment": True}
     try:
         if miles_root is not None:
-            _recorded_verifiers(verifiers, tracing)  # checkout code: its attempts are refused as the test's
+            record_checks()  # checkout code: what it attempts is refused as the test's would be
         sys.setprofile(_silent_prepare_code(trace, tracing.builder_returned))
         runpy.run_path(str(script), run_name="__main__")
     except tracing.Refused:
@@ -234,22 +241,6 @@ def _use_checkout(root: Path, recorder: Any, tracing: Any) -> None:
         setattr(real, name, wrap(getattr(real, name), tracing))
     if callable(getattr(real, "create_run_id", None)):
         setattr(real, "create_run_id", _fixed_run_id(tracing))  # noqa: B010  (a module of the checkout)
-
-
-def _recorded_verifiers(verifiers: list[str], tracing: Any) -> None:
-    """The checkout's checks of a run's output, recorded: a test calls them after execute_train, on
-    files the launch would have written. One this checkout lacks, or cannot import here, is left
-    alone (the test's own import of it fails as it would)."""
-    for call in verifiers:
-        module_name, _, name = call.rpartition(".")
-        try:
-            module = importlib.import_module(module_name)
-        except Exception:
-            continue
-        function = getattr(module, name, None)
-        if callable(function):
-            tracing.TRACE.own_files.add(str(Path(module.__file__ or "").resolve()))
-            setattr(module, name, tracing.verifying(call, function))
 
 
 def _fixed_run_id(tracing: Any) -> Callable[[], str]:

@@ -218,50 +218,6 @@ def recording(name: str, signature_of: Callable[..., Any]) -> Callable[..., None
     return helper
 
 
-def verifying(call: str, function: Callable[..., Any]) -> Callable[..., None]:
-    """A check of a run's output (``verifiers:`` of the launch conventions): the arguments the test
-    gives it are recorded for the spec's ``verify:``, and nothing is checked (there is no output)."""
-
-    def check(*args: Any, **kwargs: Any) -> None:
-        given = (
-            inspect.signature(function).bind(*args, **kwargs).arguments
-        )  # a wrong call raises, as the real one
-        held = {}
-        for name, value in given.items():
-            try:
-                held[name] = _json(value)
-            except TypeError as error:
-                raise TRACE.refuse(
-                    f"passes {call.rsplit('.', 1)[1]}() {name}={error}, which a spec's verify: cannot hold"
-                    " (it gives a check JSON values: text, numbers, true/false, null, lists and mappings)"
-                ) from None
-        TRACE.record("verify", call=call, args=held)
-
-    check.__name__ = check.__qualname__ = function.__name__
-    return check
-
-
-# how deep a check's argument may nest: a list that holds itself would recurse until Python gives up
-JSON_DEPTH = 32
-
-
-def _json(value: Any, depth: int = 0) -> Any:
-    """``value`` as JSON data (a tuple as a list); TypeError, naming the value, for anything else."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if depth >= JSON_DEPTH and isinstance(value, (list, tuple, dict)):
-        raise TypeError(f"a {type(value).__name__} nested more than {JSON_DEPTH} deep (or holding itself)")
-    if isinstance(value, (list, tuple)):
-        return [_json(item, depth + 1) for item in value]
-    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
-        return {key: _json(item, depth + 1) for key, item in value.items()}
-    if isinstance(value, dict):
-        raise TypeError("a dict with keys that are not text")
-    if callable(value):  # by name: its text holds an address, which differs on every run
-        raise TypeError(f"{type(value).__name__} {getattr(value, '__qualname__', '?')}")
-    raise TypeError(f"{type(value).__name__}({str(value)[:60]!r})")
-
-
 def command_recorder(name: str) -> Callable[..., str | None]:
     """``exec_command`` and its per-device variants: record the command, run nothing."""
 
