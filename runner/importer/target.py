@@ -84,18 +84,23 @@ def target_of(
         _verify(call),
         _model_args(found, model_type, conventions, call.at),
     )
-    if built.model_args:
-        changed = ", ".join(
-            f"--{name} {' '.join(flag_tokens(name, v)[1:])}" for name, v in built.model_args.items()
-        )
-        notes.append(
-            Note(
-                f"the script launches the MODEL_ARGS of {model_type} with {changed} (a knob of the model"
-                " script, such as MODEL_ARGS_NUM_LAYERS): written as model.args",
-                call.at,
-            )
-        )
+    notes += _model_args_note(built, call.at)
     return built, notes + secret_notes + env_notes + step_notes
+
+
+def _model_args_note(built: Target, at: Location) -> list[Note]:
+    if not built.model_args:
+        return []
+    changed = ", ".join(
+        f"--{name} {' '.join(flag_tokens(name, v)[1:])}" for name, v in built.model_args.items()
+    )
+    return [
+        Note(
+            f"the script launches the MODEL_ARGS of {built.model_type} with {changed} (a knob of the model"
+            " script, such as MODEL_ARGS_NUM_LAYERS): written as model.args",
+            at,
+        )
+    ]
 
 
 def _model_args(

@@ -41,14 +41,12 @@ def job_env(planned: Planned, probed: Mapping[str, str], caller_env: Mapping[str
     jobs' arguments (the verify program fills them from this env)."""
     known = {**caller_env, **probed}
     env = {name: fill(value, known, f"env.{name}") for name, value in planned.launch.env.items()}
-    for token in planned.entry_argv:
-        for name in shell.references(token):
+    texts = [(token, "the job's command line") for token in planned.entry_argv]
+    texts += [(json.dumps(c.args), f"verify.{n}.args") for n, c in planned.cell.spec.verify.items()]
+    for text, where in texts:
+        for name in shell.references(text):
             if name not in env:
-                env[name] = fill(f"${{{name}}}", known, "the job's command line")
-    for check_name, check in planned.cell.spec.verify.items():  # the verify program fills these
-        for name in shell.references(json.dumps(check.args)):
-            if name not in env:
-                env[name] = fill(f"${{{name}}}", known, f"verify.{check_name}.args")
+                env[name] = fill(f"${{{name}}}", known, where)
     return env
 
 
