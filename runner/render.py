@@ -167,13 +167,19 @@ def _submit(cell: Cell, context: Context, env: dict[str, str], entry_args: tuple
 # The JSON writes each "$" as \u0024, so the shell leaves it alone; the program fills each ${NAME}
 # in the decoded strings from the job's env (a value holding a quote stays one string). miles'
 # checks fail by assert, which PYTHONOPTIMIZE (a spec's env: reaches this job) would strip.
+# A check's arguments: JSON, ${NAME} filled from the job's env, then each converted by the
+# parameter's annotation as pydantic reads JSON (a mapping into a dataclass or model, text into a
+# Path); import checks that this gives back what the test passed (importer/verifiers.py).
 VERIFY_PROGRAM = (
-    "import importlib, json, os, re, sys; module, _, name = sys.argv[1].rpartition('.');"
+    "import importlib, json, os, re, sys, typing; module, _, name = sys.argv[1].rpartition('.');"
     " sys.flags.optimize and sys.exit('PYTHONOPTIMIZE is set: the asserts of the check would not run');"
     " fill = lambda v: re.sub(r'\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}', lambda m: os.environ[m[1]], v)"
     " if isinstance(v, str) else [fill(x) for x in v] if isinstance(v, list)"
     " else {fill(k): fill(x) for k, x in v.items()} if isinstance(v, dict) else v;"
-    " getattr(importlib.import_module(module), name)(**fill(json.loads(sys.argv[2])))"
+    " check = getattr(importlib.import_module(module), name); hints = typing.get_type_hints(check);"
+    " from pydantic import TypeAdapter;"
+    " check(**{k: TypeAdapter(hints[k]).validate_json(json.dumps(v)) if k in hints else v"
+    " for k, v in fill(json.loads(sys.argv[2])).items()})"
 )
 
 

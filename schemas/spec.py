@@ -257,7 +257,11 @@ class Verify(Model):
         description="module.function of the miles checkout, one the launch conventions list under verifiers:"
         " (miles.utils.test_utils.comparisons.metrics.compare_metrics, ...)",
     )
-    args: dict[str, JsonValue] = Field(default={}, description="its keyword arguments, as JSON values")
+    args: dict[str, JsonValue] = Field(
+        default={},
+        description="its keyword arguments, as JSON values; on the node each is converted by the function's"
+        " annotation (a mapping into the dataclass or pydantic model it names, text into a Path)",
+    )
 
 
 class Spec(Model):

@@ -63,6 +63,7 @@ def test_the_table_and_the_terminal_plot(cli, store_path):
     assert "over the last" not in cli("history", "nv/a").out  # not a terminal: no plot unless asked
 
 
+@pytest.mark.allow_subprocess  # matplotlib's first import on a machine lists its fonts (fc-list)
 def test_png_and_html_for_ci_artifacts(cli, store_path, tmp_path):
     assert cli("history", "nv/a", "--png", "a.png").code == 0
     assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"

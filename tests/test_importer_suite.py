@@ -265,15 +265,54 @@ def test_the_checks_a_test_calls_after_its_launches_become_verify_entries_of_the
     }
 
 
+def test_a_check_gets_back_a_path_and_models_by_its_annotations(checkout, out):
+    spec = out / "reconfigured.yaml"
+    script = at_main(checkout) / "tests/e2e/checked/test_reconfigured.py"
+    import_test(Request(script, spec, hardware="h200", miles_root=checkout, today=TODAY))
+    assert load(spec).data["verify"] == {
+        "assert-reconfigure-events": {
+            "call": "miles.utils.test_utils.reconfigure_assertions.assert_reconfigure_events",
+            "args": {
+                "event_dir": "/tmp/checked-dumps/target/events",
+                "expected": [{"rollout_id": 2, "healed_cell_indices": [1]}],
+            },
+        }
+    }
+
+
+def test_a_comparison_handed_on_before_the_test_runs_is_recorded_whole(checkout, out):
+    """The FT scenarios' shape: the runner keeps ``_compare`` from the module's import, and
+    ``_compare`` asserts on the run's files in a line of its own. It is the check, its dataclass
+    argument a mapping; had its body run here, its own assert would have refused the import."""
+    spec = out / "scenario.yaml"
+    script = at_main(checkout) / "tests/e2e/ft/test_scenario_tp2.py"
+    import_test(Request(script, spec, hardware="h200", miles_root=checkout, today=TODAY))
+    assert load(spec).data.get("verify") is None  # the baseline's cell checks nothing
+    (component,) = (out / "components").glob("*.yaml")
+    assert load(component).data["verify"] == {
+        "compare": {
+            "call": "tests.e2e.ft.conftest_ft.scenario_deterministic._compare",
+            "args": {"dump_dir": "/tmp/checked-dumps", "mode": {"name": "tp2", "tp_size": 2}},
+        }
+    }
+
+
 @pytest.mark.parametrize(
     ("test", "line", "reason"),
     [
         (
             "test_path_argument.py",
             9,
-            "passes compare_metrics() baseline_dir=PosixPath('/tmp/checked-dumps/baseline'), which a spec's"
-            " verify: cannot hold (it gives a check JSON values: text, numbers, true/false, null, lists and"
-            " mappings)",
+            "passes compare_metrics() baseline_dir=PosixPath('/tmp/checked-dumps/baseline'), which the check"
+            " would get back from a spec's verify: as '/tmp/checked-dumps/baseline' (converted by its"
+            " annotation str)",
+        ),
+        (
+            "test_model_as_text.py",
+            6,
+            "passes assert_reconfigure_events() event_dir='/tmp/checked-dumps/target/events', which the check"
+            " would get back from a spec's verify: as PosixPath('/tmp/checked-dumps/target/events') (converted"
+            " by its annotation Path)",
         ),
         (
             "test_self_holding.py",
@@ -313,6 +352,11 @@ def test_a_check_module_that_does_something_at_import_is_refused_like_the_tests_
     with pytest.raises(SpecError) as caught:
         import_test(Request(checkout / "tests/e2e/checked/test_compared.py", out / "x.yaml", miles_root=checkout))
     (problem,) = caught.value.problems
-    assert problem.message.startswith("metrics.py cannot be imported: it starts a process or sends a signal: os.system")
-    assert (problem.locations[0].file, problem.locations[0].line) == (checks, len(text.splitlines()))
+    assert problem.message == (
+        f"test_compared.py cannot be imported: it starts a process or sends a signal: os.system (touch {canary}),"
+        " outside miles' helpers: nothing may run here"
+    )
+    # the test's import of the check's module, the line that ran it (the module is never run otherwise)
+    script = checkout / "tests/e2e/checked/test_compared.py"
+    assert (problem.locations[0].file, problem.locations[0].line) == (script, 3)
     assert not canary.exists() and list(out.iterdir()) == []

@@ -379,6 +379,56 @@ def test_a_verify_entry_is_a_job_after_the_train_job_that_calls_the_check_with_i
     assert "\n# verify: same\nray job submit " in to_shell(launch, "spec.yaml")
 
 
+TYPED_CHECK = """\
+from __future__ import annotations
+
+import dataclasses, json
+from pathlib import Path
+
+from pydantic import BaseModel
+
+
+@dataclasses.dataclass(frozen=True)
+class Mode:
+    cells: int
+
+
+class Event(BaseModel):
+    rollout_id: int
+
+
+def compare(event_dir: Path, mode: Mode, expected: list[Event], rtol: float, loose) -> None:
+    got = [event_dir, mode, expected, rtol, loose]
+    print(json.dumps([[type(v).__name__ for v in got], str(event_dir), mode.cells, expected[0].rollout_id]))
+"""
+
+
+@pytest.mark.allow_subprocess  # bash runs the verify job's entrypoint as the node's shell would
+def test_a_check_gets_its_arguments_converted_by_its_annotations(write, tmp_path: Path) -> None:
+    args = {"event_dir": "$${OUT}/events", "mode": {"cells": 4}, "expected": [{"rollout_id": 2}], "rtol": 0}
+    text = (
+        MINIMAL
+        + "verify:\n  same:\n    call: checks.compare\n    args: "
+        + json.dumps(args | {"loose": {}})
+        + "\n"
+    )
+    (verify,) = [c for c in render(pipeline.cell(write("spec.yaml", text))).commands if c.phase == "verify"]
+    (tmp_path / "checks.py").write_text(TYPED_CHECK)
+    entry = shell.line(verify.argv[verify.argv.index("--") + 1 :]).replace("python3", sys.executable, 1)
+    node = {**os.environ, "OUT": "/out"}
+    done = subprocess.run(
+        ["bash", "-c", entry], cwd=tmp_path, capture_output=True, text=True, check=True, env=node
+    )
+    # the unannotated argument stays what JSON gives; the others become what their annotations name
+    assert json.loads(done.stdout) == [["PosixPath", "Mode", "list", "float", "dict"], "/out/events", 4, 2]
+    (tmp_path / "checks.py").write_text(TYPED_CHECK.replace("cells: int", "cells: str"))
+    done = subprocess.run(["bash", "-c", entry], cwd=tmp_path, capture_output=True, text=True, env=node)
+    assert (
+        done.returncode == 1
+        and "1 validation error for Mode\ncells\n  Input should be a valid string" in done.stderr
+    )
+
+
 @pytest.mark.allow_subprocess  # bash runs the rendered script's comments and nothing else
 def test_a_name_with_a_newline_stays_in_its_comment(write, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
