@@ -14,15 +14,31 @@ from runner.errors import Collector, Problem, did_you_mean
 from runner.load import Document, Key, dotted, walk
 
 RESERVED = ("extends", "why")  # top-level keys that say how to compose, not what a spec is
+# mappings whose keys are data, not the spec's own (None: any key): a check's arguments, where a key
+# named why is an argument the check is given
+DATA = (("verify", None, "args"),)
+
+
+def is_data(key: Key) -> bool:
+    """Whether ``key`` is, or lies inside, a mapping whose keys are data (``verify.NAME.args``)."""
+    return any(
+        len(key) >= len(pattern) and all(part in (None, k) for part, k in zip(pattern, key, strict=False))
+        for pattern in DATA
+    )
 
 
 def own(doc: Document) -> dict[str, Any]:
-    """What the file sets: its data without ``extends:`` and without the ``why:`` of any level."""
+    """What the file sets: its data without ``extends:`` and without the ``why:`` of any level (but
+    inside data, such as a check's arguments)."""
 
-    def without_why(value: dict[str, Any]) -> dict[str, Any]:
-        return {k: without_why(v) if isinstance(v, dict) else v for k, v in value.items() if k != "why"}
+    def without_why(value: dict[str, Any], key: Key) -> dict[str, Any]:
+        if is_data(key):
+            return value
+        return {
+            k: without_why(v, (*key, k)) if isinstance(v, dict) else v for k, v in value.items() if k != "why"
+        }
 
-    return without_why({k: v for k, v in doc.data.items() if k not in RESERVED})
+    return without_why({k: v for k, v in doc.data.items() if k not in RESERVED}, ())
 
 
 def reasons(doc: Document, problems: Collector) -> dict[str, str]:
@@ -34,7 +50,9 @@ def reasons(doc: Document, problems: Collector) -> dict[str, str]:
     reasons: dict[str, str] = {}
     blocks: list[tuple[Key, Any]] = [((), doc.data.get("why", {}))]
     blocks += [
-        (key[:-1], value) for key, value in walk(_own_with_why(doc)) if key[-1] == "why" and len(key) > 1
+        (key[:-1], value)
+        for key, value in walk(_own_with_why(doc))
+        if key[-1] == "why" and len(key) > 1 and not is_data(key[:-1])
     ]
     for prefix, raw in blocks:
         if prefix and isinstance(raw, str):  # a reason for the mapping it stands in

@@ -235,3 +235,16 @@ def test_a_nested_why_names_keys_of_its_own_mapping(write):
 def test_a_why_as_text_explains_the_mapping_it_stands_in(write):
     path = write("spec.yaml", "requires:\n  fix:\n    why: the fix is in flight\n    kind: git\n")
     assert compose(path).provenance[("requires", "fix")][-1].why == "the fix is in flight"
+
+
+def test_a_key_named_why_in_a_checks_arguments_is_an_argument_not_a_reason(write):
+    text = (
+        "verify:\n  same:\n    call: checks.compare\n    why: its own reason\n"
+        "    args:\n      why: [1, 2]\n      mode: {why: text, cells: 4}\n"
+    )
+    composed = compose(write("spec.yaml", text))
+    assert composed.data["verify"]["same"] == {
+        "call": "checks.compare",
+        "args": {"why": [1, 2], "mode": {"why": "text", "cells": 4}},  # the check is given both
+    }
+    assert composed.provenance[("verify", "same")][-1].why == "its own reason"
