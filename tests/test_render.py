@@ -16,7 +16,7 @@ from runner.render import Context, preset_tokens, render, to_shell
 from runner.steps import overridden
 from schemas.values import flag_tokens
 from tests.conftest import DATA
-from tests.test_model import MINIMAL
+from tests.test_model import MINIMAL, VALID
 
 MATRICES = pipeline.locate.BUNDLED_MATRICES
 SPECS = ["nv/glm5-colocate", "rocm/glm5-async"]
@@ -457,6 +457,19 @@ def test_model_args_change_a_preset_value_in_its_place_and_rules_point_at_the_sp
     # a checkout's own MODEL_ARGS get the same values in their places
     context = Context(model_args=plain)
     assert render(cell, replace(context, model_args=overridden(plain, cell.spec.model.args))).model_args == tokens
+
+
+def test_a_rule_about_a_model_args_value_names_its_key_in_the_spec(write) -> None:
+    text = VALID.replace(
+        "model: {type: glm5-744B-A40B_4layer}",
+        "model:\n  type: glm5-744B-A40B_4layer\n  args: {num-attention-heads: 3}",
+    )
+    cell = pipeline.cell(write("spec.yaml", text + "  perf: {tensor-model-parallel-size: 2}\n"))
+    with pytest.raises(SpecError) as caught:
+        pipeline.problems(cell)
+    (problem,) = caught.value.problems
+    assert problem.rule == "M4"
+    assert [(place.key, place.line) for place in problem.locations[1:]] == [("model.args.num-attention-heads", 4)]
 
 
 def test_model_args_only_change_flags_the_preset_has(write) -> None:

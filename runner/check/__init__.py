@@ -116,7 +116,9 @@ def key_of(cell: Cell, name: str) -> str:
     if found is None:
         return f"args.*.{name}"
     group, written = found
-    return f"model_args.{written}" if group is None else f"args.{group}.{written}"
+    if group is not None:
+        return f"args.{group}.{written}"
+    return f"model.args.{written}" if written in cell.spec.model.args else f"model_args.{written}"
 
 
 # The rule modules register themselves on import, in this order: the order problems are shown in.
