@@ -11,7 +11,7 @@ from pydantic import Field, JsonValue, PositiveInt, field_validator
 
 from schemas.ci import CI
 from schemas.run import Expectation, Requirement, Retry
-from schemas.values import EnvValue, Flags, FlagValue, Model
+from schemas.values import EnvValue, Flags, FlagValue, Model, ModelArgs
 
 Group = Literal["ckpt", "rollout", "optimizer", "grpo", "perf", "sglang", "ci", "misc"]
 GROUPS: tuple[Group, ...] = get_args(Group)
@@ -25,7 +25,7 @@ class ModelRef(Model):
         description="Megatron model type: miles/models/<type>.yaml, scripts/models/<type>.sh (MODEL_ARGS);"
         " none for the FSDP backend (--train-backend fsdp), which reads the HF checkpoint",
     )
-    args: Flags = Field(
+    args: ModelArgs = Field(
         default={},
         description="MODEL_ARGS values other than the preset's, each in the preset's own place: what a test"
         " gets by setting a model script's knob (MODEL_ARGS_NUM_LAYERS=4 -> num-layers: 4)",

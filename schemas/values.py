@@ -18,9 +18,22 @@ class Model(BaseModel):
 
 
 def _flag_value(value: Any) -> Any:
-    # Keep the object as it is: floats remember how they were written.
     if value is None:
         raise ValueError("has no value: write true for a switch, or false / !delete to leave it out")
+    return _value(value)
+
+
+def _model_arg_value(value: Any) -> Any:
+    if value is None:  # !delete of a model.args key gives the preset's value back; it never removes it
+        raise ValueError(
+            "has no value: write the value the preset's flag should have (false leaves a switch out;"
+            " !delete goes back to the preset's value)"
+        )
+    return _value(value)
+
+
+def _value(value: Any) -> Any:
+    # Keep the object as it is: floats remember how they were written.
     if isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, list) and all(
@@ -44,11 +57,8 @@ def _env_value(value: Any) -> str:
     return str(value)
 
 
-FlagValue = Annotated[
-    Any,
-    PlainValidator(_flag_value),
-    WithJsonSchema({"anyOf": [_SCALAR_SCHEMA, {"type": "array", "items": _SCALAR_SCHEMA}]}),
-]
+_FLAG_VALUE_SCHEMA = WithJsonSchema({"anyOf": [_SCALAR_SCHEMA, {"type": "array", "items": _SCALAR_SCHEMA}]})
+FlagValue = Annotated[Any, PlainValidator(_flag_value), _FLAG_VALUE_SCHEMA]
 FlagName = Annotated[
     str, PlainValidator(_flag_name), WithJsonSchema({"type": "string", "pattern": _FLAG_NAME.pattern})
 ]
@@ -56,6 +66,8 @@ EnvValue = Annotated[
     str, PlainValidator(_env_value), WithJsonSchema({"type": ["string", "integer", "number"]})
 ]
 Flags = dict[FlagName, FlagValue]
+# model.args: values of the preset's own flags, in their places
+ModelArgs = dict[FlagName, Annotated[Any, PlainValidator(_model_arg_value), _FLAG_VALUE_SCHEMA]]
 
 
 def flag_tokens(name: str, value: Any) -> list[str]:

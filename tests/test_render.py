@@ -484,6 +484,18 @@ def test_model_args_only_change_flags_the_preset_has(write) -> None:
     )
 
 
+def test_model_args_without_a_value_says_what_false_and_delete_do_there(write) -> None:
+    text = MINIMAL.replace("model: {type: glm5-744B-A40B_4layer}", "model:\n  type: glm5-744B-A40B_4layer\n  args:\n    num-layers:")
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", text))
+    (problem,) = caught.value.problems
+    assert (problem.key, problem.locations[0].line) == ("model.args.num-layers", 5)
+    assert problem.message == (
+        "has no value: write the value the preset's flag should have (false leaves a switch out; !delete goes"
+        " back to the preset's value)"
+    )
+
+
 def test_model_args_without_a_model_type_is_an_error_at_its_key(write) -> None:
     text = "hardware: h200\ncluster: {gpus_per_node: 8}\nlaunch: {script: train.py}\n"
     text += "model: {args: {num-layers: 2}}\nargs:\n  misc: {colocate: true, train-backend: fsdp}\n"
