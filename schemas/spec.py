@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import posixpath
 import re
 from pathlib import PurePosixPath
@@ -262,6 +263,21 @@ class Verify(Model):
         description="its keyword arguments, as JSON values; on the node each is converted by the function's"
         " annotation (a mapping into the dataclass or pydantic model it names, text into a Path)",
     )
+
+    @field_validator("args")
+    @classmethod
+    def _finite(cls, args: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        """JSON has no NaN or infinity (Python's json would pass them on, as no other reader would)."""
+        stack: list[tuple[str, JsonValue]] = list(args.items())
+        while stack:
+            where, value = stack.pop()
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{where}: {value} is no JSON number: write a finite one")
+            if isinstance(value, list):
+                stack += [(f"{where}[{i}]", item) for i, item in enumerate(value)]
+            elif isinstance(value, dict):
+                stack += [(f"{where}.{key}", item) for key, item in value.items()]
+        return args
 
 
 class Spec(Model):

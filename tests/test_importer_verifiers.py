@@ -122,3 +122,10 @@ def test_the_check_itself_is_recorded_in_place_so_a_reference_taken_earlier_reco
     kept("/d", Mode("dp4", 4))
     assert kept is module.compare  # type: ignore[attr-defined]
     assert TRACE.events[-1]["args"] == {"dump_dir": "/d", "mode": {"name": "dp4", "cells": 4}}
+
+
+def test_nan_and_infinity_are_no_json_numbers() -> None:
+    assert refusal(typed, Path("/d"), Mode("dp4", 4), [], rtol=float("inf")) == (
+        "passes typed() rtol=float('inf'), which a spec's verify: cannot hold (it gives a check JSON values:"
+        " text, numbers, true/false, null, lists and mappings)"
+    )

@@ -379,6 +379,18 @@ def test_a_verify_entry_is_a_job_after_the_train_job_that_calls_the_check_with_i
     assert "\n# verify: same\nray job submit " in to_shell(launch, "spec.yaml")
 
 
+def test_a_verify_argument_that_is_no_json_number_is_an_error_at_its_entry(write) -> None:
+    text = MINIMAL + "verify:\n  same:\n    call: checks.compare\n    args: {mode: {rtol: [1, .nan]}}\n"
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", text))
+    (problem,) = caught.value.problems
+    assert (problem.key, problem.locations[0].line, problem.message) == (
+        "verify.same.args",
+        8,
+        "mode.rtol[1]: nan is no JSON number: write a finite one",
+    )
+
+
 TYPED_CHECK = """\
 from __future__ import annotations
 

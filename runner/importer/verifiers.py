@@ -16,6 +16,7 @@ import importlib.abc
 import importlib.machinery
 import inspect
 import json
+import math
 import re
 import sys
 import typing
@@ -216,6 +217,8 @@ def _same(given: Any, back: Any) -> bool:
 def _json(value: Any, depth: int = 0) -> Any:
     """``value`` as JSON data (a tuple as a list, a dataclass or pydantic model as a mapping of its
     fields, a path as its text); TypeError, naming the value, for anything else."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise TypeError(f"float({str(value)!r})")  # JSON has no NaN or infinity
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, PurePath):
