@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import posixpath
 import re
@@ -249,6 +250,9 @@ class Args(Model):
         return {name: value for _, flags in self.groups() for name, value in flags.items()}
 
 
+MAX_VERIFY_ARGS = 64 * 1024  # bytes of a check's JSON arguments: one argv string (Linux: 128 KiB at most)
+
+
 class Verify(Model):
     """A check of the checkout's own, run once the cell's job succeeded (miles' tests call it after
     ``execute_train``): the function ``call`` names, given ``args`` by keyword."""
@@ -277,6 +281,12 @@ class Verify(Model):
                 stack += [(f"{where}[{i}]", item) for i, item in enumerate(value)]
             elif isinstance(value, dict):
                 stack += [(f"{where}.{key}", item) for key, item in value.items()]
+        size = len(json.dumps(args, separators=(",", ":")).encode())
+        if size > MAX_VERIFY_ARGS:
+            raise ValueError(
+                f"{size} bytes as JSON; they travel as one argument of the check's command line, which Linux"
+                f" caps at 128 KiB: at most {MAX_VERIFY_ARGS} (pass a file's path instead)"
+            )
         return args
 
 

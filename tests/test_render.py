@@ -391,6 +391,18 @@ def test_a_verify_argument_that_is_no_json_number_is_an_error_at_its_entry(write
     )
 
 
+def test_verify_arguments_over_what_one_command_line_argument_holds_are_an_error(write) -> None:
+    text = MINIMAL + "verify:\n  same:\n    call: checks.compare\n    args: {keys: [" + "'aaaaaaa'," * 9000 + "]}\n"
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", text))
+    (problem,) = caught.value.problems
+    assert (problem.key, problem.message) == (
+        "verify.same.args",
+        "90010 bytes as JSON; they travel as one argument of the check's command line, which Linux caps at"
+        " 128 KiB: at most 65536 (pass a file's path instead)",
+    )
+
+
 TYPED_CHECK = """\
 from __future__ import annotations
 
