@@ -204,3 +204,92 @@ def test_writes_a_spec_cannot_hold_are_notes(tmp_path):
         f"writes {tmp_path / 'after.txt'}, which is written after the last launch: recorded, not done",
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["case.py"]
+
+
+def test_a_thread_of_the_test_s_still_running_at_its_launch_is_refused_with_its_target(tmp_path):
+    body = """
+    import threading
+    stop = threading.Event()
+    def inject_faults():
+        stop.wait()
+    threading.Thread(target=inject_faults, daemon=True).start()
+    """
+    with pytest.raises(SpecError) as error:
+        capture.record(script(tmp_path, body), {}, [])
+    assert str(error.value) == (
+        f"{tmp_path / 'case.py'}:8: error [import]: case.py cannot be imported: it launches while a thread"
+        " of its own runs (inject_faults, started at case.py:5): a spec holds launches and the checks after"
+        " them, not code that runs alongside the job\n  ==> nothing was written"
+    )
+
+
+def test_a_thread_the_standard_library_starts_for_the_test_is_the_test_s(tmp_path):
+    body = """
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    ThreadPoolExecutor().submit(threading.Event().wait)
+    """
+    with pytest.raises(
+        SpecError, match=r"it launches while a thread of its own runs \(_worker, started at case.py:3\)"
+    ):
+        capture.record(script(tmp_path, body), {}, [])
+
+
+def test_threads_of_the_test_s_that_ended_before_its_launch_are_fine(tmp_path):
+    body = """
+    import threading
+    threads = [threading.Thread(target=print) for _ in range(3)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    """
+    assert len(capture.record(script(tmp_path, body), {}, []).calls) == 1
+
+
+@pytest.mark.parametrize(
+    "listing",
+    [
+        "sorted(Path(DATA).glob('*.pt'))",
+        "list(Path(DATA).rglob('*.pt'))",
+        "os.listdir(DATA)",
+        "list(os.scandir(DATA + '/sub'))",
+        "glob.glob(DATA + '/*.pt')",
+    ],
+)
+def test_listing_a_download_s_folder_is_refused_with_the_repo(tmp_path, listing):
+    body = f"""
+    import glob, os
+    from pathlib import Path
+    import miles.utils.external_utils.command_utils as U
+    DATA = "/root/datasets/rollouts"
+    U.hf_download_dataset("someone/rollouts")
+    U.exec_command("hf download --repo-type dataset someone/other --local-dir /root/datasets/other")
+    {listing}
+    """
+    with pytest.raises(SpecError) as error:
+        capture.record(script(tmp_path, body), {}, [])
+    folder = "/root/datasets/rollouts/sub" if "sub" in listing else "/root/datasets/rollouts"
+    assert (
+        f"case.py cannot be imported: it lists {folder}, which `hf download someone/rollouts` would have"
+        " written: import does not know which files the repo holds" in str(error.value)
+    )
+
+
+def test_a_dataset_download_names_its_repo_not_its_repo_type(tmp_path):
+    body = """
+    import miles.utils.external_utils.command_utils as U
+    U.exec_command("hf download --repo-type dataset someone/other --local-dir /root/datasets/other")
+    open("/root/datasets/other/train.jsonl")
+    """
+    with pytest.raises(SpecError) as error:
+        capture.record(script(tmp_path, body), {}, [])
+    assert (
+        "it reads /root/datasets/other/train.jsonl, which `hf download someone/other` would have written:"
+        " import does not know its content (miles/import.yaml checkpoints: has no train.jsonl of"
+        " someone/other)" in str(error.value)
+    )
+
+
+def test_a_thread_left_running_after_the_launch_does_not_hold_the_import(tmp_path):
+    path = script(tmp_path, "")
+    path.write_text(path.read_text() + "import threading\nthreading.Thread(target=threading.Event().wait).start()\n")
+    assert len(capture.record(path, {}, [], timeout=20).calls) == 1

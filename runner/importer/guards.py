@@ -1,7 +1,9 @@
 """The import sandbox's guards: what a test script may not do, and what it does without effect.
 
 Starting a process, sending a signal, resolving a host or opening a connection refuses the import
-(``Refused`` is raised, and the first reason kept). Writing, moving or deleting a file is recorded
+(``Refused`` is raised, and the first reason kept), and so do launching while a thread the test's
+own code started still runs (it would run beside the job) and listing a download's folder (which
+files a Hub repo holds is not known here). Writing, moving or deleting a file is recorded
 and not done: a whole file the test's own code writes goes to a private copy (``Trace.capture``),
 any other write to ``/dev/null``. Environment lookups are recorded, to find the variant
 switches a script reads. Loaded by path by ``harness.py``; standard library only.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import _io
 import _posixsubprocess
 import builtins
+import glob
 import io
 import os
 import pathlib
@@ -24,6 +27,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from types import ModuleType
@@ -92,7 +96,9 @@ def install(trace: Any) -> None:
         return recorded
 
     _refuse_reaching_out(refuse)
+    _note_threads(trace)
     _record_file_changes(trace, skip)
+    _refuse_listing_downloads(trace)
     time.sleep = lambda seconds: None  # nothing runs, so there is nothing to wait for
 
 
@@ -112,6 +118,65 @@ def _refuse_reaching_out(refuse: Callable[[str], Callable[..., Any]]) -> None:
     for name in NETWORK:
         setattr(socket.socket, name, refuse(f"opens a network connection: socket.{name}"))
     socket.getaddrinfo = refuse("looks up a host name: socket.getaddrinfo")
+
+
+def _note_threads(trace: Any) -> None:
+    """The threads the test's own code starts, with what each runs and where: one still running
+    when execute_train starts would run beside the job (the FT soak tests' fault injector), which
+    a spec cannot hold. Libraries' threads are theirs."""
+    real_start = threading.Thread.start
+
+    def start(self: threading.Thread) -> None:
+        caller = trace.test_caller()
+        if caller is not None:
+            target = getattr(self, "_target", None)
+            name = getattr(target, "__qualname__", type(self).__qualname__)
+            trace.threads.append((self, f"{name}, started at {os.path.basename(caller[0])}:{caller[1]}"))
+        real_start(self)
+
+    threading.Thread.start = start  # type: ignore[method-assign]
+
+
+def _refuse_listing_downloads(trace: Any) -> None:
+    """Listing a download's folder asks which files the Hub repo holds, which import does not know
+    (it knows the content of the files ``miles/import.yaml`` names, not the repo's file list)."""
+
+    def refuse_download(folder: Any) -> None:
+        found = None if isinstance(folder, int) else trace.downloaded(folder)
+        if found is not None and not os.path.exists(folder):
+            raise trace.refuse(
+                f"lists {os.fspath(folder)}, which `hf download {found[0]}` would have written: import"
+                " does not know which files the repo holds"
+            )
+
+    def listing(real: Callable[..., Any]) -> Callable[..., Any]:
+        def guarded(path: Any = ".", *args: Any, **kwargs: Any) -> Any:
+            refuse_download(path)
+            return real(path, *args, **kwargs)
+
+        return guarded
+
+    def path_glob(real: Callable[..., Any]) -> Callable[..., Any]:
+        def guarded(self: pathlib.Path, *args: Any, **kwargs: Any) -> Any:
+            refuse_download(self)
+            return real(self, *args, **kwargs)
+
+        return guarded
+
+    def glob_(real: Callable[..., Any]) -> Callable[..., Any]:
+        def guarded(pattern: Any, *args: Any, **kwargs: Any) -> Any:
+            parts = os.fspath(pattern).split(os.sep)
+            literal = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
+            refuse_download(os.sep.join(parts[:literal]) or ".")
+            return real(pattern, *args, **kwargs)
+
+        return guarded
+
+    os.listdir = listing(os.listdir)  # not posix's: the import system's own stay as they are
+    os.scandir = listing(os.scandir)
+    pathlib.Path.glob = path_glob(pathlib.Path.glob)  # type: ignore[method-assign]
+    pathlib.Path.rglob = path_glob(pathlib.Path.rglob)  # type: ignore[method-assign]
+    glob.glob, glob.iglob = glob_(glob.glob), glob_(glob.iglob)
 
 
 def _record_file_changes(trace: Any, skip: Callable[[str], Callable[..., None]]) -> None:

@@ -308,4 +308,9 @@ def _silent_prepare_code(
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    status = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # the trace is written and closed: a thread or an atexit hook the script left behind ends here,
+    # instead of holding the import until its time limit
+    os._exit(status)

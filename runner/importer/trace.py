@@ -21,6 +21,8 @@ from types import FrameType
 from typing import Any
 
 NVLINK_PROBE = "nvidia-smi topo -m"
+# the options of `hf download` that take a value: the repo is the first word that is neither
+HF_DOWNLOAD_VALUED = frozenset({"--repo-type", "--revision", "--local-dir", "--cache-dir", "--token"})
 
 
 class Refused(BaseException):
@@ -46,6 +48,7 @@ class Trace:
     train: dict[str, Any] | None = None  # the execute_train call in progress
     captures: str = ""  # a private folder where files the test's own code writes go instead
     stdlib: tuple[str, ...] = ()  # the standard library's folders (tempfile's frames are the caller's)
+    threads: list[tuple[Any, str]] = dataclasses.field(default_factory=list)  # the test's: thread, what
     hooks: dict[str, tuple[Any, ...]] = dataclasses.field(
         default_factory=dict
     )  # name -> as it was (hooked())
@@ -99,14 +102,7 @@ class Trace:
         written = os.path.abspath(os.fspath(path))
         if written.startswith(os.path.join(os.path.expanduser("~"), "")):
             return None  # the sandbox's own HOME: that path means nothing on a node
-        frame: FrameType | None = sys._getframe(2)
-        while frame is not None and (
-            frame.f_code.co_filename in self.own_files
-            or frame.f_code.co_filename.startswith("<frozen")
-            or self._in_stdlib(frame.f_code.co_filename)
-        ):
-            frame = frame.f_back
-        if frame is None or not self.is_test_code(frame.f_code.co_filename):
+        if self._test_frame(sys._getframe(2)) is None:
             return None
         target = os.path.join(self.captures, str(len(self.events)))
         self.record("write", path=written, capture=target)
@@ -148,24 +144,51 @@ class Trace:
         return None
 
     def _download(self, command: str) -> None:
-        """``hf download REPO --local-dir DIR``: DIR holds REPO (its known files are readable)."""
+        """``hf download [--repo-type T] REPO --local-dir DIR``: DIR holds REPO (its known files are
+        readable)."""
         try:
             words = shlex.split(command)
         except ValueError:
             return
-        if words[:2] == ["hf", "download"] and len(words) > 2 and "--local-dir" in words[:-1]:
-            self.downloads[os.path.normpath(words[words.index("--local-dir") + 1])] = words[2]
+        if words[:2] != ["hf", "download"] or "--local-dir" not in words[:-1]:
+            return
+        rest, repo = words[2:], None
+        while rest and repo is None:
+            word = rest.pop(0)
+            if word in HF_DOWNLOAD_VALUED:
+                rest = rest[1:]
+            elif not word.startswith("-"):
+                repo = word
+        if repo is not None:
+            self.downloads[os.path.normpath(words[words.index("--local-dir") + 1])] = repo
 
     def downloaded(self, path: Any) -> tuple[str, str] | None:
-        """(repo, file) when ``path`` lies in a recorded download's folder."""
+        """(repo, file) when ``path`` lies in a recorded download's folder (file "" for the folder)."""
         try:
             text = os.path.normpath(os.fspath(path))
         except TypeError:
             return None
         for folder, repo in self.downloads.items():
-            if text.startswith(folder + os.sep):
+            if text == folder or text.startswith(folder + os.sep):
                 return repo, text[len(folder) + 1 :]
         return None
+
+    def test_caller(self) -> list[Any] | None:
+        """[file, line] of the test's own code that led here, past the standard library and us;
+        None when the nearest such frame is a library's (Ray, miles itself)."""
+        frame = self._test_frame(sys._getframe(2))
+        return None if frame is None else [frame.f_code.co_filename, frame.f_lineno]
+
+    def _test_frame(self, frame: FrameType | None) -> FrameType | None:
+        """The nearest frame from ``frame`` outward past the standard library and us, when it is the
+        test's own code."""
+        while frame is not None and (
+            frame.f_code.co_filename in self.own_files
+            or frame.f_code.co_filename.startswith("<frozen")
+            or self._in_stdlib(frame.f_code.co_filename)
+        ):
+            frame = frame.f_back
+        return frame if frame is not None and self.is_test_code(frame.f_code.co_filename) else None
 
     def stand_in(self, path: Any) -> str | None:
         """The content of a downloaded file import knows (``miles/import.yaml`` checkpoints)."""
@@ -212,7 +235,12 @@ def recording(name: str, signature_of: Callable[..., Any]) -> Callable[..., None
     """A helper that records its call (with ``signature_of``'s defaults) and does nothing else."""
 
     def helper(*args: Any, **kwargs: Any) -> None:
-        TRACE.record("helper", name=name, args=plain(arguments(signature_of, args, kwargs)))
+        given = plain(arguments(signature_of, args, kwargs))
+        TRACE.record("helper", name=name, args=given)
+        if name == "hf_download_dataset":  # miles' `hf download --repo-type dataset` into data_dir
+            TRACE.downloads[os.path.normpath(f"{given['data_dir']}/{given['full_name'].split('/')[-1]}")] = (
+                given["full_name"]
+            )
 
     helper.__name__ = helper.__qualname__ = name
     return helper
@@ -232,6 +260,12 @@ def begin_train(call: dict[str, Any]) -> None:
     """An execute_train call starts: what it was given, and the script's flag-string variables."""
     if TRACE.train is not None:
         raise TRACE.refuse("calls execute_train from inside execute_train")
+    beside = next(((thread, what) for thread, what in TRACE.threads if thread.is_alive()), None)
+    if beside is not None:
+        raise TRACE.refuse(
+            f"launches while a thread of its own runs ({beside[1]}): a spec holds launches and the checks"
+            " after them, not code that runs alongside the job"
+        )
     hook = call.pop("before_ray_job_submit", None)
     call["before_submit"] = [] if hook is None else [_service(hook)]
     caller = sys._getframe(2)
