@@ -54,9 +54,9 @@ def preview(planned: Planned, options: Options) -> dict[str, Any]:
 def _read(read: dict[str, str]) -> dict[str, str]:
     """A value the job reads at launch, and what the file holds now (an earlier cell may write it first)."""
     try:
-        now = reads.values({"": read})[0].value
+        now = "now " + reads.values({"": read})[0].value
     except reads.Unreadable as exc:
-        now = str(exc).split(", which ", 1)[-1]
+        now = "now it " + str(exc).split(", which ", 1)[-1]
     return {"flag": read["flag"], "read": read["read"], "as": read["as"], "now": now}
 
 
@@ -93,7 +93,7 @@ def text(previews: list[dict[str, Any]]) -> str:
         job = cell["job"]
         lines += [f"  cluster: {cell['cluster']}"]
         lines += [f"  service {s['name']}: {s['would']}: {s['command']}" for s in cell["services"]]
-        lines += [f"  read {r['flag']} at launch: {r['as']} of {r['read']} (now: {r['now']})" for r in cell["reads"]]
+        lines += [f"  read {r['flag']} at launch: {r['as']} of {r['read']} ({r['now']})" for r in cell["reads"]]
         lines += [f"  job {job['submission_id']}: {job['entrypoint']}"]
         lines += [f"  env {name}={value}" for name, value in job["env"].items()]
         lines += [f"  probe {name}: {command}" for name, command in job["probes"].items()]
