@@ -93,7 +93,8 @@ def text(previews: list[dict[str, Any]]) -> str:
         job = cell["job"]
         lines += [f"  cluster: {cell['cluster']}"]
         lines += [f"  service {s['name']}: {s['would']}: {s['command']}" for s in cell["services"]]
-        lines += [f"  read {r['flag']}: {r['as']} of {r['read']} at launch ({r['now']})" for r in cell["reads"]]
+        for r in cell["reads"]:
+            lines += [f"  read {r['flag']}: {r['as']} of {r['read']} at launch ({r['now']})"]
         lines += [f"  job {job['submission_id']}: {job['entrypoint']}"]
         lines += [f"  env {name}={value}" for name, value in job["env"].items()]
         lines += [f"  probe {name}: {command}" for name, command in job["probes"].items()]
