@@ -53,12 +53,12 @@ def _one(cell: Cell, key: str, place: tuple[str, ...], item: Any) -> Iterator[Pr
         return
     for wrong in (reads.conversion_problem(found.conversion), reads.path_problem(found.path)):
         if wrong:
-            yield _problem(cell, place, f"reads a value at launch, but {wrong}")
+            yield _problem(cell, place, f"reads its value at launch, but {wrong}")
 
 
 def _problem(cell: Cell, place: tuple[str, ...], message: str) -> Problem:
     key = ".".join(place)
-    return Problem("G8", f"{key} {message}", key, (cell.location(*place),), hint=FORM)
+    return Problem("G8", message, key, (cell.location(*place),), hint=FORM)
 
 
 def across(cells: Sequence[Cell]) -> list[Problem]:

@@ -52,10 +52,10 @@ def _text(flag: str, path: str) -> str:
                 " a cell selected alone with -k has no earlier cell)"
             ) from None
         raise Unreadable(f"{said}, which cannot be opened: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise Unreadable(f"{said}, which is not a regular file")
     with contextlib.closing(os.fdopen(descriptor, "rb")) as file:
-        status = os.fstat(descriptor)
-        if not stat.S_ISREG(status.st_mode):
-            raise Unreadable(f"{said}, which is not a regular file")
         data = file.read(reads.MAX_BYTES + 1)
     if len(data) > reads.MAX_BYTES:
         raise Unreadable(f"{said}, which holds more than {reads.MAX_BYTES} bytes")
