@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from runner import check, pipeline, reads
+from runner import check, pipeline, reads, render
 from runner.errors import SpecError
 from runner.run import reads as run_reads
 
@@ -155,3 +156,58 @@ def test_a_value_that_cannot_be_read_says_why(tmp_path, make, why):
     with pytest.raises(run_reads.Unreadable) as caught:
         run_reads.values(launch_read(latest))
     assert str(caught.value) == f"--ckpt-step reads {latest} at launch, which {why}"
+
+
+def load_cell(write):
+    write("components/load.yaml", f'args:\n  ckpt: {{ckpt-step: "$${{read-integer:{LATEST}}}"}}\n')
+    path = write(
+        "spec.yaml",
+        f"extends: {NV}\nmatrix:\n  axes: {{fp8_rollout: [false], mode: [save, load]}}\n"
+        "  adjust:\n    load: {match: {mode: load}, overlay: components/load.yaml}\n" + SAVE,
+    )
+    return pipeline.cells(path)[1]
+
+
+@pytest.mark.allow_subprocess  # bash -n of the script
+def test_render_shows_the_read_as_data_and_the_script_reads_the_file_before_the_submission(write):
+    launch = render.render(load_cell(write))
+    reference = f"${{read-integer:{LATEST}}}"
+    assert launch.train_args[launch.train_args.index("--ckpt-step") + 1] == reference
+    assert launch.to_json()["reads"] == {
+        "RUN_MATRIX_READ_CKPT_STEP": {
+            "flag": "--ckpt-step",
+            "read": LATEST,
+            "as": "integer",
+            "reference": reference,
+        }
+    }
+    script = render.to_shell(launch, "spec.yaml")
+    reading = f"RUN_MATRIX_READ_CKPT_STEP=$(run_matrix_read_integer {LATEST} --ckpt-step)\nray job submit "
+    assert reading in script
+    assert script.index("# submit: train") < script.index(reading)
+    assert '--ckpt-step "${RUN_MATRIX_READ_CKPT_STEP}"' in script and reference not in script
+    assert subprocess.run(["bash", "-n"], input=script, text=True, check=False).returncode == 0
+
+
+@pytest.mark.allow_subprocess
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda p: p.write_text(" 6\n"), ""),
+        (None, "is missing: an earlier cell of the spec writes it (run the spec whole)"),
+        (lambda p: p.write_text("six\n"), "does not hold an integer"),
+        (lambda p: p.write_text("1" * 5000), "holds more than 4096 bytes"),
+        (lambda p: p.mkdir(), "is not a regular file"),
+    ],
+)
+def test_the_rendered_read_stops_the_script_with_the_reason(tmp_path, make, said):
+    latest = tmp_path / "latest.txt"
+    if make is not None:
+        make(latest)
+    program = f'set -euo pipefail\n{render.READ_FUNCTION}\nV=$(run_matrix_read_integer {latest} --ckpt-step)\necho "got $V"'
+    done = subprocess.run(["bash", "-c", program], capture_output=True, text=True, check=False)
+    if not said:
+        assert (done.returncode, done.stdout, done.stderr) == (0, "got 6\n", "")
+    else:
+        assert (done.returncode, done.stdout) == (1, "")
+        assert done.stderr == f"run-matrix: --ckpt-step reads {latest} at launch, which {said}\n"
