@@ -17,6 +17,7 @@ from typing import Any
 
 from runner import adjust, check, hardware, locate, selection
 from runner.cell import Cell
+from runner.check import reads as read_checks
 from runner.compose import Composed, compose
 from runner.errors import Location, Problem, SpecError, UsageError
 from runner.knowledge import flags, preset_data, versions
@@ -46,7 +47,11 @@ def cells(
     name = locate.cell_name(path)
     shared: dict[Any, dict[Key, Any]] = {}  # values no axis changes, per set of overlays applied
     day = today or datetime.date.today()
-    return [_cell(composed, name, combo, matrix, day, shared, miles_root, documents) for combo in combos]
+    found = [_cell(composed, name, combo, matrix, day, shared, miles_root, documents) for combo in combos]
+    unwritten = read_checks.across(found)  # G9: what a cell reads at launch, an earlier one writes
+    if unwritten:
+        raise SpecError(unwritten)
+    return found
 
 
 def cell(path: Path) -> Cell:

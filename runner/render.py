@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from runner import shell, steps
+from runner import reads, shell, steps
 from runner.cell import Cell
 from runner.command import Command
 from schemas import GROUPS
@@ -36,6 +36,8 @@ class Launch:
     env: dict[str, str]
     probes: dict[str, str]  # env vars decided on the node at launch: name -> shell probe
     commands: tuple[Command, ...]
+    # flag values read at launch from a file an earlier cell wrote: shell variable -> flag, file, conversion
+    reads: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -78,7 +80,23 @@ def render(cell: Cell, context: Context = Context()) -> Launch:
         env,
         probes,
         commands,
+        launch_reads(train_args),
     )
+
+
+def launch_reads(train_args: Sequence[str]) -> dict[str, dict[str, str]]:
+    """The values ``train_args`` read at launch, each under the shell variable a script reads it into."""
+    found: dict[str, dict[str, str]] = {}
+    flag = ""
+    for token in train_args:
+        flag = token[2:] if token.startswith("--") else flag
+        read = reads.parse(token)
+        if read is None or any(r["reference"] == token for r in found.values()):
+            continue
+        name = reads.variable(flag)
+        name = next(n for n in (name, *(f"{name}_{k}" for k in range(2, 10**6))) if n not in found)
+        found[name] = {"flag": f"--{flag}", **read.to_json(), "reference": token}
+    return found
 
 
 def preset_tokens(cell: Cell) -> tuple[str, ...]:
@@ -217,5 +235,39 @@ def to_shell(launch: Launch, source: str) -> str:
     lines += [f'export {name}="${{{name}:-$({probe})}}"' for name, probe in launch.probes.items()]
     for command in launch.commands:
         note = f" (skipped when {command.skip_if})" if command.skip_if else ""
-        lines += ["", shell.comment(f"{command.phase}: {command.name}{note}"), command.shell]
+        lines += ["", shell.comment(f"{command.phase}: {command.name}{note}")]
+        if command.phase == "submit" and launch.reads:
+            lines += _read_lines(launch.reads)
+            command = _reading(command, launch.reads)
+        lines.append(command.shell)
     return "\n".join(lines) + "\n"
+
+
+# a file read at launch: a regular file of at most reads.MAX_BYTES, its text stripped, digits only;
+# else the script stops with the reason (set -e: a failing assignment ends it)
+READ_FUNCTION = """run_matrix_read_integer() {  # FILE FLAG: the integer FILE holds, else a clear error
+  local text said="run-matrix: $2 reads $1 at launch, which"
+  [ -e "$1" ] || { echo "$said is missing: an earlier cell of the spec writes it (run the spec whole)" >&2
+    return 1; }
+  [ -f "$1" ] || { echo "$said is not a regular file" >&2; return 1; }
+  [ "$(wc -c <"$1")" -le MAX_BYTES ] || { echo "$said holds more than MAX_BYTES bytes" >&2; return 1; }
+  text=$(<"$1")
+  text="${text#"${text%%[![:space:]]*}"}"
+  text="${text%"${text##*[![:space:]]}"}"
+  [[ $text =~ ^[0-9]+$ ]] || { echo "$said does not hold an integer" >&2; return 1; }
+  printf '%s' "$text"
+}""".replace("MAX_BYTES", str(reads.MAX_BYTES))
+
+
+def _read_lines(found: Mapping[str, Mapping[str, str]]) -> list[str]:
+    lines = [READ_FUNCTION]
+    for name, read in found.items():
+        call = shell.line(["run_matrix_read_integer", read["read"], read["flag"]])
+        lines.append(f"{name}=$({call})")
+    return lines
+
+
+def _reading(command: Command, found: Mapping[str, Mapping[str, str]]) -> Command:
+    """The submission with each value read at launch as the shell variable the script read it into."""
+    variables = {read["reference"]: f"${{{name}}}" for name, read in found.items()}
+    return replace(command, argv=tuple(variables.get(token, token) for token in command.argv))

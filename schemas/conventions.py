@@ -53,6 +53,11 @@ class LaunchConventions(Model):
         description="module.function -> parameters: the checkout's checks of a run's output that a spec's"
         " verify: may call (those miles' tests call after execute_train)",
     )
+    output_flags: list[str] = Field(
+        default_factory=list,
+        description="flags whose value is a folder the run writes (a later cell of the spec may read a"
+        " file under it at launch: $${read-integer:PATH})",
+    )
     wandb_flags: list[str] = Field(
         description="flags added when WANDB_API_KEY is set; {project} {group} replaced"
     )

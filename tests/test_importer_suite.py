@@ -203,12 +203,16 @@ def test_a_refused_case_stops_the_folder_unless_told_to_leave_it_out(cli, checko
 
 def test_an_amd_variant_that_names_no_sibling_overlays_the_nearest_launch(cli, checkout, out):
     variant = checkout / FAMILY / "test_amd_nv_case.py"
-    text = variant.read_text().replace("AMD variant of test_nv_case.py (and not of test_wide_case.py, which", "An AMD")
+    text = variant.read_text().replace(
+        "AMD variant of test_nv_case.py (and not of test_wide_case.py, which", "An AMD"
+    )
     (checkout / FAMILY / "test_amd_unnamed.py").write_text(text.replace("it only mentions)", "variant"))
     variant.unlink()
     result = cli("import", str(checkout / FAMILY), "-o", str(out / "tiny"), "--miles-root", str(checkout))
     assert result.code == 0, result.err
-    assert result.out.splitlines()[0] == "test_amd_unnamed.py is an overlay of test_nv_case.py"  # tp 4, engines of 8
+    assert (
+        result.out.splitlines()[0] == "test_amd_unnamed.py is an overlay of test_nv_case.py"
+    )  # tp 4, engines of 8
 
 
 def at_main(checkout: Path) -> Path:
@@ -225,7 +229,9 @@ def at_main(checkout: Path) -> Path:
 def test_the_checks_a_test_calls_after_its_launches_become_verify_entries_of_their_cells(checkout, out):
     checkout = at_main(checkout)
     spec = out / "compared.yaml"
-    import_test(Request(checkout / "tests/e2e/checked/test_compared.py", spec, miles_root=checkout, today=TODAY))
+    import_test(
+        Request(checkout / "tests/e2e/checked/test_compared.py", spec, miles_root=checkout, today=TODAY)
+    )
     data = load(spec).data
     dumps = "/tmp/checked-dumps"
     assert data["matrix"]["axes"] == {"call": [1, 2]}
@@ -344,13 +350,17 @@ def test_a_check_a_spec_cannot_hold_is_refused_with_its_line(checkout, out, test
     assert list(out.iterdir()) == []
 
 
-def test_a_check_module_that_does_something_at_import_is_refused_like_the_tests_own_code(checkout, out, tmp_path):
+def test_a_check_module_that_does_something_at_import_is_refused_like_the_tests_own_code(
+    checkout, out, tmp_path
+):
     checks = at_main(checkout) / "miles/utils/test_utils/comparisons/metrics.py"
     canary = tmp_path / "canary"
     text = checks.read_text() + f"\nimport os\n\nos.system('touch {canary}')\n"
     checks.write_text(text)
     with pytest.raises(SpecError) as caught:
-        import_test(Request(checkout / "tests/e2e/checked/test_compared.py", out / "x.yaml", miles_root=checkout))
+        import_test(
+            Request(checkout / "tests/e2e/checked/test_compared.py", out / "x.yaml", miles_root=checkout)
+        )
     (problem,) = caught.value.problems
     assert problem.message == (
         f"test_compared.py cannot be imported: it starts a process or sends a signal: os.system (touch {canary}),"
@@ -360,3 +370,43 @@ def test_a_check_module_that_does_something_at_import_is_refused_like_the_tests_
     script = checkout / "tests/e2e/checked/test_compared.py"
     assert (problem.locations[0].file, problem.locations[0].line) == (script, 3)
     assert not canary.exists() and list(out.iterdir()) == []
+
+
+CKPT = "tests/e2e/ckpt/test_tiny_ckpt.py"
+LATEST = "/root/models/tiny_miles/latest_checkpointed_iteration.txt"
+
+
+def test_the_step_a_save_wrote_becomes_a_value_the_load_cell_reads_at_launch(checkout, out):
+    spec = out / "tiny_ckpt.yaml"
+    imported = import_test(Request(checkout / CKPT, spec, miles_root=checkout, today=TODAY))
+    assert imported.cells == ["tiny_ckpt", "tiny_ckpt[call=2]"]  # the round trip held for both
+    assert load(spec).data["prepare"]["clean"] == {"kind": "remove", "paths": ["/root/models/tiny_miles"]}
+    component = (out / "components" / "tiny_ckpt-call-2.yaml").read_text()
+    assert (
+        "    ckpt-step: $${read-integer:/root/models/tiny_miles/latest_checkpointed_iteration.txt}\n"
+        in component
+    )
+    second = load(out / "components" / "tiny_ckpt-call-2.yaml").data
+    assert second["prepare"] == {"clean": DELETE}  # the folder it reads stays
+    assert [n.message for n in imported.notes if "left out" in n.message] == [
+        "prepare.clean removes /root/models/tiny_miles, which this launch reads at launch"
+        f" ({LATEST}): left out of its cell, as the script removes it once, before the launch that writes it"
+    ]
+
+
+@pytest.mark.parametrize("hostile", ["arithmetic", "env"])
+def test_a_read_value_that_reaches_anything_but_a_later_launchs_flags_is_refused(
+    checkout, out, hostile, monkeypatch
+):
+    script = checkout / CKPT
+    script.write_text(
+        script.read_text().replace('os.environ.get("MILES_TEST_CKPT_HOSTILE", "")', repr(hostile))
+    )
+    with pytest.raises(SpecError) as caught:
+        import_test(Request(script, out / "tiny_ckpt.yaml", miles_root=checkout, today=TODAY))
+    assert str(caught.value) == (
+        f"{script}:18: error [import]: test_tiny_ckpt.py cannot be imported: it reads {LATEST}, which its launch"
+        " at line 37 would write (--save /root/models/tiny_miles): a cell does not read what another cell's run"
+        " wrote, so this test is not one spec\n  ==> nothing was written"
+    )
+    assert not (out / "tiny_ckpt.yaml").exists()

@@ -9,10 +9,8 @@ recorder could not stand in for is an error that names the script's line.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
-import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,7 +19,9 @@ from typing import Any
 
 from runner import sandbox
 from runner.errors import EnvironmentProblem, Location, RunMatrixError, SpecError
+from runner.importer import launch_reads
 from runner.importer.knowledge import knowledge
+from runner.importer.trace import written_by
 
 HARNESS = Path(__file__).with_name("harness.py")
 TIMEOUT_S = 60.0
@@ -137,6 +137,11 @@ def record(
             f"the import sandbox failed on {script} (exit status {done.returncode}):\n{done.output[-2000:]}"
         )
     trace = _references(json.loads(done.files["trace.json"]), secrets)
+    failure = trace["failure"]
+    if not trace["refusal"] and not (failure and failure.get("environment")):
+        unread = launch_reads.substitute(trace["events"], failed=bool(failure))
+        if unread is not None:
+            raise refused(_location(unread[0]), unread[1])
     return _run(script, dict(switches), trace, done.output)
 
 
@@ -220,21 +225,14 @@ def _failed(failure: dict[str, Any], events: list[dict[str, Any]], output: str) 
 
 def _written_by_a_launch(missing: str | None, events: list[dict[str, Any]]) -> str | None:
     """Why a file the script reads after launching is not there: that launch would have written it."""
-    if not missing:
+    found = written_by(missing, events) if missing else None
+    if found is None:
         return None
-    for event in (e for e in events if e["kind"] == "train"):
-        words = shlex.split(str(event["args"].get("train_args") or ""))
-        named = [(flag, value) for flag, value in itertools.pairwise(words) if flag.startswith("--")]
-        named += [(f"{k}=", str(v)) for k, v in (event["args"].get("extra_env_vars") or {}).items()]
-        for name, value in named:
-            folder = value.rstrip("/")
-            if value.startswith("/") and (missing + "/").startswith(folder + "/"):
-                given = f"{name}{value}" if name.endswith("=") else f"{name} {value}"
-                return (
-                    f"reads {missing}, which its launch at line {event['at'][1]} would write ({given}):"
-                    " a cell does not read what another cell's run wrote, so this test is not one spec"
-                )
-    return None
+    given, line = found
+    return (
+        f"reads {missing}, which its launch at line {line} would write ({given}):"
+        " a cell does not read what another cell's run wrote, so this test is not one spec"
+    )
 
 
 def _call(event: dict[str, Any], prepare: tuple[Event, ...], checks: tuple[Check, ...]) -> Call:

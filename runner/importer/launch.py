@@ -14,6 +14,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from runner import reads
 from runner.errors import Location, SpecError
 from runner.importer.capture import refused
 
@@ -74,7 +75,7 @@ def _tokens(command: str, secrets: Sequence[str], at: Location) -> list[str]:
     except ValueError as exc:
         raise _error(f"runs a command the shell cannot split ({exc}): {command[:200]}", at) from None
     allowed = [MODEL_ARGS, *(f"${{{name}}}" for name in secrets)]
-    for word in words:
+    for word in (w for w in words if reads.parse(w) is None):  # a read at launch: launch_reads.py
         rest = word
         for reference in allowed:
             rest = rest.replace(reference, "")

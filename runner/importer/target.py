@@ -15,7 +15,7 @@ from typing import Any
 
 from runner import pipeline
 from runner.errors import Location, SpecError
-from runner.importer import groups, prepare
+from runner.importer import groups, launch_reads, prepare
 from runner.importer.capture import Call, Note, Run, refused
 from runner.importer.emit import flag_value
 from runner.importer.knowledge import Knowledge
@@ -66,6 +66,8 @@ def target_of(
     env, env_notes = _env(found, call, conventions, run.root)
     project = next((wandb_args[i + 1] for i, w in enumerate(wandb_args[:-1]) if w == "--wandb-project"), None)
     steps, step_notes = prepare.steps(call.prepare, run.root, model_type, conventions.megatron_path)
+    steps, kept = launch_reads.kept_steps(steps, words)
+    step_notes += [Note(message, call.at) for message in kept]
     built = Target(
         model_type,
         found.num_gpus_per_node,

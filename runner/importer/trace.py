@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import inspect
 import io
+import itertools
 import json
 import os
 import shlex
@@ -23,6 +24,10 @@ from typing import Any
 NVLINK_PROBE = "nvidia-smi topo -m"
 # the options of `hf download` that take a value: the repo is the first word that is neither
 HF_DOWNLOAD_VALUED = frozenset({"--repo-type", "--revision", "--local-dir", "--cache-dir", "--token"})
+# what a file a launch wrote reads as, when the script reads it after that launch: digits (miles'
+# checkpoint tests check isdigit()), long and odd enough to occur nowhere else; capture.py checks
+# that it reaches only a later launch's flags, and turns it into ${read-integer:PATH} there
+READ_STAND_IN = "7{:03d}9035768249"
 
 
 class Refused(BaseException):
@@ -190,11 +195,43 @@ class Trace:
             frame = frame.f_back
         return frame if frame is not None and self.is_test_code(frame.f_code.co_filename) else None
 
+    def launch_output(self, path: Any) -> str | None:
+        """The stand-in text of a file an earlier launch writes (under its --save folder, say), read
+        after it; None for any other file. Each file gets its own, the same on every read."""
+        try:
+            text = os.path.abspath(os.fspath(path))
+        except TypeError:
+            return None
+        if not isinstance(text, str) or self.train is not None or not written_by(text, self.events):
+            return None
+        known = [e for e in self.events if e["kind"] == "read"]
+        same = next((e["stand_in"] for e in known if e["path"] == text), None)
+        stand_in = same or READ_STAND_IN.format(len({e["path"] for e in known}) + 1)
+        self.record("read", path=text, stand_in=stand_in)
+        return stand_in
+
     def stand_in(self, path: Any) -> str | None:
         """The content of a downloaded file import knows (``miles/import.yaml`` checkpoints)."""
         found = self.downloaded(path)
         content = self.checkpoints.get(found[0], {}).get(found[1]) if found else None
         return None if content is None else json.dumps(content)
+
+
+def written_by(path: str, events: list[dict[str, Any]]) -> tuple[str, int | None] | None:
+    """(the flag or env var that points there, the line) of the first launch in ``events`` whose
+    flags or env vars name ``path`` or a folder above it (absolute): that launch would write it."""
+    for event in (e for e in events if e["kind"] == "train"):
+        try:
+            words = shlex.split(str(event["args"].get("train_args") or ""))
+        except ValueError:
+            words = []
+        named = [(f, v) for f, v in itertools.pairwise(words) if f.startswith("--")]
+        named += [(f"{k}=", str(v)) for k, v in (event["args"].get("extra_env_vars") or {}).items()]
+        for name, value in named:
+            folder = value.rstrip("/")
+            if value.startswith("/") and (path + "/").startswith(folder + "/"):
+                return (f"{name}{value}" if name.endswith("=") else f"{name} {value}"), event["at"][1]
+    return None
 
 
 @functools.lru_cache(maxsize=256)

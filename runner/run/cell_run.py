@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from runner.errors import EnvironmentProblem, display_path
-from runner.run import cluster, environment, job, metrics, prepare, processes, services
+from runner.run import cluster, environment, job, metrics, prepare, processes, reads, services
 from runner.run.metrics import Series
 from runner.run.plan import Options, Planned, job_name, verify_job_id
 from runner.run.record import Tracker, Untracked
@@ -25,6 +25,7 @@ from runner.run.results import (
     ClusterRecord,
     Gate,
     PrepareRecord,
+    ReadRecord,
     RequirementResult,
     Status,
     VerifyRecord,
@@ -72,10 +73,12 @@ class CellRun:
     recorder: Recorder | None = None  # the history store: judges bands, records every attempt
     clusters: list[ClusterRecord] = field(default_factory=list)
     verified: list[VerifyRecord] = field(default_factory=list)
+    read: tuple[ReadRecord, ...] = ()  # the values read at launch (of the last attempt)
     series: Series = field(default_factory=dict)
     log: TextIO | None = None
     phase: str = "starting"
     stopped_by: str = ""  # what interrupted the cell: Ctrl-C, SIGTERM or SIGHUP
+    read_failure: str = ""  # why a value could not be read at launch
 
     @property
     def id(self) -> str:
@@ -179,6 +182,10 @@ class CellRun:
             attempts.append(Attempt(number, submission_id, outcome.outcome, detail, seconds))
 
         self.series.clear()  # an attempt's metrics are its own
+        if not self.read_at_launch():
+            record(job.JobOutcome("failed", self.read_failure))
+            self.write(f"==> attempt {number}: failed: {attempts[-1].detail}")
+            return
         where = self.options.ray_address or "a local Ray head"
         self.enter(f"cluster: {where}")
         head_log = self.options.log_dir / f"{job_name(self.id)}.ray-head.log"
@@ -204,10 +211,26 @@ class CellRun:
         record(outcome)
         self.write(f"==> attempt {number} ({submission_id}): {outcome.outcome}: {attempts[-1].detail}")
 
+    def read_at_launch(self) -> bool:
+        """The flag values the launch reads from files an earlier cell wrote; False when one cannot be."""
+        self.read, self.read_failure = (), ""
+        if not self.planned.launch.reads:
+            return True
+        self.enter("read: values at launch")
+        try:
+            self.read = reads.values(self.planned.launch.reads)
+        except reads.Unreadable as exc:
+            self.read_failure = str(exc)
+            return False
+        for record in self.read:
+            self.write(f"==> read {record.flag} {record.value} (from {record.path})")
+        return True
+
     def submit_and_watch(self, on: cluster.Connection, submission_id: str, number: int) -> job.JobOutcome:
         self.enter(f"submit: {submission_id} on {on.record.address}")
         self.write(f"==> attempt {number}: job {submission_id} on {on.record.address}")
-        return self.job(on, submission_id, environment.entrypoint(self.planned.entry_argv), self.write)
+        argv = reads.filled(self.planned.entry_argv, self.read)
+        return self.job(on, submission_id, environment.entrypoint(argv), self.write)
 
     def verify(self, on: cluster.Connection, submission_id: str) -> None:
         """The spec's ``verify:`` checks, each a job of its own, in order, until one does not pass."""
@@ -266,6 +289,7 @@ class CellRun:
             attempts=tuple(attempts),
             checks=checks,
             verified=verified,
+            reads=self.read,
             metrics={name: tuple(samples) for name, samples in self.series.items()},
             gates=gates,
         )

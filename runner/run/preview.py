@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from runner.command import Command
-from runner.run import environment, prepare, requires, services
+from runner.run import environment, prepare, reads, requires, services
 from runner.run.plan import Options, Planned, job_name, verify_job_id
 
 
@@ -28,6 +28,7 @@ def preview(planned: Planned, options: Options) -> dict[str, Any]:
         "prepare": [_step(planned, name, options.skip_prepare) for name in cell.spec.prepare],
         "cluster": _cluster(planned, options),
         "services": [_service(command) for command in planned.services],
+        "reads": [_read(read) for read in planned.launch.reads.values()],
         "job": {
             "submission_id": f"{job_name(cell.id)}-<8 hex digits>",
             "entrypoint": environment.entrypoint(planned.entry_argv),
@@ -48,6 +49,15 @@ def preview(planned: Planned, options: Options) -> dict[str, Any]:
         "expect": {name: bound.summary() for name, bound in cell.spec.expect.items()},
         "reproduce": planned.reproduce,
     }
+
+
+def _read(read: dict[str, str]) -> dict[str, str]:
+    """A value the job reads at launch, and what the file holds now (an earlier cell may write it first)."""
+    try:
+        now = "now " + reads.values({"": read})[0].value
+    except reads.Unreadable as exc:
+        now = "now it " + str(exc).split(", which ", 1)[-1]
+    return {"flag": read["flag"], "read": read["read"], "as": read["as"], "now": now}
 
 
 def _step(planned: Planned, name: str, skip_all: bool) -> dict[str, str]:
@@ -83,6 +93,8 @@ def text(previews: list[dict[str, Any]]) -> str:
         job = cell["job"]
         lines += [f"  cluster: {cell['cluster']}"]
         lines += [f"  service {s['name']}: {s['would']}: {s['command']}" for s in cell["services"]]
+        for r in cell["reads"]:
+            lines += [f"  read {r['flag']}: {r['as']} of {r['read']} at launch ({r['now']})"]
         lines += [f"  job {job['submission_id']}: {job['entrypoint']}"]
         lines += [f"  env {name}={value}" for name, value in job["env"].items()]
         lines += [f"  probe {name}: {command}" for name, command in job["probes"].items()]

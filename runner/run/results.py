@@ -55,6 +55,16 @@ class VerifyRecord:
 
 
 @dataclass(frozen=True)
+class ReadRecord:
+    """One flag value read at launch from a file an earlier cell wrote (``$${read-integer:PATH}``)."""
+
+    flag: str  # --ckpt-step
+    path: str
+    value: str  # what the job got
+    reference: str  # the token of the launch it replaced
+
+
+@dataclass(frozen=True)
 class RequirementResult:
     name: str
     kind: str
@@ -133,6 +143,7 @@ class CellResult:
     attempts: tuple[Attempt, ...] = ()
     checks: tuple[Check, ...] = ()
     verified: tuple[VerifyRecord, ...] = ()
+    reads: tuple[ReadRecord, ...] = ()  # the values read at launch, of the last attempt
     metrics: dict[str, tuple[Sample, ...]] = field(default_factory=dict)
     gates: tuple[Gate, ...] = ()
     history: str = ""  # the id of this cell's last attempt in the history store ("" when not recorded)

@@ -1,0 +1,65 @@
+"""reads at launch: the flag values a cell reads from files an earlier cell of the spec wrote.
+
+Read where run-matrix runs (the node, or the head of a cluster: see README "Running"), just before
+the cell's job is submitted: a regular file of at most ``reads.MAX_BYTES``, opened without blocking
+(a FIFO would wait forever), UTF-8 text, converted as the reference says. Anything else fails the
+cell with the file and the reason; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Mapping, Sequence
+
+from runner import reads
+from runner.run.results import ReadRecord
+
+
+class Unreadable(Exception):
+    """A value cannot be read at launch: the cell fails with this message."""
+
+
+def values(found: Mapping[str, Mapping[str, str]]) -> tuple[ReadRecord, ...]:
+    """Each value the launch reads (``Launch.reads``), read now; Unreadable at the first that fails."""
+    records = []
+    for read in found.values():
+        text = _text(read["flag"], read["read"])
+        try:
+            value = reads.convert(text, read["as"])
+        except ValueError as exc:
+            raise Unreadable(f"{read['flag']} reads {read['read']} at launch, which {exc}") from None
+        records.append(ReadRecord(read["flag"], read["read"], value, read["reference"]))
+    return tuple(records)
+
+
+def filled(argv: Sequence[str], records: Sequence[ReadRecord]) -> tuple[str, ...]:
+    """``argv`` with each read reference replaced by the value read."""
+    by_reference = {record.reference: record.value for record in records}
+    return tuple(by_reference.get(token, token) for token in argv)
+
+
+def _text(flag: str, path: str) -> str:
+    said = f"{flag} reads {path} at launch"
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            raise Unreadable(
+                f"{said}, which is missing: an earlier cell of the spec writes it (run the spec whole;"
+                " a cell selected alone with -k has no earlier cell)"
+            ) from None
+        raise Unreadable(f"{said}, which cannot be opened: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise Unreadable(f"{said}, which is not a regular file")
+    with contextlib.closing(os.fdopen(descriptor, "rb")) as file:
+        data = file.read(reads.MAX_BYTES + 1)
+    if len(data) > reads.MAX_BYTES:
+        raise Unreadable(f"{said}, which holds more than {reads.MAX_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Unreadable(f"{said}, which is not UTF-8 text") from None
