@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -79,6 +80,18 @@ def test_cpu_and_wall_time_end_the_child_and_all_it_started(tmp_path):
     code = "import os, select\nif os.fork() == 0:\n    os.setsid()\nwhile True: select.select([], [], [], 1)"
     done = python(code, tmp_path, limits=sandbox.Limits(wall_s=1))
     assert done.timed_out and time.monotonic() - started < 10
+
+
+def test_everything_the_child_started_has_ended_when_run_returns(tmp_path):
+    marker = f"run-matrix-end-{os.getpid()}"
+    code = f"import os\n{marker!r}\nfor _ in range(5):\n    os.fork()\nwhile True: pass"
+    assert python(code, tmp_path, limits=sandbox.Limits(wall_s=1)).timed_out
+    left = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                left.append(entry.name)
+    assert left == []  # 32 busy processes, none still there: not even one the kernel was still ending
 
 
 def test_results_never_follow_a_link_or_open_a_fifo(tmp_path):

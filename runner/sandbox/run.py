@@ -22,6 +22,7 @@ from runner.sandbox.secrets import caller_secrets, redact
 
 OUT_VARIABLE = "RUN_MATRIX_OUT"  # the child's one writable folder; the files it leaves there come back
 MAX_RESULTS = 16
+END_WAIT_S = 5.0  # how long the end of what the child started is waited for, at the most
 DEFAULT_LIMITS = Limits()
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
 
@@ -147,11 +148,43 @@ def _capture(child: subprocess.Popen[bytes], limits: Limits) -> tuple[bytes, boo
 
 
 def _end(child: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the child's process group (ours: it was started in a session of its own) and reap it.
-    In the isolated mode that ends bubblewrap, and with it the PID namespace and all in it."""
+    """SIGKILL the child's process group (ours: it was started in a session of its own), reap it,
+    and return once what it started has ended too. In the isolated mode that ends bubblewrap and the
+    PID namespace's first process, whose end the kernel holds back until all else in it has ended;
+    bubblewrap's own end comes sooner, so that first process is waited for."""
+    inner = _children(child.pid)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(child.pid, signal.SIGKILL)
     child.wait()
+    deadline = time.monotonic() + END_WAIT_S
+    while any(_running(pid, started) for pid, started in inner) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _children(parent: int) -> list[tuple[int, str]]:
+    """The processes whose parent is ``parent``, each with its start time (a pid can be reused)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            fields = _stat_fields(int(entry.name))
+            if fields is not None and fields[1] == str(parent):
+                found.append((int(entry.name), fields[19]))
+    return found
+
+
+def _running(pid: int, started: str) -> bool:
+    """Whether that process (not a later one with its pid) has not ended yet (a zombie has)."""
+    fields = _stat_fields(pid)
+    return fields is not None and fields[19] == started and fields[0] != "Z"
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """``/proc/PID/stat`` from its state on (the name before it may hold spaces), or None once gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            return file.read().rpartition(b")")[2].decode().split()
+    except OSError:
+        return None
 
 
 def _results(out: Path, limits: Limits) -> dict[str, bytes]:
