@@ -22,6 +22,7 @@ from typing import Any
 from runner import sandbox
 from runner.errors import EnvironmentProblem, Location, RunMatrixError, SpecError
 from runner.importer.knowledge import knowledge
+from schemas import calls
 
 HARNESS = Path(__file__).with_name("harness.py")
 TIMEOUT_S = 60.0
@@ -262,10 +263,24 @@ def _checks(events: list[dict[str, Any]], launches: list[int]) -> dict[int, tupl
         if not before:
             raise refused(
                 _location(event["at"]),
-                f"calls {event['call'].rsplit('.', 1)[1]}() before any execute_train: no run to check yet",
+                f"calls {calls.function_of(event['call'])}() before any execute_train: no run to check yet",
             )
+        _not_fed_to_a_launch(event, [events[i] for i in launches if i > index])
         found[before[-1]].append(Check(event["call"], event["args"], _location(event["at"])))
     return {i: tuple(checks) for i, checks in found.items()}
+
+
+def _not_fed_to_a_launch(check: dict[str, Any], later: list[dict[str, Any]]) -> None:
+    """A test's own function called between two launches of one function may prepare the second
+    (a checkpoint's step read back); a spec holds it only as a check of the first."""
+    again = [e for e in later if "flow" in check and e.get("flow") == check["flow"]]
+    if again:
+        raise refused(
+            _location(check["at"]),
+            f"calls {calls.function_of(check['call'])}(), code of its own, between two launches of one"
+            f" function (line {again[0]['at'][1]} launches again): what it does may feed that launch, which"
+            " a spec's verify: cannot (a check runs after its cell's job)",
+        )
 
 
 def _kept_writes(events: list[dict[str, Any]], last_launch: int, root: str) -> set[int]:

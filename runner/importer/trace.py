@@ -49,6 +49,10 @@ class Trace:
     hooks: dict[str, tuple[Any, ...]] = dataclasses.field(
         default_factory=dict
     )  # name -> as it was (hooked())
+    launchers: list[FrameType] = dataclasses.field(
+        default_factory=list
+    )  # the frames that called execute_train
+    launching: Callable[[FrameType], None] | None = None  # told of each launch's caller (script_checks.py)
 
     def where(self) -> list[Any]:
         """[file, line] of the script line that led here (else the nearest caller outside us)."""
@@ -241,7 +245,12 @@ def begin_train(call: dict[str, Any]) -> None:
         commands=[],
         variables=_flag_variables(caller),
         caller=_caller(caller),
+        flow=id(caller),
     )
+    if not any(frame is caller for frame in TRACE.launchers):
+        TRACE.launchers.append(caller)  # kept alive, so its id names no other frame
+    if TRACE.launching is not None:
+        TRACE.launching(caller)
 
 
 # miles' own before_ray_job_submit hooks (functions of its helper module) -> the service a spec names
