@@ -22,6 +22,7 @@ from typing import Any
 from runner import sandbox
 from runner.errors import EnvironmentProblem, Location, RunMatrixError, SpecError
 from runner.importer.knowledge import knowledge
+from runner.knowledge import own_checks
 from schemas import calls
 
 HARNESS = Path(__file__).with_name("harness.py")
@@ -176,17 +177,18 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
     kept = _kept_writes(events, launches[-1], trace["root"])
     ran = [(i, _event(e)) for i, e in enumerate(events) if e["kind"] in ("command", "helper") or i in kept]
     checks = _checks(events, launches)
-    calls = tuple(_call(events[i], tuple(event for j, event in ran if j < i), checks[i]) for i in launches)
+    launched = tuple(_call(events[i], tuple(event for j, event in ran if j < i), checks[i]) for i in launches)
     return Run(
         switches,
-        calls[0].prepare,
-        calls,
+        launched[0].prepare,
+        launched,
         tuple(e["text"] for e in events if e["kind"] == "wandb"),
         tuple(
             _note(e) if e["kind"] != "write" else _write_note(e, i > launches[-1], trace["root"])
             for i, e in enumerate(events)
             if e["kind"] in ("effect", "silent", "clock") or (e["kind"] == "write" and i not in kept)
-        ),
+        )
+        + _session_notes(launched, Path(trace["root"])),
         {name: _location(at) for name, at in trace["env_reads"].items()},
         trace["root"],
         tuple(
@@ -281,6 +283,25 @@ def _not_fed_to_a_launch(check: dict[str, Any], later: list[dict[str, Any]]) -> 
             f" function (line {again[0]['at'][1]} launches again): what it does may feed that launch, which"
             " a spec's verify: cannot (a check runs after its cell's job)",
         )
+
+
+def _session_notes(launched: Sequence[Call], root: Path) -> tuple[Note, ...]:
+    """A test's own check that reads Ray's default session (``/tmp/ray/session_latest``): under
+    miles it is the session execute_train just started; a cell's own Ray head keeps it elsewhere."""
+    notes = []
+    for check in (c for call in launched for c in call.checks if calls.is_own(c.call)):
+        found = own_checks.read(root, check.call)
+        if not isinstance(found, str) and found.ray_paths:
+            notes.append(Note(session_note(check.call, found.ray_paths), check.at))
+    return tuple(dict.fromkeys(notes))
+
+
+def session_note(call: str, paths: Sequence[str]) -> str:
+    return (
+        f"{calls.function_of(call)}() reads {', '.join(paths)}, Ray's default session: the cell's own only"
+        " on a cluster started with Ray's default temp dir, while run starts a cell's Ray head with a private"
+        " one (run-matrix-ray-*): run this cell on such a cluster, with --ray-address"
+    )
 
 
 def _kept_writes(events: list[dict[str, Any]], last_launch: int, root: str) -> set[int]:
