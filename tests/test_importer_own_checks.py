@@ -34,7 +34,9 @@ def checkout(tmp_path: Path) -> Path:
 
 def imported(checkout: Path, test: str) -> tuple[dict, str, list[str]]:
     spec = checkout.parent / "out" / "spec.yaml"
-    done = import_test(Request(checkout / OWN / test, spec, hardware="h200", miles_root=checkout, today=TODAY))
+    done = import_test(
+        Request(checkout / OWN / test, spec, hardware="h200", miles_root=checkout, today=TODAY)
+    )
     return load(spec).data, spec.read_text(), [note.message for note in done.notes]
 
 
@@ -49,9 +51,10 @@ def test_the_tests_own_checks_after_its_launch_become_verify_entries_and_never_r
         " cluster started with Ray's default temp dir, while run starts a cell's Ray head with a private one"
         " (run-matrix-ray-*): run this cell on such a cluster, with --ray-address"
     )
-    assert [n for n in notes if "session" in n] == ["_assert_armed" + said.replace(
-        "worker-*", "worker-*, /tmp/ray/session_latest/logs/armed"
-    ), "_assert_streamed" + said]
+    assert [n for n in notes if "session" in n] == [
+        "_assert_armed" + said.replace("worker-*", "worker-*, /tmp/ray/session_latest/logs/armed"),
+        "_assert_streamed" + said,
+    ]
     assert "Ray's default session" in text  # the header keeps the notes
 
 
