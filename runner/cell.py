@@ -39,6 +39,9 @@ class Cell:
     # the presets of the model types prepare steps convert for, where not the cell's own
     step_presets: dict[str, ModelPreset] = field(default_factory=dict, repr=False)
     share: Share | None = field(default=None, repr=False)  # the GPUs of a node the runner gives run-matrix
+    miles_root: Path | None = field(
+        default=None, repr=False
+    )  # the checkout it is checked with (--miles-root)
 
     @property
     def status(self) -> str:

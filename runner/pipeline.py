@@ -168,6 +168,7 @@ def _cell(
         flags=flags.choose(spec.miles_version, miles_root, composed.location(("miles_version",))),
         step_presets=_step_presets(spec, composed),
         share=share,
+        miles_root=miles_root,
     )
 
 

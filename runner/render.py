@@ -16,7 +16,7 @@ from typing import Any
 from runner import reads, shell, steps
 from runner.cell import Cell
 from runner.command import Command
-from schemas import GROUPS
+from schemas import GROUPS, calls
 from schemas.conventions import EnvDefault, LaunchConventions
 from schemas.spec import Verify
 from schemas.values import flag_tokens
@@ -69,7 +69,7 @@ def render(cell: Cell, context: Context = Context()) -> Launch:
         _ray_start(cell),
         *map(steps.service, cell.spec.launch.before_submit),
         _submit(cell, context, env, model_args + train_args),
-        *(_verify(cell, env, name, check) for name, check in cell.spec.verify.items()),
+        *(_verify(cell, env, name, check, context.miles_root) for name, check in cell.spec.verify.items()),
     )
     return Launch(
         cell.id,
@@ -180,34 +180,42 @@ def _submit(cell: Cell, context: Context, env: dict[str, str], entry_args: tuple
     return Command("submit", "train", _job(cell, env, entry))
 
 
-# what a verify job runs: the checkout's function by its dotted name, its arguments from JSON;
-# the name is one the launch conventions list (rule L15), and nothing of the spec is evaluated.
-# The JSON writes each "$" as \u0024, so the shell leaves it alone; the program fills each ${NAME}
-# in the decoded strings from the job's env (a value holding a quote stays one string). miles'
-# checks fail by assert, which PYTHONOPTIMIZE (a spec's env: reaches this job) would strip.
-# A check's arguments: JSON, ${NAME} filled from the job's env, then each converted by the
-# parameter's annotation as pydantic reads JSON (a mapping into a dataclass or model, text into a
-# Path); import checks that this gives back what the test passed (importer/verifiers.py).
+# what a verify job runs: ``python3 -c PROGRAM CALL ARGS [ROOT]``. CALL is the spec's, checked by its
+# model (schemas/calls.py) and rules L15/L16, and nothing of the spec is evaluated: a dotted name is
+# imported as a module; a test's own ``PATH.py:function`` is loaded from ROOT/PATH (the checkout;
+# the root, then the file's folder, first on sys.path, as import ran it) under a module name of its
+# own, so the test's ``__main__`` block does not run. The JSON writes each "$" as \u0024, so the
+# shell leaves it alone; the program fills each ${NAME} in the decoded strings from the job's env (a
+# value holding a quote stays one string). miles' checks fail by assert, which PYTHONOPTIMIZE (a
+# spec's env: reaches this job) would strip. A check's arguments: JSON, ${NAME} filled from the
+# job's env, then each converted by the parameter's annotation as pydantic reads JSON (a mapping
+# into a dataclass or model, text into a Path); import checks that this gives back what the test
+# passed (importer/verifiers.py).
+OWN_CHECK_MODULE = "run_matrix_own_check"
 VERIFY_PROGRAM = (
-    "import importlib, json, os, re, sys, typing; module, _, name = sys.argv[1].rpartition('.');"
+    "import importlib, importlib.util, json, os, re, sys, typing; call = sys.argv[1]; own = ':' in call;"
+    " target, _, name = call.rpartition(':' if own else '.');"
     " sys.flags.optimize and sys.exit('PYTHONOPTIMIZE is set: the asserts of the check would not run');"
     " fill = lambda v: re.sub(r'\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}', lambda m: os.environ[m[1]], v)"
     " if isinstance(v, str) else [fill(x) for x in v] if isinstance(v, list)"
     " else {fill(k): fill(x) for k, x in v.items()} if isinstance(v, dict) else v;"
-    " check = getattr(importlib.import_module(module), name); hints = typing.get_type_hints(check);"
+    " file = own and os.path.join(sys.argv[3], target);"
+    " own and sys.path.__setitem__(slice(0, 0), [sys.argv[3], os.path.dirname(file)]);"
+    f" spec = own and importlib.util.spec_from_file_location('{OWN_CHECK_MODULE}', file);"
+    " module = importlib.util.module_from_spec(spec) if own else importlib.import_module(target);"
+    " own and sys.modules.__setitem__(spec.name, module); own and spec.loader.exec_module(module);"
+    " check = getattr(module, name); hints = typing.get_type_hints(check);"
     " from pydantic import TypeAdapter;"
     " check(**{k: TypeAdapter(hints[k]).validate_json(json.dumps(v)) if k in hints else v"
     " for k, v in fill(json.loads(sys.argv[2])).items()})"
 )
 
 
-def _verify(cell: Cell, env: dict[str, str], name: str, check: Verify) -> Command:
+def _verify(cell: Cell, env: dict[str, str], name: str, check: Verify, miles_root: str) -> Command:
     arguments = verify_arguments(check)
-    return Command(
-        "verify",
-        name,
-        _job(cell, env, (cell.conventions.python, "-c", VERIFY_PROGRAM, check.call, arguments)),
-    )
+    root = (miles_root,) if calls.is_own(check.call) else ()
+    program = (cell.conventions.python, "-c", VERIFY_PROGRAM, check.call, arguments, *root)
+    return Command("verify", name, _job(cell, env, program))
 
 
 def verify_arguments(check: Verify) -> str:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import Field, JsonValue, PositiveInt, field_validator
 
+from schemas import calls
 from schemas.ci import CI
 from schemas.run import Expectation, Requirement, Retry
 from schemas.values import EnvValue, Flags, FlagValue, Model, ModelArgs
@@ -258,15 +259,26 @@ class Verify(Model):
     ``execute_train``): the function ``call`` names, given ``args`` by keyword."""
 
     call: str = Field(
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$",
-        description="module.function of the miles checkout, one the launch conventions list under verifiers:"
-        " (miles.utils.test_utils.comparisons.metrics.compare_metrics, ...)",
+        description="what to call: module.function of a check the launch conventions list under verifiers:"
+        " (miles.utils.test_utils.comparisons.metrics.compare_metrics, ...), or PATH.py:function, a function"
+        " a test of the checkout defines itself (tests/e2e/long/test_qwen3_0.6B_verifiers.py:verify), the"
+        " path relative to the checkout's root",
+        json_schema_extra={"pattern": calls.PATTERN},
     )
     args: dict[str, JsonValue] = Field(
         default={},
         description="its keyword arguments, as JSON values; on the node each is converted by the function's"
         " annotation (a mapping into the dataclass or pydantic model it names, text into a Path)",
     )
+
+    @field_validator("call")
+    @classmethod
+    def _callable(cls, call: str) -> str:
+        """One of the two forms, as text (schemas/calls.py); nothing of it is evaluated."""
+        why = calls.wrong(call)
+        if why is not None:
+            raise ValueError(why)
+        return call
 
     @field_validator("args")
     @classmethod

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import replace
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline, shell
+from runner import render as render_module
 from runner.errors import SpecError
 from runner.render import Context, preset_tokens, render, to_shell
 from runner.steps import overridden
@@ -363,8 +365,12 @@ def test_a_verify_entry_is_a_job_after_the_train_job_that_calls_the_check_with_i
     (tmp_path / "checks.py").write_text("import json\ndef compare(**given):\n    print(json.dumps(given))\n")
     entry = shell.line(verify.argv[verify.argv.index("--") + 1 :]).replace("python3", sys.executable, 1)
     node = {**os.environ, "OUT": 'it\'s "quoted" \\ ${HOME}'}  # a value JSON and the shell must not break on
-    done = subprocess.run(["bash", "-c", entry], cwd=tmp_path, capture_output=True, text=True, check=True, env=node)
-    filled = json.loads(json.dumps(args).replace("$${OUT}", node["OUT"].replace("\\", "\\\\").replace('"', '\\"')))
+    done = subprocess.run(
+        ["bash", "-c", entry], cwd=tmp_path, capture_output=True, text=True, check=True, env=node
+    )
+    filled = json.loads(
+        json.dumps(args).replace("$${OUT}", node["OUT"].replace("\\", "\\\\").replace('"', '\\"'))
+    )
     assert json.loads(done.stdout) == filled  # exactly the spec's arguments, each ${OUT} the node's value
     assert not (tmp_path / "pwned").exists()
     # miles' checks fail by assert: with PYTHONOPTIMIZE (a spec's env reaches the job) none could fail
@@ -392,7 +398,12 @@ def test_a_verify_argument_that_is_no_json_number_is_an_error_at_its_entry(write
 
 
 def test_verify_arguments_over_what_one_command_line_argument_holds_are_an_error(write) -> None:
-    text = MINIMAL + "verify:\n  same:\n    call: checks.compare\n    args: {keys: [" + "'aaaaaaa'," * 9000 + "]}\n"
+    text = (
+        MINIMAL
+        + "verify:\n  same:\n    call: checks.compare\n    args: {keys: ["
+        + "'aaaaaaa'," * 9000
+        + "]}\n"
+    )
     with pytest.raises(SpecError) as caught:
         pipeline.cell(write("spec.yaml", text))
     (problem,) = caught.value.problems
@@ -471,16 +482,28 @@ def test_a_name_with_a_newline_stays_in_its_comment(write, tmp_path: Path) -> No
 
 
 def test_model_args_change_a_preset_value_in_its_place_and_rules_point_at_the_spec(write) -> None:
-    spec = write("spec.yaml", MINIMAL.replace("model: {type: glm5-744B-A40B_4layer}", "model:\n  type: glm5-744B-A40B_4layer\n  args: {num-layers: 2, moe-layer-freq: '[0]*1+[1]*1'}"))
+    spec = write(
+        "spec.yaml",
+        MINIMAL.replace(
+            "model: {type: glm5-744B-A40B_4layer}",
+            "model:\n  type: glm5-744B-A40B_4layer\n  args: {num-layers: 2, moe-layer-freq: '[0]*1+[1]*1'}",
+        ),
+    )
     cell = pipeline.cell(spec)
     plain = preset_tokens(pipeline.cell(write("plain.yaml", MINIMAL)))
     tokens = render(cell).model_args
     assert len(tokens) == len(plain)  # the same flags in the same places
-    assert [(a, b) for a, b in zip(plain, tokens, strict=True) if a != b] == [("[0]*3+[1]*1", "[0]*1+[1]*1"), ("4", "2")]
+    assert [(a, b) for a, b in zip(plain, tokens, strict=True) if a != b] == [
+        ("[0]*3+[1]*1", "[0]*1+[1]*1"),
+        ("4", "2"),
+    ]
     assert cell.where("num-layers") == cell.location("model", "args", "num-layers")
     # a checkout's own MODEL_ARGS get the same values in their places
     context = Context(model_args=plain)
-    assert render(cell, replace(context, model_args=overridden(plain, cell.spec.model.args))).model_args == tokens
+    assert (
+        render(cell, replace(context, model_args=overridden(plain, cell.spec.model.args))).model_args
+        == tokens
+    )
 
 
 def test_a_rule_about_a_model_args_value_names_its_key_in_the_spec(write) -> None:
@@ -493,11 +516,16 @@ def test_a_rule_about_a_model_args_value_names_its_key_in_the_spec(write) -> Non
         pipeline.problems(cell)
     (problem,) = caught.value.problems
     assert problem.rule == "M4"
-    assert [(place.key, place.line) for place in problem.locations[1:]] == [("model.args.num-attention-heads", 4)]
+    assert [(place.key, place.line) for place in problem.locations[1:]] == [
+        ("model.args.num-attention-heads", 4)
+    ]
 
 
 def test_model_args_only_change_flags_the_preset_has(write) -> None:
-    text = MINIMAL.replace("model: {type: glm5-744B-A40B_4layer}", "model:\n  type: glm5-744B-A40B_4layer\n  args:\n    num-layerz: 2")
+    text = MINIMAL.replace(
+        "model: {type: glm5-744B-A40B_4layer}",
+        "model:\n  type: glm5-744B-A40B_4layer\n  args:\n    num-layerz: 2",
+    )
     with pytest.raises(SpecError) as caught:
         pipeline.cell(write("spec.yaml", text))
     (problem,) = caught.value.problems
@@ -509,7 +537,10 @@ def test_model_args_only_change_flags_the_preset_has(write) -> None:
 
 
 def test_model_args_without_a_value_says_what_false_and_delete_do_there(write) -> None:
-    text = MINIMAL.replace("model: {type: glm5-744B-A40B_4layer}", "model:\n  type: glm5-744B-A40B_4layer\n  args:\n    num-layers:")
+    text = MINIMAL.replace(
+        "model: {type: glm5-744B-A40B_4layer}",
+        "model:\n  type: glm5-744B-A40B_4layer\n  args:\n    num-layers:",
+    )
     with pytest.raises(SpecError) as caught:
         pipeline.cell(write("spec.yaml", text))
     (problem,) = caught.value.problems
@@ -535,3 +566,39 @@ def test_overridden_replaces_a_flags_values_and_keeps_everything_else() -> None:
     words = ("--a", "1", "--b", "x", "y", "--switch", "--c", "-1")
     assert overridden(words, {"b": ["z"], "c": 2, "switch": False}) == ("--a", "1", "--b", "z", "--c", "2")
     assert overridden(words, {}) == words
+
+
+@pytest.mark.allow_subprocess  # bash runs the verify job's entrypoint as the node's shell would
+def test_a_tests_own_check_is_loaded_from_the_checkout_without_its_main_block(write, tmp_path: Path) -> None:
+    call = "tests/e2e/own/test_tiny_0.6B_dumped.py:verify"
+    text = (
+        MINIMAL + f"verify:\n  dumps:\n    call: {call}\n    args: {{dump_dir: '$${{OUT}}/dump', samples: 2}}\n"
+    )
+    launch = render(pipeline.cell(write("spec.yaml", text)))
+    verify = launch.commands[-1]
+    program = render_module.VERIFY_PROGRAM
+    entry = verify.argv[verify.argv.index("--") + 1 :]
+    assert entry == (
+        "python3",
+        "-c",
+        program,
+        call,
+        '{"dump_dir":"\\u0024{OUT}/dump","samples":2}',
+        "${MILES_ROOT}",
+    )
+    root = tmp_path / "miles"
+    shutil.copytree(DATA / "fake-miles", root)
+    shutil.copytree(DATA / "own-checks", root, dirs_exist_ok=True)
+    dumps = tmp_path / "out" / "dump" / "rollout_data"
+    dumps.mkdir(parents=True)
+    (dumps / "0.pt").write_text("")
+    line = shell.line(entry).replace("python3", sys.executable, 1)
+    node = {**os.environ, "OUT": str(tmp_path / "out"), "MILES_ROOT": str(root)}
+    done = subprocess.run(["bash", "-c", line], cwd="/", capture_output=True, text=True, env=node)
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr  # its __main__ block would have launched
+    assert done.stderr.splitlines()[-1] == (
+        f"AssertionError: 1 dumps in {tmp_path}/out/dump, expected 2"  # dump_dir arrived as a Path
+    )
+    (dumps / "1.pt").write_text("")
+    done = subprocess.run(["bash", "-c", line], cwd="/", capture_output=True, text=True, env=node)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

@@ -432,7 +432,7 @@ def test_l15_verify_calls_a_check_the_targeted_miles_offers_with_its_parameters(
     assert problems(write, ROCM, good, only="L15") == [
         "spec.yaml:3: error [L15] verify.s.call: miles dc8b499b offers no check"
         f" {SESSION_CHECK} (it offers: none)\n"
-        "  ==> name one of them, or run the check in a test of the checkout's own"
+        "  ==> name one of them, or a function a test of the checkout defines (PATH.py:function)"
     ]
     typo = f"verify:\n  s:\n    call: {SESSION_CHECK}\n    args: {{metrics_pth: /tmp/m.jsonl}}\n"
     assert problems(write, MAIN, typo, only="L15") == [
@@ -442,22 +442,78 @@ def test_l15_verify_calls_a_check_the_targeted_miles_offers_with_its_parameters(
     ]
     unknown = "verify:\n  s:\n    call: os.system\n"
     (found,) = problems(write, MAIN, unknown, only="L15")
-    assert found.startswith("spec.yaml:3: error [L15] verify.s.call: miles 31f1ca96 offers no check os.system")
+    assert found.startswith(
+        "spec.yaml:3: error [L15] verify.s.call: miles 31f1ca96 offers no check os.system"
+    )
 
 
-@pytest.mark.parametrize("call", ["os.system('rm -rf /')", "compare_metrics", "a..b", "x.y; rm -rf /", ".a.b"])
-def test_a_verify_call_is_a_dotted_name_and_nothing_else(write, call) -> None:
+@pytest.mark.parametrize(
+    ("call", "why"),
+    [
+        (
+            "os.system('rm -rf /')",
+            "\"os.system('rm -rf /')\" is no dotted name (module.function of a check miles offers) and no"
+            " PATH.py:function (a function of a test of the checkout)",
+        ),
+        (
+            "compare_metrics",
+            "'compare_metrics' is no dotted name (module.function of a check miles offers) and no"
+            " PATH.py:function (a function of a test of the checkout)",
+        ),
+        (
+            "a..b",
+            "'a..b' is no dotted name (module.function of a check miles offers) and no PATH.py:function (a"
+            " function of a test of the checkout)",
+        ),
+        (
+            ".a.b",
+            "'.a.b' is no dotted name (module.function of a check miles offers) and no PATH.py:function (a"
+            " function of a test of the checkout)",
+        ),
+        (
+            "../miles/x.py:f",
+            "'../miles/x.py:f' leaves the checkout (..): name a file inside it, relative to its root",
+        ),
+        (
+            "tests/../../x.py:f",
+            "'tests/../../x.py:f' leaves the checkout (..): name a file inside it, relative to its root",
+        ),
+        (
+            "/etc/x.py:f",
+            "'/etc/x.py:f' is an absolute path: name the file relative to the checkout's root"
+            " (tests/e2e/...)",
+        ),
+        ("tests/x.txt:f", "'tests/x.txt:f' names no .py file"),
+        ("tests/x.py:f:g", "'tests/x.py:f:g' holds more than one colon (PATH.py:function has one)"),
+        (
+            "tests/x.py:os.system",
+            "'tests/x.py:os.system' names no function after the colon ('os.system' is no Python name)",
+        ),
+        (
+            "tests/$(touch x).py:f",
+            "'tests/$(touch x).py:f' holds a name that is empty, hidden or has characters"
+            " other than letters, digits and _.+- (nothing a shell would expand)",
+        ),
+        (
+            "tests//x.py:f",
+            "'tests//x.py:f' holds a name that is empty, hidden or has characters other than"
+            " letters, digits and _.+- (nothing a shell would expand)",
+        ),
+    ],
+)
+def test_a_verify_call_is_a_dotted_name_or_a_path_in_the_checkout_and_nothing_else(write, call, why) -> None:
     spec = write("spec.yaml", f"extends: {MAIN}\nverify:\n  s:\n    call: {json.dumps(call)}\n")
     with pytest.raises(SpecError) as caught:
         pipeline.cell(spec)
     (problem,) = caught.value.problems
-    assert (problem.key, problem.locations[0].line) == ("verify.s.call", 4)
-    assert "should match pattern" in problem.message
+    assert (problem.key, problem.locations[0].line, problem.message) == ("verify.s.call", 4, why)
 
 
 def test_debug_train_only_starts_no_engines_so_it_needs_no_rollout_gpus(write) -> None:
     overlay = "args:\n  misc:\n    debug-train-only: true\n  sglang:\n    rollout-num-gpus: !delete\n"
-    assert rules(write, ROCM, overlay.replace("debug-train-only: true", "debug-train-only: false")) == ["e:L3"]
+    assert rules(write, ROCM, overlay.replace("debug-train-only: true", "debug-train-only: false")) == [
+        "e:L3"
+    ]
     cell = pipeline.cell(write("spec.yaml", f"extends: {ROCM}\n{overlay}"))
     facts = layout(cell)
     assert (facts.train_only, facts.rollout_gpus, facts.needed_gpus) == (True, 0, 4)

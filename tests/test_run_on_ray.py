@@ -356,7 +356,9 @@ def test_verify_runs_the_checkouts_check_after_the_job_and_its_failure_fails_the
     assert "assistant_text mismatch rate 0.50 &gt; 0.2" in junit
 
 
-def test_verify_entries_whose_names_give_one_job_name_are_jobs_of_their_own(cli, specs, users_cluster, tmp_path):
+def test_verify_entries_whose_names_give_one_job_name_are_jobs_of_their_own(
+    cli, specs, users_cluster, tmp_path
+):
     path = (tmp_path / "metrics.jsonl").as_posix()
     again = "  session metrics:\n    call: miles.utils.test_utils.session_verify_runner.assert_session_verify_metrics\n"
     again += f"    args: {{metrics_path: {path}, assistant_text_threshold: 0.2}}\n"
@@ -384,3 +386,71 @@ def test_verify_does_not_run_when_the_job_failed(cli, specs, users_cluster, tmp_
     (cell,) = report["cells"]
     assert (code, cell["status"], cell["verified"]) == (1, "failed", [])
     assert cell["reason"].startswith("the job exited with code 3")
+
+
+OWN_CHECK = """
+env:
+  PYTHONPATH: $${{MILES_ROOT}}
+verify:
+  own-metrics:
+    call: tests/e2e/own/checks.py:read_metrics
+    args: {{metrics: {path}, at_most: 0.2}}
+"""
+
+
+@pytest.fixture
+def own_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fake checkout with tests that check their run with functions of their own file."""
+    root = tmp_path / "miles"
+    shutil.copytree(FAKE_MILES, root)
+    shutil.copytree(DATA / "own-checks", root, dirs_exist_ok=True)
+    monkeypatch.setenv("MILES_ROOT", str(root))
+    return root
+
+
+def test_a_tests_own_check_runs_from_the_checkout_after_the_job_and_its_failure_fails_the_cell(
+    cli, specs, own_checkout, users_cluster, tmp_path
+):
+    metrics = tmp_path / "metrics-{}.jsonl"
+    for side, rate in (("a", 0.1), ("b", 0.5)):
+        Path(metrics.as_posix().format(side)).write_text(json.dumps({"mismatch": rate}) + "\n")
+    specs("a-own", extra=OWN_CHECK.format(path=metrics.as_posix().format("a")))
+    specs("b-own", extra=OWN_CHECK.format(path=metrics.as_posix().format("b")))
+    code, report, err = run(cli, "m/fake", "--keep-going", "--skip-prepare", address=users_cluster.address)
+    passed, failed = report["cells"]
+    assert (code, passed["status"], passed["reason"]) == (1, "passed", ""), err
+    (record,) = passed["verified"]
+    assert (record["name"], record["call"], record["outcome"]) == (
+        "own-metrics",
+        "tests/e2e/own/checks.py:read_metrics",
+        "succeeded",
+    )
+    log = (tmp_path / "logs" / "fake-a-own.log").read_text()
+    assert "own check: 1 samples, at most 0.10" in log
+    assert "the __main__ block ran" not in log
+    assert (failed["status"], failed["reason"]) == (
+        "failed",
+        "verify own-metrics (tests/e2e/own/checks.py:read_metrics): the job exited with code 1: AssertionError:"
+        " mismatch rate 0.50 > 0.2",
+    )
+
+
+def test_an_own_check_reading_rays_default_session_is_refused_on_a_head_run_starts(cli, specs, own_checkout):
+    gone = "verify:\n  gone:\n    call: tests/e2e/own/test_gone.py:check\n"
+    spec = specs("session", extra=gone)
+    result = cli("run", "m/fake/session.yaml", "--skip-prepare")
+    assert result.code == 2  # run has the checkout ($MILES_ROOT), so rule L16 checks the call there
+    assert f"error [L16] verify.gone.call: the checkout at {own_checkout} has no file" in result.err
+    spec.write_text(spec.read_text().replace("test_gone.py:check", "test_ray_logs.py:_assert_armed"))
+    result = cli("run", "m/fake/session.yaml", "--skip-prepare")
+    assert (result.code, result.err.splitlines()[:2]) == (
+        3,
+        [
+            "run-matrix: preflight failed (--no-preflight runs anyway):",
+            "  fake/session: verify.gone: _assert_armed() reads /tmp/ray/session_latest/logs/worker-*,"
+            " /tmp/ray/session_latest/logs/armed, Ray's default session, and the Ray head run starts for a cell"
+            " keeps its session in a private temp dir (run-matrix-ray-*): the check would read another Ray's logs,"
+            " or none. Start a head with Ray's default temp dir (`ray start --head`) and run with --ray-address"
+            " http://127.0.0.1:8265",
+        ],
+    )  # the next lines: this machine has no GPUs for the cell

@@ -56,7 +56,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     add_miles_root(
         parser,
         "its own helper module is loaded, its command and network calls replaced by recorders; "
-        "MODEL_ARGS come from its scripts/models/",
+        "MODEL_ARGS come from its scripts/models/; a check the test defines itself, called after a launch, "
+        "becomes a verify: entry PATH.py:function",
     )
     parser.add_argument("--force", action="store_true", help="replace files that exist")
     parser.add_argument(

@@ -33,7 +33,11 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         action="store_true",
         help="check everything again and keep nothing (also: RUN_MATRIX_NO_CACHE=1)",
     )
-    add_miles_root(parser)
+    add_miles_root(
+        parser,
+        "its own flags decide which flags are valid, and a verify: entry naming a test's own function"
+        " (PATH.py:function) is checked against its file (rule L16)",
+    )
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 

@@ -22,6 +22,8 @@ from runner.errors import EnvironmentProblem, Location, RunMatrixError, SpecErro
 from runner.importer import launch_reads
 from runner.importer.knowledge import knowledge
 from runner.importer.trace import written_by
+from runner.knowledge import own_checks
+from schemas import calls
 
 HARNESS = Path(__file__).with_name("harness.py")
 TIMEOUT_S = 60.0
@@ -180,17 +182,18 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
     kept = _kept_writes(events, launches[-1], trace["root"])
     ran = [(i, _event(e)) for i, e in enumerate(events) if e["kind"] in ("command", "helper") or i in kept]
     checks = _checks(events, launches)
-    calls = tuple(_call(events[i], tuple(event for j, event in ran if j < i), checks[i]) for i in launches)
+    launched = tuple(_call(events[i], tuple(event for j, event in ran if j < i), checks[i]) for i in launches)
     return Run(
         switches,
-        calls[0].prepare,
-        calls,
+        launched[0].prepare,
+        launched,
         tuple(e["text"] for e in events if e["kind"] == "wandb"),
         tuple(
             _note(e) if e["kind"] != "write" else _write_note(e, i > launches[-1], trace["root"])
             for i, e in enumerate(events)
             if e["kind"] in ("effect", "silent", "clock") or (e["kind"] == "write" and i not in kept)
-        ),
+        )
+        + _session_notes(launched, Path(trace["root"])),
         {name: _location(at) for name, at in trace["env_reads"].items()},
         trace["root"],
         tuple(
@@ -260,10 +263,43 @@ def _checks(events: list[dict[str, Any]], launches: list[int]) -> dict[int, tupl
         if not before:
             raise refused(
                 _location(event["at"]),
-                f"calls {event['call'].rsplit('.', 1)[1]}() before any execute_train: no run to check yet",
+                f"calls {calls.function_of(event['call'])}() before any execute_train: no run to check yet",
             )
+        _not_fed_to_a_launch(event, [events[i] for i in launches if i > index])
         found[before[-1]].append(Check(event["call"], event["args"], _location(event["at"])))
     return {i: tuple(checks) for i, checks in found.items()}
+
+
+def _not_fed_to_a_launch(check: dict[str, Any], later: list[dict[str, Any]]) -> None:
+    """A test's own function called between two launches of one function may prepare the second
+    (a checkpoint's step read back); a spec holds it only as a check of the first."""
+    again = [e for e in later if "flow" in check and e.get("flow") == check["flow"]]
+    if again:
+        raise refused(
+            _location(check["at"]),
+            f"calls {calls.function_of(check['call'])}(), code of its own, between two launches of one"
+            f" function (line {again[0]['at'][1]} launches again): what it does may feed that launch, which"
+            " a spec's verify: cannot (a check runs after its cell's job)",
+        )
+
+
+def _session_notes(launched: Sequence[Call], root: Path) -> tuple[Note, ...]:
+    """A test's own check that reads Ray's default session (``/tmp/ray/session_latest``): under
+    miles it is the session execute_train just started; a cell's own Ray head keeps it elsewhere."""
+    notes = []
+    for check in (c for call in launched for c in call.checks if calls.is_own(c.call)):
+        found = own_checks.read(root, check.call)
+        if not isinstance(found, str) and found.ray_paths:
+            notes.append(Note(session_note(check.call, found.ray_paths), check.at))
+    return tuple(dict.fromkeys(notes))
+
+
+def session_note(call: str, paths: Sequence[str]) -> str:
+    return (
+        f"{calls.function_of(call)}() reads {', '.join(paths)}, Ray's default session: the cell's own only"
+        " on a cluster started with Ray's default temp dir, while run starts a cell's Ray head with a private"
+        " one (run-matrix-ray-*): run this cell on such a cluster, with --ray-address"
+    )
 
 
 def _kept_writes(events: list[dict[str, Any]], last_launch: int, root: str) -> set[int]:

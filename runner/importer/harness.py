@@ -16,6 +16,8 @@ checkout, its own PID namespace, resource limits). Before the script runs:
   from a fixed seed, so a temporary file the launch names is named alike in every run;
 * the checkout's checks of a run's output (``verifiers:`` of the launch conventions, such as
   ``compare_metrics``) record their arguments and check nothing: they become the spec's ``verify:``;
+  so do, with ``MILES_ROOT``, the script's own functions a launching function calls after its launch
+  (``script_checks.py``);
 * reads of environment variables are recorded (the variant switches are found that way), and so
   are functions of the script that ``prepare()`` calls which use no helper and touch no file
   (their effect is invisible to the recorder); the guards themselves are in ``guards.py``.
@@ -60,6 +62,7 @@ SANDBOX = (
     "missing.py",
     "registry.py",
     "verifiers.py",
+    "script_checks.py",
 )  # what runs in the sandbox
 # Stand-ins for the packages a miles test imports besides the helpers (CI registration only).
 STUB_PACKAGES = ("miles", "miles.utils", "miles.utils.external_utils", "tests", "tests.ci")
@@ -92,7 +95,13 @@ def main(argv: Sequence[str]) -> int:
         _same_temporary_names()
         guards.install(trace)
         checks = _load("_run_matrix_verifiers", "verifiers.py")
-        failure = _run(script, miles_root, recorder, tracing, registry, lambda: checks.install(verifiers))
+        own = _load("_run_matrix_script_checks", "script_checks.py")
+
+        def record_checks() -> None:
+            checks.install(verifiers)
+            own.install(trace, str(miles_root), checks.recording_of)
+
+        failure = _run(script, miles_root, recorder, tracing, registry, record_checks)
         _read_back(trace.events)
         with contextlib.suppress(OSError):
             _RMDIR(trace.captures)

@@ -22,7 +22,7 @@ from runner.importer.knowledge import Knowledge
 from runner.importer.launch import Launched, launched
 from runner.knowledge import preset_data
 from runner.steps import tokens
-from schemas import GROUPS, Group, LaunchConventions
+from schemas import GROUPS, Group, LaunchConventions, calls
 from schemas.spec import TrainScript
 from schemas.values import flag_tokens
 
@@ -125,7 +125,7 @@ def _verify(call: Call) -> dict[str, dict[str, Any]]:
     then ``compare-metrics-2`` for a second call)."""
     named: dict[str, dict[str, Any]] = {}
     for check in call.checks:
-        stem = check.call.rsplit(".", 1)[1].strip("_").replace("_", "-")
+        stem = calls.function_of(check.call).strip("_").replace("_", "-")
         names = itertools.chain([stem], (f"{stem}-{k}" for k in itertools.count(2)))
         name = next(n for n in names if n not in named)
         named[name] = {"call": check.call, "args": check.args}

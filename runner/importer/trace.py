@@ -57,6 +57,10 @@ class Trace:
     hooks: dict[str, tuple[Any, ...]] = dataclasses.field(
         default_factory=dict
     )  # name -> as it was (hooked())
+    launchers: list[FrameType] = dataclasses.field(
+        default_factory=list
+    )  # the frames that called execute_train
+    launching: Callable[[FrameType], None] | None = None  # told of each launch's caller (script_checks.py)
 
     def where(self) -> list[Any]:
         """[file, line] of the script line that led here (else the nearest caller outside us)."""
@@ -312,7 +316,12 @@ def begin_train(call: dict[str, Any]) -> None:
         commands=[],
         variables=_flag_variables(caller),
         caller=_caller(caller),
+        flow=id(flow := _script_frame(caller)),
     )
+    if not any(frame is flow for frame in TRACE.launchers):
+        TRACE.launchers.append(flow)  # kept alive, so its id names no other frame
+    if TRACE.launching is not None:
+        TRACE.launching(flow)
 
 
 # miles' own before_ray_job_submit hooks (functions of its helper module) -> the service a spec names
@@ -351,6 +360,15 @@ def _service(hook: object) -> str:
         " the job submission, which a spec has no place for (a spec's launch.before_submit names miles'"
         " own start_mooncake_master)"
     )
+
+
+def _script_frame(caller: FrameType) -> FrameType:
+    """The launching function of the script: the nearest frame of the script's file that led to the
+    launch (``execute()``, also when it launches through a helper of the checkout's), else the caller."""
+    frame: FrameType | None = caller
+    while frame is not None and frame.f_code.co_filename != TRACE.script:
+        frame = frame.f_back
+    return frame or caller
 
 
 def end_train() -> None:

@@ -94,8 +94,7 @@ def _record_in(module: ModuleType, names: list[str]) -> None:
         function = module.__dict__.get(name)
         if not isinstance(function, FunctionType):
             continue
-        call = f"{module.__name__}.{name}"
-        check = verifying(call, inspect.signature(function), _hints(function))
+        check = recording_of(f"{module.__name__}.{name}", function)
         try:
             # in place: the module's own code may have handed the function on before it finished
             # (the FT scenarios' ``compare_fn=_compare``), and that reference must record too
@@ -120,10 +119,17 @@ def _hints(function: FunctionType) -> dict[str, Any] | str:
         return f"{type(error).__name__}: {error}"
 
 
-def verifying(call: str, signature: inspect.Signature, hints: dict[str, Any] | str) -> Callable[..., None]:
+def recording_of(call: str, function: FunctionType, **extra: Any) -> Callable[..., None]:
+    """A stand-in for ``function`` that records its call as ``call`` (with ``extra`` in the event)."""
+    return verifying(call, inspect.signature(function), _hints(function), **extra)
+
+
+def verifying(
+    call: str, signature: inspect.Signature, hints: dict[str, Any] | str, **extra: Any
+) -> Callable[..., None]:
     """A check of a run's output (``verifiers:`` of the launch conventions): the arguments the test
     gives it are recorded for the spec's ``verify:``, and nothing is checked (there is no output)."""
-    function = call.rsplit(".", 1)[1]
+    function = call.rpartition(":")[2] if ":" in call else call.rpartition(".")[2]
 
     def check(*args: Any, **kwargs: Any) -> None:
         # a call the function does not take raises TypeError here, as the real one would
@@ -148,7 +154,7 @@ def verifying(call: str, signature: inspect.Signature, hints: dict[str, Any] | s
                     f"passes {function}() {name}={_shown(value)}, which the check would get back from a"
                     f" spec's verify: as {_shown(back)} ({_why(hints, name)})"
                 )
-        TRACE.record("verify", call=call, args=held)
+        TRACE.record("verify", call=call, args=held, **extra)
 
     check.__name__ = check.__qualname__ = function
     return check

@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import EnvironmentProblem
+from runner.knowledge import own_checks
 from runner.run import prepare, services
 from runner.run.plan import Options, Planned
+from schemas import calls
 from schemas.spec import Conversion
 
 GPU_OVERRIDE = "RUN_MATRIX_GPUS"
@@ -56,6 +58,7 @@ def check(planned: Sequence[Planned], options: Options) -> None:
         findings.append("Ray is not installed: pip install 'run-matrix[run]'")
     for each in planned:
         findings += [f"{each.cell.id}: {f}" for f in _checkout(each, options.miles_root)]
+        findings += [f"{each.cell.id}: {f}" for f in _own_checks(each, options)]
         findings += [f"{each.cell.id}: {f}" for f in _remote_services(each, options.ray_address)]
         findings += [f"{each.cell.id}: {f}" for f in _programs(each, options)]
     if options.ray_address is None:
@@ -85,6 +88,29 @@ def _checkout(planned: Planned, miles_root: Path | None) -> list[str]:
         for path, why in needed.items()
         if not (miles_root / path).is_file()
     ]
+
+
+def _own_checks(planned: Planned, options: Options) -> list[str]:
+    """A test's own check must be in the checkout; one that reads Ray's default session
+    (``/tmp/ray/session_latest``) would read another Ray's logs, or none, on the head run starts for
+    the cell (its session is in a private temp dir), so it needs a cluster started with the default."""
+    if options.miles_root is None:
+        return []  # need_checkout says so
+    found = []
+    for name, check in planned.cell.spec.verify.items():
+        if not calls.is_own(check.call):
+            continue
+        own = own_checks.read(options.miles_root, check.call)
+        if isinstance(own, str):
+            found.append(f"verify.{name}: {own}")
+        elif own.ray_paths and options.ray_address is None:
+            found.append(
+                f"verify.{name}: {calls.function_of(check.call)}() reads {', '.join(own.ray_paths)}, Ray's"
+                " default session, and the Ray head run starts for a cell keeps its session in a private temp"
+                " dir (run-matrix-ray-*): the check would read another Ray's logs, or none. Start a head with"
+                " Ray's default temp dir (`ray start --head`) and run with --ray-address http://127.0.0.1:8265"
+            )
+    return found
 
 
 def _remote_services(planned: Planned, address: str | None) -> list[str]:

@@ -1,0 +1,87 @@
+"""A check a test of the checkout defines itself (``verify:`` ``PATH.py:function``), read as text.
+
+The file is parsed (``ast``), never imported: a checkout's code runs only in the sandbox. What is
+read: whether the file holds a top-level function of that name, its parameters (required: no
+default), and the paths under Ray's default temp dir its body names (``/tmp/ray/session_latest``):
+a run-matrix cell keeps its Ray session elsewhere.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from schemas import calls
+
+MAX_BYTES = 4 * 1024 * 1024  # a test file is kilobytes; a bigger one is not parsed
+RAY_DEFAULT_TEMP = "/tmp/ray/"  # Ray's temp dir when `ray start` is given none
+
+
+@dataclass(frozen=True)
+class OwnCheck:
+    """A test's own check as its file defines it."""
+
+    file: Path
+    line: int
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+    any_keyword: bool  # it takes **kwargs
+    ray_paths: tuple[str, ...]  # text under /tmp/ray/ its body names
+
+
+def read(root: Path, call: str) -> OwnCheck | str:
+    """The check ``call`` names in the checkout at ``root``, or why there is none to read."""
+    relative = calls.file_of(call)
+    name = calls.function_of(call)
+    path = root / relative
+    try:
+        resolved, base = path.resolve(strict=True), root.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return f"the checkout at {root} has no file {relative}"
+    if not resolved.is_relative_to(base):
+        return f"{relative} leads out of the checkout at {root} (to {resolved})"
+    if not resolved.is_file():
+        return f"{relative} in the checkout at {root} is not a file"
+    found = _parsed(resolved, resolved.stat().st_mtime_ns)
+    if isinstance(found, str):
+        return f"{relative} in the checkout at {root} {found}"
+    function = found.get(name)
+    if function is None:
+        known = ", ".join(sorted(found)) or "none"
+        return f"{relative} defines no top-level function {name} (it defines: {known})"
+    return _check(resolved, function)
+
+
+@cache
+def _parsed(path: Path, stamp: int) -> dict[str, ast.FunctionDef] | str:
+    """The top-level functions of ``path`` by name; why not, if it cannot be read. ``stamp`` (the
+    file's mtime) makes an edited file a new cache entry."""
+    try:
+        if os.stat(path).st_size > MAX_BYTES:
+            return f"is over {MAX_BYTES // (1024 * 1024)} MiB: not read"
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except OSError as error:
+        return f"cannot be read: {error.strerror or error}"
+    except (SyntaxError, ValueError) as error:
+        return f"cannot be parsed: {type(error).__name__}: {error}"
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def _check(path: Path, function: ast.FunctionDef) -> OwnCheck:
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    first_default = len(positional) - len(arguments.defaults)
+    required = [a.arg for a in positional[:first_default]]
+    optional = [a.arg for a in positional[first_default:]]
+    for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True):
+        (optional if default is not None else required).append(argument.arg)
+    named = (
+        node.value
+        for node in ast.walk(function)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    )
+    ray = tuple(dict.fromkeys(text for text in named if text.startswith(RAY_DEFAULT_TEMP)))
+    return OwnCheck(path, function.lineno, tuple(required), tuple(optional), arguments.kwarg is not None, ray)

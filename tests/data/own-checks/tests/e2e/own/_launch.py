@@ -1,0 +1,14 @@
+"""One small launch, shared by the tests of this folder."""
+
+import miles.utils.external_utils.command_utils as U
+
+TRAIN_ARGS = (
+    "--hf-checkpoint /root/models/Qwen3-4B --prompt-data /root/datasets/p.jsonl --num-rollout 2 "
+    "--rollout-batch-size 8 --n-samples-per-prompt 8 --global-batch-size 64 "
+    "--tensor-model-parallel-size 2 --rollout-num-gpus-per-engine 2 "
+    "--actor-num-nodes 1 --actor-num-gpus-per-node 4 --colocate"
+)
+
+
+def launch(extra: str = "") -> None:
+    U.execute_train(train_args=TRAIN_ARGS + extra, num_gpus_per_node=4, megatron_model_type="qwen3-4B")
