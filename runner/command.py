@@ -24,6 +24,12 @@ class Command:
     guard: tuple[str, ...] = ()  # a ``test`` argv: the step is skipped when it succeeds
     stdin: str = ""  # a program the command reads on stdin (``python3 -``)
     listens: int = 0  # a service: it stays up, ready once 127.0.0.1:PORT answers (and left alone if it does)
+    ready: str = ""  # a service: it stays up, ready once it prints this line (a hook of the test's own)
+
+    @property
+    def stays_up(self) -> bool:
+        """A service: it runs for the job, started after the Ray head."""
+        return bool(self.listens or self.ready)
 
     @property
     def line(self) -> str:
@@ -36,6 +42,8 @@ class Command:
         text = self.line
         if self.listens:
             return _service_shell(self.name, text, self.listens)
+        if self.ready:
+            return _hook_shell(self.name, text, self.ready)
         if self.guard:
             text = f"{_test_text(self.guard)} || {text}"
         if self.stdin:
@@ -58,6 +66,25 @@ def _service_shell(name: str, line: str, port: int) -> str:
         f"{answers} || {{ {line} & }}\n"
         f"for _ in $(seq {SERVICE_SECONDS}); do {answers} && break; sleep 1; done\n"
         f"{answers} || {{ echo {failed} >&2; exit 1; }}"
+    )
+
+
+HOOK_SECONDS = 900  # how long a hook of the test's own may take (miles' OPD teacher waits up to 600 s)
+
+
+def _hook_shell(name: str, line: str, ready: str) -> str:
+    """Started in the background, its output in a log of its own, then waited for until it prints
+    ``ready``; it stays up for the job."""
+    log = f"/tmp/run-matrix-{name}.log"
+    quoted, said = shell.quote(log), shell.quote(ready)
+    gone = shell.quote(f"{name} ended before it returned; its output: {log}")
+    late = shell.quote(f"{name} did not return within {HOOK_SECONDS} s; its output: {log}")
+    return (
+        f"{line} >{quoted} 2>&1 &\n"
+        f"hook=$!\n"
+        f"for _ in $(seq {HOOK_SECONDS}); do grep -qxF {said} {quoted} && break"
+        f"; kill -0 $hook 2>/dev/null || {{ echo {gone} >&2; exit 1; }}; sleep 1; done\n"
+        f"grep -qxF {said} {quoted} || {{ echo {late} >&2; exit 1; }}"
     )
 
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from runner import reads, shell, steps
 from runner.cell import Cell
 from runner.command import Command
 from schemas import GROUPS, calls
 from schemas.conventions import EnvDefault, LaunchConventions
-from schemas.spec import Verify
+from schemas.spec import Service, Verify
 from schemas.values import flag_tokens
 
 MILES_ROOT_REFERENCE = "${MILES_ROOT}"
@@ -67,7 +67,7 @@ def render(cell: Cell, context: Context = Context()) -> Launch:
             for name, step in cell.spec.prepare.items()
         ),
         _ray_start(cell),
-        *map(steps.service, cell.spec.launch.before_submit),
+        *(_before_submit(cell, entry, context.miles_root) for entry in cell.spec.launch.before_submit),
         _submit(cell, context, env, model_args + train_args),
         *(_verify(cell, env, name, check, context.miles_root) for name, check in cell.spec.verify.items()),
     )
@@ -192,10 +192,11 @@ def _submit(cell: Cell, context: Context, env: dict[str, str], entry_args: tuple
 # into a dataclass or model, text into a Path); import checks that this gives back what the test
 # passed (importer/verifiers.py).
 OWN_CHECK_MODULE = "run_matrix_own_check"
-VERIFY_PROGRAM = (
+CALL_PROGRAM = (
     "import importlib, importlib.util, json, os, re, sys, typing; call = sys.argv[1]; own = ':' in call;"
     " target, _, name = call.rpartition(':' if own else '.');"
-    " sys.flags.optimize and sys.exit('PYTHONOPTIMIZE is set: the asserts of the check would not run');"
+    " sys.flags.optimize and sys.exit('PYTHONOPTIMIZE is set: the asserts of the function called would"
+    " not run');"
     " fill = lambda v: re.sub(r'\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}', lambda m: os.environ[m[1]], v)"
     " if isinstance(v, str) else [fill(x) for x in v] if isinstance(v, list)"
     " else {fill(k): fill(x) for k, x in v.items()} if isinstance(v, dict) else v;"
@@ -209,6 +210,14 @@ VERIFY_PROGRAM = (
     " check(**{k: TypeAdapter(hints[k]).validate_json(json.dumps(v)) if k in hints else v"
     " for k, v in fill(json.loads(sys.argv[2])).items()})"
 )
+VERIFY_PROGRAM = CALL_PROGRAM
+# a hook of the test's own (launch.before_submit: PATH.py:function) is called by the same program,
+# which then says so on a line of its own and stays, with all the hook started (a server, a router),
+# until the job has ended and run stops its process session, as the test's process stays in miles
+HOOK_READY = "run-matrix: the before_submit hook returned"
+HOOK_PROGRAM = (
+    CALL_PROGRAM + f"; print({HOOK_READY!r}, flush=True); import threading; threading.Event().wait()"
+)
 
 
 def _verify(cell: Cell, env: dict[str, str], name: str, check: Verify, miles_root: str) -> Command:
@@ -216,6 +225,15 @@ def _verify(cell: Cell, env: dict[str, str], name: str, check: Verify, miles_roo
     root = (miles_root,) if calls.is_own(check.call) else ()
     program = (cell.conventions.python, "-c", VERIFY_PROGRAM, check.call, arguments, *root)
     return Command("verify", name, _job(cell, env, program))
+
+
+def _before_submit(cell: Cell, entry: str, miles_root: str) -> Command:
+    """A service run-matrix knows (``mooncake-master``), or a hook the test defines, called on this
+    machine between ``ray start`` and the submission, with the checkout's root to load it from."""
+    if not calls.is_own(entry):
+        return steps.service(cast(Service, entry))  # the model lets nothing else through
+    program = (cell.conventions.python, "-c", HOOK_PROGRAM, entry, "{}", miles_root)
+    return Command("cluster", calls.function_of(entry), program, ready=HOOK_READY)
 
 
 def verify_arguments(check: Verify) -> str:

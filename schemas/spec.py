@@ -57,11 +57,16 @@ def pythonpath(value: str) -> str:
 class Launch(Model):
     script: TrainScript = Field(description="train.py (sync; the only one with --colocate) or train_async.py")
     master_addr: str = "127.0.0.1"
-    before_submit: list[Service] = Field(
+    before_submit: list[str] = Field(
         default=[],
         description="what runs between `ray start` and the job's submission (miles' before_ray_job_submit):"
         " mooncake-master is U.start_mooncake_master, the Mooncake store's master on 127.0.0.1:50051,"
-        " left as it is when one already answers there",
+        " left as it is when one already answers there; PATH.py:function is a hook a test of the checkout"
+        " defines (tests/test_external_rollout.py:_launch_background), the path relative to the checkout's"
+        " root, called with no arguments and kept running, with all it started, until the job has ended",
+        json_schema_extra={
+            "items": {"anyOf": [{"enum": list(get_args(Service))}, {"pattern": f"^{calls.OWN}$"}]}
+        },
     )
 
     @field_validator("megatron_path")
@@ -71,7 +76,18 @@ class Launch(Model):
 
     @field_validator("before_submit")
     @classmethod
-    def _once_each(cls, services: list[Service]) -> list[Service]:
+    def _known_once_each(cls, services: list[str]) -> list[str]:
+        for service in services:
+            if service in get_args(Service):
+                continue
+            if not calls.is_own(service):
+                raise ValueError(
+                    f"{service!r} is no service run-matrix starts ({', '.join(get_args(Service))}) and no"
+                    " PATH.py:function (a hook a test of the checkout defines)"
+                )
+            why = calls.wrong(service)
+            if why is not None:
+                raise ValueError(why)
         twice = sorted({s for s in services if services.count(s) > 1})
         if twice:
             raise ValueError(f"{', '.join(twice)} named twice: a service is started once")

@@ -169,3 +169,11 @@ def promptly(call: Callable[[], T], seconds: float = 20) -> T:
     worker.join(seconds)
     assert done, f"still running after {seconds}s"
     return done[0]
+
+
+def alive(pid: int) -> bool:
+    """The process has not ended (a zombie, left for its parent to reap, has)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False

@@ -63,8 +63,8 @@ def test_a_missing_file_or_function_is_an_error_that_names_what_is_there(write, 
         f" tests/e2e/own/test_gone.py\n{HINT}"
     ]
     assert l16(write, f"    call: {DUMPED}:verfy\n", checkout) == [
-        f"spec.yaml:3: error [L16] verify.own.call: {DUMPED} defines no top-level function verfy (it defines:"
-        f" execute, verify)\n{HINT}"
+        f"spec.yaml:3: error [L16] verify.own.call: {DUMPED} defines no top-level function verfy (did you mean"
+        f" verify? it defines: execute, verify)\n{HINT}"
     ]
     assert l16(write, "    call: tests/e2e/own.py:verify\n", checkout) == [
         f"spec.yaml:3: error [L16] verify.own.call: the checkout at {checkout} has no file tests/e2e/own.py\n{HINT}"
@@ -99,3 +99,33 @@ def test_a_listed_check_is_l15s_and_an_own_one_is_never_l15s(write, checkout) ->
     given = f"    call: {session}\n    args: {{metrics_path: /m, assistant_text_threshold: 0.2}}\n"
     assert l16(write, given, None) == []
     assert l16(write, given, checkout) == []
+
+
+def hook_problems(write, hooks: str, root: Path | None) -> list[str]:
+    text = f"extends: {MAIN}\nlaunch:\n  before_submit: [{hooks}]\n"
+    cell = dataclasses.replace(pipeline.cell(write("spec.yaml", text)), miles_root=root)
+    return [str(p) for p in check.run(cell) if p.rule == "L16"]
+
+
+HOOKS = "tests/e2e/own/hooks.py"
+
+
+def test_a_hook_of_the_test_s_is_checked_in_the_checkout_as_a_function_taking_nothing(
+    write, checkout
+) -> None:
+    assert hook_problems(write, f"mooncake-master, {HOOKS}:start_sidecar", checkout) == []
+    assert hook_problems(write, f"{HOOKS}:start_sidecr", checkout) == [
+        f"spec.yaml:3: error [L16] launch.before_submit.0: {HOOKS} defines no top-level function start_sidecr"
+        " (did you mean start_sidecar? it defines: refuse_to_start, start_sidecar)\n" + HINT
+    ]
+    with_parameter = "tests/e2e/own/test_hooked_with_parameter.py:_start_teacher"
+    assert hook_problems(write, with_parameter, checkout) == [
+        "spec.yaml:3: error [L16] launch.before_submit.0: _start_teacher() takes gpu; gpu not given\n"
+        f"  ==> {with_parameter} is called with no arguments between `ray start` and the submission"
+    ]
+    assert hook_problems(write, f"{HOOKS}:start_sidecar", None) == [
+        f"spec.yaml:3: warning [L16] launch.before_submit.0: {HOOKS}:start_sidecar is a function of the"
+        " checkout's own, which could not be checked without one\n"
+        "  ==> give the checkout (--miles-root DIR or $MILES_ROOT) to check that the file defines it with these"
+        " parameters; run needs the checkout and checks it there"
+    ]

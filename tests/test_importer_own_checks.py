@@ -103,3 +103,51 @@ def test_a_function_whose_result_the_test_uses_runs_as_before_and_fails_the_impo
         " or for a later launch): a spec holds launches, not what follows from their output",
         5,
     )
+
+
+def test_a_top_level_hook_of_the_test_s_becomes_launch_before_submit_and_never_runs_here(checkout):
+    data, _, _ = imported(checkout, "test_hooked.py")
+    assert data["launch"]["before_submit"] == [f"{OWN}/test_hooked.py:_start_router"]
+
+
+HOOK_IS_CODE = (
+    ": a spec's launch.before_submit names miles' own start_mooncake_master or a top-level function of a"
+    " test of the checkout (PATH.py:function), called with no arguments"
+)
+
+
+@pytest.mark.parametrize(
+    ("test", "line", "reason"),
+    [
+        (
+            "test_hooked_closure.py",
+            15,
+            "passes execute_train a before_ray_job_submit hook of its own (execute.<locals>.launch_teacher),"
+            " which is no top-level function (a function defined inside another is reached by no name)",
+        ),
+        (
+            "test_hooked_with_parameter.py",
+            10,
+            "passes execute_train a before_ray_job_submit hook of its own (_start_teacher), which takes gpu",
+        ),
+    ],
+)
+def test_a_hook_a_spec_cannot_name_is_refused_with_the_reason(checkout, test, line, reason):
+    with pytest.raises(SpecError) as caught:
+        imported(checkout, test)
+    (problem,) = caught.value.problems
+    assert (problem.message, problem.locations[0].line) == (
+        f"{test} cannot be imported: it {reason}{HOOK_IS_CODE}",
+        line,
+    )
+
+
+def test_a_hook_of_the_test_s_needs_the_checkout_to_be_named(checkout):
+    spec = checkout.parent / "out" / "spec.yaml"
+    with pytest.raises(SpecError) as caught:
+        import_test(Request(checkout / OWN / "test_hooked.py", spec, hardware="h200", today=TODAY))
+    assert (
+        "passes execute_train a before_ray_job_submit hook of its own (_start_router), which a spec names by"
+        " its path in the checkout: import with --miles-root" + HOOK_IS_CODE in str(caught.value)
+    )
+    assert not spec.exists()

@@ -143,6 +143,21 @@ def test_a_remove_step_refuses_what_is_not_a_plain_deep_absolute_path(write, pat
             "launch: {script: train.py, before_submit: [mooncake-master, mooncake-master]}\n",
             "launch.before_submit: mooncake-master named twice: a service is started once",
         ),
+        (
+            "launch: {script: train.py, before_submit: [mooncake-mastr]}\n",
+            "launch.before_submit: 'mooncake-mastr' is no service run-matrix starts (mooncake-master) and no"
+            " PATH.py:function (a hook a test of the checkout defines)",
+        ),
+        (
+            "launch: {script: train.py, before_submit: ['../hooks.py:start']}\n",
+            "launch.before_submit: '../hooks.py:start' leaves the checkout (..): name a file inside it, relative"
+            " to its root",
+        ),
+        (
+            "launch: {script: train.py, before_submit: ['tests/hooks.py:$(reboot)']}\n",
+            "launch.before_submit: 'tests/hooks.py:$(reboot)' names no function after the colon ('$(reboot)' is"
+            " no Python name)",
+        ),
     ],
 )
 def test_launch_paths_and_services_are_checked(write, text, message):

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import replace
@@ -379,7 +381,7 @@ def test_a_verify_entry_is_a_job_after_the_train_job_that_calls_the_check_with_i
     assert (done.returncode, done.stdout, done.stderr) == (
         1,
         "",
-        "PYTHONOPTIMIZE is set: the asserts of the check would not run\n",
+        "PYTHONOPTIMIZE is set: the asserts of the function called would not run\n",
     )
     subprocess.run(["bash", "-n"], input=to_shell(launch, "spec.yaml"), text=True, check=True)
     assert "\n# verify: same\nray job submit " in to_shell(launch, "spec.yaml")
@@ -572,7 +574,8 @@ def test_overridden_replaces_a_flags_values_and_keeps_everything_else() -> None:
 def test_a_tests_own_check_is_loaded_from_the_checkout_without_its_main_block(write, tmp_path: Path) -> None:
     call = "tests/e2e/own/test_tiny_0.6B_dumped.py:verify"
     text = (
-        MINIMAL + f"verify:\n  dumps:\n    call: {call}\n    args: {{dump_dir: '$${{OUT}}/dump', samples: 2}}\n"
+        MINIMAL
+        + f"verify:\n  dumps:\n    call: {call}\n    args: {{dump_dir: '$${{OUT}}/dump', samples: 2}}\n"
     )
     launch = render(pipeline.cell(write("spec.yaml", text)))
     verify = launch.commands[-1]
@@ -602,3 +605,41 @@ def test_a_tests_own_check_is_loaded_from_the_checkout_without_its_main_block(wr
     (dumps / "1.pt").write_text("")
     done = subprocess.run(["bash", "-c", line], cwd="/", capture_output=True, text=True, env=node)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+@pytest.mark.allow_subprocess  # bash runs the hook's lines as the script would, with the checkout's hook
+def test_a_hook_of_the_tests_own_is_started_and_waited_for_until_it_returns(write, tmp_path: Path) -> None:
+    call = "tests/e2e/own/hooks.py:start_sidecar"
+    text = MINIMAL.replace(
+        "launch: {script: train.py}", f"launch: {{script: train.py, before_submit: [{call}]}}"
+    )
+    launch = render(pipeline.cell(write("spec.yaml", text)))
+    (hook,) = [c for c in launch.commands if c.name == "start_sidecar"]
+    assert (hook.phase, hook.argv, hook.ready) == (
+        "cluster",
+        ("python3", "-c", render_module.HOOK_PROGRAM, call, "{}", "${MILES_ROOT}"),
+        "run-matrix: the before_submit hook returned",
+    )
+    root = tmp_path / "miles"
+    shutil.copytree(DATA / "own-checks", root)
+    node = {**os.environ, "MILES_ROOT": str(root), "OWN_HOOK_OUT": str(tmp_path / "pid")}
+
+    def script(name: str) -> tuple[int, str, str]:
+        lines = hook.shell.replace("start_sidecar", name).replace("python3", sys.executable, 1)
+        lines = lines.replace("/tmp/run-matrix-", f"{tmp_path}/")  # the hook's log
+        bash = subprocess.Popen(["bash", "-c", f"{lines}\necho up"], env=node, text=True, start_new_session=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        out, err = bash.communicate(timeout=60)
+        with contextlib.suppress(ProcessLookupError):  # the hook and its sidecar stay up, as for a job
+            os.killpg(bash.pid, signal.SIGKILL)
+        return bash.returncode, out, err
+
+    assert script("start_sidecar") == (0, "up\n", "")
+    assert (
+        (tmp_path / "start_sidecar.log").read_text().endswith("run-matrix: the before_submit hook returned\n")
+    )
+    assert script("refuse_to_start") == (
+        1,
+        "",
+        f"refuse_to_start ended before it returned; its output: {tmp_path}/refuse_to_start.log\n",
+    )

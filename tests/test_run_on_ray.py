@@ -27,7 +27,7 @@ import pytest
 
 from runner.run.cluster import free_ports
 from runner.run.processes import in_session, stop_session
-from tests.conftest import DATA
+from tests.conftest import DATA, alive
 
 pytestmark = pytest.mark.allow_subprocess
 ray_jobs = pytest.importorskip("ray.job_submission")
@@ -454,3 +454,32 @@ def test_an_own_check_reading_rays_default_session_is_refused_on_a_head_run_star
             " http://127.0.0.1:8265",
         ],
     )  # the next lines: this machine has no GPUs for the cell
+
+
+HOOKED = "launch:\n  before_submit: [tests/e2e/own/hooks.py:{hook}]\n"
+
+
+def test_a_hook_of_the_tests_own_runs_before_the_submission_and_stops_after_the_job(
+    cli, specs, own_checkout, users_cluster, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("OWN_HOOK_OUT", str(tmp_path / "sidecar.pid"))
+    specs("hooked", extra=HOOKED.format(hook="start_sidecar"))
+    code, report, err = run(cli, "m/fake/hooked.yaml", "--skip-prepare", address=users_cluster.address)
+    assert (code, cells(report)["fake/hooked"]["status"]) == (0, "passed"), err
+    sidecar = int((tmp_path / "sidecar.pid").read_text())
+    assert not alive(sidecar)  # stopped with the hook's process session, after the job
+    log = (tmp_path / "logs" / "fake-hooked.log").read_text()
+    assert log.index("==> start_sidecar: returned; it stays up") < log.index("fake miles: training done")
+    hook_log = (tmp_path / "logs" / "fake-hooked.start_sidecar.log").read_text()
+    assert hook_log.startswith(f"own hook: sidecar {sidecar} started\n")
+
+
+def test_a_hook_that_raises_fails_the_attempt_before_any_job(cli, specs, own_checkout, users_cluster, tmp_path):
+    specs("refused", extra=HOOKED.format(hook="refuse_to_start"))
+    code, report, err = run(cli, "m/fake/refused.yaml", "--skip-prepare", address=users_cluster.address)
+    cell = cells(report)["fake/refused"]
+    assert code != 0 and cell["status"] == "error", err
+    assert cell["reason"].startswith("refuse_to_start did not return: exited (1);")
+    assert cell["reason"].endswith("RuntimeError: the sidecar would not start (2 attempts)")  # retry.infra: 1
+    log = (tmp_path / "logs" / "fake-refused.log").read_text()
+    assert "fake miles: training" not in log

@@ -4,6 +4,7 @@ waited for, stopped with what they started; with the fake mooncake_master of tes
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from runner.run import preflight, preview, services
 from runner.run.cluster import free_ports
 from runner.run.plan import Options, Planned
 from runner.run.record import Untracked
-from tests.conftest import DATA
+from tests.conftest import DATA, alive
 from tests.test_model import VALID
 
 pytestmark = pytest.mark.allow_subprocess
@@ -106,3 +107,51 @@ def test_a_job_on_another_cluster_would_not_reach_a_service_started_here(write) 
         " head and run from there (--ray-address on 127.0.0.1)"
     ) in str(caught.value).splitlines()
     assert services.local("http://127.0.0.1:8265") and services.local("localhost:6379")
+
+
+@pytest.fixture
+def own_checkout(tmp_path: Path) -> Path:
+    """The fake checkout with hooks of the test's own (tests/e2e/own/hooks.py)."""
+    root = tmp_path / "miles"
+    shutil.copytree(DATA / "fake-miles", root)
+    shutil.copytree(DATA / "own-checks", root, dirs_exist_ok=True)
+    return root
+
+
+def hooks_of(write, checkout: Path, *hooks: str) -> tuple[Command, ...]:
+    entries = ", ".join(f"tests/e2e/own/hooks.py:{hook}" for hook in hooks)
+    text = VALID.replace(
+        "launch: {script: train.py}", f"launch: {{script: train.py, before_submit: [{entries}]}}"
+    )
+    launch = render(pipeline.cell(write("spec.yaml", text)), Context(miles_root=str(checkout)))
+    return tuple(c for c in launch.commands if c.phase == "cluster" and c.name != "ray-head")
+
+
+def test_a_hook_of_the_tests_own_stays_up_with_what_it_started_and_is_stopped_after(
+    write, own_checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OWN_HOOK_OUT", str(tmp_path / "sidecar.pid"))
+    (hook,) = hooks_of(write, own_checkout, "start_sidecar")
+    said: list[str] = []
+    with services.running([hook], {}, tmp_path / "cell.log", Untracked(), said.append):
+        sidecar = int((tmp_path / "sidecar.pid").read_text())
+        assert alive(sidecar)  # up for the job, though the hook has returned
+    assert not alive(sidecar)  # stopped with the hook's process session
+    log = tmp_path / "cell.start_sidecar.log"
+    assert said == [f"==> start_sidecar: returned; it stays up (its output: {log})"]
+    assert (
+        log.read_text()
+        == f"own hook: sidecar {sidecar} started\nrun-matrix: the before_submit hook returned\n"
+    )
+
+
+def test_a_hook_that_raises_is_an_environment_problem_with_its_output(write, own_checkout, tmp_path) -> None:
+    (hook,) = hooks_of(write, own_checkout, "refuse_to_start")
+    started = services.running([hook], {}, tmp_path / "c.log", Untracked(), print)
+    with pytest.raises(EnvironmentProblem) as caught, started:
+        raise AssertionError("the body must not run")
+    message = str(caught.value)
+    assert message.startswith(
+        f"refuse_to_start did not return: exited (1); {tmp_path}/c.refuse_to_start.log ends with:\n  "
+    )
+    assert message.endswith("RuntimeError: the sidecar would not start")

@@ -1,19 +1,18 @@
 """L15: a spec's ``verify:`` calls a check the targeted miles offers (``verifiers:`` of its launch
 conventions), with the parameters that check takes. L16: one that names a test's own function
-(``PATH.py:function``) names one the checkout's file defines, with the parameters it takes (read
-by ``ast`` from ``--miles-root``; never imported)."""
+(``PATH.py:function``), and a ``launch.before_submit`` hook that does, names one the checkout's file
+defines, with the parameters it takes (read by ``ast`` from ``--miles-root``; never imported)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from runner.cell import Cell
 from runner.check import rule
-from runner.errors import Problem
+from runner.errors import Location, Problem
 from runner.knowledge import own_checks
 from runner.layout import Layout
 from schemas import calls
-from schemas.spec import Verify
 
 
 @rule("L15")
@@ -37,58 +36,81 @@ def verify_calls_a_check_miles_offers(cell: Cell, _: Layout) -> Iterator[Problem
                 hint="name one of them, or a function a test of the checkout defines (PATH.py:function)",
             )
             continue
-        yield from _arguments(
-            "L15", cell, name, check, [*verifier.required, *verifier.optional], verifier.required
-        )
+        taken = [*verifier.required, *verifier.optional]
+        yield from _arguments("L15", check.call, check.args, f"{key}.args", where, taken, verifier.required)
 
 
 @rule("L16")
-def verify_calls_a_function_the_test_defines(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A ``verify:`` entry naming a test's own function names one the checkout's file has."""
+def own_calls_name_a_function_the_test_defines(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """A ``verify:`` entry or a ``launch.before_submit`` hook naming a test's own function names one
+    the checkout's file has, taking what it is given (a hook: nothing)."""
     for name, check in cell.spec.verify.items():
-        if not calls.is_own(check.call):
-            continue
-        where = (cell.location("verify", name),)
-        if cell.miles_root is None:
-            yield Problem(
-                "L16",
-                f"{check.call} is a function of the checkout's own, which could not be checked without one",
-                f"verify.{name}.call",
-                where,
-                "warning",
-                hint="give the checkout (--miles-root DIR or $MILES_ROOT) to check that the file defines it"
-                " with these parameters; run needs the checkout and checks it there",
-            )
-            continue
-        found = own_checks.read(cell.miles_root, check.call)
-        if isinstance(found, str):
-            hint = "name a top-level function of a file of the checkout, the path relative to its root"
-            yield Problem("L16", found, f"verify.{name}.call", where, hint=hint)
-            continue
-        taken = [*found.required, *found.optional]
-        yield from _arguments("L16", cell, name, check, taken, found.required, found.any_keyword)
+        if calls.is_own(check.call):
+            keys = (f"verify.{name}.call", f"verify.{name}.args")
+            yield from _own_call(cell, check.call, check.args, keys, ("verify", name), AFTER_THE_JOB)
+    for index, entry in enumerate(cell.spec.launch.before_submit):
+        if calls.is_own(entry):
+            key = f"launch.before_submit.{index}"
+            place = ("launch", "before_submit", str(index))
+            yield from _own_call(cell, entry, {}, (key, key), place, BEFORE_THE_SUBMISSION)
+
+
+AFTER_THE_JOB = "after the job"
+BEFORE_THE_SUBMISSION = "between `ray start` and the submission"
+
+
+def _own_call(
+    cell: Cell,
+    call: str,
+    args: Mapping[str, object],
+    keys: tuple[str, str],  # where the call is written, where its arguments are
+    place: tuple[str, ...],
+    called: str,
+) -> Iterator[Problem]:
+    where = (cell.location(*place),)
+    if cell.miles_root is None:
+        yield Problem(
+            "L16",
+            f"{call} is a function of the checkout's own, which could not be checked without one",
+            keys[0],
+            where,
+            "warning",
+            hint="give the checkout (--miles-root DIR or $MILES_ROOT) to check that the file defines it"
+            " with these parameters; run needs the checkout and checks it there",
+        )
+        return
+    found = own_checks.read(cell.miles_root, call)
+    if isinstance(found, str):
+        hint = "name a top-level function of a file of the checkout, the path relative to its root"
+        yield Problem("L16", found, keys[0], where, hint=hint)
+        return
+    taken = [*found.required, *found.optional]
+    yield from _arguments("L16", call, args, keys[1], where, taken, found.required, called, found.any_keyword)
 
 
 def _arguments(
     rule_id: str,
-    cell: Cell,
-    name: str,
-    check: Verify,
+    call: str,
+    args: Mapping[str, object],
+    key: str,
+    where: tuple[Location, ...],
     taken: Sequence[str],
     required: Sequence[str],
+    called: str = AFTER_THE_JOB,
     any_keyword: bool = False,
 ) -> Iterator[Problem]:
-    """The entry's ``args`` against the parameters the function takes (by keyword, all required ones)."""
-    unknown = [] if any_keyword else [arg for arg in check.args if arg not in taken]
-    missing = [arg for arg in required if arg not in check.args]
+    """``args`` against the parameters the function takes (by keyword, all required ones)."""
+    unknown = [] if any_keyword else [arg for arg in args if arg not in taken]
+    missing = [arg for arg in required if arg not in args]
     if not unknown and not missing:
         return
     said = [f"no parameter {', '.join(unknown)}"] if unknown else []
     said += [f"{', '.join(missing)} not given"] if missing else []
+    given = "no arguments" if called == BEFORE_THE_SUBMISSION else "exactly these keyword arguments"
     yield Problem(
         rule_id,
-        f"{calls.function_of(check.call)}() takes {', '.join(taken) or 'no parameters'}; {'; '.join(said)}",
-        f"verify.{name}.args",
-        (cell.location("verify", name),),
-        hint=f"{check.call} is called with exactly these keyword arguments after the job",
+        f"{calls.function_of(call)}() takes {', '.join(taken) or 'no parameters'}; {'; '.join(said)}",
+        key,
+        where,
+        hint=f"{call} is called with {given} {called}",
     )

@@ -80,6 +80,7 @@ def main(argv: Sequence[str]) -> int:
         recorder = _load("_run_matrix_recorder", "recorder.py")
         trace = tracing.TRACE
         trace.script = str(script)
+        trace.checkout = str(miles_root) if miles_root else ""
         trace.checkpoints = json.loads(os.environ.pop("RUN_MATRIX_CHECKPOINTS", "{}"))
         verifiers = json.loads(os.environ.pop("RUN_MATRIX_VERIFIERS", "[]"))
         trace.own_files |= {str(HERE / name) for name in SANDBOX}

@@ -17,9 +17,10 @@ import json
 import os
 import shlex
 import sys
+import types
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import Any, cast
 
 NVLINK_PROBE = "nvidia-smi topo -m"
 # the options of `hf download` that take a value: the repo is the first word that is neither
@@ -60,6 +61,7 @@ class Trace:
     launchers: list[FrameType] = dataclasses.field(
         default_factory=list
     )  # the frames that called execute_train
+    checkout: str = ""  # the miles checkout's root (--miles-root), where a hook of the test's is named
     launching: Callable[[FrameType], None] | None = None  # told of each launch's caller (script_checks.py)
 
     def where(self) -> list[Any]:
@@ -350,16 +352,40 @@ def _same(hook: object, kept: tuple[Any, ...]) -> bool:
 
 
 def _service(hook: object) -> str:
-    """The service a hook starts; a hook of the test's own is code a spec has no place for."""
+    """The service a hook starts: miles' own, or a top-level function of the test's, by its path in
+    the checkout (``tests/test_external_rollout.py:_launch_background``)."""
     for function, service in HOOKS.items():
         if function in TRACE.hooks and _same(hook, TRACE.hooks[function]):
             return service
-    raise TRACE.refuse(
-        f"passes execute_train a before_ray_job_submit hook of its own"
-        f" ({getattr(hook, '__qualname__', type(hook).__name__)}): code that runs between `ray start` and"
-        " the job submission, which a spec has no place for (a spec's launch.before_submit names miles'"
-        " own start_mooncake_master)"
-    )
+    name = getattr(hook, "__qualname__", type(hook).__name__)
+    said = f"passes execute_train a before_ray_job_submit hook of its own ({name})"
+    why = _not_a_hook_by_path(hook)
+    if why is not None:
+        raise TRACE.refuse(
+            f"{said}, {why}: a spec's launch.before_submit names miles' own start_mooncake_master or a"
+            " top-level function of a test of the checkout (PATH.py:function), called with no arguments"
+        )
+    code = hook.__code__  # type: ignore[attr-defined]
+    return f"{os.path.relpath(code.co_filename, TRACE.checkout)}:{name}".replace(os.sep, "/")
+
+
+def _not_a_hook_by_path(hook: object) -> str | None:
+    """Why a spec cannot name ``hook`` as PATH.py:function; None when it can."""
+    if not TRACE.checkout:
+        return "which a spec names by its path in the checkout: import with --miles-root"
+    if not isinstance(hook, types.FunctionType) or hook.__qualname__ != hook.__name__:
+        return "which is no top-level function (a function defined inside another is reached by no name)"
+    file = hook.__code__.co_filename
+    if not file.startswith(TRACE.checkout + os.sep) or not TRACE.is_test_code(file):
+        return "which is no function of the checkout's tests or launchers"
+    if getattr(sys.modules.get(hook.__module__), hook.__name__, None) is not hook:
+        return "which its module does not hold under its own name"
+    required = [
+        p.name
+        for p in inspect.signature(cast(Callable[..., Any], hook)).parameters.values()
+        if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    return f"which takes {', '.join(required)}" if required else None
 
 
 def _script_frame(caller: FrameType) -> FrameType:

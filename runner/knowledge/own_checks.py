@@ -9,6 +9,7 @@ a run-matrix cell keeps its Ray session elsewhere.
 from __future__ import annotations
 
 import ast
+import difflib
 import os
 from dataclasses import dataclass
 from functools import cache
@@ -51,7 +52,9 @@ def read(root: Path, call: str) -> OwnCheck | str:
     function = found.get(name)
     if function is None:
         known = ", ".join(sorted(found)) or "none"
-        return f"{relative} defines no top-level function {name} (it defines: {known})"
+        close = difflib.get_close_matches(name, found, n=1)
+        meant = f"did you mean {close[0]}? " if close else ""
+        return f"{relative} defines no top-level function {name} ({meant}it defines: {known})"
     return _check(resolved, function)
 
 

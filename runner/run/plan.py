@@ -29,7 +29,7 @@ class Planned:
     @property
     def services(self) -> tuple[Command, ...]:
         """What the launch starts after the Ray head, before the submission."""
-        return tuple(c for c in self.launch.commands if c.phase == "cluster" and c.listens)
+        return tuple(c for c in self.launch.commands if c.phase == "cluster" and c.stays_up)
 
     @property
     def entry_argv(self) -> tuple[str, ...]:

@@ -91,7 +91,7 @@ def _checkout(planned: Planned, miles_root: Path | None) -> list[str]:
 
 
 def _own_checks(planned: Planned, options: Options) -> list[str]:
-    """A test's own check must be in the checkout; one that reads Ray's default session
+    """A test's own check or hook must be in the checkout; a check that reads Ray's default session
     (``/tmp/ray/session_latest``) would read another Ray's logs, or none, on the head run starts for
     the cell (its session is in a private temp dir), so it needs a cluster started with the default."""
     if options.miles_root is None:
@@ -110,6 +110,10 @@ def _own_checks(planned: Planned, options: Options) -> list[str]:
                 " dir (run-matrix-ray-*): the check would read another Ray's logs, or none. Start a head with"
                 " Ray's default temp dir (`ray start --head`) and run with --ray-address http://127.0.0.1:8265"
             )
+    for index, hook in enumerate(planned.cell.spec.launch.before_submit):
+        defined = own_checks.read(options.miles_root, hook) if calls.is_own(hook) else None
+        if isinstance(defined, str):
+            found.append(f"launch.before_submit.{index}: {defined}")
     return found
 
 
@@ -129,7 +133,8 @@ def _programs(planned: Planned, options: Options) -> list[str]:
     missing = [
         f"{service.name} needs {service.argv[0]}, which is not on PATH"
         for service in planned.services
-        if not services.answers(service.listens) and shutil.which(service.argv[0], path=path) is None
+        if not (service.listens and services.answers(service.listens))
+        and shutil.which(service.argv[0], path=path) is None
     ]
     if options.skip_prepare:
         return missing

@@ -80,7 +80,12 @@ def _cluster(planned: Planned, options: Options) -> str:
 
 def _service(command: Command) -> dict[str, str]:
     port = command.listens
-    would = f"left as it is: 127.0.0.1:{port} answers now" if services.answers(port) else "start, then stop"
+    if not port:
+        would = "call the test's hook, keep it and what it starts up for the job, then stop them"
+    elif services.answers(port):
+        would = f"left as it is: 127.0.0.1:{port} answers now"
+    else:
+        would = "start, then stop"
     return {"name": command.name, "would": would, "command": command.line}
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from runner.command import SERVICE_SECONDS, Command
+from runner.command import HOOK_SECONDS, SERVICE_SECONDS, Command
 from runner.errors import EnvironmentProblem
 from runner.run import processes
 from runner.run.record import Tracker
@@ -51,7 +51,7 @@ def running(
     """Each service up for the body; ``logs`` is the cell log's path, each service's log sits beside it."""
     with ExitStack() as stack:
         for command in commands:
-            if answers(command.listens):
+            if command.listens and answers(command.listens):
                 say(
                     f"==> {command.name}: skipped: something already answers on 127.0.0.1:{command.listens};"
                     " it is taken to be the service, as miles' hook takes it, and left as it is"
@@ -59,7 +59,8 @@ def running(
                 continue
             log = logs.with_suffix(f".{command.name}.log")
             stack.enter_context(_started(command, env, log, tracker))
-            say(f"==> {command.name}: answers on 127.0.0.1:{command.listens} (its output: {log})")
+            up = f"answers on 127.0.0.1:{command.listens}" if command.listens else "returned; it stays up"
+            say(f"==> {command.name}: {up} (its output: {log})")
         yield
 
 
@@ -87,20 +88,26 @@ def _started(command: Command, env: Mapping[str, str], log: Path, tracker: Track
 
 
 def _wait(command: Command, process: subprocess.Popen[bytes], log: Path) -> None:
-    """Until the port answers while ours still runs (a port another process holds is not ours)."""
-    deadline = time.monotonic() + SERVICE_SECONDS
+    """Until the port answers, or the hook has printed its line, while ours still runs (a port
+    another process holds is not ours)."""
+    seconds = SERVICE_SECONDS if command.listens else HOOK_SECONDS
+    deadline = time.monotonic() + seconds
     while True:
         if process.poll() is not None or time.monotonic() > deadline:
-            how = (
-                f"exited ({process.returncode})"
-                if process.returncode is not None
-                else f"{SERVICE_SECONDS} s passed"
-            )
+            ended = process.returncode is not None
+            how = f"exited ({process.returncode})" if ended else f"{seconds} s passed"
             tail = log.read_text(errors="replace").strip().splitlines()[-5:]
+            what = f"did not answer on 127.0.0.1:{command.listens}" if command.listens else "did not return"
             raise EnvironmentProblem(
-                f"{command.name} did not answer on 127.0.0.1:{command.listens}: {how}; {log} ends with:\n  "
-                + "\n  ".join(tail or ["(nothing)"])
+                f"{command.name} {what}: {how}; {log} ends with:\n  " + "\n  ".join(tail or ["(nothing)"])
             )
-        if answers(command.listens):
+        if _ready(command, log):
             return
         time.sleep(0.2)
+
+
+def _ready(command: Command, log: Path) -> bool:
+    if command.listens:
+        return answers(command.listens)
+    with log.open("rb") as out:  # the hook's output, bounded by what it prints before it returns
+        return any(line.rstrip(b"\n") == command.ready.encode() for line in out)
