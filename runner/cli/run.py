@@ -43,7 +43,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         help=summary,
         description="Run every selected cell: requirements, preflight (GPUs, miles checkout, Ray), "
         "prepare steps, a local Ray head (or --ray-address), the services of launch.before_submit (the "
-        "Mooncake master, unless its port answers; a hook of the test's own, kept up until the job ends), the job, its metrics against expect:, "
+        "Mooncake master, unless its port answers; a hook of the test's own, kept up until the job ends), "
+        "the job, its metrics against expect:, "
         "and the reports. Report paths and --log-dir are checked before any work; the reports are rewritten "
         "after every cell; SIGTERM and SIGHUP act as Ctrl-C; what a run starts is recorded, so the next "
         "run (or `run-matrix cleanup`) stops what a killed run left. Exit 0 all passed, 1 any failed, "
