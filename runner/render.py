@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, cast
+from typing import Any
 
 from runner import reads, shell, steps
 from runner.cell import Cell
 from runner.command import Command
 from schemas import GROUPS, calls
 from schemas.conventions import EnvDefault, LaunchConventions
-from schemas.spec import Service, Verify
+from schemas.spec import Called, Hook, Service, Verify
 from schemas.values import flag_tokens
 
 MILES_ROOT_REFERENCE = "${MILES_ROOT}"
@@ -67,7 +67,7 @@ def render(cell: Cell, context: Context = Context()) -> Launch:
             for name, step in cell.spec.prepare.items()
         ),
         _ray_start(cell),
-        *(_before_submit(cell, entry, context.miles_root) for entry in cell.spec.launch.before_submit),
+        *(_before_submit(cell, entry, context.miles_root) for _, entry in cell.spec.launch.started()),
         _submit(cell, context, env, model_args + train_args),
         *(_verify(cell, env, name, check, context.miles_root) for name, check in cell.spec.verify.items()),
     )
@@ -221,24 +221,24 @@ HOOK_PROGRAM = (
 
 
 def _verify(cell: Cell, env: dict[str, str], name: str, check: Verify, miles_root: str) -> Command:
-    arguments = verify_arguments(check)
+    arguments = call_arguments(check)
     root = (miles_root,) if calls.is_own(check.call) else ()
     program = (cell.conventions.python, "-c", VERIFY_PROGRAM, check.call, arguments, *root)
     return Command("verify", name, _job(cell, env, program))
 
 
-def _before_submit(cell: Cell, entry: str, miles_root: str) -> Command:
+def _before_submit(cell: Cell, entry: Service | Hook, miles_root: str) -> Command:
     """A service run-matrix knows (``mooncake-master``), or a hook the test defines, called on this
     machine between ``ray start`` and the submission, with the checkout's root to load it from."""
-    if not calls.is_own(entry):
-        return steps.service(cast(Service, entry))  # the model lets nothing else through
-    program = (cell.conventions.python, "-c", HOOK_PROGRAM, entry, "{}", miles_root)
-    return Command("cluster", calls.function_of(entry), program, ready=HOOK_READY)
+    if not isinstance(entry, Hook):
+        return steps.service(entry)
+    program = (cell.conventions.python, "-c", HOOK_PROGRAM, entry.call, call_arguments(entry), miles_root)
+    return Command("cluster", calls.function_of(entry.call), program, ready=HOOK_READY)
 
 
-def verify_arguments(check: Verify) -> str:
-    """A check's arguments as the verify program reads them: JSON with every ``$`` as ``\\u0024``."""
-    return json.dumps(check.args, separators=(",", ":")).replace("$", "\\u0024")
+def call_arguments(called: Called) -> str:
+    """A call's arguments as the program reads them: JSON with every ``$`` as ``\\u0024``."""
+    return json.dumps(called.args, separators=(",", ":")).replace("$", "\\u0024")
 
 
 def _job(cell: Cell, env: dict[str, str], entry: tuple[str, ...]) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ import math
 import posixpath
 import re
 from pathlib import PurePosixPath
-from typing import Annotated, Any, ClassVar, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, cast, get_args
 
 from pydantic import Field, JsonValue, PositiveInt, field_validator
 
@@ -54,19 +54,93 @@ def pythonpath(value: str) -> str:
     return value
 
 
+MAX_CALL_ARGS = 64 * 1024  # bytes of a call's JSON arguments: one argv string (Linux: 128 KiB at most)
+
+
+class Called(Model):
+    """A function of the checkout's that run-matrix calls, given ``args`` by keyword (``verify:``
+    after the job, a ``launch.before_submit`` hook before it)."""
+
+    call: str = Field(
+        description="what to call: module.function of a check the launch conventions list under verifiers:"
+        " (miles.utils.test_utils.comparisons.metrics.compare_metrics, ...), or PATH.py:function, a function"
+        " a test of the checkout defines itself (tests/e2e/long/test_qwen3_0.6B_verifiers.py:verify), the"
+        " path relative to the checkout's root",
+        json_schema_extra={"pattern": calls.PATTERN},
+    )
+    args: dict[str, JsonValue] = Field(
+        default={},
+        description="its keyword arguments, as JSON values; on the node each is converted by the function's"
+        " annotation (a mapping into the dataclass or pydantic model it names, text into a Path)",
+    )
+
+    @field_validator("call")
+    @classmethod
+    def _callable(cls, call: str) -> str:
+        """One of the two forms, as text (schemas/calls.py); nothing of it is evaluated."""
+        why = calls.wrong(call)
+        if why is not None:
+            raise ValueError(why)
+        return call
+
+    @field_validator("args")
+    @classmethod
+    def _finite(cls, args: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        """JSON has no NaN or infinity (Python's json would pass them on, as no other reader would)."""
+        stack: list[tuple[str, JsonValue]] = list(args.items())
+        while stack:
+            where, value = stack.pop()
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{where}: {value} is no JSON number: write a finite one")
+            if isinstance(value, list):
+                stack += [(f"{where}[{i}]", item) for i, item in enumerate(value)]
+            elif isinstance(value, dict):
+                stack += [(f"{where}.{key}", item) for key, item in value.items()]
+        size = len(json.dumps(args, separators=(",", ":")).encode())
+        if size > MAX_CALL_ARGS:
+            raise ValueError(
+                f"{size} bytes as JSON; they travel as one argument of the function's command line, which"
+                f" Linux caps at 128 KiB: at most {MAX_CALL_ARGS} (pass a file's path instead)"
+            )
+        return args
+
+
+class Verify(Called):
+    """A check of the checkout's own, run once the cell's job succeeded (miles' tests call it after
+    ``execute_train``): the function ``call`` names, given ``args`` by keyword."""
+
+
+class Hook(Called):
+    """A hook the test defines itself, called with arguments between ``ray start`` and the submission
+    (``{call: PATH.py:function, args: {...}}``; one without arguments is written as its call alone)."""
+
+    call: str = Field(
+        description="PATH.py:function, a top-level function a test of the checkout defines, the path relative"
+        " to the checkout's root",
+        json_schema_extra={"pattern": f"^{calls.OWN}$"},
+    )
+
+    @field_validator("call")
+    @classmethod
+    def _own(cls, call: str) -> str:
+        if not calls.is_own(call):
+            raise ValueError(
+                f"{call!r} is no PATH.py:function: a hook is a function a test of the checkout defines"
+            )
+        return call
+
+
 class Launch(Model):
     script: TrainScript = Field(description="train.py (sync; the only one with --colocate) or train_async.py")
     master_addr: str = "127.0.0.1"
-    before_submit: list[str] = Field(
+    before_submit: list[str | Hook] = Field(
         default=[],
         description="what runs between `ray start` and the job's submission (miles' before_ray_job_submit):"
         " mooncake-master is U.start_mooncake_master, the Mooncake store's master on 127.0.0.1:50051,"
         " left as it is when one already answers there; PATH.py:function is a hook a test of the checkout"
         " defines (tests/test_external_rollout.py:_launch_background), the path relative to the checkout's"
-        " root, called with no arguments and kept running, with all it started, until the job has ended",
-        json_schema_extra={
-            "items": {"anyOf": [{"enum": list(get_args(Service))}, {"pattern": f"^{calls.OWN}$"}]}
-        },
+        " root, called with no arguments ({call: PATH.py:function, args: {...}} with some) and kept running,"
+        " with all it started, until the job has ended",
     )
 
     @field_validator("megatron_path")
@@ -76,22 +150,33 @@ class Launch(Model):
 
     @field_validator("before_submit")
     @classmethod
-    def _known_once_each(cls, services: list[str]) -> list[str]:
-        for service in services:
-            if service in get_args(Service):
-                continue
-            if not calls.is_own(service):
+    def _known_once_each(cls, entries: list[str | Hook]) -> list[str | Hook]:
+        for entry in entries:
+            if isinstance(entry, Hook) or entry in get_args(Service):
+                continue  # a hook given arguments is checked by its own model
+            if not calls.is_own(entry):
                 raise ValueError(
-                    f"{service!r} is no service run-matrix starts ({', '.join(get_args(Service))}) and no"
+                    f"{entry!r} is no service run-matrix starts ({', '.join(get_args(Service))}) and no"
                     " PATH.py:function (a hook a test of the checkout defines)"
                 )
-            why = calls.wrong(service)
+            why = calls.wrong(entry)
             if why is not None:
                 raise ValueError(why)
+        services = [entry if isinstance(entry, str) else entry.call for entry in entries]
         twice = sorted({s for s in services if services.count(s) > 1})
         if twice:
             raise ValueError(f"{', '.join(twice)} named twice: a service is started once")
-        return services
+        return entries
+
+    def started(self) -> list[tuple[int, Service | Hook]]:
+        """Each ``before_submit`` entry with its index: a service run-matrix knows, or a hook of the
+        test's own (one written as its call alone takes no arguments)."""
+        found: list[tuple[int, Service | Hook]] = []
+        for index, entry in enumerate(self.before_submit):
+            if isinstance(entry, str) and calls.is_own(entry):
+                entry = Hook(call=entry)
+            found.append((index, entry if isinstance(entry, Hook) else cast(Service, entry)))
+        return found
 
     megatron_path: str | None = Field(
         default=None,
@@ -265,57 +350,6 @@ class Args(Model):
     def flags(self) -> dict[str, FlagValue]:
         """Every flag of every group (a flag lives in exactly one group)."""
         return {name: value for _, flags in self.groups() for name, value in flags.items()}
-
-
-MAX_VERIFY_ARGS = 64 * 1024  # bytes of a check's JSON arguments: one argv string (Linux: 128 KiB at most)
-
-
-class Verify(Model):
-    """A check of the checkout's own, run once the cell's job succeeded (miles' tests call it after
-    ``execute_train``): the function ``call`` names, given ``args`` by keyword."""
-
-    call: str = Field(
-        description="what to call: module.function of a check the launch conventions list under verifiers:"
-        " (miles.utils.test_utils.comparisons.metrics.compare_metrics, ...), or PATH.py:function, a function"
-        " a test of the checkout defines itself (tests/e2e/long/test_qwen3_0.6B_verifiers.py:verify), the"
-        " path relative to the checkout's root",
-        json_schema_extra={"pattern": calls.PATTERN},
-    )
-    args: dict[str, JsonValue] = Field(
-        default={},
-        description="its keyword arguments, as JSON values; on the node each is converted by the function's"
-        " annotation (a mapping into the dataclass or pydantic model it names, text into a Path)",
-    )
-
-    @field_validator("call")
-    @classmethod
-    def _callable(cls, call: str) -> str:
-        """One of the two forms, as text (schemas/calls.py); nothing of it is evaluated."""
-        why = calls.wrong(call)
-        if why is not None:
-            raise ValueError(why)
-        return call
-
-    @field_validator("args")
-    @classmethod
-    def _finite(cls, args: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        """JSON has no NaN or infinity (Python's json would pass them on, as no other reader would)."""
-        stack: list[tuple[str, JsonValue]] = list(args.items())
-        while stack:
-            where, value = stack.pop()
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ValueError(f"{where}: {value} is no JSON number: write a finite one")
-            if isinstance(value, list):
-                stack += [(f"{where}[{i}]", item) for i, item in enumerate(value)]
-            elif isinstance(value, dict):
-                stack += [(f"{where}.{key}", item) for key, item in value.items()]
-        size = len(json.dumps(args, separators=(",", ":")).encode())
-        if size > MAX_VERIFY_ARGS:
-            raise ValueError(
-                f"{size} bytes as JSON; they travel as one argument of the check's command line, which Linux"
-                f" caps at 128 KiB: at most {MAX_VERIFY_ARGS} (pass a file's path instead)"
-            )
-        return args
 
 
 class Spec(Model):

@@ -112,18 +112,30 @@ def test_a_top_level_hook_of_the_test_s_becomes_launch_before_submit_and_never_r
 
 HOOK_IS_CODE = (
     ": a spec's launch.before_submit names miles' own start_mooncake_master or a top-level function of a"
-    " test of the checkout (PATH.py:function), called with no arguments"
+    " test of the checkout (PATH.py:function), with JSON arguments"
 )
+
+
+def test_a_closure_that_calls_a_function_of_the_test_with_what_it_holds_is_that_call(checkout):
+    data, _, notes = imported(checkout, "test_hooked_closure.py")
+    assert data["launch"]["before_submit"] == [
+        {"call": f"{OWN}/test_hooked_closure.py:_start_teacher", "args": {"gpu": "4", "port": 13142}}
+    ]
+    assert (
+        "sets CUDA_VISIBLE_DEVICES='0,1,2,3' in its own environment, which what it starts inherits (miles'"
+        " `ray start`): a spec holds the job's env (env:), not the test process's; run starts each cell's Ray"
+        " head with the GPUs the cell asks for (cluster.gpus_per_node)"
+    ) in notes
 
 
 @pytest.mark.parametrize(
     ("test", "line", "reason"),
     [
         (
-            "test_hooked_closure.py",
-            15,
+            "test_hooked_closure_busy.py",
+            16,
             "passes execute_train a before_ray_job_submit hook of its own (execute.<locals>.launch_teacher),"
-            " which is no top-level function (a function defined inside another is reached by no name)",
+            " which does more than call one function of the test with values it holds",
         ),
         (
             "test_hooked_with_parameter.py",

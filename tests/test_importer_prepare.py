@@ -156,6 +156,7 @@ def test_every_conversion_tool_of_miles_main_is_a_step_with_its_own_flags() -> N
         "ray stop --force || true; pkill -9 sglang || true; sleep 10",
         "ray stop",
         "pkill -9 sglang; sleep 3",
+        "pkill -9 sglang; true",
     ],
 )
 def test_miles_clean_up_between_launches_is_a_note_not_a_step(text: str) -> None:
@@ -163,8 +164,8 @@ def test_miles_clean_up_between_launches_is_a_note_not_a_step(text: str) -> None
     assert found == {}
     assert notes == [
         Note(
-            f"`{text}` clears the node between launches: not a step, since `run` gives each cell a Ray"
-            " head of its own and stops it (and never kills by name)",
+            f"`{text}` clears the node around launches: not a step, since `run` gives each cell a Ray"
+            " head of its own and stops it with what its hooks started (and never kills by name)",
             AT,
         )
     ]

@@ -411,7 +411,7 @@ def test_verify_arguments_over_what_one_command_line_argument_holds_are_an_error
     (problem,) = caught.value.problems
     assert (problem.key, problem.message) == (
         "verify.same.args",
-        "90010 bytes as JSON; they travel as one argument of the check's command line, which Linux caps at"
+        "90010 bytes as JSON; they travel as one argument of the function's command line, which Linux caps at"
         " 128 KiB: at most 65536 (pass a file's path instead)",
     )
 

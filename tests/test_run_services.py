@@ -119,7 +119,7 @@ def own_checkout(tmp_path: Path) -> Path:
 
 
 def hooks_of(write, checkout: Path, *hooks: str) -> tuple[Command, ...]:
-    entries = ", ".join(f"tests/e2e/own/hooks.py:{hook}" for hook in hooks)
+    entries = ", ".join(hook if hook.startswith("{") else f"tests/e2e/own/hooks.py:{hook}" for hook in hooks)
     text = VALID.replace(
         "launch: {script: train.py}", f"launch: {{script: train.py, before_submit: [{entries}]}}"
     )
@@ -155,3 +155,17 @@ def test_a_hook_that_raises_is_an_environment_problem_with_its_output(write, own
         f"refuse_to_start did not return: exited (1); {tmp_path}/c.refuse_to_start.log ends with:\n  "
     )
     assert message.endswith("RuntimeError: the sidecar would not start")
+
+
+def test_a_hook_given_arguments_is_called_with_them(write, own_checkout, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("OWN_HOOK_OUT", str(tmp_path / "sidecar.pid"))
+    entry = "{call: tests/e2e/own/hooks.py:start_sidecar, args: {label: teacher on GPU 4}}"
+    (hook,) = hooks_of(write, own_checkout, entry)
+    with services.running([hook], {}, tmp_path / "cell.log", Untracked(), print):
+        sidecar = int((tmp_path / "sidecar.pid").read_text())
+    assert (
+        (tmp_path / "cell.start_sidecar.log")
+        .read_text()
+        .startswith(f"own hook: teacher on GPU 4 {sidecar} started\n")
+    )
+    assert not alive(sidecar)

@@ -13,6 +13,7 @@ from runner.errors import Location, Problem
 from runner.knowledge import own_checks
 from runner.layout import Layout
 from schemas import calls
+from schemas.spec import Hook
 
 
 @rule("L15")
@@ -48,11 +49,13 @@ def own_calls_name_a_function_the_test_defines(cell: Cell, _: Layout) -> Iterato
         if calls.is_own(check.call):
             keys = (f"verify.{name}.call", f"verify.{name}.args")
             yield from _own_call(cell, check.call, check.args, keys, ("verify", name), AFTER_THE_JOB)
-    for index, entry in enumerate(cell.spec.launch.before_submit):
-        if calls.is_own(entry):
+    for index, entry in cell.spec.launch.started():
+        if isinstance(entry, Hook):
             key = f"launch.before_submit.{index}"
+            written = isinstance(cell.spec.launch.before_submit[index], Hook)  # {call:, args:}
+            keys = (f"{key}.call", f"{key}.args") if written else (key, key)
             place = ("launch", "before_submit", str(index))
-            yield from _own_call(cell, entry, {}, (key, key), place, BEFORE_THE_SUBMISSION)
+            yield from _own_call(cell, entry.call, entry.args, keys, place, BEFORE_THE_SUBMISSION)
 
 
 AFTER_THE_JOB = "after the job"
@@ -106,7 +109,7 @@ def _arguments(
         return
     said = [f"no parameter {', '.join(unknown)}"] if unknown else []
     said += [f"{', '.join(missing)} not given"] if missing else []
-    given = "no arguments" if called == BEFORE_THE_SUBMISSION else "exactly these keyword arguments"
+    given = "exactly these keyword arguments" if args or called == AFTER_THE_JOB else "no arguments"
     yield Problem(
         rule_id,
         f"{calls.function_of(call)}() takes {', '.join(taken) or 'no parameters'}; {'; '.join(said)}",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -172,7 +173,8 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
             Location(script),
             "never calls execute_train when run as `python SCRIPT`: there is no launch to import",
         )
-    late = [e for e in events[launches[-1] :] if e["kind"] in ("command", "helper")]
+    after = [e for e in events[launches[-1] :] if e["kind"] in ("command", "helper")]
+    late = [e for e in after if e["kind"] == "helper" or not resets_node(e["command"])]
     if late:
         raise refused(
             _location(late[0]["at"]),
@@ -191,9 +193,11 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
         tuple(
             _note(e) if e["kind"] != "write" else _write_note(e, i > launches[-1], trace["root"])
             for i, e in enumerate(events)
-            if e["kind"] in ("effect", "silent", "clock") or (e["kind"] == "write" and i not in kept)
+            if e["kind"] in ("effect", "silent", "clock", "setenv")
+            or (e["kind"] == "write" and i not in kept)
         )
-        + _session_notes(launched, Path(trace["root"])),
+        + _session_notes(launched, Path(trace["root"]))
+        + tuple(reset_note(e["command"], _location(e["at"])) for e in after),
         {name: _location(at) for name, at in trace["env_reads"].items()},
         trace["root"],
         tuple(
@@ -201,6 +205,27 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
             for e in events
             if e["kind"] in ("ci", "gate")
         ),
+    )
+
+
+# miles' clean-up around launches: ``ray stop --force || true; pkill -9 sglang || true; sleep 10``
+NODE_RESET = {"ray stop", "ray stop --force", "pkill -9 sglang", "pkill sglang"}
+
+
+def resets_node(command: str) -> bool:
+    """miles' clean-up and its parts (``pkill -9 sglang; true``), nothing else."""
+    parts = [part.strip().removesuffix("|| true").strip() for part in command.split(";")]
+    parts = [part for part in parts if part and part != "true"]
+    resets = [part for part in parts if part in NODE_RESET]
+    waits = [part for part in parts if re.fullmatch(r"sleep \d+", part)]
+    return bool(resets) and len(resets) + len(waits) == len(parts)
+
+
+def reset_note(command: str, at: Location) -> Note:
+    return Note(
+        f"`{command}` clears the node around launches: not a step, since `run` gives each cell a Ray head"
+        " of its own and stops it with what its hooks started (and never kills by name)",
+        at,
     )
 
 
@@ -339,6 +364,13 @@ def _note(event: dict[str, Any]) -> Note:
         )
     if event["kind"] == "effect":
         return Note(f"{event['what']}: recorded, not done; a spec does not hold it", _location(event["at"]))
+    if event["kind"] == "setenv":
+        return Note(
+            f"sets {event['name']}={event['value']!r} in its own environment, which what it starts inherits"
+            " (miles' `ray start`): a spec holds the job's env (env:), not the test process's; run starts"
+            " each cell's Ray head with the GPUs the cell asks for (cluster.gpus_per_node)",
+            _location(event["at"]),
+        )
     return Note(
         f"prepare() calls {event['function']}(), code of the script's own that uses no miles helper and"
         " touched no file here: what it does on a real node is not in the spec",

@@ -65,7 +65,8 @@ NETWORK = ("connect", "connect_ex", "sendto", "sendmsg")
 
 def record_environment_reads(trace: Any) -> None:
     """Every ``os.environ`` lookup (``os.getenv`` and ``get`` included) by the code under test notes
-    the name and line; a library reading its own settings is not a switch of the test's."""
+    the name and line; a library reading its own settings is not a switch of the test's. A value the
+    test's own code sets is recorded: what it starts next inherits it, which a spec does not hold."""
     environ_class = type(os.environ)
 
     class Recording(environ_class):  # type: ignore[valid-type, misc]
@@ -74,6 +75,11 @@ def record_environment_reads(trace: Any) -> None:
             if reader is not None:
                 trace.env_reads.setdefault(key, reader)
             return str(super().__getitem__(key))
+
+        def __setitem__(self, key: str, value: str) -> None:
+            if trace.test_caller() is not None and trace.train is None:  # the test's, not execute_train's
+                trace.record("setenv", name=key, value=str(value))
+            super().__setitem__(key, value)
 
     os.environ.__class__ = Recording
 

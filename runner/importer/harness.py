@@ -31,6 +31,7 @@ Standard library only: this file runs outside run-matrix.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -62,6 +63,7 @@ SANDBOX = (
     "missing.py",
     "registry.py",
     "verifiers.py",
+    "hooks.py",
     "script_checks.py",
 )  # what runs in the sandbox
 # Stand-ins for the packages a miles test imports besides the helpers (CI registration only).
@@ -102,7 +104,10 @@ def main(argv: Sequence[str]) -> int:
             checks.install(verifiers)
             own.install(trace, str(miles_root), checks.recording_of)
 
-        failure = _run(script, miles_root, recorder, tracing, registry, record_checks)
+        hooks = _load("_run_matrix_hooks", "hooks.py")
+        hooks.install(trace)
+        keep_hooks = functools.partial(hooks.hooked, trace)
+        failure = _run(script, miles_root, recorder, tracing, registry, record_checks, keep_hooks)
         _read_back(trace.events)
         with contextlib.suppress(OSError):
             _RMDIR(trace.captures)
@@ -152,6 +157,7 @@ def _run(
     tracing: Any,
     registry: Any,
     record_checks: Callable[[], None],
+    keep_hooks: Callable[[object], None],
 ) -> dict[str, Any] | None:
     """Run the script as ``python SCRIPT`` would; the reason it stopped early, if it did."""
     trace = tracing.TRACE
@@ -160,11 +166,11 @@ def _run(
     try:
         if miles_root is None:
             sys.meta_path.insert(0, _StandIns(recorder, trace, registry, tracing))
-            tracing.hooked(recorder)
+            keep_hooks(recorder)
         else:
             _use_checkout(miles_root, recorder, tracing)
             registry.from_checkout(trace, tracing)
-            tracing.hooked(sys.modules[HELPERS_MODULE])
+            keep_hooks(sys.modules[HELPERS_MODULE])
     except BaseException as error:
         reason = f"cannot load miles' helpers from {miles_root}: {type(error).__name__}: {error}"
         return {"reason": reason, "at": [str(miles_root), None], "environment": True}

@@ -19,7 +19,7 @@ from typing import Any, get_args
 from pydantic import TypeAdapter, ValidationError
 
 from runner.errors import Location, SpecError
-from runner.importer.capture import Event, Note, refused
+from runner.importer.capture import Event, Note, refused, reset_note, resets_node
 from runner.importer.emit import flag_value
 from runner.importer.groups import flags
 from schemas.spec import TOOL_STEPS, Conversion, PrepareStep
@@ -46,7 +46,6 @@ SHELL_SYNTAX = re.compile(r"[;&|<>`$*?\[\]{}()~!\\\n]")
 PYTHON = re.compile(r"python(\d+(\.\d+)?)?")  # the interpreter a conversion runs under
 # what miles runs between two launches to clear the node of the first: ``run`` gives every cell a
 # Ray head of its own and stops it, and never kills by name
-NODE_RESET = {"ray stop", "ray stop --force", "pkill -9 sglang", "pkill sglang"}
 
 
 def steps(
@@ -57,8 +56,8 @@ def steps(
     named: dict[str, Step] = {}
     notes: list[Note] = []
     for event in events:
-        if event.kind == "command" and _resets_node(event.command):
-            notes.append(Note(_RESET_NOTE.format(command=event.command), event.at))
+        if event.kind == "command" and resets_node(event.command):
+            notes.append(reset_note(event.command, event.at))
             continue
         if event.kind == "write":
             step: Step = {"kind": "write-file", "path": event.command, "text": event.args["text"]}
@@ -93,21 +92,6 @@ def _check(step: Step, event: Event) -> None:
             f" is refused: {reason}",
             event.at,
         ) from None
-
-
-_RESET_NOTE = (
-    "`{command}` clears the node between launches: not a step, since `run` gives each cell a Ray"
-    " head of its own and stops it (and never kills by name)"
-)
-
-
-def _resets_node(command: str) -> bool:
-    """``ray stop --force || true; pkill -9 sglang || true; sleep 10`` and its parts, nothing else."""
-    parts = [part.strip().removesuffix("|| true").strip() for part in command.split(";")]
-    parts = [part for part in parts if part]
-    resets = [part for part in parts if part in NODE_RESET]
-    waits = [part for part in parts if re.fullmatch(r"sleep \d+", part)]
-    return bool(resets) and len(resets) + len(waits) == len(parts)
 
 
 def _name(step: Step) -> str:

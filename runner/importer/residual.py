@@ -41,7 +41,13 @@ def residual(spec: Spec, target: Target, hardware: str | None, own_steps: set[st
         "script": (spec.launch.script, target.script),
         "master_addr": (spec.launch.master_addr, target.master_addr),
         "megatron_path": (spec.launch.megatron_path, target.megatron_path),
-        "before_submit": (spec.launch.before_submit, target.before_submit),
+        "before_submit": (
+            [
+                e if isinstance(e, str) else e.model_dump(exclude_defaults=True)
+                for e in spec.launch.before_submit
+            ],
+            target.before_submit,
+        ),
     }
     for name, pairs in (("cluster", cluster), ("launch", launch)):
         changed = {

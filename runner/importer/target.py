@@ -39,7 +39,7 @@ class Target:
     script: TrainScript
     master_addr: str
     megatron_path: str | None  # execute_train's, where it is not the conventions'
-    before_submit: list[str]  # the services miles' hook starts before the submission
+    before_submit: list[str | dict[str, Any]]  # miles' hook's service, or the test's hook ({call, args})
     flags: dict[str, Any]  # flag -> spec value, in launch order
     group_of: dict[str, Group]
     source_of: dict[str, str]  # flag -> the script variable it came from ("" when inline)

@@ -17,10 +17,9 @@ import json
 import os
 import shlex
 import sys
-import types
 from collections.abc import Callable
 from types import FrameType
-from typing import Any, cast
+from typing import Any
 
 NVLINK_PROBE = "nvidia-smi topo -m"
 # the options of `hf download` that take a value: the repo is the first word that is neither
@@ -62,6 +61,7 @@ class Trace:
         default_factory=list
     )  # the frames that called execute_train
     checkout: str = ""  # the miles checkout's root (--miles-root), where a hook of the test's is named
+    hook_entry: Callable[[object], Any] | None = None  # a hook's launch.before_submit entry (hooks.py)
     launching: Callable[[FrameType], None] | None = None  # told of each launch's caller (script_checks.py)
 
     def where(self) -> list[Any]:
@@ -310,7 +310,8 @@ def begin_train(call: dict[str, Any]) -> None:
             " after them, not code that runs alongside the job"
         )
     hook = call.pop("before_ray_job_submit", None)
-    call["before_submit"] = [] if hook is None else [_service(hook)]
+    assert TRACE.hook_entry is not None, "the harness installs hooks.py before the script runs"
+    call["before_submit"] = [] if hook is None else [TRACE.hook_entry(hook)]
     caller = sys._getframe(2)
     TRACE.train = TRACE.record(
         "train",
@@ -324,68 +325,6 @@ def begin_train(call: dict[str, Any]) -> None:
         TRACE.launchers.append(flow)  # kept alive, so its id names no other frame
     if TRACE.launching is not None:
         TRACE.launching(flow)
-
-
-# miles' own before_ray_job_submit hooks (functions of its helper module) -> the service a spec names
-HOOKS = {"start_mooncake_master": "mooncake-master"}
-
-
-def hooked(helpers: object) -> None:
-    """Keep miles' hooks as the helper module has them before the script runs: a script that swaps
-    or rewrites one (its code, its defaults) passes code of its own, and is refused."""
-    for name in HOOKS:
-        function = getattr(helpers, name, None)
-        if callable(function):
-            TRACE.hooks[name] = _identity(function)
-
-
-def _identity(function: Any) -> tuple[Any, ...]:
-    """The function object itself (kept, so no later object can take its place), its code and defaults."""
-    defaults = (getattr(function, "__defaults__", None), getattr(function, "__kwdefaults__", None))
-    return (function, getattr(function, "__code__", None), repr(defaults))
-
-
-def _same(hook: object, kept: tuple[Any, ...]) -> bool:
-    """``is``, never ``==``: a hook of the script's own may answer ``==`` as it likes."""
-    function, code, defaults = kept
-    return hook is function and getattr(hook, "__code__", None) is code and _identity(hook)[2] == defaults
-
-
-def _service(hook: object) -> str:
-    """The service a hook starts: miles' own, or a top-level function of the test's, by its path in
-    the checkout (``tests/test_external_rollout.py:_launch_background``)."""
-    for function, service in HOOKS.items():
-        if function in TRACE.hooks and _same(hook, TRACE.hooks[function]):
-            return service
-    name = getattr(hook, "__qualname__", type(hook).__name__)
-    said = f"passes execute_train a before_ray_job_submit hook of its own ({name})"
-    why = _not_a_hook_by_path(hook)
-    if why is not None:
-        raise TRACE.refuse(
-            f"{said}, {why}: a spec's launch.before_submit names miles' own start_mooncake_master or a"
-            " top-level function of a test of the checkout (PATH.py:function), called with no arguments"
-        )
-    code = hook.__code__  # type: ignore[attr-defined]
-    return f"{os.path.relpath(code.co_filename, TRACE.checkout)}:{name}".replace(os.sep, "/")
-
-
-def _not_a_hook_by_path(hook: object) -> str | None:
-    """Why a spec cannot name ``hook`` as PATH.py:function; None when it can."""
-    if not TRACE.checkout:
-        return "which a spec names by its path in the checkout: import with --miles-root"
-    if not isinstance(hook, types.FunctionType) or hook.__qualname__ != hook.__name__:
-        return "which is no top-level function (a function defined inside another is reached by no name)"
-    file = hook.__code__.co_filename
-    if not file.startswith(TRACE.checkout + os.sep) or not TRACE.is_test_code(file):
-        return "which is no function of the checkout's tests or launchers"
-    if getattr(sys.modules.get(hook.__module__), hook.__name__, None) is not hook:
-        return "which its module does not hold under its own name"
-    required = [
-        p.name
-        for p in inspect.signature(cast(Callable[..., Any], hook)).parameters.values()
-        if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-    return f"which takes {', '.join(required)}" if required else None
 
 
 def _script_frame(caller: FrameType) -> FrameType:

@@ -23,7 +23,7 @@ from runner.knowledge import own_checks
 from runner.run import prepare, services
 from runner.run.plan import Options, Planned
 from schemas import calls
-from schemas.spec import Conversion
+from schemas.spec import Conversion, Hook
 
 GPU_OVERRIDE = "RUN_MATRIX_GPUS"
 IN_PROCESS = ("write-file", "mkdir", "remove", "patch-hf-config")  # prepare steps run-matrix does itself
@@ -110,8 +110,8 @@ def _own_checks(planned: Planned, options: Options) -> list[str]:
                 " dir (run-matrix-ray-*): the check would read another Ray's logs, or none. Start a head with"
                 " Ray's default temp dir (`ray start --head`) and run with --ray-address http://127.0.0.1:8265"
             )
-    for index, hook in enumerate(planned.cell.spec.launch.before_submit):
-        defined = own_checks.read(options.miles_root, hook) if calls.is_own(hook) else None
+    for index, entry in planned.cell.spec.launch.started():
+        defined = own_checks.read(options.miles_root, entry.call) if isinstance(entry, Hook) else None
         if isinstance(defined, str):
             found.append(f"launch.before_submit.{index}: {defined}")
     return found
