@@ -376,32 +376,60 @@ CKPT = "tests/e2e/ckpt/test_tiny_ckpt.py"
 LATEST = "/root/models/tiny_miles/latest_checkpointed_iteration.txt"
 
 
+LEFT_OUT = (
+    "prepare.clean removes /root/models/tiny_miles, which an earlier launch writes (--save"
+    " /root/models/tiny_miles): the script removes it once, before that launch, so the cells after it leave"
+    " it out (a cell selected alone with -k keeps what an earlier run left there)"
+)
+
+
 def test_the_step_a_save_wrote_becomes_a_value_the_load_cell_reads_at_launch(checkout, out):
     spec = out / "tiny_ckpt.yaml"
     imported = import_test(Request(checkout / CKPT, spec, miles_root=checkout, today=TODAY))
-    assert imported.cells == ["tiny_ckpt", "tiny_ckpt[call=2]"]  # the round trip held for both
+    # save, load, async save, load: the round trip held for each
+    assert imported.cells == ["tiny_ckpt", "tiny_ckpt[call=2]", "tiny_ckpt[call=3]", "tiny_ckpt[call=4]"]
     assert load(spec).data["prepare"]["clean"] == {"kind": "remove", "paths": ["/root/models/tiny_miles"]}
     component = (out / "components" / "tiny_ckpt-call-2.yaml").read_text()
     assert (
         "    ckpt-step: $${read-integer:/root/models/tiny_miles/latest_checkpointed_iteration.txt}\n"
         in component
     )
-    second = load(out / "components" / "tiny_ckpt-call-2.yaml").data
-    assert second["prepare"] == {"clean": DELETE}  # the folder it reads stays
-    assert [n.message for n in imported.notes if "left out" in n.message] == [
-        "prepare.clean removes /root/models/tiny_miles, which this launch reads at launch"
-        f" ({LATEST}): left out of its cell, as the script removes it once, before the launch that writes it"
-    ]
+    later = [load(out / "components" / f"tiny_ckpt-call-{n}.yaml").data for n in (2, 3, 4)]
+    # the folder the loads read stays, and so does the first save, which the async save writes over
+    assert [cell["prepare"] for cell in later] == [{"clean": DELETE}] * 3
+    assert later[1]["args"] == {"ckpt": {"async-save": True}}
+    assert [n.message for n in imported.notes if "removes" in n.message] == [LEFT_OUT]
 
 
-@pytest.mark.parametrize("hostile", ["arithmetic", "env"])
-def test_a_read_value_that_reaches_anything_but_a_later_launchs_flags_is_refused(
-    checkout, out, hostile, monkeypatch
-):
+def test_a_folder_the_script_removes_again_after_a_launch_wrote_it_is_removed_in_that_cell(checkout, out):
     script = checkout / CKPT
-    script.write_text(
-        script.read_text().replace('os.environ.get("MILES_TEST_CKPT_HOSTILE", "")', repr(hostile))
-    )
+    again = '    U.exec_command(f"rm -rf {SAVED}")\n    execute("async_save")\n'
+    script.write_text(script.read_text().replace('    execute("async_save")\n', again))
+    imported = import_test(Request(script, out / "tiny_ckpt.yaml", miles_root=checkout, today=TODAY))
+    assert len(imported.cells) == 4
+    later = [load(out / "components" / f"tiny_ckpt-call-{n}.yaml").data for n in (2, 3, 4)]
+    # the async save starts from an empty folder, as the script's does; the load after it keeps what it wrote
+    assert [cell.get("prepare") for cell in later] == [{"clean": DELETE}, None, {"clean": DELETE}]
+    assert [n.message for n in imported.notes if "removes" in n.message] == [LEFT_OUT]
+
+
+HOSTILE = 'os.environ.get("MILES_TEST_CKPT_HOSTILE", "")'
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (HOSTILE, "'arithmetic'"),
+        (HOSTILE, "'env'"),
+        # the step the async save wrote is a value of its own: it must reach a flag as it was read
+        ("ckpt_step=_latest())", "ckpt_step=_latest() + 1)"),
+    ],
+    ids=["arithmetic", "env", "arithmetic-after-the-async-save"],
+)
+def test_a_read_value_that_reaches_anything_but_a_later_launchs_flags_is_refused(checkout, out, old, new):
+    script = checkout / CKPT
+    assert old in script.read_text()
+    script.write_text(script.read_text().replace(old, new))
     with pytest.raises(SpecError) as caught:
         import_test(Request(script, out / "tiny_ckpt.yaml", miles_root=checkout, today=TODAY))
     assert str(caught.value) == (

@@ -8,16 +8,23 @@ command lines, the script's flag variables and the calling function's arguments 
 becomes the spec's run-time reference ``${read-integer:PATH}``. A stand-in anywhere else (an env
 var, a check's argument, a prepare command, part of a longer word, nowhere at all) is a value a
 spec cannot read at launch: the import is refused, with the reason a read of a launch's output
-always had. Pure.
+always had.
+
+What a launch writes is also kept from the later cells' prepare: each cell gets the prepare of
+everything the script ran before its launch, but a ``remove`` the script ran once, before an earlier
+launch wrote the folder (``rm -rf DIR`` before ``--save DIR``), would delete that launch's output
+between the cells (the async-save cell after save and load). Pure.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from runner import reads
+from runner.importer import groups
 from runner.importer.trace import written_by
 
 Refusal = tuple[list[Any], str]  # the read's [file, line], why
@@ -28,7 +35,7 @@ CARRIERS = (("args", "train_args"), ("commands",), ("variables",), ("caller", "p
 def substitute(events: list[dict[str, Any]], failed: bool) -> Refusal | None:
     """Each read stand-in in ``events`` turned into its reference, in place; why not, when one
     reaches anything but a later launch's train args (or the script failed after reading one)."""
-    done: set[str] = set()  # a file read twice has one stand-in: each later launch reads it anew
+    done: set[str] = set()  # a file read twice between two launches has one stand-in
     for index, read in enumerate(events):
         if read["kind"] != "read" or read["stand_in"] in done:
             continue
@@ -112,26 +119,50 @@ def _replaced(value: Any, word: re.Pattern[str], reference: str) -> Any:
     return value
 
 
-def kept_steps(steps: dict[str, dict[str, Any]], words: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
-    """A reading cell's prepare without the removal of what it reads: the script removes the folder
-    once, before the launch that writes it (rule G9 refuses a cell that removes what it reads)."""
-    read = [found.path for word in words if (found := reads.parse(word)) is not None]
+@dataclass(frozen=True)
+class Written:
+    """A folder an earlier launch of the script writes (an output flag's value: ``--save DIR``), and
+    the prepare steps the script runs after that launch, before the one at hand."""
+
+    flag: str
+    folder: str
+    then: tuple[dict[str, Any], ...]
+
+
+def outputs(words: Sequence[str], output_flags: Sequence[str]) -> list[tuple[str, str]]:
+    """(``--flag``, folder) of each output flag a launch's train args give an absolute folder."""
+    return [
+        (f"--{name}", given[0])
+        for name, given in groups.flags(words)
+        if name in output_flags and len(given) == 1 and given[0].startswith("/")
+    ]
+
+
+def kept_steps(
+    steps: dict[str, dict[str, Any]], written: Sequence[Written]
+) -> tuple[dict[str, Any], list[str]]:
+    """A later cell's prepare without the removal of what an earlier launch writes: the script removes
+    it once, before that launch, and the cells of a spec run in order (rule G9 refuses a cell that
+    removes what it reads). A removal the script runs again after that launch stays."""
     kept: dict[str, Any] = {}
     said: list[str] = []
     for name, step in steps.items():
         paths = step.get("paths") if step.get("kind") == "remove" else None
-        if not paths or not read:
+        if not paths:
             kept[name] = step
             continue
-        left = [p for p in paths if not any(reads.under(r, p) for r in read)]
+        gone = {p: w for p in paths for w in written if step not in w.then and _overlap(p, w.folder)}
         said += [
-            f"prepare.{name} removes {p}, which this launch reads at launch ({r}): left out of its cell,"
-            " as the script removes it once, before the launch that writes it"
-            for p in paths
-            if p not in left
-            for r in read
-            if reads.under(r, p)
+            f"prepare.{name} removes {p}, which an earlier launch writes ({w.flag} {w.folder}): the script"
+            " removes it once, before that launch, so the cells after it leave it out (a cell selected alone"
+            " with -k keeps what an earlier run left there)"
+            for p, w in gone.items()
         ]
+        left = [p for p in paths if p not in gone]
         if left:
             kept[name] = {**step, "paths": left}
     return kept, said
+
+
+def _overlap(removed: str, folder: str) -> bool:
+    return reads.under(folder, removed) or reads.under(removed, folder)

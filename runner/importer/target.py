@@ -53,9 +53,14 @@ class Target:
 
 
 def target_of(
-    run: Run, call: Call, conventions: LaunchConventions, known: Knowledge
+    run: Run,
+    call: Call,
+    conventions: LaunchConventions,
+    known: Knowledge,
+    earlier: Sequence[tuple[Call, Target]] = (),
 ) -> tuple[Target, list[Note]]:
-    """The target of one call, and what the spec will not hold (notes)."""
+    """The target of one call, and what the spec will not hold (notes); ``earlier``: the script's
+    calls before it, with their targets."""
     model_type = _model_type(call)
     script = _script(call, run, conventions)
     found = launched(call.commands, call.args["train_args"], run.root, conventions.secrets, call.at)
@@ -66,7 +71,8 @@ def target_of(
     env, env_notes = _env(found, call, conventions, run.root)
     project = next((wandb_args[i + 1] for i, w in enumerate(wandb_args[:-1]) if w == "--wandb-project"), None)
     steps, step_notes = prepare.steps(call.prepare, run.root, model_type, conventions.megatron_path)
-    steps, kept = launch_reads.kept_steps(steps, words)
+    written = _written(call, earlier, run.root, conventions, model_type)
+    steps, kept = launch_reads.kept_steps(steps, written)
     step_notes += [Note(message, call.at) for message in kept]
     built = Target(
         model_type,
@@ -88,6 +94,23 @@ def target_of(
     )
     notes += _model_args_note(built, call.at)
     return built, notes + secret_notes + env_notes + step_notes
+
+
+def _written(
+    call: Call,
+    earlier: Sequence[tuple[Call, Target]],
+    root: str,
+    conventions: LaunchConventions,
+    model_type: str | None,
+) -> list[launch_reads.Written]:
+    """The folders the earlier launches write, each with the prepare steps the script runs after it."""
+    found = []
+    for before, built in earlier:
+        after = call.prepare[len(before.prepare) :]  # a call's prepare: everything run since the start
+        then, _ = prepare.steps(after, root, model_type, conventions.megatron_path)
+        for flag, folder in launch_reads.outputs(built.launched.train_args, conventions.output_flags):
+            found.append(launch_reads.Written(flag, folder, tuple(then.values())))
+    return found
 
 
 def _model_args_note(built: Target, at: Location) -> list[Note]:

@@ -203,17 +203,20 @@ class Trace:
 
     def launch_output(self, path: Any) -> str | None:
         """The stand-in text of a file an earlier launch writes (under its --save folder, say), read
-        after it; None for any other file. Each file gets its own, the same on every read."""
+        after it; None for any other file. Each file gets its own, the same on every read until the
+        next launch, which may write it anew (save, load, async save, load: the second load's step is
+        another value, which must reach a flag of its own)."""
         try:
             text = os.path.abspath(os.fspath(path))
         except TypeError:
             return None
         if not isinstance(text, str) or self.train is not None or not written_by(text, self.events):
             return None
+        launches = sum(e["kind"] == "train" for e in self.events)
         known = [e for e in self.events if e["kind"] == "read"]
-        same = next((e["stand_in"] for e in known if e["path"] == text), None)
-        stand_in = same or READ_STAND_IN.format(len({e["path"] for e in known}) + 1)
-        self.record("read", path=text, stand_in=stand_in)
+        same = next((e["stand_in"] for e in known if (e["path"], e["after"]) == (text, launches)), None)
+        stand_in = same or READ_STAND_IN.format(len({(e["path"], e["after"]) for e in known}) + 1)
+        self.record("read", path=text, stand_in=stand_in, after=launches)
         return stand_in
 
     def stand_in(self, path: Any) -> str | None:

@@ -104,9 +104,10 @@ def _env(combo: tuple[bool, ...], switches: list[str], known: Knowledge) -> dict
 
 
 def _targets(run: Run, conventions: LaunchConventions, known: Knowledge, notes: list[Note]) -> list[Target]:
-    found = []
+    found: list[Target] = []
     for call in run.calls:
-        built, call_notes = target_of(run, call, conventions, known)
+        earlier = list(zip(run.calls, found, strict=False))  # the calls before this one, built
+        built, call_notes = target_of(run, call, conventions, known, earlier)
         found.append(built)
         notes += call_notes
     return found

@@ -12,6 +12,12 @@ Steered by the job's environment (the spec's ``env:``):
                             supervisor that runs us (Ray loses the job: an infrastructure failure)
   FAKE_MILES_MISMATCHES     of the 10 samples written to $MILES_SESSION_VERIFY_METRICS_PATH (when
                             set), how many had a mismatch (0) — what the fake check reads
+
+Checkpoints, as miles' train loop and Megatron keep them (nothing but the folders and the tracker):
+with ``--save DIR --save-interval K`` a rollout whose number + 1 is a multiple of K, and the last,
+saves ``DIR/iter_<7 digits>/`` and writes the rollout's number to
+``DIR/latest_checkpointed_iteration.txt``; ``--ckpt-step N`` loads ``iter_<N>`` of ``--load``
+(it must be there, as Megatron's load requires) and says so.
 """
 
 from __future__ import annotations
@@ -38,7 +44,8 @@ def main(script: str) -> None:
     if "--wandb-key" in argv:
         print(f"wandb: logged in with key {argv[argv.index('--wandb-key') + 1]}", flush=True)
     lose_the_job_once()
-    train(int(argv[argv.index("--num-rollout") + 1]))
+    load(argv)
+    train(int(argv[argv.index("--num-rollout") + 1]), saving(argv))
 
 
 def model_args() -> list[str]:
@@ -85,11 +92,40 @@ def lose_the_job_once() -> None:
     sys.exit(0)
 
 
+def flag(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
+def load(argv: list[str]) -> None:
+    step, folder = flag(argv, "--ckpt-step"), flag(argv, "--load")
+    if step is None:
+        return
+    if not step.isdigit() or folder is None or not (Path(folder) / f"iter_{int(step):07d}").is_dir():
+        print(f"fake miles: --ckpt-step {step}: no iter_ of that step under --load {folder}", flush=True)
+        sys.exit(2)
+    print(f"fake miles: --ckpt-step {step}: loaded {folder}/iter_{int(step):07d}", flush=True)
+
+
+def saving(argv: list[str]) -> tuple[Path, int] | None:
+    """Where and how often the run saves: --save and --save-interval (miles saves with both)."""
+    folder, interval = flag(argv, "--save"), flag(argv, "--save-interval")
+    return (Path(folder), int(interval)) if folder and interval else None
+
+
+def save(to: tuple[Path, int] | None, rollout: int, rollouts: int) -> None:
+    if to is None or ((rollout + 1) % to[1] and rollout != rollouts - 1):
+        return
+    folder, _ = to
+    (folder / f"iter_{rollout:07d}").mkdir(parents=True, exist_ok=True)
+    (folder / "latest_checkpointed_iteration.txt").write_text(f"{rollout}\n")
+    print(f"fake miles: saved {folder}/iter_{rollout:07d}", flush=True)
+
+
 def log(actor: str, line: str) -> None:
     print(f"({actor} pid={os.getpid()}) [2026-05-13 12:00:00] log_utils.py:453 - {line}", flush=True)
 
 
-def train(rollouts: int) -> None:
+def train(rollouts: int, to: tuple[Path, int] | None = None) -> None:
     overrides = {}
     if os.environ.get("FAKE_MILES_METRICS_FILE"):
         overrides = json.loads(Path(os.environ["FAKE_MILES_METRICS_FILE"]).read_text())
@@ -108,6 +144,7 @@ def train(rollouts: int) -> None:
             "MegatronTrainRayActor",
             f"perf {step}: {{'perf/step_time': {step_time}, 'perf/actor_train_tok_per_s': 1234.5}}",
         )
+        save(to, step, rollouts)
         if step == 0:
             after_step_0()
     write_session_metrics()

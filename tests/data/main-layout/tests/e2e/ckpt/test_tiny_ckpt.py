@@ -1,4 +1,4 @@
-"""A checkpoint test shaped as miles main's: save, then load the step the save wrote, as --ckpt-step.
+"""A checkpoint test shaped as miles main's: save, load that step (--ckpt-step), async save there, load.
 
 MILES_TEST_CKPT_HOSTILE steers what the read value reaches (for the refusals): arithmetic, an env var.
 """
@@ -24,8 +24,8 @@ def _latest() -> int:
 
 def execute(mode: str, ckpt_step: int | None = None) -> None:
     ckpt_args = "--hf-checkpoint /root/models/Qwen3-4B "
-    if mode == "save":
-        ckpt_args += f"--save {SAVED} --save-interval 2 "
+    if mode in ("save", "async_save"):
+        ckpt_args += f"--save {SAVED} --save-interval 2 " + ("--async-save " if mode == "async_save" else "")
     else:
         ckpt_args += f"--load {SAVED} --ckpt-step {ckpt_step} "
     train_args = (
@@ -44,3 +44,5 @@ if __name__ == "__main__":
     execute("save")
     step = _latest()
     execute("load", ckpt_step=step + 1 if HOSTILE == "arithmetic" else step)
+    execute("async_save")
+    execute("load", ckpt_step=_latest())
