@@ -226,6 +226,11 @@ def test_literal_secrets_become_references_and_file_writes_are_not_done(cli, her
     ]
 
 
+# what a spec's launch.before_submit can name (the end of every refused hook's reason)
+HOOK_FORMS = (
+    ": a spec's launch.before_submit names miles' own start_mooncake_master or a top-level function of a"
+    " test of the checkout (PATH.py:function), with JSON arguments"
+)
 REFUSED = {
     "refuse_backend_mismatch.py": "6: error [import]: refuse_backend_mismatch.py cannot be imported: it calls"
     " execute_train with megatron_model_type and --train-backend disagreeing (miles asserts that FSDP, and only"
@@ -239,9 +244,7 @@ REFUSED = {
     "refuse_downloads.py": "7: error [import]: refuse_downloads.py cannot be imported: it looks up a host name:"
     " socket.getaddrinfo (huggingface.co 443), outside miles' helpers: nothing may run here",
     "refuse_hook.py": "6: error [import]: refuse_hook.py cannot be imported: it passes execute_train a"
-    " before_ray_job_submit hook of its own (<lambda>): code that runs between `ray start` and the job"
-    " submission, which a spec has no place for (a spec's launch.before_submit names miles' own"
-    " start_mooncake_master)",
+    " before_ray_job_submit hook of its own (<lambda>), which is a lambda, reached by no name" + HOOK_FORMS,
     "refuse_miles_internals.py": "4: error [import]: refuse_miles_internals.py cannot be imported: it imports"
     " miles.utils.misc, which needs miles itself: import with --miles-root DIR (a miles checkout)",
     "refuse_prepare_only.py": " error [import]: refuse_prepare_only.py cannot be imported: it never calls"
@@ -254,13 +257,11 @@ REFUSED = {
     " command_utils.ssh_start_ray_workers, which the recorder does not stand in for; import with --miles-root"
     " DIR to load miles' own helpers",
     "refuse_spoofed_hook.py": "13: error [import]: refuse_spoofed_hook.py cannot be imported: it passes"
-    " execute_train a before_ray_job_submit hook of its own (mine): code that runs between `ray start` and the"
-    " job submission, which a spec has no place for (a spec's launch.before_submit names miles' own"
-    " start_mooncake_master)",
+    " execute_train a before_ray_job_submit hook of its own (mine), which a spec names by its path in the"
+    " checkout: import with --miles-root" + HOOK_FORMS,
     "refuse_rewritten_hook.py": "13: error [import]: refuse_rewritten_hook.py cannot be imported: it passes"
-    " execute_train a before_ray_job_submit hook of its own (start_mooncake_master): code that runs between"
-    " `ray start` and the job submission, which a spec has no place for (a spec's launch.before_submit names"
-    " miles' own start_mooncake_master)",
+    " execute_train a before_ray_job_submit hook of its own (start_mooncake_master), which a spec names by its"
+    " path in the checkout: import with --miles-root" + HOOK_FORMS,
     "refuse_starts_mooncake.py": "7: error [import]: refuse_starts_mooncake.py cannot be imported: it calls"
     " start_mooncake_master() itself: a spec starts the Mooncake master only as execute_train's"
     " before_ray_job_submit hook (launch.before_submit)",

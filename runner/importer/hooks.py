@@ -66,8 +66,6 @@ def entry(trace: Any, hook: object) -> str | dict[str, Any]:
 
 def _own(trace: Any, hook: object) -> tuple[str, dict[str, Any]] | str:
     """A top-level function of the test's that takes no arguments, by its path: (call, {}); else why not."""
-    if not trace.checkout:
-        return "which a spec names by its path in the checkout: import with --miles-root"
     why = _unnamed(trace, hook)
     if why is not None:
         return why
@@ -84,6 +82,10 @@ def _unnamed(trace: Any, function: object) -> str | None:
     None for a top-level function of the checkout's tests or launchers."""
     if not isinstance(function, types.FunctionType) or function.__qualname__ != function.__name__:
         return "which is no top-level function (a function defined inside another is reached by no name)"
+    if not function.__name__.isidentifier():
+        return f"which is a {function.__name__.strip('<>')}, reached by no name"
+    if not trace.checkout:
+        return "which a spec names by its path in the checkout: import with --miles-root"
     file = function.__code__.co_filename
     if not file.startswith(trace.checkout + os.sep) or not trace.is_test_code(file):
         return "which is no function of the checkout's tests or launchers"
