@@ -434,7 +434,8 @@ def test_a_read_value_that_reaches_anything_but_a_later_launchs_flags_is_refused
         import_test(Request(script, out / "tiny_ckpt.yaml", miles_root=checkout, today=TODAY))
     assert str(caught.value) == (
         f"{script}:18: error [import]: test_tiny_ckpt.py cannot be imported: it reads {LATEST}, which its launch"
-        " at line 37 would write (--save /root/models/tiny_miles): a cell does not read what another cell's run"
-        " wrote, so this test is not one spec\n  ==> nothing was written"
+        " at line 37 would write (--save /root/models/tiny_miles), in code of its own: a spec reads a launch's"
+        " output only as a check's argument (verify:, a function of miles' or of the test's, called after its"
+        " launch) or as a later launch's flag ($${read-integer:PATH})\n  ==> nothing was written"
     )
     assert not (out / "tiny_ckpt.yaml").exists()

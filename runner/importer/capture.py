@@ -22,7 +22,6 @@ from runner import sandbox
 from runner.errors import EnvironmentProblem, Location, RunMatrixError, SpecError
 from runner.importer import launch_reads
 from runner.importer.knowledge import knowledge
-from runner.importer.trace import written_by
 from runner.knowledge import own_checks
 from schemas import calls
 
@@ -234,9 +233,10 @@ def _failed(failure: dict[str, Any], events: list[dict[str, Any]], output: str) 
     would have written, or its exception (before or after launching)."""
     if failure.get("environment"):
         return EnvironmentProblem(failure["reason"])
-    written_by = _written_by_a_launch(failure.get("missing"), events)
-    if written_by:
-        return refused(_location(failure["at"]), written_by)
+    missing = failure.get("missing")
+    read_own_output = launch_reads.refusal(missing, events) if missing else None
+    if read_own_output:
+        return refused(_location(failure["at"]), read_own_output)
     tail = "\n".join(output.strip().splitlines()[-5:])
     launched = [e for e in events if e["kind"] == "train"]
     after = (
@@ -248,18 +248,6 @@ def _failed(failure: dict[str, Any], events: list[dict[str, Any]], output: str) 
     return refused(
         _location(failure["at"]),
         failure["reason"] + after + (f"; its last output:\n{tail}" if tail else ""),
-    )
-
-
-def _written_by_a_launch(missing: str | None, events: list[dict[str, Any]]) -> str | None:
-    """Why a file the script reads after launching is not there: that launch would have written it."""
-    found = written_by(missing, events) if missing else None
-    if found is None:
-        return None
-    given, line = found
-    return (
-        f"reads {missing}, which its launch at line {line} would write ({given}):"
-        " a cell does not read what another cell's run wrote, so this test is not one spec"
     )
 
 

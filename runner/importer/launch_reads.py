@@ -44,17 +44,22 @@ def substitute(events: list[dict[str, Any]], failed: bool) -> Refusal | None:
             or reads.path_problem(read["path"])
             or not _reaches_only_flags(events, index, read["stand_in"])
         ):
-            return read["at"], _reason(read["path"], events)
+            return read["at"], refusal(read["path"], events) or f"reads {read['path']}"
         _replace(events[index + 1 :], read["stand_in"], reads.reference("integer", read["path"]))
         done.add(read["stand_in"])
     return None
 
 
-def _reason(path: str, events: list[dict[str, Any]]) -> str:
-    given, line = written_by(path, events) or ("", None)
+def refusal(path: str, events: list[dict[str, Any]]) -> str | None:
+    """Why the script's own reading of ``path`` cannot be imported, when a launch of it writes there."""
+    found = written_by(path, events)
+    if found is None:
+        return None
+    given, line = found
     return (
-        f"reads {path}, which its launch at line {line} would write ({given}):"
-        " a cell does not read what another cell's run wrote, so this test is not one spec"
+        f"reads {path}, which its launch at line {line} would write ({given}), in code of its own: a"
+        " spec reads a launch's output only as a check's argument (verify:, a function of miles' or of the"
+        " test's, called after its launch) or as a later launch's flag ($${read-integer:PATH})"
     )
 
 
