@@ -73,7 +73,8 @@ def _parsed(path: Path, stamp: int) -> dict[str, ast.FunctionDef] | str:
     return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
-def _check(path: Path, function: ast.FunctionDef) -> OwnCheck:
+def parameters(function: ast.FunctionDef) -> tuple[list[str], list[str]]:
+    """The names a function takes by keyword, as its source says: (required, optional)."""
     arguments = function.args
     positional = [*arguments.posonlyargs, *arguments.args]
     first_default = len(positional) - len(arguments.defaults)
@@ -81,10 +82,16 @@ def _check(path: Path, function: ast.FunctionDef) -> OwnCheck:
     optional = [a.arg for a in positional[first_default:]]
     for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True):
         (optional if default is not None else required).append(argument.arg)
+    return required, optional
+
+
+def _check(path: Path, function: ast.FunctionDef) -> OwnCheck:
+    required, optional = parameters(function)
     named = (
         node.value
         for node in ast.walk(function)
         if isinstance(node, ast.Constant) and isinstance(node.value, str)
     )
     ray = tuple(dict.fromkeys(text for text in named if text.startswith(RAY_DEFAULT_TEMP)))
-    return OwnCheck(path, function.lineno, tuple(required), tuple(optional), arguments.kwarg is not None, ray)
+    any_keyword = function.args.kwarg is not None
+    return OwnCheck(path, function.lineno, tuple(required), tuple(optional), any_keyword, ray)

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from runner import pipeline
+from runner.knowledge import own_checks
 from schemas.conventions import Verifier
 
 
@@ -29,13 +30,7 @@ def signature(checkout: Path, call: str) -> Verifier | str:
     found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
     if not found:
         return f"{path.relative_to(checkout)} defines no function {name}"
-    arguments = found[0].args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    first_default = len(positional) - len(arguments.defaults)
-    required = [a.arg for a in positional[:first_default]]
-    optional = [a.arg for a in positional[first_default:]]
-    for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True):
-        (optional if default is not None else required).append(argument.arg)
+    required, optional = own_checks.parameters(found[0])
     return Verifier(required=required, optional=optional)
 
 
