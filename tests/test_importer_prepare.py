@@ -7,7 +7,8 @@ import pytest
 
 from runner.errors import Location, SpecError
 from runner.importer import prepare
-from runner.importer.capture import Event, Note
+from runner.importer.capture import Event
+from runner.importer.notes import Note
 
 ROOT = "/root/miles"
 AT = Location(Path("test_x.py"), 7)

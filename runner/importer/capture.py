@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,8 +19,9 @@ from typing import Any
 
 from runner import sandbox
 from runner.errors import EnvironmentProblem, Location, RunMatrixError, SpecError
-from runner.importer import launch_reads
+from runner.importer import launch_reads, notes
 from runner.importer.knowledge import knowledge
+from runner.importer.notes import Note
 from runner.knowledge import own_checks
 from schemas import calls
 
@@ -79,14 +79,6 @@ class Registration:
     name: str  # register_cuda_ci, register_rocm_ci, register_cpu_ci, register_ci_gate
     args: dict[str, Any]  # bound to miles' signature; a gate's omitted fields filled from GATE_DEFAULTS
     defaulted: tuple[str, ...]  # the gate fields GATE_DEFAULTS filled
-    at: Location
-
-
-@dataclass(frozen=True)
-class Note:
-    """Something the script did that a spec does not hold (a file it wrote, code the recorder cannot see)."""
-
-    message: str
     at: Location
 
 
@@ -173,7 +165,7 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
             "never calls execute_train when run as `python SCRIPT`: there is no launch to import",
         )
     after = [e for e in events[launches[-1] :] if e["kind"] in ("command", "helper")]
-    late = [e for e in after if e["kind"] == "helper" or not resets_node(e["command"])]
+    late = [e for e in after if e["kind"] == "helper" or not notes.resets_node(e["command"])]
     if late:
         raise refused(
             _location(late[0]["at"]),
@@ -190,13 +182,12 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
         launched,
         tuple(e["text"] for e in events if e["kind"] == "wandb"),
         tuple(
-            _note(e) if e["kind"] != "write" else _write_note(e, i > launches[-1], trace["root"])
+            notes.of_event(e) if e["kind"] != "write" else notes.of_write(e, i > launches[-1], trace["root"])
             for i, e in enumerate(events)
-            if e["kind"] in ("effect", "silent", "clock", "setenv")
-            or (e["kind"] == "write" and i not in kept)
+            if e["kind"] in notes.NOTED or (e["kind"] == "write" and i not in kept)
         )
         + _session_notes(launched, Path(trace["root"]))
-        + tuple(reset_note(e["command"], _location(e["at"])) for e in after),
+        + tuple(notes.reset_note(e["command"], _location(e["at"])) for e in after),
         {name: _location(at) for name, at in trace["env_reads"].items()},
         trace["root"],
         tuple(
@@ -204,27 +195,6 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
             for e in events
             if e["kind"] in ("ci", "gate")
         ),
-    )
-
-
-# miles' clean-up around launches: ``ray stop --force || true; pkill -9 sglang || true; sleep 10``
-NODE_RESET = {"ray stop", "ray stop --force", "pkill -9 sglang", "pkill sglang"}
-
-
-def resets_node(command: str) -> bool:
-    """miles' clean-up and its parts (``pkill -9 sglang; true``), nothing else."""
-    parts = [part.strip().removesuffix("|| true").strip() for part in command.split(";")]
-    parts = [part for part in parts if part and part != "true"]
-    resets = [part for part in parts if part in NODE_RESET]
-    waits = [part for part in parts if re.fullmatch(r"sleep \d+", part)]
-    return bool(resets) and len(resets) + len(waits) == len(parts)
-
-
-def reset_note(command: str, at: Location) -> Note:
-    return Note(
-        f"`{command}` clears the node around launches: not a step, since `run` gives each cell a Ray head"
-        " of its own and stops it with what its hooks started (and never kills by name)",
-        at,
     )
 
 
@@ -299,20 +269,12 @@ def _not_fed_to_a_launch(check: dict[str, Any], later: list[dict[str, Any]]) -> 
 def _session_notes(launched: Sequence[Call], root: Path) -> tuple[Note, ...]:
     """A test's own check that reads Ray's default session (``/tmp/ray/session_latest``): under
     miles it is the session execute_train just started; a cell's own Ray head keeps it elsewhere."""
-    notes = []
+    found_notes = []
     for check in (c for call in launched for c in call.checks if calls.is_own(c.call)):
         found = own_checks.read(root, check.call)
         if not isinstance(found, str) and found.ray_paths:
-            notes.append(Note(session_note(check.call, found.ray_paths), check.at))
-    return tuple(dict.fromkeys(notes))
-
-
-def session_note(call: str, paths: Sequence[str]) -> str:
-    return (
-        f"{calls.function_of(call)}() reads {', '.join(paths)}, Ray's default session: the cell's own only"
-        " on a cluster started with Ray's default temp dir, while run starts a cell's Ray head with a private"
-        " one (run-matrix-ray-*): run this cell on such a cluster, with --ray-address"
-    )
+            found_notes.append(Note(notes.session_note(check.call, found.ray_paths), check.at))
+    return tuple(dict.fromkeys(found_notes))
 
 
 def _kept_writes(events: list[dict[str, Any]], last_launch: int, root: str) -> set[int]:
@@ -325,45 +287,12 @@ def _kept_writes(events: list[dict[str, Any]], last_launch: int, root: str) -> s
     }
 
 
-def _write_note(event: dict[str, Any], late: bool, root: str) -> Note:
-    if event["text"] is None:
-        why = "is not text of at most 64 KiB"
-    elif late:
-        why = "is written after the last launch"
-    else:
-        why = "is in the miles checkout, whose path a spec never names"
-    return Note(f"writes {event['path']}, which {why}: recorded, not done", _location(event["at"]))
-
-
 def _event(event: dict[str, Any]) -> Event:
     if event["kind"] == "write":
         return Event("write", "write", event["path"], {"text": event["text"]}, _location(event["at"]))
     if event["kind"] == "command":
         return Event("command", event["helper"], event["command"], {}, _location(event["at"]))
     return Event("helper", event["name"], "", event["args"], _location(event["at"]))
-
-
-def _note(event: dict[str, Any]) -> Note:
-    if event["kind"] == "clock":
-        return Note(
-            f"{event['function']}() names each run by the clock; the spec names it run-matrix-run, so every"
-            " run of a cell uses the same folders (a --load there resumes from the last run's checkpoint)",
-            _location(event["at"]),
-        )
-    if event["kind"] == "effect":
-        return Note(f"{event['what']}: recorded, not done; a spec does not hold it", _location(event["at"]))
-    if event["kind"] == "setenv":
-        return Note(
-            f"sets {event['name']}={event['value']!r} in its own environment, which what it starts inherits"
-            " (miles' `ray start`): a spec holds the job's env (env:), not the test process's; run starts"
-            " each cell's Ray head with the GPUs the cell asks for (cluster.gpus_per_node)",
-            _location(event["at"]),
-        )
-    return Note(
-        f"prepare() calls {event['function']}(), code of the script's own that uses no miles helper and"
-        " touched no file here: what it does on a real node is not in the spec",
-        _location(event["at"]),
-    )
 
 
 def _what(event: dict[str, Any]) -> str:

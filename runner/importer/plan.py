@@ -15,7 +15,7 @@ from typing import Any
 
 from runner import locate
 from runner.importer import emit
-from runner.importer.capture import Note
+from runner.importer.notes import Note
 from runner.importer.residual import Edit
 from runner.load import DELETE, Key
 from runner.matrix import show

@@ -19,9 +19,10 @@ from typing import Any, get_args
 from pydantic import TypeAdapter, ValidationError
 
 from runner.errors import Location, SpecError
-from runner.importer.capture import Event, Note, refused, reset_note, resets_node
+from runner.importer.capture import Event, refused
 from runner.importer.emit import flag_value
 from runner.importer.groups import flags
+from runner.importer.notes import Note, reset_note, resets_node
 from schemas.spec import TOOL_STEPS, Conversion, PrepareStep
 
 Step = dict[str, Any]

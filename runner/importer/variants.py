@@ -21,8 +21,9 @@ from pathlib import Path
 
 from runner.errors import Location
 from runner.importer import capture
-from runner.importer.capture import Note, Registration, Run, refused
+from runner.importer.capture import Registration, Run, refused
 from runner.importer.knowledge import Knowledge
+from runner.importer.notes import Note
 from runner.importer.target import Target, target_of
 from schemas import LaunchConventions
 from schemas.matrix import AxisValue

@@ -1,0 +1,97 @@
+"""notes: what a script did that a spec does not hold, each said where the script did it.
+
+A note is no refusal: the import goes on, and the spec's header keeps every note (a file the test
+wrote that no step can hold, a run named by the clock, a variable it set in its own environment,
+miles' clean-up around launches, a check that reads Ray's default session).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.errors import Location
+from schemas import calls
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something the script did that a spec does not hold (a file it wrote, code the recorder cannot see)."""
+
+    message: str
+    at: Location
+
+
+NOTED = ("effect", "silent", "clock", "setenv")  # the kinds of event that are notes
+
+
+def at(event: dict[str, Any]) -> Location:
+    """Where the script did what the event records."""
+    return Location(Path(event["at"][0]), event["at"][1])
+
+
+# miles' clean-up around launches: ``ray stop --force || true; pkill -9 sglang || true; sleep 10``
+NODE_RESET = {"ray stop", "ray stop --force", "pkill -9 sglang", "pkill sglang"}
+
+
+def resets_node(command: str) -> bool:
+    """miles' clean-up and its parts (``pkill -9 sglang; true``), nothing else."""
+    parts = [part.strip().removesuffix("|| true").strip() for part in command.split(";")]
+    parts = [part for part in parts if part and part != "true"]
+    resets = [part for part in parts if part in NODE_RESET]
+    waits = [part for part in parts if re.fullmatch(r"sleep \d+", part)]
+    return bool(resets) and len(resets) + len(waits) == len(parts)
+
+
+def reset_note(command: str, at: Location) -> Note:
+    return Note(
+        f"`{command}` clears the node around launches: not a step, since `run` gives each cell a Ray head"
+        " of its own and stops it with what its hooks started (and never kills by name)",
+        at,
+    )
+
+
+def session_note(call: str, paths: Sequence[str]) -> str:
+    return (
+        f"{calls.function_of(call)}() reads {', '.join(paths)}, Ray's default session: the cell's own only"
+        " on a cluster started with Ray's default temp dir, while run starts a cell's Ray head with a private"
+        " one (run-matrix-ray-*): run this cell on such a cluster, with --ray-address"
+    )
+
+
+def of_write(event: dict[str, Any], late: bool, root: str) -> Note:
+    """A file the test writes that no prepare step holds."""
+    if event["text"] is None:
+        why = "is not text of at most 64 KiB"
+    elif late:
+        why = "is written after the last launch"
+    else:
+        why = "is in the miles checkout, whose path a spec never names"
+    return Note(f"writes {event['path']}, which {why}: recorded, not done", at(event))
+
+
+def of_event(event: dict[str, Any]) -> Note:
+    """The note of an event of the trace that a spec does not hold (``NOTED``)."""
+    if event["kind"] == "clock":
+        return Note(
+            f"{event['function']}() names each run by the clock; the spec names it run-matrix-run, so every"
+            " run of a cell uses the same folders (a --load there resumes from the last run's checkpoint)",
+            at(event),
+        )
+    if event["kind"] == "effect":
+        return Note(f"{event['what']}: recorded, not done; a spec does not hold it", at(event))
+    if event["kind"] == "setenv":
+        return Note(
+            f"sets {event['name']}={event['value']!r} in its own environment, which what it starts inherits"
+            " (miles' `ray start`): a spec holds the job's env (env:), not the test process's; run starts"
+            " each cell's Ray head with the GPUs the cell asks for (cluster.gpus_per_node)",
+            at(event),
+        )
+    return Note(
+        f"prepare() calls {event['function']}(), code of the script's own that uses no miles helper and"
+        " touched no file here: what it does on a real node is not in the spec",
+        at(event),
+    )
