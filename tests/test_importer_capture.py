@@ -237,6 +237,43 @@ def test_a_thread_the_standard_library_starts_for_the_test_is_the_test_s(tmp_pat
         capture.record(script(tmp_path, body), {}, [])
 
 
+def test_a_thread_the_test_starts_by_thread_start_new_thread_is_the_test_s(tmp_path):
+    body = """
+    import _thread, threading
+    stop = threading.Event()
+    def inject_faults():
+        stop.wait()
+    _thread.start_new_thread(inject_faults, ())
+    """
+    with pytest.raises(SpecError) as error:
+        capture.record(script(tmp_path, body), {}, [])
+    assert str(error.value) == (
+        f"{tmp_path / 'case.py'}:8: error [import]: case.py cannot be imported: it launches while a thread"
+        " of its own runs (inject_faults, started at case.py:5): a spec holds launches and the checks after"
+        " them, not code that runs alongside the job\n  ==> nothing was written"
+    )
+
+
+def test_a_variable_the_test_sets_by_os_putenv_is_a_note_as_one_set_in_os_environ_is(tmp_path):
+    body = """
+    import os
+    os.putenv("NCCL_DEBUG", "INFO")
+    os.environ["NCCL_ALGO"] = "Ring"
+    """
+    said = (
+        " in its own environment, which what it starts inherits (miles' `ray start`): a spec holds the job's"
+    )
+    said += (
+        " env (env:), not the test process's; run starts each cell's Ray head with the GPUs the cell asks for"
+    )
+    said += " (cluster.gpus_per_node)"
+    notes = [note.message for note in capture.record(script(tmp_path, body), {}, []).notes]
+    assert [n for n in notes if n.startswith("sets ")] == [
+        f"sets NCCL_DEBUG='INFO'{said}",
+        f"sets NCCL_ALGO='Ring'{said}",
+    ]
+
+
 def test_threads_of_the_test_s_that_ended_before_its_launch_are_fine(tmp_path):
     body = """
     import threading
@@ -255,6 +292,9 @@ def test_threads_of_the_test_s_that_ended_before_its_launch_are_fine(tmp_path):
         "os.listdir(DATA)",
         "list(os.scandir(DATA + '/sub'))",
         "glob.glob(DATA + '/*.pt')",
+        "list(glob.iglob(DATA + '/**', recursive=True))",
+        "list(os.walk(DATA))",
+        "list(Path(DATA).iterdir())",
     ],
 )
 def test_listing_a_download_s_folder_is_refused_with_the_repo(tmp_path, listing):
@@ -293,5 +333,7 @@ def test_a_dataset_download_names_its_repo_not_its_repo_type(tmp_path):
 
 def test_a_thread_left_running_after_the_launch_does_not_hold_the_import(tmp_path):
     path = script(tmp_path, "")
-    path.write_text(path.read_text() + "import threading\nthreading.Thread(target=threading.Event().wait).start()\n")
+    path.write_text(
+        path.read_text() + "import threading\nthreading.Thread(target=threading.Event().wait).start()\n"
+    )
     assert len(capture.record(path, {}, [], timeout=20).calls) == 1

@@ -138,6 +138,25 @@ def test_a_closure_that_calls_a_function_of_the_test_with_what_it_holds_is_that_
             " which does more than call one function of the test with values it holds",
         ),
         (
+            "test_hooked_closure_spread.py",
+            19,
+            "passes execute_train a before_ray_job_submit hook of its own (execute.<locals>.launch_teacher),"
+            " which calls _start_teacher() with **: name each argument",
+        ),
+        (
+            "test_hooked_closure_shadowed.py",
+            20,
+            "passes execute_train a before_ray_job_submit hook of its own (execute.<locals>.launch_teacher),"
+            " which calls _start_teacher(), a name of its own (not its module's top-level function)",
+        ),
+        (
+            "test_hooked_closure_int_keys.py",
+            19,
+            "passes execute_train a before_ray_job_submit hook of its own (execute.<locals>.launch_teacher),"
+            " which calls _start_teacher() with gpu=a dict with keys that are not text, which is no JSON value"
+            " (JSON values: text, numbers, true/false, null, lists and mappings)",
+        ),
+        (
             "test_hooked_with_parameter.py",
             10,
             "passes execute_train a before_ray_job_submit hook of its own (_start_teacher), which takes gpu",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,39 @@ def test_a_hook_given_arguments_is_called_with_them(write, own_checkout, tmp_pat
         .startswith(f"own hook: teacher on GPU 4 {sidecar} started\n")
     )
     assert not alive(sidecar)
+
+
+def test_a_retried_attempt_waits_for_its_own_ready_line_not_the_one_before(
+    write, own_checkout, tmp_path
+) -> None:
+    (hook,) = hooks_of(write, own_checkout, "refuse_to_start")
+    log = tmp_path / "c.refuse_to_start.log"
+    log.write_text("own hook: the first attempt\nrun-matrix: the before_submit hook returned\n")
+    started = services.running([hook], {}, tmp_path / "c.log", Untracked(), print)
+    with pytest.raises(EnvironmentProblem) as caught, started:
+        raise AssertionError("the body must not run: the ready line is the first attempt's")
+    assert str(caught.value) == (  # the tail is this attempt's: the first one's lines are not quoted
+        f"refuse_to_start did not return: exited (1); {log} ends with:\n"
+        "  Traceback (most recent call last):\n"
+        '    File "<string>", line 1, in <module>\n'
+        f'    File "{own_checkout}/tests/e2e/own/hooks.py", line 17, in refuse_to_start\n'
+        '      raise RuntimeError("the sidecar would not start")\n'
+        "  RuntimeError: the sidecar would not start"
+    )
+
+
+def test_the_ready_line_is_found_after_a_line_longer_than_a_read(tmp_path: Path) -> None:
+    program = (
+        "import sys; print('x' * 200000 + 'run-matrix: the before_submit hook returned'); print(sys.argv[1])"
+    )
+    ready = "run-matrix: the before_submit hook returned"
+    hook = Command(
+        "cluster",
+        "flood",
+        (sys.executable, "-c", program + "; import time; time.sleep(60)", ready),
+        ready=ready,
+    )
+    said: list[str] = []
+    with services.running([hook], {}, tmp_path / "cell.log", Untracked(), said.append):
+        pass
+    assert said == [f"==> flood: returned; it stays up (its output: {tmp_path / 'cell.flood.log'})"]

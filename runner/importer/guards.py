@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import _io
 import _posixsubprocess
+import _thread
 import builtins
 import glob
 import io
@@ -27,6 +28,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -82,6 +84,15 @@ def record_environment_reads(trace: Any) -> None:
             super().__setitem__(key, value)
 
     os.environ.__class__ = Recording
+    real_putenv = os.putenv
+
+    def putenv(key: Any, value: Any) -> None:  # what it starts inherits it, as with os.environ
+        own = sys._getframe(1).f_globals.get("__name__") == "os"  # os.environ's own: recorded above
+        if not own and trace.test_caller() is not None and trace.train is None:
+            trace.record("setenv", name=key, value=str(value))
+        real_putenv(key, value)
+
+    os.putenv = putenv
 
 
 def install(trace: Any) -> None:
@@ -141,6 +152,35 @@ def _note_threads(trace: Any) -> None:
         real_start(self)
 
     threading.Thread.start = start  # type: ignore[method-assign]
+    real_new = _thread.start_new_thread  # threading holds its own reference: this is the test's own call
+
+    def start_new_thread(function: Callable[..., Any], args: tuple[Any, ...], kwargs: Any = None) -> int:
+        caller = trace.test_caller()
+        if caller is None:
+            return real_new(function, args, kwargs or {})
+        running = _Running()
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return function(*args, **kwargs)
+            finally:
+                running.ended = True
+
+        name = getattr(function, "__qualname__", type(function).__qualname__)
+        trace.threads.append((running, f"{name}, started at {os.path.basename(caller[0])}:{caller[1]}"))
+        return real_new(run, args, kwargs or {})
+
+    _thread.start_new_thread = _thread.start_new = start_new_thread
+
+
+class _Running:
+    """A thread started by ``_thread.start_new_thread``, which has no Thread to ask: alive until
+    its function returns."""
+
+    ended = False
+
+    def is_alive(self) -> bool:
+        return not self.ended
 
 
 def _refuse_listing_downloads(trace: Any) -> None:

@@ -105,7 +105,7 @@ def main(argv: Sequence[str]) -> int:
             own.install(trace, str(miles_root), checks.recording_of)
 
         hooks = _load("_run_matrix_hooks", "hooks.py")
-        hooks.install(trace)
+        hooks.install(trace, checks.held)
         keep_hooks = functools.partial(hooks.hooked, trace)
         failure = _run(script, miles_root, recorder, tracing, registry, record_checks, keep_hooks)
         _read_back(trace.events)

@@ -11,18 +11,19 @@
   arguments (``{call: PATH.py:_launch_teacher_server, args: {teacher_gpu: "4"}}``), read from its
   source and its closure, never run.
 
-Nothing of a hook runs here. Loaded by path by ``harness.py``; standard library only.
+Nothing of a hook runs here. Loaded by path by ``harness.py``; standard library only (its arguments
+become JSON as a ``verify:`` entry's do, by ``verifiers.held``, which ``install`` is given).
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
-import json
 import os
 import sys
 import textwrap
 import types
+from collections.abc import Callable
 from typing import Any
 
 # miles' own before_ray_job_submit hooks (functions of its helper module) -> the service a spec names
@@ -33,9 +34,10 @@ SPEC_FORMS = (
 )
 
 
-def install(trace: Any) -> None:
-    """Each hook execute_train is given becomes its entry through ``trace.hook_entry``."""
-    trace.hook_entry = lambda hook: entry(trace, hook)
+def install(trace: Any, held: Callable[[Any, str, Any], tuple[Any, str | None]]) -> None:
+    """Each hook execute_train is given becomes its entry through ``trace.hook_entry``; ``held`` is
+    how a value becomes a JSON argument, as a ``verify:`` entry's does (verifiers.py)."""
+    trace.hook_entry = lambda hook: entry(trace, hook, held)
 
 
 def hooked(trace: Any, helpers: object) -> None:
@@ -47,7 +49,9 @@ def hooked(trace: Any, helpers: object) -> None:
             trace.hooks[name] = _identity(function)
 
 
-def entry(trace: Any, hook: object) -> str | dict[str, Any]:
+def entry(
+    trace: Any, hook: object, held: Callable[[Any, str, Any], tuple[Any, str | None]]
+) -> str | dict[str, Any]:
     """The ``launch.before_submit`` entry of ``hook``; refused (at the script's line) when there is none."""
     for function, service in MILES_HOOKS.items():
         if function in trace.hooks and _same(hook, trace.hooks[function]):
@@ -55,7 +59,7 @@ def entry(trace: Any, hook: object) -> str | dict[str, Any]:
     name = getattr(hook, "__qualname__", type(hook).__name__)
     found = _own(trace, hook)
     if isinstance(found, str) and isinstance(hook, types.FunctionType) and hook.__code__.co_freevars:
-        found = _forwarding(trace, hook)
+        found = _forwarding(trace, hook, held)
     if isinstance(found, str):
         raise trace.refuse(
             f"passes execute_train a before_ray_job_submit hook of its own ({name}), {found}: {SPEC_FORMS}"
@@ -99,7 +103,9 @@ def _path(trace: Any, function: Any) -> str:
     return f"{relative}:{function.__name__}".replace(os.sep, "/")
 
 
-def _forwarding(trace: Any, hook: types.FunctionType) -> tuple[str, dict[str, Any]] | str:
+def _forwarding(
+    trace: Any, hook: types.FunctionType, held: Callable[[Any, str, Any], tuple[Any, str | None]]
+) -> tuple[str, dict[str, Any]] | str:
     """A closure whose one statement calls a top-level function of the test with captured values or
     constants: (that function's call, its arguments by name); else why not."""
     try:
@@ -112,22 +118,50 @@ def _forwarding(trace: Any, hook: types.FunctionType) -> tuple[str, dict[str, An
     call = getattr(statement, "value", None) if isinstance(statement, (ast.Expr, ast.Assign)) else None
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
         return "which does more than call one function of the test with values it holds"
-    target = hook.__globals__.get(call.func.id)
+    called = call.func.id
+    if called in (*hook.__code__.co_freevars, *hook.__code__.co_varnames):
+        return f"which calls {called}(), a name of its own (not its module's top-level function)"
+    target = hook.__globals__.get(called)
     if target is None:
-        return f"which calls {call.func.id}(), a name its module does not define"
+        return f"which calls {called}(), a name its module does not define"
     why = _unnamed(trace, target)
     if why is not None:
-        return f"which calls {call.func.id}(), {why.removeprefix('which ')}"
+        return f"which calls {called}(), {why.removeprefix('which ')}"
+    if any(k.arg is None for k in call.keywords):
+        return f"which calls {called}() with **: name each argument"
     cells = (cell.cell_contents for cell in hook.__closure__ or ())
-    held = dict(zip(hook.__code__.co_freevars, cells, strict=True))
+    captured = dict(zip(hook.__code__.co_freevars, cells, strict=True))
     try:
-        given = [_value(node, held) for node in call.args]
-        named = {k.arg: _value(k.value, held) for k in call.keywords if k.arg is not None}
+        given = [_value(node, captured) for node in call.args]
+        named = {k.arg: _value(k.value, captured) for k in call.keywords if k.arg is not None}
         bound = inspect.signature(target).bind(*given, **named)
-        json.dumps(bound.arguments, allow_nan=False)
     except (ValueError, TypeError) as error:
-        return f"which calls {call.func.id}() with what a spec cannot hold ({error})"
-    return _path(trace, target), dict(bound.arguments)
+        return f"which calls {called}() with what a spec cannot hold ({error})"
+    arguments = _arguments(called, target, bound, held)
+    return arguments if isinstance(arguments, str) else (_path(trace, target), arguments)
+
+
+def _arguments(
+    called: str,
+    target: Any,
+    bound: inspect.BoundArguments,
+    held: Callable[[Any, str, Any], tuple[Any, str | None]],
+) -> dict[str, Any] | str:
+    """The call's arguments by keyword, as the hook program passes them, each as JSON the function
+    gets back as the value the test gave; else why not."""
+    arguments: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        kind = bound.signature.parameters[name].kind
+        if kind is inspect.Parameter.POSITIONAL_ONLY or kind is inspect.Parameter.VAR_POSITIONAL:
+            return f"which calls {called}() with {name} by position, which a spec passes by name"
+        arguments.update(value if kind is inspect.Parameter.VAR_KEYWORD else {name: value})
+    found = {}
+    for name, value in arguments.items():
+        json_value, why = held(target, name, value)
+        if why is not None:
+            return f"which calls {called}() with {why}"
+        found[name] = json_value
+    return found
 
 
 def _value(node: ast.expr, held: dict[str, Any]) -> Any:

@@ -160,6 +160,25 @@ def verifying(
     return check
 
 
+def held(function: FunctionType, name: str, value: Any) -> tuple[Any, str | None]:
+    """``value`` as a spec's JSON for ``function``'s parameter ``name``, and why not (a clause naming
+    it) when ``function`` would not get ``value`` back from that: a hook's arguments (hooks.py)."""
+    hints = _hints(function)
+    try:
+        json_value = _json(value)
+    except TypeError as error:
+        return None, f"{name}={error}, which is no JSON value ({JSON_VALUES})"
+    back = _given_back(hints, name, json_value)
+    if isinstance(back, _Unconverted):
+        return None, f"{name}={_shown(value)}, which it cannot get back ({_why(hints, name)}: {back.reason})"
+    if not _same(value, back):
+        return (
+            None,
+            f"{name}={_shown(value)}, which it would get back as {_shown(back)} ({_why(hints, name)})",
+        )
+    return json_value, None
+
+
 def _given_back(hints: dict[str, Any] | str, name: str, value: Any) -> Any:
     """What the verify program passes the check for ``value``: converted by the parameter's
     annotation (render's VERIFY_PROGRAM does the same), else as it is."""

@@ -70,6 +70,7 @@ def _started(command: Command, env: Mapping[str, str], log: Path, tracker: Track
     with processes.deferred_interrupt():  # started and recorded, or neither
         try:
             with log.open("ab") as out:
+                start = out.tell()  # an earlier attempt's output, its ready line included, is not this one's
                 process = subprocess.Popen(
                     command.argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=full_env
                 )
@@ -79,7 +80,7 @@ def _started(command: Command, env: Mapping[str, str], log: Path, tracker: Track
             ) from None
         tracker.started("service", process)
     try:
-        _wait(command, process, log)
+        _wait(command, process, _Output(log, start, command.ready.encode()))
         yield
     finally:
         with processes.deferred_interrupt():
@@ -87,7 +88,7 @@ def _started(command: Command, env: Mapping[str, str], log: Path, tracker: Track
             tracker.stopped(process.pid)
 
 
-def _wait(command: Command, process: subprocess.Popen[bytes], log: Path) -> None:
+def _wait(command: Command, process: subprocess.Popen[bytes], output: _Output) -> None:
     """Until the port answers, or the hook has printed its line, while ours still runs (a port
     another process holds is not ours)."""
     seconds = SERVICE_SECONDS if command.listens else HOOK_SECONDS
@@ -96,18 +97,47 @@ def _wait(command: Command, process: subprocess.Popen[bytes], log: Path) -> None
         if process.poll() is not None or time.monotonic() > deadline:
             ended = process.returncode is not None
             how = f"exited ({process.returncode})" if ended else f"{seconds} s passed"
-            tail = log.read_text(errors="replace").strip().splitlines()[-5:]
+            tail = output.tail()
             what = f"did not answer on 127.0.0.1:{command.listens}" if command.listens else "did not return"
             raise EnvironmentProblem(
-                f"{command.name} {what}: {how}; {log} ends with:\n  " + "\n  ".join(tail or ["(nothing)"])
+                f"{command.name} {what}: {how}; {output.log} ends with:\n  "
+                + "\n  ".join(tail or ["(nothing)"])
             )
-        if _ready(command, log):
+        if answers(command.listens) if command.listens else output.printed_ready():
             return
         time.sleep(0.2)
 
 
-def _ready(command: Command, log: Path) -> bool:
-    if command.listens:
-        return answers(command.listens)
-    with log.open("rb") as out:  # the hook's output, bounded by what it prints before it returns
-        return any(line.rstrip(b"\n") == command.ready.encode() for line in out)
+TAIL_BYTES = 64 * 1024  # of a log, what a failure quotes its last lines from
+
+
+class _Output:
+    """What a service printed in this attempt (its log past ``start``), read as it grows: memory
+    bounded by the ready line's length, however much it prints and on however long a line."""
+
+    def __init__(self, log: Path, start: int, ready: bytes) -> None:
+        self.log, self.start, self.ready = log, start, ready
+        self._read = start
+        self._line: bytes | None = b""  # the line being read; None once it is longer than the ready one
+
+    def printed_ready(self) -> bool:
+        with self.log.open("rb") as out:
+            out.seek(self._read)
+            while chunk := out.read(TAIL_BYTES):
+                self._read += len(chunk)
+                *ended, last = chunk.split(b"\n")
+                for piece in ended:
+                    if self._line is not None and self._line + piece == self.ready:
+                        return True
+                    self._line = b""
+                joined = None if self._line is None else self._line + last
+                self._line = joined if joined is not None and len(joined) <= len(self.ready) else None
+        return False
+
+    def tail(self) -> list[str]:
+        """The last lines of this attempt's output (at most 5, from its last ``TAIL_BYTES``)."""
+        with self.log.open("rb") as out:
+            end = out.seek(0, os.SEEK_END)
+            out.seek(max(self.start, end - TAIL_BYTES))
+            text = out.read().decode(errors="replace")
+        return text.strip().splitlines()[-5:]
