@@ -73,18 +73,19 @@ HOOK_SECONDS = 900  # how long a hook of the test's own may take (miles' OPD tea
 
 
 def _hook_shell(name: str, line: str, ready: str) -> str:
-    """Started in the background, its output in a log of its own, then waited for until it prints
+    """Started in the background, its output in a log of its own (a fresh file: ``mktemp`` under
+    ``$TMPDIR``, never a name another user could have planted), then waited for until it prints
     ``ready``; it stays up for the job."""
-    log = f"/tmp/run-matrix-{name}.log"
-    quoted, said = shell.quote(log), shell.quote(ready)
-    gone = shell.quote(f"{name} ended before it returned; its output: {log}")
-    late = shell.quote(f"{name} did not return within {HOOK_SECONDS} s; its output: {log}")
+    said = shell.quote(ready)
+    gone = shell.quote(f"{name} ended before it returned; its output: ")
+    late = shell.quote(f"{name} did not return within {HOOK_SECONDS} s; its output: ")
     return (
-        f"{line} >{quoted} 2>&1 &\n"
-        f"hook=$!\n"
-        f"for _ in $(seq {HOOK_SECONDS}); do grep -qxF {said} {quoted} && break"
-        f"; kill -0 $hook 2>/dev/null || {{ echo {gone} >&2; exit 1; }}; sleep 1; done\n"
-        f"grep -qxF {said} {quoted} || {{ echo {late} >&2; exit 1; }}"
+        f"hook_log=$(mktemp -t {shell.quote(f'run-matrix-{name}.XXXXXX')})\n"
+        f'{line} >"$hook_log" 2>&1 &\n'
+        "hook=$!\n"
+        f'for _ in $(seq {HOOK_SECONDS}); do grep -qxF {said} "$hook_log" && break'
+        f'; kill -0 $hook 2>/dev/null || {{ echo {gone}"$hook_log" >&2; exit 1; }}; sleep 1; done\n'
+        f'grep -qxF {said} "$hook_log" || {{ echo {late}"$hook_log" >&2; exit 1; }}'
     )
 
 

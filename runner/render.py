@@ -18,7 +18,7 @@ from runner.cell import Cell
 from runner.command import Command
 from schemas import GROUPS, calls
 from schemas.conventions import EnvDefault, LaunchConventions
-from schemas.spec import Called, Hook, Service, Verify
+from schemas.spec import Called, Hook, Verify
 from schemas.values import flag_tokens
 
 MILES_ROOT_REFERENCE = "${MILES_ROOT}"
@@ -67,7 +67,7 @@ def render(cell: Cell, context: Context = Context()) -> Launch:
             for name, step in cell.spec.prepare.items()
         ),
         _ray_start(cell),
-        *(_before_submit(cell, entry, context.miles_root) for _, entry in cell.spec.launch.started()),
+        *_before_submit(cell, context.miles_root),
         _submit(cell, context, env, model_args + train_args),
         *(_verify(cell, env, name, check, context.miles_root) for name, check in cell.spec.verify.items()),
     )
@@ -227,13 +227,20 @@ def _verify(cell: Cell, env: dict[str, str], name: str, check: Verify, miles_roo
     return Command("verify", name, _job(cell, env, program))
 
 
-def _before_submit(cell: Cell, entry: Service | Hook, miles_root: str) -> Command:
-    """A service run-matrix knows (``mooncake-master``), or a hook the test defines, called on this
-    machine between ``ray start`` and the submission, with the checkout's root to load it from."""
-    if not isinstance(entry, Hook):
-        return steps.service(entry)
-    program = (cell.conventions.python, "-c", HOOK_PROGRAM, entry.call, call_arguments(entry), miles_root)
-    return Command("cluster", calls.function_of(entry.call), program, ready=HOOK_READY)
+def _before_submit(cell: Cell, miles_root: str) -> Iterator[Command]:
+    """Each service run-matrix knows (``mooncake-master``), and each hook the test defines, called on
+    this machine between ``ray start`` and the submission, with the checkout's root to load it from;
+    a hook is named after its function (and its place, where two share a name: their logs differ)."""
+    started = cell.spec.launch.started()
+    names = [calls.function_of(entry.call) for _, entry in started if isinstance(entry, Hook)]
+    for index, entry in started:
+        if not isinstance(entry, Hook):
+            yield steps.service(entry)
+            continue
+        name = calls.function_of(entry.call)
+        name = f"{name}-{index}" if names.count(name) > 1 else name
+        program = (cell.conventions.python, "-c", HOOK_PROGRAM, entry.call, call_arguments(entry), miles_root)
+        yield Command("cluster", name, program, ready=HOOK_READY)
 
 
 def call_arguments(called: Called) -> str:

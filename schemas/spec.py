@@ -165,7 +165,7 @@ class Launch(Model):
         services = [entry if isinstance(entry, str) else entry.call for entry in entries]
         twice = sorted({s for s in services if services.count(s) > 1})
         if twice:
-            raise ValueError(f"{', '.join(twice)} named twice: a service is started once")
+            raise ValueError(f"{', '.join(twice)} named twice: a service or hook is started once")
         return entries
 
     def started(self) -> list[tuple[int, Service | Hook]]:

@@ -141,7 +141,7 @@ def test_a_remove_step_refuses_what_is_not_a_plain_deep_absolute_path(write, pat
         ),
         (
             "launch: {script: train.py, before_submit: [mooncake-master, mooncake-master]}\n",
-            "launch.before_submit: mooncake-master named twice: a service is started once",
+            "launch.before_submit: mooncake-master named twice: a service or hook is started once",
         ),
         (
             "launch: {script: train.py, before_submit: [mooncake-mastr]}\n",

@@ -622,11 +622,15 @@ def test_a_hook_of_the_tests_own_is_started_and_waited_for_until_it_returns(writ
     )
     root = tmp_path / "miles"
     shutil.copytree(DATA / "own-checks", root)
-    node = {**os.environ, "MILES_ROOT": str(root), "OWN_HOOK_OUT": str(tmp_path / "pid")}
+    node = {
+        **os.environ,
+        "MILES_ROOT": str(root),
+        "OWN_HOOK_OUT": str(tmp_path / "pid"),
+        "TMPDIR": str(tmp_path),
+    }
 
     def script(name: str) -> tuple[int, str, str]:
         lines = hook.shell.replace("start_sidecar", name).replace("python3", sys.executable, 1)
-        lines = lines.replace("/tmp/run-matrix-", f"{tmp_path}/")  # the hook's log
         bash = subprocess.Popen(["bash", "-c", f"{lines}\necho up"], env=node, text=True, start_new_session=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
         out, err = bash.communicate(timeout=60)
@@ -635,11 +639,21 @@ def test_a_hook_of_the_tests_own_is_started_and_waited_for_until_it_returns(writ
         return bash.returncode, out, err
 
     assert script("start_sidecar") == (0, "up\n", "")
-    assert (
-        (tmp_path / "start_sidecar.log").read_text().endswith("run-matrix: the before_submit hook returned\n")
+    (log,) = tmp_path.glob("run-matrix-start_sidecar.*")  # a fresh file of mktemp's, under $TMPDIR
+    assert log.read_text().endswith("run-matrix: the before_submit hook returned\n")
+    code, out, err = script("refuse_to_start")
+    (log,) = tmp_path.glob("run-matrix-refuse_to_start.*")
+    assert (code, out, err) == (1, "", f"refuse_to_start ended before it returned; its output: {log}\n")
+
+
+def test_hooks_of_one_name_in_two_files_are_named_apart(write) -> None:
+    hooks = "tests/a.py:launch, tests/b.py:launch, tests/b.py:other"
+    text = MINIMAL.replace(
+        "launch: {script: train.py}", f"launch: {{script: train.py, before_submit: [{hooks}]}}"
     )
-    assert script("refuse_to_start") == (
-        1,
-        "",
-        f"refuse_to_start ended before it returned; its output: {tmp_path}/refuse_to_start.log\n",
-    )
+    launch = render(pipeline.cell(write("spec.yaml", text)))
+    assert [c.name for c in launch.commands if c.ready] == [
+        "launch-0",
+        "launch-1",
+        "other",
+    ]  # logs of their own
