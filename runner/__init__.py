@@ -27,7 +27,13 @@ problem
     One finding of validation: severity, rule id, message, dotted key, file:line.
 launch
     The rendered commands of one cell: prepare steps, Ray head, services (miles' before-submit
-    hook), job submission.
+    hook, or a hook the test defines), job submission, then the checks of its output.
+own function
+    A function a test of the checkout defines, named ``PATH.py:function`` (the path relative to
+    the checkout's root): a check (``verify:``) or a hook (``launch.before_submit``).
+read at launch
+    A flag value read, when the cell launches, from a file an earlier cell of the spec wrote
+    (``$${read-integer:PATH}``).
 result
     The outcome of running one cell: status, metrics, checks, logs, timings.
 """
