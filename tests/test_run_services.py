@@ -90,6 +90,7 @@ def test_dry_run_says_what_it_would_start(write) -> None:
     (service,) = preview.preview(planned_with_master(write), options)["services"]
     assert service == {
         "name": "mooncake-master",
+        "kind": "service",
         "would": "left as it is: 127.0.0.1:50051 answers now"
         if services.answers(50051)
         else "start, then stop",
@@ -206,3 +207,23 @@ def test_the_ready_line_is_found_after_a_line_longer_than_a_read(tmp_path: Path)
     with services.running([hook], {}, tmp_path / "cell.log", Untracked(), said.append):
         pass
     assert said == [f"==> flood: returned; it stays up (its output: {tmp_path / 'cell.flood.log'})"]
+
+
+def test_dry_run_says_which_hook_it_would_call_with_what(write, own_checkout) -> None:
+    entry = "{call: tests/e2e/own/hooks.py:start_sidecar, args: {label: teacher}}"
+    text = VALID.replace(
+        "launch: {script: train.py}", f"launch: {{script: train.py, before_submit: [{entry}]}}"
+    )
+    cell = pipeline.cell(write("spec.yaml", text))
+    each = Planned(
+        cell, render(cell, Context(miles_root=str(own_checkout))), "spec.yaml", "run-matrix run ..."
+    )
+    found = preview.preview(each, Options(own_checkout, None, Path("logs")))
+    (hook,) = found["services"]
+    assert (hook["name"], hook["kind"], hook["would"]) == (
+        "start_sidecar",
+        "hook",
+        'call tests/e2e/own/hooks.py:start_sidecar with {"label":"teacher"} from the checkout at'
+        f" {own_checkout}, keep it and what it starts up for the job, then stop them",
+    )
+    assert f"  hook start_sidecar: {hook['would']}" in preview.text([found]).splitlines()

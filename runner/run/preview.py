@@ -80,13 +80,22 @@ def _cluster(planned: Planned, options: Options) -> str:
 
 def _service(command: Command) -> dict[str, str]:
     port = command.listens
-    if not port:
-        would = "call the test's hook, keep it and what it starts up for the job, then stop them"
+    if not port:  # python3 -c PROGRAM CALL ARGS ROOT: the program is run-matrix's, the rest the spec's
+        call, arguments, root = command.argv[3:6]
+        would = (
+            f"call {call} with {arguments} from the checkout at {root}, keep it and what it starts up for"
+            " the job, then stop them"
+        )
     elif services.answers(port):
         would = f"left as it is: 127.0.0.1:{port} answers now"
     else:
         would = "start, then stop"
-    return {"name": command.name, "would": would, "command": command.line}
+    return {
+        "name": command.name,
+        "kind": "service" if port else "hook",
+        "would": would,
+        "command": command.line,
+    }
 
 
 def text(previews: list[dict[str, Any]]) -> str:
@@ -97,7 +106,11 @@ def text(previews: list[dict[str, Any]]) -> str:
         lines += [f"  prepare {s['name']}: {s['would']}: {s['command']}" for s in cell["prepare"]]
         job = cell["job"]
         lines += [f"  cluster: {cell['cluster']}"]
-        lines += [f"  service {s['name']}: {s['would']}: {s['command']}" for s in cell["services"]]
+        lines += [  # a hook's command is run-matrix's program around the call its line names
+            f"  {s['kind']} {s['name']}: {s['would']}"
+            + (f": {s['command']}" if s["kind"] == "service" else "")
+            for s in cell["services"]
+        ]
         for r in cell["reads"]:
             lines += [f"  read {r['flag']}: {r['as']} of {r['read']} at launch ({r['now']})"]
         lines += [f"  job {job['submission_id']}: {job['entrypoint']}"]
