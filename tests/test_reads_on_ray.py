@@ -56,6 +56,11 @@ def test_the_load_cell_launches_with_the_step_the_save_cell_wrote(cli, specs, us
     assert (folder / "latest_checkpointed_iteration.txt").read_text() == "2\n"
     latest = f"{folder}/latest_checkpointed_iteration.txt"
     assert saved["reads"] == []
+    # the load cell runs after the save cell: the spec whole reproduces it, the save cell alone does
+    assert (saved["reproduce"], loaded["reproduce"]) == (
+        f"run-matrix run m/fake/ckpt.yaml -k {SAVE_CELL}",
+        "run-matrix run m/fake/ckpt.yaml",
+    )
     assert loaded["reads"] == [
         {"flag": "--ckpt-step", "path": latest, "value": "2", "reference": f"${{read-integer:{latest}}}"}
     ]

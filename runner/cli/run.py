@@ -242,8 +242,10 @@ def plan(selected: Selected, miles_root: Path | None, trust: bool = False) -> Pl
     context, drift = launch_context(cell, miles_root, os.environ, trust)
     warnings = [*selected.warnings, *drift]
     spec = display_path(cell.path)
-    reproduce = f"run-matrix run {shlex.quote(spec)} -k {shlex.quote(cell.id)}"
-    return Planned(cell, render(cell, context), spec, reproduce, tuple(warnings))
+    launch = render(cell, context)
+    # a cell that reads at launch what an earlier cell wrote runs after it: the spec whole reproduces it
+    alone = "" if launch.reads else f" -k {shlex.quote(cell.id)}"
+    return Planned(cell, launch, spec, f"run-matrix run {shlex.quote(spec)}{alone}", tuple(warnings))
 
 
 def _options(args: argparse.Namespace) -> Options:
