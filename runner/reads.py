@@ -36,7 +36,7 @@ class Read:
         return f"${{read-{self.conversion}:{self.path}}}"
 
     def to_json(self) -> dict[str, str]:
-        return {"read": self.path, "as": self.conversion}
+        return {"path": self.path, "as": self.conversion}
 
 
 def reference(conversion: Conversion, path: str) -> str:

@@ -295,7 +295,7 @@ READ_FUNCTION = """run_matrix_read_integer() {  # FILE FLAG: the integer FILE ho
 def _read_lines(found: Mapping[str, Mapping[str, str]]) -> list[str]:
     lines = [READ_FUNCTION]
     for name, read in found.items():
-        call = shell.line(["run_matrix_read_integer", read["read"], read["flag"]])
+        call = shell.line(["run_matrix_read_integer", read["path"], read["flag"]])
         lines.append(f"{name}=$({call})")
     return lines
 

@@ -116,7 +116,7 @@ def launch_read(path: Path) -> dict[str, dict[str, str]]:
     return {
         "RUN_MATRIX_READ_CKPT_STEP": {
             "flag": "--ckpt-step",
-            "read": str(path),
+            "path": str(path),
             "as": "integer",
             "reference": reference,
         }
@@ -176,7 +176,7 @@ def test_render_shows_the_read_as_data_and_the_script_reads_the_file_before_the_
     assert launch.to_json()["reads"] == {
         "RUN_MATRIX_READ_CKPT_STEP": {
             "flag": "--ckpt-step",
-            "read": LATEST,
+            "path": LATEST,
             "as": "integer",
             "reference": reference,
         }

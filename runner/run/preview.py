@@ -57,7 +57,7 @@ def _read(read: dict[str, str]) -> dict[str, str]:
         now = "now " + reads.values({"": read})[0].value
     except reads.Unreadable as exc:
         now = "now it " + str(exc).split(", which ", 1)[-1]
-    return {"flag": read["flag"], "read": read["read"], "as": read["as"], "now": now}
+    return {"flag": read["flag"], "path": read["path"], "as": read["as"], "now": now}
 
 
 def _step(planned: Planned, name: str, skip_all: bool) -> dict[str, str]:
@@ -112,7 +112,7 @@ def text(previews: list[dict[str, Any]]) -> str:
             for s in cell["services"]
         ]
         for r in cell["reads"]:
-            lines += [f"  read {r['flag']}: {r['as']} of {r['read']} at launch ({r['now']})"]
+            lines += [f"  read {r['flag']}: {r['as']} of {r['path']} at launch ({r['now']})"]
         lines += [f"  job {job['submission_id']}: {job['entrypoint']}"]
         lines += [f"  env {name}={value}" for name, value in job["env"].items()]
         lines += [f"  probe {name}: {command}" for name, command in job["probes"].items()]

@@ -26,12 +26,12 @@ def values(found: Mapping[str, Mapping[str, str]]) -> tuple[ReadRecord, ...]:
     """Each value the launch reads (``Launch.reads``), read now; Unreadable at the first that fails."""
     records = []
     for read in found.values():
-        text = _text(read["flag"], read["read"])
+        text = _text(read["flag"], read["path"])
         try:
             value = reads.convert(text, read["as"])
         except ValueError as exc:
-            raise Unreadable(f"{read['flag']} reads {read['read']} at launch, which {exc}") from None
-        records.append(ReadRecord(read["flag"], read["read"], value, read["reference"]))
+            raise Unreadable(f"{read['flag']} reads {read['path']} at launch, which {exc}") from None
+        records.append(ReadRecord(read["flag"], read["path"], value, read["reference"]))
     return tuple(records)
 
 
