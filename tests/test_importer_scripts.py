@@ -304,6 +304,16 @@ def test_a_script_that_never_finishes_is_stopped(here):
     assert list(here.iterdir()) == []
 
 
+def test_a_script_that_uses_up_its_cpu_time_is_stopped_with_that_reason(here):
+    with pytest.raises(SpecError) as error:
+        import_test(Request(SCRIPTS / "refuse_spins.py", here / "out.yaml", hardware="h200", timeout=30))
+    assert str(error.value).endswith(
+        "error [import]: refuse_spins.py cannot be imported: it used up its CPU time under the recorder (at"
+        " most 30 s; does it compute without end, or spin waiting for something?)\n  ==> nothing was written"
+    )
+    assert list(here.iterdir()) == []
+
+
 def test_miles_root_loads_the_checkouts_helpers_and_runs_none_of_them(cli, here):
     """The stand-in checkout's helpers really run commands: had one run, the sandbox would refuse."""
     (here / "recorded").mkdir()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ RECORDER_MILES_VERSION = "dc8b499b"  # whose command helpers recorder.py stands 
 # what the sandbox's environment holds besides switches and secrets: never a switch of the script's
 CHECKPOINTS_VARIABLE = "RUN_MATRIX_CHECKPOINTS"  # what downloads hold (the harness takes it out at once)
 VERIFIERS_VARIABLE = "RUN_MATRIX_VERIFIERS"  # the checks it records (the harness takes it out at once)
+CPU_LIMIT_SIGNALS = (signal.SIGXCPU, signal.SIGKILL)  # what ends a child at its CPU time limit
 SANDBOX_VARIABLES = frozenset(
     {*sandbox.BASE_ENV, "HOME", sandbox.OUT_VARIABLE, CHECKPOINTS_VARIABLE, VERIFIERS_VARIABLE}
 )
@@ -126,7 +128,13 @@ def record(
             Location(script),
             f"did not finish within {timeout:g} s under the recorder (does it wait for something?)",
         )
-    if "trace.json" not in done.files:
+    if not done.files.get("trace.json") and _ended_by_its_cpu_limit(done.returncode):
+        raise refused(
+            Location(script),
+            f"used up its CPU time under the recorder (at most {math.ceil(timeout)} s; does it compute"
+            " without end, or spin waiting for something?)",
+        )
+    if not done.files.get("trace.json"):  # missing, or empty: the harness never wrote it
         raise RunMatrixError(
             f"the import sandbox failed on {script} (exit status {done.returncode}):\n{done.output[-2000:]}"
         )
@@ -137,6 +145,12 @@ def record(
         if unread is not None:
             raise refused(_location(unread[0]), unread[1])
     return _run(script, dict(switches), trace, done.output)
+
+
+def _ended_by_its_cpu_limit(returncode: int) -> bool:
+    """SIGXCPU at the soft CPU limit, SIGKILL at the hard one: a signal's negative number, or how
+    bubblewrap reports a child that a signal ended (128 + N)."""
+    return -returncode in CPU_LIMIT_SIGNALS or returncode - 128 in CPU_LIMIT_SIGNALS
 
 
 def _references(data: Any, secrets: Sequence[str]) -> Any:
