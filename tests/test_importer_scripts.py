@@ -309,7 +309,7 @@ def test_a_script_that_uses_up_its_cpu_time_is_stopped_with_that_reason(here):
         import_test(Request(SCRIPTS / "refuse_spins.py", here / "out.yaml", hardware="h200", timeout=30))
     assert str(error.value).endswith(
         "error [import]: refuse_spins.py cannot be imported: it used up its CPU time under the recorder (at"
-        " most 30 s; does it compute without end, or spin waiting for something?)\n  ==> nothing was written"
+        " most 32 s; does it compute without end, or spin waiting for something?)\n  ==> nothing was written"
     )
     assert list(here.iterdir()) == []
 

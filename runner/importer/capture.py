@@ -34,6 +34,7 @@ RECORDER_MILES_VERSION = "dc8b499b"  # whose command helpers recorder.py stands 
 CHECKPOINTS_VARIABLE = "RUN_MATRIX_CHECKPOINTS"  # what downloads hold (the harness takes it out at once)
 VERIFIERS_VARIABLE = "RUN_MATRIX_VERIFIERS"  # the checks it records (the harness takes it out at once)
 CPU_LIMIT_SIGNALS = (signal.SIGXCPU, signal.SIGKILL)  # what ends a child at its CPU time limit
+CPU_HEADROOM_S = 2  # CPU seconds a script may use beyond its wall clock's
 SANDBOX_VARIABLES = frozenset(
     {*sandbox.BASE_ENV, "HOME", sandbox.OUT_VARIABLE, CHECKPOINTS_VARIABLE, VERIFIERS_VARIABLE}
 )
@@ -119,7 +120,7 @@ def record(
         reads=[script.parent, *([miles_root] if miles_root else [])],
         cwd=miles_root or script.parent,
         env=env,
-        limits=sandbox.Limits(wall_s=timeout, cpu_s=math.ceil(timeout)),
+        limits=sandbox.Limits(wall_s=timeout, cpu_s=cpu_seconds(timeout)),
         trust=trust,
         secret_names=secrets,
     )
@@ -131,7 +132,7 @@ def record(
     if not done.files.get("trace.json") and _ended_by_its_cpu_limit(done.returncode):
         raise refused(
             Location(script),
-            f"used up its CPU time under the recorder (at most {math.ceil(timeout)} s; does it compute"
+            f"used up its CPU time under the recorder (at most {cpu_seconds(timeout)} s; does it compute"
             " without end, or spin waiting for something?)",
         )
     if not done.files.get("trace.json"):  # missing, or empty: the harness never wrote it
@@ -145,6 +146,12 @@ def record(
         if unread is not None:
             raise refused(_location(unread[0]), unread[1])
     return _run(script, dict(switches), trace, done.output)
+
+
+def cpu_seconds(timeout: float) -> int:
+    """The CPU time a script may use: past its wall clock, so that one thread running flat out meets
+    the wall clock first however busy the machine (the CPU limit is for many threads spinning)."""
+    return math.ceil(timeout) + CPU_HEADROOM_S
 
 
 def _ended_by_its_cpu_limit(returncode: int) -> bool:
