@@ -124,28 +124,34 @@ def record(
         trust=trust,
         secret_names=secrets,
     )
-    if done.timed_out:
-        raise refused(
-            Location(script),
-            f"did not finish within {timeout:g} s under the recorder (does it wait for something?)",
-        )
-    if not done.files.get("trace.json") and _ended_by_its_cpu_limit(done.returncode):
-        raise refused(
-            Location(script),
-            f"used up its CPU time under the recorder (at most {cpu_seconds(timeout)} s; does it compute"
-            " without end, or spin waiting for something?)",
-        )
-    if not done.files.get("trace.json"):  # missing, or empty: the harness never wrote it
-        raise RunMatrixError(
-            f"the import sandbox failed on {script} (exit status {done.returncode}):\n{done.output[-2000:]}"
-        )
-    trace = _references(json.loads(done.files["trace.json"]), secrets)
+    trace = _references(json.loads(_trace_text(script, done, timeout)), secrets)
     failure = trace["failure"]
     if not trace["refusal"] and not (failure and failure.get("environment")):
         unread = launch_reads.substitute(trace["events"], failed=bool(failure))
         if unread is not None:
             raise refused(_location(unread[0]), unread[1])
     return _run(script, dict(switches), trace, done.output)
+
+
+def _trace_text(script: Path, done: sandbox.Outcome, timeout: float) -> bytes:
+    """What the harness wrote, once it finished; refused when the script ran out of its time."""
+    if done.timed_out:
+        raise refused(
+            Location(script),
+            f"did not finish within {timeout:g} s under the recorder (does it wait for something?)",
+        )
+    text = done.files.get("trace.json")
+    if not text and _ended_by_its_cpu_limit(done.returncode):
+        raise refused(
+            Location(script),
+            f"used up its CPU time under the recorder (at most {cpu_seconds(timeout)} s; does it compute"
+            " without end, or spin waiting for something?)",
+        )
+    if not text:  # missing, or empty: the harness never wrote it
+        raise RunMatrixError(
+            f"the import sandbox failed on {script} (exit status {done.returncode}):\n{done.output[-2000:]}"
+        )
+    return text
 
 
 def cpu_seconds(timeout: float) -> int:
