@@ -242,7 +242,8 @@ def test_two_runs_in_one_second_keep_their_own_logs_and_records(specs, users_clu
     argv = ("m/fake/async.yaml", "--ray-address", users_cluster.address, "--skip-prepare")
     first = start(*argv, "--report", "first.json")
     second = start(*argv, "--report", "second.json")
-    assert [finish(p)[0] for p in (first, second)] == [0, 0]
+    finished = [finish(p) for p in (first, second)]
+    assert [code for code, _ in finished] == [0, 0], [err for _, err in finished]
     logs = [report(tmp_path / name)[1]["log"] for name in ("first.json", "second.json")]
     assert logs[0] != logs[1] and all(log.startswith("run-matrix-logs/") for log in logs)
     for log in logs:
