@@ -228,7 +228,8 @@ def test_a_thread_of_the_test_s_still_running_at_its_launch_is_refused_with_its_
     assert str(error.value) == (
         f"{tmp_path / 'case.py'}:8: error [import]: case.py cannot be imported: it launches while a thread"
         " of its own runs (inject_faults, started at case.py:5): a spec holds launches and the checks after"
-        " them, not code that runs alongside the job\n  ==> nothing was written"
+        " them, and code that runs alongside the job only as a function of the test's own that starts it,"
+        " a launch.before_submit hook\n  ==> nothing was written"
     )
 
 

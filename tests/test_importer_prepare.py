@@ -7,7 +7,7 @@ import pytest
 
 from runner.errors import Location, SpecError
 from runner.importer import prepare
-from runner.importer.capture import Event
+from runner.importer.events import Event
 from runner.importer.notes import Note
 
 ROOT = "/root/miles"

@@ -36,7 +36,7 @@ from runner.cell import Cell
 from runner.compose import compose
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
 from runner.importer import capture, plan, registrations, roundtrip, write
-from runner.importer.capture import refused
+from runner.importer.events import refused
 from runner.importer.fit import Destination, built, cell_of, final_texts, grow
 from runner.importer.knowledge import knowledge
 from runner.importer.notes import Note

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from runner import sandbox
-from runner.errors import EnvironmentProblem, Location, RunMatrixError, SpecError
-from runner.importer import launch_reads, notes
+from runner.errors import EnvironmentProblem, Location, RunMatrixError
+from runner.importer import launch_reads, notes, recorded_calls
+from runner.importer.events import Event, location, refused
 from runner.importer.knowledge import knowledge
 from runner.importer.notes import Note
 from runner.knowledge import own_checks
@@ -33,22 +34,19 @@ RECORDER_MILES_VERSION = "dc8b499b"  # whose command helpers recorder.py stands 
 # what the sandbox's environment holds besides switches and secrets: never a switch of the script's
 CHECKPOINTS_VARIABLE = "RUN_MATRIX_CHECKPOINTS"  # what downloads hold (the harness takes it out at once)
 VERIFIERS_VARIABLE = "RUN_MATRIX_VERIFIERS"  # the checks it records (the harness takes it out at once)
+RECORDED_CALLS_VARIABLE = "RUN_MATRIX_RECORDED_CALLS"  # functions it records as calls (likewise)
 CPU_LIMIT_SIGNALS = (signal.SIGXCPU, signal.SIGKILL)  # what ends a child at its CPU time limit
 CPU_HEADROOM_S = 2  # CPU seconds a script may use beyond its wall clock's
 SANDBOX_VARIABLES = frozenset(
-    {*sandbox.BASE_ENV, "HOME", sandbox.OUT_VARIABLE, CHECKPOINTS_VARIABLE, VERIFIERS_VARIABLE}
+    {
+        *sandbox.BASE_ENV,
+        "HOME",
+        sandbox.OUT_VARIABLE,
+        CHECKPOINTS_VARIABLE,
+        VERIFIERS_VARIABLE,
+        RECORDED_CALLS_VARIABLE,
+    }
 )
-
-
-@dataclass(frozen=True)
-class Event:
-    """One thing the script did through miles' helpers before launching: a command or a helper call."""
-
-    kind: str  # command | helper | write
-    name: str  # exec_command, hf_download_dataset, convert_checkpoint, ...
-    command: str
-    args: dict[str, Any]
-    at: Location
 
 
 @dataclass(frozen=True)
@@ -115,22 +113,34 @@ def record(
     env[CHECKPOINTS_VARIABLE] = json.dumps(knowledge().checkpoints)
     env[VERIFIERS_VARIABLE] = json.dumps(list(verifiers))
     argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), *([str(miles_root)] if miles_root else [])]
-    done = sandbox.run(
-        argv,
-        reads=[script.parent, *([miles_root] if miles_root else [])],
-        cwd=miles_root or script.parent,
-        env=env,
-        limits=sandbox.Limits(wall_s=timeout, cpu_s=cpu_seconds(timeout)),
-        trust=trust,
-        secret_names=secrets,
-    )
-    trace = _references(json.loads(_trace_text(script, done, timeout)), secrets)
+
+    def sandboxed(env: dict[str, str]) -> tuple[dict[str, Any], str]:
+        done = sandbox.run(
+            argv,
+            reads=[script.parent, *([miles_root] if miles_root else [])],
+            cwd=miles_root or script.parent,
+            env=env,
+            limits=sandbox.Limits(wall_s=timeout, cpu_s=cpu_seconds(timeout)),
+            trust=trust,
+            secret_names=secrets,
+        )
+        return _references(json.loads(_trace_text(script, done, timeout)), secrets), done.output
+
+    trace, output = sandboxed(env)
+    recorded: list[list[str]] = []  # functions of the test's own recorded as calls (own_calls.py)
+    for _ in range(recorded_calls.MAX_RUNS - 1):
+        more = recorded_calls.to_record(trace, recorded)
+        if not more:
+            break
+        recorded += more
+        trace, output = sandboxed({**env, RECORDED_CALLS_VARIABLE: json.dumps(recorded)})
     failure = trace["failure"]
     if not trace["refusal"] and not (failure and failure.get("environment")):
         unread = launch_reads.substitute(trace["events"], failed=bool(failure))
         if unread is not None:
-            raise refused(_location(unread[0]), unread[1])
-    return _run(script, dict(switches), trace, done.output)
+            raise refused(location(unread[0]), unread[1])
+        recorded_calls.attach(trace["events"])
+    return _run(script, dict(switches), trace, output)
 
 
 def _trace_text(script: Path, done: sandbox.Outcome, timeout: float) -> bytes:
@@ -181,7 +191,7 @@ def _references(data: Any, secrets: Sequence[str]) -> Any:
 
 def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: str) -> Run:
     if trace["refusal"]:
-        raise refused(_location(trace["refusal"]["at"]), trace["refusal"]["reason"])
+        raise refused(location(trace["refusal"]["at"]), trace["refusal"]["reason"])
     events = trace["events"]
     if trace["failure"]:
         raise _failed(trace["failure"], events, output)
@@ -195,12 +205,16 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
     late = [e for e in after if e["kind"] == "helper" or not notes.resets_node(e["command"])]
     if late:
         raise refused(
-            _location(late[0]["at"]),
+            location(late[0]["at"]),
             f"runs {_what(late[0])} after its last execute_train; a spec runs nothing after the launch",
         )
     # a launch's prepare is everything run before it: on a fresh node each cell runs all of it
     kept = _kept_writes(events, launches[-1], trace["root"])
-    ran = [(i, _event(e)) for i, e in enumerate(events) if e["kind"] in ("command", "helper") or i in kept]
+    ran = [
+        (i, _event(e))
+        for i, e in enumerate(events)
+        if e["kind"] in ("command", "helper", "prepare-call") or i in kept
+    ]
     checks = _checks(events, launches)
     launched = tuple(_call(events[i], tuple(event for j, event in ran if j < i), checks[i]) for i in launches)
     return Run(
@@ -214,11 +228,11 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
             if e["kind"] in notes.NOTED or (e["kind"] == "write" and i not in kept)
         )
         + _session_notes(launched, Path(trace["root"]))
-        + tuple(notes.reset_note(e["command"], _location(e["at"])) for e in after),
-        {name: _location(at) for name, at in trace["env_reads"].items()},
+        + tuple(notes.reset_note(e["command"], location(e["at"])) for e in after),
+        {name: location(at) for name, at in trace["env_reads"].items()},
         trace["root"],
         tuple(
-            Registration(e["kind"], e["name"], e["args"], tuple(e["defaulted"]), _location(e["at"]))
+            Registration(e["kind"], e["name"], e["args"], tuple(e["defaulted"]), location(e["at"]))
             for e in events
             if e["kind"] in ("ci", "gate")
         ),
@@ -233,7 +247,7 @@ def _failed(failure: dict[str, Any], events: list[dict[str, Any]], output: str) 
     missing = failure.get("missing")
     read_own_output = launch_reads.refusal(missing, events) if missing else None
     if read_own_output:
-        return refused(_location(failure["at"]), read_own_output)
+        return refused(location(failure["at"]), read_own_output)
     tail = "\n".join(output.strip().splitlines()[-5:])
     launched = [e for e in events if e["kind"] == "train"]
     after = (
@@ -242,8 +256,15 @@ def _failed(failure: dict[str, Any], events: list[dict[str, Any]], output: str) 
         if launched
         else " under the recorder (commands run nothing there and return no output)"
     )
+    recorded = [f"{e['function']}()" for e in events if e["kind"] == "prepare-call"]
+    if recorded:  # what such a function returns or leaves is not there: say so, or the failure puzzles
+        after += (
+            f" ({', '.join(recorded)}, which {'run' if len(recorded) > 1 else 'runs'} what no prepare step"
+            " runs, became a prepare step of kind call and did not run here: what it returns or leaves"
+            " behind is not there)"
+        )
     return refused(
-        _location(failure["at"]),
+        location(failure["at"]),
         failure["reason"] + after + (f"; its last output:\n{tail}" if tail else ""),
     )
 
@@ -256,7 +277,7 @@ def _call(event: dict[str, Any], prepare: tuple[Event, ...], checks: tuple[Check
         event["variables"],
         caller["function"],
         caller["parameters"],
-        _location(event["at"]),
+        location(event["at"]),
         prepare,
         checks,
     )
@@ -272,11 +293,11 @@ def _checks(events: list[dict[str, Any]], launches: list[int]) -> dict[int, tupl
         before = [i for i in launches if i < index]
         if not before:
             raise refused(
-                _location(event["at"]),
+                location(event["at"]),
                 f"calls {calls.function_of(event['call'])}() before any execute_train: no run to check yet",
             )
         _not_fed_to_a_launch(event, [events[i] for i in launches if i > index])
-        found[before[-1]].append(Check(event["call"], event["args"], _location(event["at"])))
+        found[before[-1]].append(Check(event["call"], event["args"], location(event["at"])))
     return {i: tuple(checks) for i, checks in found.items()}
 
 
@@ -286,7 +307,7 @@ def _not_fed_to_a_launch(check: dict[str, Any], later: list[dict[str, Any]]) -> 
     again = [e for e in later if "flow" in check and e.get("flow") == check["flow"]]
     if again:
         raise refused(
-            _location(check["at"]),
+            location(check["at"]),
             f"calls {calls.function_of(check['call'])}(), code of its own, between two launches of one"
             f" function (line {again[0]['at'][1]} launches again): what it does may feed that launch, which"
             " a spec's verify: cannot (a check runs after its cell's job)",
@@ -315,23 +336,14 @@ def _kept_writes(events: list[dict[str, Any]], last_launch: int, root: str) -> s
 
 
 def _event(event: dict[str, Any]) -> Event:
+    if event["kind"] == "prepare-call":
+        return Event("call", event["function"], event["call"], event["args"], location(event["at"]))
     if event["kind"] == "write":
-        return Event("write", "write", event["path"], {"text": event["text"]}, _location(event["at"]))
+        return Event("write", "write", event["path"], {"text": event["text"]}, location(event["at"]))
     if event["kind"] == "command":
-        return Event("command", event["helper"], event["command"], {}, _location(event["at"]))
-    return Event("helper", event["name"], "", event["args"], _location(event["at"]))
+        return Event("command", event["helper"], event["command"], {}, location(event["at"]))
+    return Event("helper", event["name"], "", event["args"], location(event["at"]))
 
 
 def _what(event: dict[str, Any]) -> str:
     return f"`{event['command']}`" if event["kind"] == "command" else f"{event['name']}()"
-
-
-def _location(at: Sequence[Any]) -> Location:
-    return Location(Path(at[0]), at[1])
-
-
-def refused(at: Location, reason: str) -> SpecError:
-    """The one shape of every import refusal: which script, the line, why; nothing was written."""
-    return SpecError.one(
-        "import", f"{at.file.name} cannot be imported: it {reason}", at=[at], hint="nothing was written"
-    )

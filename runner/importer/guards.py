@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import Any
 
 Guarded = tuple[tuple[ModuleType, tuple[str, ...]], ...]
@@ -148,7 +148,8 @@ def _note_threads(trace: Any) -> None:
         if caller is not None:
             target = getattr(self, "_target", None)
             name = getattr(target, "__qualname__", type(self).__qualname__)
-            trace.threads.append((self, f"{name}, started at {os.path.basename(caller[0])}:{caller[1]}"))
+            where = f"{name}, started at {os.path.basename(caller[0])}:{caller[1]}"
+            trace.threads.append((self, where, _frames(sys._getframe(1))))
         real_start(self)
 
     threading.Thread.start = start  # type: ignore[method-assign]
@@ -167,10 +168,20 @@ def _note_threads(trace: Any) -> None:
                 running.ended = True
 
         name = getattr(function, "__qualname__", type(function).__qualname__)
-        trace.threads.append((running, f"{name}, started at {os.path.basename(caller[0])}:{caller[1]}"))
+        where = f"{name}, started at {os.path.basename(caller[0])}:{caller[1]}"
+        trace.threads.append((running, where, _frames(sys._getframe(1))))
         return real_new(run, args, kwargs or {})
 
     _thread.start_new_thread = _thread.start_new = start_new_thread
+
+
+def _frames(frame: FrameType | None) -> list[FrameType]:
+    """The frames from ``frame`` outward, innermost first (kept: which call started a thread)."""
+    found = []
+    while frame is not None:
+        found.append(frame)
+        frame = frame.f_back
+    return found
 
 
 class _Running:

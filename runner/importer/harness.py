@@ -65,12 +65,14 @@ SANDBOX = (
     "verifiers.py",
     "hooks.py",
     "script_checks.py",
+    "own_calls.py",
 )  # what runs in the sandbox
 # Stand-ins for the packages a miles test imports besides the helpers (CI registration only).
 STUB_PACKAGES = ("miles", "miles.utils", "miles.utils.external_utils", "tests", "tests.ci")
 STUB_MODULES = ("tests.ci.ci_register", "tests.ci.metric_history")
 # the checkout's folders that are miles itself (its helpers, its model presets), not the test's code
 LIBRARY = ("miles", "scripts/models")
+RECORDED_CALLS = "RUN_MATRIX_RECORDED_CALLS"  # [[file, function, role], ...] that own_calls.py records
 
 
 def main(argv: Sequence[str]) -> int:
@@ -106,6 +108,8 @@ def main(argv: Sequence[str]) -> int:
 
         hooks = _load("_run_matrix_hooks", "hooks.py")
         hooks.install(trace, checks.held)
+        own_calls = _load("_run_matrix_own_calls", "own_calls.py")
+        own_calls.install(trace, json.loads(os.environ.pop(RECORDED_CALLS, "[]")), hooks, checks.held)
         keep_hooks = functools.partial(hooks.hooked, trace)
         failure = _run(script, miles_root, recorder, tracing, registry, record_checks, keep_hooks)
         _read_back(trace.events)

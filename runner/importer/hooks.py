@@ -70,7 +70,7 @@ def entry(
 
 def _own(trace: Any, hook: object) -> tuple[str, dict[str, Any]] | str:
     """A top-level function of the test's that takes no arguments, by its path: (call, {}); else why not."""
-    why = _unnamed(trace, hook)
+    why = unnamed(trace, hook)
     if why is not None:
         return why
     required = [
@@ -78,10 +78,10 @@ def _own(trace: Any, hook: object) -> tuple[str, dict[str, Any]] | str:
         for p in inspect.signature(hook).parameters.values()  # type: ignore[arg-type]
         if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
-    return f"which takes {', '.join(required)}" if required else (_path(trace, hook), {})
+    return f"which takes {', '.join(required)}" if required else (path(trace, hook), {})
 
 
-def _unnamed(trace: Any, function: object) -> str | None:
+def unnamed(trace: Any, function: object) -> str | None:
     """Why a spec cannot name ``function`` as PATH.py:function (a clause that starts with "which");
     None for a top-level function of the checkout's tests or launchers."""
     if not isinstance(function, types.FunctionType) or function.__qualname__ != function.__name__:
@@ -98,7 +98,7 @@ def _unnamed(trace: Any, function: object) -> str | None:
     return None
 
 
-def _path(trace: Any, function: Any) -> str:
+def path(trace: Any, function: Any) -> str:
     relative = os.path.relpath(function.__code__.co_filename, trace.checkout)
     return f"{relative}:{function.__name__}".replace(os.sep, "/")
 
@@ -124,7 +124,7 @@ def _forwarding(
     target = hook.__globals__.get(called)
     if target is None:
         return f"which calls {called}(), a name its module does not define"
-    why = _unnamed(trace, target)
+    why = unnamed(trace, target)
     if why is not None:
         return f"which calls {called}(), {why.removeprefix('which ')}"
     if any(k.arg is None for k in call.keywords):
@@ -137,11 +137,11 @@ def _forwarding(
         bound = inspect.signature(target).bind(*given, **named)
     except (ValueError, TypeError) as error:
         return f"which calls {called}() with what a spec cannot hold ({error})"
-    arguments = _arguments(called, target, bound, held)
-    return arguments if isinstance(arguments, str) else (_path(trace, target), arguments)
+    found = arguments(called, target, bound, held)
+    return found if isinstance(found, str) else (path(trace, target), found)
 
 
-def _arguments(
+def arguments(
     called: str,
     target: Any,
     bound: inspect.BoundArguments,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from runner import reads
 from runner.errors import Location, SpecError
-from runner.importer.capture import refused
+from runner.importer.events import refused
 
 MODEL_ARGS = "${MODEL_ARGS[@]}"
 

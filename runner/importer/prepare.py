@@ -14,15 +14,17 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
 from runner.errors import Location, SpecError
-from runner.importer.capture import Event, refused
 from runner.importer.emit import flag_value
+from runner.importer.events import Event, refused
 from runner.importer.groups import flags
 from runner.importer.notes import Note, reset_note, resets_node
+from schemas import calls
 from schemas.spec import TOOL_STEPS, Conversion, PrepareStep
 
 Step = dict[str, Any]
@@ -64,6 +66,8 @@ def steps(
             step: Step = {"kind": "write-file", "path": event.command, "text": event.args["text"]}
         elif event.kind == "helper":
             step = _helper(event, model_type, megatron_path)
+        elif event.kind == "call":
+            step = {"kind": "call", "call": event.command, **({"args": event.args} if event.args else {})}
         else:
             step = _command(event, root)
         _check(step, event)
@@ -96,6 +100,8 @@ def _check(step: Step, event: Event) -> None:
 
 
 def _name(step: Step) -> str:
+    if step["kind"] == "call":
+        return calls.function_of(step["call"])
     if step["kind"] == "hf-download":
         return "dataset" if step.get("repo_type") == "dataset" else "model"
     return NAMES[step["kind"]]
@@ -117,6 +123,16 @@ def _command(event: Event, root: str) -> Step:
     if tool in CONVERSIONS and PYTHON.fullmatch(words[0].rsplit("/", 1)[-1]):
         return _conversion(CONVERSIONS[tool], words, event)
     raise _unknown(f"`{event.command}`", event.at)
+
+
+def runs_a_step(command: str, root: str) -> bool:
+    """Whether a prepare step runs ``command``; the import stops at any other, unless a function of the
+    test's own runs it, which a step then calls (``preparation.py``)."""
+    try:
+        _command(Event("command", "", command, {}, Location(Path(command))), root)
+    except SpecError:
+        return False
+    return True
 
 
 def _remove(words: list[str], event: Event) -> Step:

@@ -24,8 +24,9 @@ from typing import Any
 
 from runner import locate
 from runner.errors import Location
-from runner.importer.capture import Registration, refused
+from runner.importer.capture import Registration
 from runner.importer.emit import Text
+from runner.importer.events import refused
 from runner.importer.notes import Note
 
 SKIP_DAYS = 90  # how long an imported skip lasts before validate calls it expired

@@ -53,7 +53,8 @@ class Trace:
     train: dict[str, Any] | None = None  # the execute_train call in progress
     captures: str = ""  # a private folder where files the test's own code writes go instead
     stdlib: tuple[str, ...] = ()  # the standard library's folders (tempfile's frames are the caller's)
-    threads: list[tuple[Any, str]] = dataclasses.field(default_factory=list)  # the test's: thread, what
+    # the test's: thread, what it runs and where, the frames that started it
+    threads: list[tuple[Any, str, list[FrameType]]] = dataclasses.field(default_factory=list)
     hooks: dict[str, tuple[Any, ...]] = dataclasses.field(
         default_factory=dict
     )  # name -> as it was (hooked())
@@ -63,6 +64,10 @@ class Trace:
     checkout: str = ""  # the miles checkout's root (--miles-root), where a hook of the test's is named
     hook_entry: Callable[[object], Any] | None = None  # a hook's launch.before_submit entry (hooks.py)
     launching: Callable[[FrameType], None] | None = None  # told of each launch's caller (script_checks.py)
+    # the top-level functions of the test's own from a frame outward, [file, name] (own_calls.py)
+    functions: Callable[[FrameType | None], list[list[str]]] | None = None
+    # the function that started a thread, from its frames and the launch's (own_calls.py)
+    beside: Callable[[list[FrameType], FrameType], list[str] | None] | None = None
 
     def where(self) -> list[Any]:
         """[file, line] of the script line that led here (else the nearest caller outside us)."""
@@ -148,7 +153,9 @@ class Trace:
             if capture_output and NVLINK_PROBE in command:
                 return "0"  # no NVLink links: the probe's answer on a machine without NVLink
         else:
-            self.record("command", helper=helper, command=command)
+            innermost = self._test_frame(sys._getframe(1))
+            within = self.functions(innermost)[:1] if self.functions and innermost else []
+            self.record("command", helper=helper, command=command, within=within)
             self._download(command)
         if capture_output:
             raise self.refuse(f"reads the output of `{command}`, which the recorder cannot know")
@@ -306,16 +313,20 @@ def begin_train(call: dict[str, Any]) -> None:
     """An execute_train call starts: what it was given, and the script's flag-string variables."""
     if TRACE.train is not None:
         raise TRACE.refuse("calls execute_train from inside execute_train")
-    beside = next(((thread, what) for thread, what in TRACE.threads if thread.is_alive()), None)
-    if beside is not None:
-        raise TRACE.refuse(
-            f"launches while a thread of its own runs ({beside[1]}): a spec holds launches and the checks"
-            " after them, not code that runs alongside the job"
+    caller = sys._getframe(2)
+    running = next(((what, frames) for thread, what, frames in TRACE.threads if thread.is_alive()), None)
+    if running is not None:
+        refusal = TRACE.refuse(
+            f"launches while a thread of its own runs ({running[0]}): a spec holds launches and the checks"
+            " after them, and code that runs alongside the job only as a function of the test's own that"
+            " starts it, a launch.before_submit hook"
         )
+        if TRACE.beside is not None and TRACE.refusal is not None:
+            TRACE.refusal["beside"] = TRACE.beside(running[1], caller)  # capture.py tries it as a hook
+        raise refusal
     hook = call.pop("before_ray_job_submit", None)
     assert TRACE.hook_entry is not None, "the harness installs hooks.py before the script runs"
     call["before_submit"] = [] if hook is None else [TRACE.hook_entry(hook)]
-    caller = sys._getframe(2)
     TRACE.train = TRACE.record(
         "train",
         args=plain(call),
@@ -323,6 +334,7 @@ def begin_train(call: dict[str, Any]) -> None:
         variables=_flag_variables(caller),
         caller=_caller(caller),
         flow=id(flow := _script_frame(caller)),
+        within=TRACE.functions(caller) if TRACE.functions else [],
     )
     if not any(frame is flow for frame in TRACE.launchers):
         TRACE.launchers.append(flow)  # kept alive, so its id names no other frame

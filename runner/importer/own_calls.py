@@ -1,0 +1,229 @@
+"""Functions of the test's own that import records as calls instead of running them, in the import
+sandbox: what the test does in them is no step, no launch and no check a spec holds, but a spec can
+call the function itself.
+
+* **prepare**: a function that prepares the node with what no prepare step runs (miles' verifiers
+  test: ``uv venv``, ``pip install``, ``git clone``, ``cd X && "$(uv tool dir --bin)/prime" ...``)
+  becomes a prepare step of ``kind: call``;
+* **beside**: a function that starts a thread still running when the test launches (miles' FT soak
+  tests: ``injector = spawn_fault_injector(seed=..., mean_interval_seconds=...)``) becomes a
+  ``launch.before_submit`` hook, kept up beside the job. The test's use of what it returned
+  after the launch is recorded too: one method call, the hook's ``stop``
+  (``injector.stop_and_join(timeout_seconds=5)``), and each attribute read, a digit stand-in that
+  must reach only a ``verify:`` argument, where ``capture.py`` writes
+  ``$${hook:FUNCTION.ATTRIBUTE}`` (``num_successful_injections=injector.num_successful_injections``).
+
+Import runs the script again for them. The first run notes, for each command, the top-level
+function of the test's code that ran it and, for each launch, the functions it ran in
+(``functions``); a launch beside a thread notes the function the launching code called that started
+it (``beside``). ``capture.py`` keeps each function that ran what no step runs and led to no
+launch, and each such thread's starter, and runs the script again with them (``install``): each is
+swapped, once its module has defined it, for a recorder of its name, so a call records the
+function by its path in the checkout with its arguments as JSON (as a hook's, ``hooks.py``) and
+runs nothing of it. What it would have left behind is not there for the rest of the script, which
+is the test's own affair: a script that reads it fails with its line.
+
+Loaded by path by ``harness.py``; standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import sys
+from collections.abc import Callable
+from types import FrameType, FunctionType
+from typing import Any
+
+RECORDER = "__run_matrix_own_call__"  # the recorder's name in a swapped function's module
+ROLES = ("prepare", "beside")
+# what an attribute of what a beside hook returned reads as: digits, long and odd enough to occur
+# nowhere else; capture.py checks that each reaches only a verify: argument
+HOOK_STAND_IN = "8{:03d}4172635089"
+Held = Callable[[Any, str, Any], tuple[Any, str | None]]
+
+
+def functions(frame: FrameType | None) -> list[list[str]]:
+    """[file, function] of each frame from ``frame`` outward that runs a top-level function of its
+    module (one a spec can name as PATH.py:function, when it is the test's), innermost first; none
+    when ``frame`` itself runs no such function (a nested one, a method, a module's own code)."""
+    found: list[list[str]] = []
+    while frame is not None:
+        if _top_level(frame):
+            found.append([frame.f_code.co_filename, frame.f_code.co_name])
+        elif not found:
+            return []
+        frame = frame.f_back
+    return found
+
+
+def beside(started: list[FrameType], launching: FrameType) -> list[str] | None:
+    """[file, function] of the call the launching code made that started a thread (``started``: the
+    frames at its start, innermost first), when that is a top-level function; None otherwise (the
+    launching code started it itself)."""
+    outer: set[int] = set()
+    frame: FrameType | None = launching
+    while frame is not None:
+        outer.add(id(frame))  # alive, as the thread's frames are kept: no id names two frames
+        frame = frame.f_back
+    common = next((i for i, frame in enumerate(started) if id(frame) in outer), 0)
+    inner = started[common - 1] if common > 0 else None
+    return [inner.f_code.co_filename, inner.f_code.co_name] if inner and _top_level(inner) else None
+
+
+def _top_level(frame: FrameType) -> bool:
+    return getattr(frame.f_globals.get(frame.f_code.co_name), "__code__", None) is frame.f_code
+
+
+def install(trace: Any, recorded: list[list[str]], hooks: Any, held: Held) -> None:
+    """Commands and launches record the functions they ran in (``trace.functions``); each of
+    ``recorded`` ([file, name, role]) is recorded, never run, from the moment its module defines it."""
+    trace.functions, trace.beside = functions, beside
+    if not recorded:
+        return
+    wanted = {(file, name): role for file, name, role in recorded if role in ROLES}
+    files = {file for file, _ in wanted}
+    swaps: dict[tuple[str, str], _Recorded] = {}  # each swapped function, by its stand-in's code
+
+    def recorder(*args: Any, **kwargs: Any) -> Any:
+        code = sys._getframe(1).f_code  # the swapped function's own
+        return swaps[(code.co_filename, code.co_name)].made(trace, args, kwargs, hooks, held)
+
+    def swap(frame: FrameType) -> None:
+        for (file, name), role in list(wanted.items()):
+            function = frame.f_globals.get(name)
+            if file != frame.f_code.co_filename or not isinstance(function, FunctionType):
+                continue
+            if function.__code__.co_filename != file or function.__code__.co_freevars:
+                continue
+            original = FunctionType(function.__code__, function.__globals__, name, function.__defaults__)
+            original.__kwdefaults__ = function.__kwdefaults__
+            original.__annotations__ = function.__annotations__
+            why = hooks.unnamed(trace, function)  # before the swap: its module holds it, its code is its own
+            call = hooks.path(trace, function) if why is None else ""
+            swaps[(_recorded_file(file), name)] = _Recorded(original, call, why, role)
+            frame.f_globals[RECORDER] = recorder
+            function.__code__ = _STAND_IN.__code__.replace(co_name=name, co_filename=_recorded_file(file))
+            del wanted[(file, name)]
+
+    def lines(frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
+        if event in ("line", "return"):
+            swap(frame)
+        return lines
+
+    def calls(frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
+        if event == "call" and frame.f_code.co_name == "<module>" and frame.f_code.co_filename in files:
+            return lines
+        return None
+
+    sys.settrace(calls)
+
+
+def _recorded_file(file: str) -> str:
+    """The file a swapped function's code names: not the test's, so its line is never the script's."""
+    return f"<recorded by run-matrix: {file}>"
+
+
+def _stand_in(*args: Any, **kwargs: Any) -> Any:
+    """The code a swapped function runs: its module's recorder, given the call."""
+    return globals()["__run_matrix_own_call__"](*args, **kwargs)  # RECORDER, in the function's module
+
+
+_STAND_IN = _stand_in
+assert RECORDER in _STAND_IN.__code__.co_consts
+
+FORMS = {
+    "prepare": "a spec's prepare step of kind call names a top-level function of a test of the checkout"
+    " (PATH.py:function) with JSON arguments",
+    "beside": "a spec's launch.before_submit names a top-level function of a test of the checkout"
+    " (PATH.py:function) with JSON arguments, kept running beside the job",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Recorded:
+    """A function recorded as a call, as it was before the swap: its signature and annotations, its
+    PATH.py:function, why a spec cannot name it (None when it can), and its role."""
+
+    function: FunctionType
+    call: str
+    why: str | None
+    role: str
+
+    def made(self, trace: Any, args: tuple[Any, ...], kwargs: dict[str, Any], hooks: Any, held: Held) -> Any:
+        """One call: a ``prepare-call`` or ``beside-call`` event (what a beside hook returned: a
+        ``_Returned``), or a refusal at the script's line."""
+        name = self.function.__name__
+        why = self.why
+        if why is None and self.role == "prepare" and any(e["kind"] == "train" for e in trace.events):
+            why = "which it calls after launching (a prepare step runs before the launch)"
+        if why is None:
+            try:
+                bound = inspect.signature(self.function).bind(*args, **kwargs)
+            except TypeError as error:
+                raise TypeError(f"{name}() {error}") from None  # the test's own call is wrong, as it would be
+            bound.apply_defaults()
+            found = hooks.arguments(name, self.function, bound, held)
+            if not isinstance(found, str):
+                trace.record(f"{self.role}-call", function=name, call=self.call, args=found)
+                return _Returned(trace, name, held) if self.role == "beside" else None
+            why = found
+        what = "prepares the node in" if self.role == "prepare" else "runs beside its launch"
+        raise trace.refuse(f"{what} {name}(), {why}: {FORMS[self.role]}")
+
+
+class _Returned:
+    """What a beside hook returned, standing in: each attribute the test reads is a digit stand-in
+    (``_Read``); calling one is the hook's stop, once, after the launch."""
+
+    def __init__(self, trace: Any, hook: str, held: Held) -> None:
+        self._run_matrix = (trace, hook, held)
+
+    def __getattr__(self, attribute: str) -> _Read:
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        trace, hook, held = self._run_matrix
+        return _Read(trace, hook, attribute, held)
+
+
+class _Read(int):
+    """An attribute of what a beside hook returned: a stand-in integer (recorded as a read), or,
+    when called, a method (recorded as the hook's stop instead)."""
+
+    event: dict[str, Any]
+    trace: Any
+    held: Held
+
+    def __new__(cls, trace: Any, hook: str, attribute: str, held: Held) -> _Read:
+        count = sum(e["kind"] == "beside-read" for e in trace.events)
+        read = super().__new__(cls, int(HOOK_STAND_IN.format(count + 1)))
+        launched = any(e["kind"] == "train" for e in trace.events)
+        read.event = trace.record(
+            "beside-read", function=hook, attribute=attribute, stand_in=int(read), launched=launched
+        )
+        read.trace, read.held = trace, held
+        return read
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        trace, event = self.trace, self.event
+        trace.events.remove(event)  # a method, not a value
+        method = f"{event['function']}().{event['attribute']}()"
+        if not event["launched"]:
+            raise trace.refuse(f"calls {method} before launching: a hook's stop runs once the job has ended")
+        if any(e["kind"] == "beside-stop" and e["function"] == event["function"] for e in trace.events):
+            raise trace.refuse(f"calls {method} after another method of it: a hook has one stop")
+        if args:
+            raise trace.refuse(
+                f"calls {method} with arguments by position, which a hook's stop passes by name"
+            )
+        stop: dict[str, Any] = {}
+        for name, value in kwargs.items():
+            stop[name], why = self.held(_unannotated, name, value)
+            if why is not None:
+                raise trace.refuse(f"calls {method} with {why}")
+        trace.record("beside-stop", function=event["function"], method=event["attribute"], args=stop)
+
+
+def _unannotated() -> None:
+    """What ``held`` reads a stop's arguments against: a method of a value import never saw, whose
+    annotations it cannot know, so each argument is kept as the JSON value it is."""

@@ -1,0 +1,115 @@
+"""recorded_calls: which functions of the test's own import records as calls (``own_calls.py``,
+in the sandbox), and what the calls recorded become in the spec.
+
+From one run's trace, ``to_record`` finds the functions to record in the next run:
+
+* each top-level function of the test's code that runs, before the first launch, a command no
+  prepare step runs (nor miles' clean-up), and that leads to no launch: a prepare step of kind call;
+* the function the launching code called that started a thread still running at the launch: a
+  ``launch.before_submit`` hook.
+
+``attach`` then places the second run's calls, in place: each beside hook goes into the
+``before_submit`` of the launch it runs beside, with the one method the test calls on what it
+returned after that launch as its ``stop``; each attribute the test reads of it, a digit stand-in in
+the sandbox, must reach only ``verify:`` arguments of that launch's checks, as a whole value, and
+becomes ``${hook:FUNCTION.ATTRIBUTE}`` there. Anything else is refused with the reason. Pure.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from runner.importer import notes, prepare
+from runner.importer.events import location, refused
+
+MAX_RUNS = 3  # runs of a script: each may find a function to record that the one before could not reach
+
+
+def to_record(trace: dict[str, Any], known: list[list[str]]) -> list[list[str]]:
+    """[file, function, role] of each function ``trace``'s run shows is to be recorded as a call, and
+    not in ``known`` yet."""
+    events = trace["events"]
+    launching = [function for e in events if e["kind"] == "train" for function in e["within"]]
+    found: list[list[str]] = []
+    for event in events:
+        if event["kind"] == "train":
+            break
+        if event["kind"] != "command" or not event["within"] or notes.resets_node(event["command"]):
+            continue
+        function = [*event["within"][0], "prepare"]
+        if event["within"][0] not in launching and not prepare.runs_a_step(event["command"], trace["root"]):
+            found.append(function)
+    starter = (trace["refusal"] or {}).get("beside")
+    if starter:
+        found.append([*starter, "beside"])
+    return [f for i, f in enumerate(found) if f not in known and f not in found[:i]]
+
+
+def attach(events: list[dict[str, Any]]) -> None:
+    """Each beside hook into the ``before_submit`` of its launch, with its stop; each attribute read
+    of it into the verify arguments it reached; refused where a spec cannot hold what the test did."""
+    launches = [i for i, e in enumerate(events) if e["kind"] == "train"]
+    for index, call in enumerate(events):
+        if call["kind"] != "beside-call":
+            continue
+        hook = f"{call['function']}()"
+        launch = next((i for i in launches if i > index), None)
+        if launch is None:
+            raise refused(location(call["at"]), f"calls {hook} after its last launch: no job to run beside")
+        until = next((i for i in launches if i > launch), len(events))
+        entry: dict[str, Any] = {"call": call["call"], **_arguments(call)}
+        for i, event in enumerate(events[index + 1 :], start=index + 1):
+            if event["kind"] == "beside-stop" and event["function"] == call["function"]:
+                if i > until:
+                    raise refused(
+                        location(event["at"]), f"stops {hook} after a later launch: it runs beside one"
+                    )
+                entry["stop"] = {"call": event["method"], **_arguments(event)}
+            elif event["kind"] == "beside-read" and event["function"] == call["function"]:
+                _read(events, i, launch, until, f"${{hook:{call['function']}.{event['attribute']}}}")
+        events[launch]["args"]["before_submit"].append(entry)
+
+
+def _arguments(event: dict[str, Any]) -> dict[str, Any]:
+    """A call's ``args`` entry: none when it takes none."""
+    return {"args": event["args"]} if event["args"] else {}
+
+
+def _read(events: list[dict[str, Any]], index: int, launch: int, until: int, reference: str) -> None:
+    """The read at ``index`` replaced by ``reference`` in the verify arguments of the launch's checks
+    it reached; refused when it reached anything else, or was read before the job ran."""
+    read = events[index]
+    what = f"{read['function']}().{read['attribute']}"
+    if not launch < index < until:
+        raise refused(
+            location(read["at"]),
+            f"reads {what} before its launch has ended: a hook's state is read once the job has ended, by a"
+            " check (verify:)",
+        )
+    stand_in = read["stand_in"]
+    reached = 0
+    for event in events[index + 1 : until]:
+        if event["kind"] == "verify":
+            event["args"], count = _replaced(event["args"], stand_in, reference)
+            reached += count
+    rest = json.dumps([e for i, e in enumerate(events) if i != index], default=str)
+    if str(stand_in) in rest or not reached:
+        raise refused(
+            location(read["at"]),
+            f"reads {what} and uses it in code of its own: a spec reads a hook's state only as a whole"
+            " argument of a check after the job (verify: ... $${hook:FUNCTION.ATTRIBUTE})",
+        )
+
+
+def _replaced(value: Any, stand_in: int, reference: str) -> tuple[Any, int]:
+    """``value`` with each whole occurrence of ``stand_in`` replaced, and how many there were."""
+    if isinstance(value, int) and not isinstance(value, bool) and value == stand_in:
+        return reference, 1
+    if isinstance(value, list):
+        pairs = [_replaced(item, stand_in, reference) for item in value]
+        return [item for item, _ in pairs], sum(count for _, count in pairs)
+    if isinstance(value, dict):
+        found = {key: _replaced(item, stand_in, reference) for key, item in value.items()}
+        return {key: item for key, (item, _) in found.items()}, sum(count for _, count in found.values())
+    return value, 0

@@ -1,0 +1,130 @@
+"""run-matrix import of a test that does in a function of its own what no step, launch or check of a
+spec does, and of which the spec calls the function itself (``importer/own_calls.py``); its body
+never runs in the sandbox:
+
+* preparing the node with what no prepare step runs (``uv venv``, ``git clone``, ``cd X && "$(...)"``)
+  becomes a prepare step of kind call;
+* starting a thread that runs beside the job becomes a ``launch.before_submit`` hook, with the
+  method the test stops it by, and what the test reads of it a ``$${hook:...}`` check argument.
+
+The checkout is ``fake-miles`` with ``own-checks`` laid over it (see its README).
+"""
+
+from __future__ import annotations
+
+import datetime
+import shutil
+from pathlib import Path
+
+import pytest
+
+from runner.errors import SpecError
+from runner.importer import Request, import_test
+from runner.load import load
+from tests.conftest import DATA
+
+pytestmark = pytest.mark.allow_subprocess  # the import runs each script in a sandbox interpreter
+
+TODAY = datetime.date(2026, 12, 1)
+OWN = "tests/e2e/own"
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    tmp_path.chmod(0o755)  # read in the sandbox as the unprivileged user nobody
+    root = tmp_path / "miles"
+    shutil.copytree(DATA / "fake-miles", root)
+    shutil.copytree(DATA / "own-checks", root, dirs_exist_ok=True)
+    return root
+
+
+def imported(checkout: Path, test: str) -> tuple[dict, str]:
+    spec = checkout.parent / "out" / "spec.yaml"
+    import_test(Request(checkout / OWN / test, spec, hardware="h200", miles_root=checkout, today=TODAY))
+    return load(spec).data, spec.read_text()
+
+
+def refusal(checkout: Path | None, script: Path) -> str:
+    out = script.parent.parent / "out" / "spec.yaml" if checkout else Path("/nonexistent/out/spec.yaml")
+    with pytest.raises(SpecError) as caught:
+        import_test(Request(script, out, hardware="h200", miles_root=checkout, today=TODAY))
+    assert not out.exists()  # nothing was written
+    return str(caught.value)
+
+
+def test_a_function_of_its_own_that_runs_what_no_step_runs_becomes_a_call_step(checkout):
+    data, text = imported(checkout, "test_prepared_by_own.py")
+    assert data["prepare"] == {
+        "dirs": {"kind": "mkdir", "paths": ["/root/datasets"]},  # outside prepare(): a step of its own
+        "prepare": {
+            "kind": "call",
+            "call": f"{OWN}/test_prepared_by_own.py:prepare",
+            "args": {"venv": "/tmp/own-env/venv", "depth": 2},  # a Path as text; the default it overrode
+        },
+    }
+    # what prepare() runs is its own affair on the node: none of it reached the spec, and its body
+    # never ran here (its copytree of a clone that never happened would have failed the import)
+    for ran in ("uv venv", "git clone", "uv tool dir", "/tmp/own-env/venv"):
+        assert ran not in text.replace("venv: /tmp/own-env/venv", "")
+    assert data["args"]["misc"]["dump-details"] == "/tmp/own-env/dumps"
+
+
+def test_a_recorded_function_whose_result_the_script_uses_fails_with_that_said(checkout):
+    said = refusal(checkout, checkout / OWN / "test_prepared_then_used.py")
+    assert "raises AttributeError: 'NoneType' object has no attribute 'rstrip'" in said
+    assert (
+        "(install(), which runs what no prepare step runs, became a prepare step of kind call and did not"
+        " run here: what it returns or leaves behind is not there)"
+    ) in said
+
+
+def test_what_no_step_runs_in_the_launching_function_itself_is_refused_as_before(checkout):
+    said = refusal(checkout, checkout / OWN / "test_prepared_in_launcher.py")
+    assert "test_prepared_in_launcher.py:9" in said
+    assert "runs `uv tool install tiny==1.0` before launching, which is no prepare step run-matrix has" in said
+
+
+def test_a_preparing_function_given_what_json_cannot_hold_is_refused(checkout):
+    said = refusal(checkout, checkout / OWN / "test_prepared_with_object.py")
+    assert "test_prepared_with_object.py:16" in said
+    assert "prepares the node in install(), which calls install() with pins=Pins(" in said
+    assert "which is no JSON value" in said
+
+
+def test_without_a_checkout_there_is_no_path_to_name_the_function_by():
+    said = refusal(None, DATA / "import" / "refuse_prepares_outside_a_checkout.py")
+    assert (
+        "it prepares the node in prepare(), which a spec names by its path in the checkout: import with"
+        " --miles-root"
+    ) in said
+
+
+def test_code_of_its_own_beside_the_job_becomes_a_hook_with_its_stop_and_state(checkout):
+    data, text = imported(checkout, "test_beside.py")
+    assert data["launch"]["before_submit"] == [
+        {
+            "call": f"{OWN}/injector.py:spawn",
+            "args": {"seed": 3, "interval": 0.5},
+            "stop": {"call": "stop", "args": {"timeout_seconds": 5}},
+        }
+    ]
+    assert data["verify"] == {
+        "verify": {
+            "call": f"{OWN}/test_beside.py:verify",
+            "args": {"dump_dir": "/tmp/own-beside", "injections": "${hook:spawn.count}"},
+        }
+    }
+    assert "injections: $${hook:spawn.count}" in text  # written escaped: read at run time, not resolved
+    assert "4172635089" not in text  # the sandbox's stand-in for the count reached nothing else
+
+
+def test_what_it_reads_of_code_beside_the_job_used_in_code_of_its_own_is_refused(checkout):
+    said = refusal(checkout, checkout / OWN / "test_beside_used.py")
+    assert "test_beside_used.py:11" in said
+    assert "it reads spawn().count and uses it in code of its own" in said
+
+
+def test_a_thread_the_launching_function_starts_itself_is_refused_as_before(checkout):
+    said = refusal(checkout, checkout / OWN / "test_beside_inline.py")
+    assert "test_beside_inline.py:11" in said
+    assert "launches while a thread of its own runs (Event.wait, started at test_beside_inline.py:10)" in said
