@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.synchronize
 import sqlite3
 from pathlib import Path
 
@@ -129,6 +130,26 @@ def test_two_runs_writing_one_store_at_once_lose_nothing(history_url, store):
     assert store.baseline(IDENTITY, Baseline(runs=80), {"m": [0]})[("m", 0)] == Reference(2.0, 80)
 
 
+def _open_each(folder: Path, rounds: int, barrier: multiprocessing.synchronize.Barrier) -> None:
+    for number in range(rounds):
+        barrier.wait(60)  # all at once, on a file none has created yet
+        Store.open(parse(str(folder / f"h{number}.sqlite"), "--history", from_command_line=True)).close()
+
+
+@pytest.mark.allow_subprocess
+def test_runs_creating_one_sqlite_store_at_once_all_open_it(tmp_path):
+    """SQLite answers "database is locked" at once, without waiting, to a switch to WAL mode while
+    another connection creates the file (two runs in one second: one failed with exit 3)."""
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(3)
+    openers = [context.Process(target=_open_each, args=(tmp_path, 25, barrier)) for _ in range(3)]
+    for opener in openers:
+        opener.start()
+    for opener in openers:
+        opener.join(120)
+    assert [o.exitcode for o in openers] == [0, 0, 0]
+
+
 def test_a_file_that_is_no_database_cannot_be_opened(tmp_path):
     path = tmp_path / "history.sqlite"
     path.write_text("not a database, just text " * 100)
@@ -200,7 +221,9 @@ def test_a_version_1_store_gains_the_seconds_column_and_keeps_its_runs(history_u
     reopened = Store.open(parse(history_url, "--history", from_command_line=True))
     with reopened.engine.connect() as connection:
         assert connection.execute(sa.select(schema.schema_table.c.version)).scalar() == schema.VERSION
-        assert connection.execute(sa.select(schema.runs.c.cell, schema.runs.c.seconds)).all() == [("nv/glm5", None)]
+        assert connection.execute(sa.select(schema.runs.c.cell, schema.runs.c.seconds)).all() == [
+            ("nv/glm5", None)
+        ]
     reopened.close()
 
 
@@ -232,5 +255,7 @@ def test_the_last_values_and_the_samples_give_one_baseline(store):
         record(store, value, identity=other if index % 3 == 0 else IDENTITY, trusted=index != 4)
     for runs in (1, 2, 3, 10):
         default = store.baseline(IDENTITY, Baseline(runs=runs), {"m": "last"})
-        by_commit = store.baseline(IDENTITY, Baseline(runs=runs, match=["miles_commit", "hardware"]), {"m": "last"})
+        by_commit = store.baseline(
+            IDENTITY, Baseline(runs=runs, match=["miles_commit", "hardware"]), {"m": "last"}
+        )
         assert default == by_commit != {}

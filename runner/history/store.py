@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import functools
 import math
+import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -256,7 +257,7 @@ def _engine(location: Location) -> sa.Engine:
         dbapi_connection.isolation_level = None  # SQLAlchemy's begin event below says BEGIN IMMEDIATE
         cursor = dbapi_connection.cursor()
         for pragma in _PRAGMAS:
-            cursor.execute(f"PRAGMA {pragma}")
+            _when_not_locked(cursor, f"PRAGMA {pragma}")
         cursor.close()
 
     @sa.event.listens_for(engine, "begin")
@@ -266,6 +267,24 @@ def _engine(location: Location) -> sa.Engine:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+def _when_not_locked(cursor: Any, statement: str) -> None:
+    """``statement``, retried while SQLite says "database is locked", up to the busy timeout.
+    ``PRAGMA journal_mode = WAL`` needs the file to itself, and while another connection opens a new
+    store SQLite answers at once, without the busy handler: two runs starting in one second failed
+    with exit 3."""
+    import sqlite3
+
+    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute(statement)
+            return
+        except sqlite3.OperationalError as error:
+            if "database is locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _sqlite_folder(location: Location) -> None:
