@@ -17,8 +17,8 @@ from runner import reads, shell, steps
 from runner.cell import Cell
 from runner.command import Command
 from schemas import GROUPS, calls
+from schemas.calls import Called, Hook, Verify
 from schemas.conventions import EnvDefault, LaunchConventions
-from schemas.spec import Called, Hook, Verify
 from schemas.values import flag_tokens
 
 MILES_ROOT_REFERENCE = "${MILES_ROOT}"

@@ -17,7 +17,7 @@ from typing_extensions import assert_never
 from runner.cell import Cell
 from runner.command import Command
 from schemas import ModelPreset
-from schemas.spec import (
+from schemas.prepare import (
     Conversion,
     ConvertTorchDist,
     HfDownload,
@@ -25,9 +25,9 @@ from schemas.spec import (
     PatchHfConfig,
     PrepareStep,
     Remove,
-    Service,
     WriteFile,
 )
+from schemas.spec import Service
 from schemas.values import flag_tokens
 
 

@@ -13,7 +13,7 @@ from runner.errors import Location, Problem
 from runner.knowledge import own_checks
 from runner.layout import Layout
 from schemas import calls
-from schemas.spec import Hook
+from schemas.calls import Hook
 
 
 @rule("L15")

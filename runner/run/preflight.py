@@ -23,7 +23,8 @@ from runner.knowledge import own_checks
 from runner.run import prepare, services
 from runner.run.plan import Options, Planned
 from schemas import calls
-from schemas.spec import Conversion, Hook
+from schemas.calls import Hook
+from schemas.prepare import Conversion
 
 GPU_OVERRIDE = "RUN_MATRIX_GPUS"
 IN_PROCESS = ("write-file", "mkdir", "remove", "patch-hf-config")  # prepare steps run-matrix does itself

@@ -24,7 +24,7 @@ from runner.run import processes
 from runner.run.environment import fill
 from runner.run.record import Tracker, Untracked
 from runner.run.results import PrepareRecord, StepStatus
-from schemas.spec import (
+from schemas.prepare import (
     Conversion,
     ConvertTorchDist,
     HfDownload,
