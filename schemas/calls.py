@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import ClassVar
 
 from pydantic import Field, JsonValue, field_validator
 
@@ -131,10 +132,11 @@ class Verify(Called):
     ``execute_train``): the function ``call`` names, given ``args`` by keyword."""
 
 
-class Hook(Called):
-    """A hook the test defines itself, called with arguments between ``ray start`` and the submission
-    (``{call: PATH.py:function, args: {...}}``; one without arguments is written as its call alone)."""
+class OwnCalled(Called):
+    """A call of a function a test of the checkout defines itself (``PATH.py:function``), never one
+    of miles' library: what a hook and a prepare step of kind ``call`` name."""
 
+    what: ClassVar[str]  # in an error: what names the function
     call: str = Field(
         description="PATH.py:function, a top-level function a test of the checkout defines, the path relative"
         " to the checkout's root",
@@ -146,6 +148,13 @@ class Hook(Called):
     def _own(cls, call: str) -> str:
         if not is_own(call):
             raise ValueError(
-                f"{call!r} is no PATH.py:function: a hook is a function a test of the checkout defines"
+                f"{call!r} is no PATH.py:function: {cls.what} is a function a test of the checkout defines"
             )
         return call
+
+
+class Hook(OwnCalled):
+    """A hook the test defines itself, called with arguments between ``ray start`` and the submission
+    (``{call: PATH.py:function, args: {...}}``; one without arguments is written as its call alone)."""
+
+    what = "a hook"

@@ -13,6 +13,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, PositiveInt, field_validator
 
+from schemas.calls import OwnCalled
 from schemas.values import Flags, Model, pythonpath
 
 SAFE_PATH = re.compile(r"/[\w.+,=@%:/-]*")  # nothing a shell expands or splits, no control characters
@@ -89,6 +90,16 @@ class Remove(Model):
         return paths
 
 
+class Call(OwnCalled):
+    """A function the test defines itself, called with ``args`` by keyword on this machine from the
+    checkout's root: the test's own preparation where no other step says it (miles' verifiers test
+    sets up a venv, clones a repo and installs an environment in its ``prepare()``). Nothing tells
+    whether it is done, so it runs every time, as ``remove`` does."""
+
+    what = "a prepare step of kind call"
+    kind: Literal["call"]
+
+
 class Conversion(Model):
     """An HF checkpoint -> another HF checkpoint, by one of miles' ``tools/*.py``; skipped once done."""
 
@@ -156,6 +167,6 @@ TOOL_STEPS: tuple[type[Conversion], ...] = (
 ToolStep = ConvertFp8 | ConvertInt4 | ConvertNvfp4 | ConvertMxfp8 | CastFp8Bf16 | DequantizeKimiInt4
 
 PrepareStep = Annotated[
-    WriteFile | Mkdir | Remove | HfDownload | PatchHfConfig | ConvertTorchDist | ToolStep,
+    WriteFile | Mkdir | Remove | HfDownload | PatchHfConfig | ConvertTorchDist | ToolStep | Call,
     Field(discriminator="kind"),
 ]

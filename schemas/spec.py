@@ -135,7 +135,9 @@ class Spec(Model):
     launch: Launch
     vars: dict[str, Any] = Field(default={}, description="free values for ${...} references")
     prepare: dict[str, PrepareStep] = Field(
-        default={}, description="run in this order; each skipped when done"
+        default={},
+        description="run in this order on this machine before the cell's Ray head; each skipped when done,"
+        " but write-file, remove and call, which run every time",
     )
     args: Args = Args()
     env: dict[str, EnvValue] = Field(default={}, description="the test's own runtime env vars")

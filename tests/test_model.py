@@ -171,7 +171,7 @@ def test_unknown_prepare_kind(write):
         "spec.yaml:6: error [type] prepare.m: Input tag 'download' found using 'kind' does not match any"
         " of the expected tags: 'write-file', 'mkdir', 'remove', 'hf-download', 'patch-hf-config',"
         " 'convert-torch-dist', 'convert-fp8', 'convert-int4', 'convert-nvfp4', 'convert-mxfp8',"
-        " 'cast-fp8-bf16', 'dequantize-kimi-int4', got {'kind': 'download'}"
+        " 'cast-fp8-bf16', 'dequantize-kimi-int4', 'call', got {'kind': 'download'}"
     )
 
 
