@@ -10,6 +10,7 @@ carrying the run's id), so an interrupt stops it with every process it started.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from runner import patch_hf_config
+from runner import patch_hf_config, shell
 from runner.atomic import write_text
 from runner.command import Command
 from runner.run import processes
@@ -119,6 +120,8 @@ def _run(
         case Conversion():
             return _execute(command, env, output, tracker, f"converted {step.model_dir} to {step.save_dir}")
         case Call():
+            for name in shell.references(json.dumps(step.args)):  # the program fills them from its env
+                fill(f"${{{name}}}", env, f"prepare step {command.name}'s args")
             return _execute(command, env, output, tracker, f"called {step.call}", step.call)
 
 
