@@ -13,17 +13,17 @@ import json
 from schemas import calls
 from schemas.calls import Called
 
-# what a verify job runs: ``python3 -c PROGRAM CALL ARGS [ROOT]``. CALL is the spec's, checked by its
-# model (schemas/calls.py) and rules L15/L16, and nothing of the spec is evaluated: a dotted name is
-# imported as a module; a test's own ``PATH.py:function`` is loaded from ROOT/PATH (the checkout;
-# the root, then the file's folder, first on sys.path, as import ran it) under a module name of its
-# own, so the test's ``__main__`` block does not run. The JSON writes each "$" as \u0024, so the
-# shell leaves it alone; the program fills each ${NAME} in the decoded strings from the job's env (a
-# value holding a quote stays one string). miles' checks fail by assert, which PYTHONOPTIMIZE (a
-# spec's env: reaches this job) would strip. A check's arguments: JSON, ${NAME} filled from the
-# job's env, then each converted by the parameter's annotation as pydantic reads JSON (a mapping
-# into a dataclass or model, text into a Path); import checks that this gives back what the test
-# passed (importer/verifiers.py).
+# what a verify job (a hook, a prepare call too) runs: ``python3 -c PROGRAM CALL ARGS [ROOT]``.
+# CALL is the spec's, checked by its model (schemas/calls.py) and rules L15/L16, and nothing of the
+# spec is evaluated: a dotted name is imported as a module; a test's own ``PATH.py:function`` is
+# loaded from ROOT/PATH (the checkout; the root, then the file's folder, first on sys.path, as import
+# ran it) under a module name of its own, so the test's ``__main__`` block does not run. The JSON
+# writes each "$" as \u0024, so the shell leaves it alone; the program fills each ${NAME} in the
+# decoded strings from the job's env (a value holding a quote stays one string). miles' checks fail
+# by assert, which PYTHONOPTIMIZE (a spec's env: reaches this job) would strip. A check's arguments:
+# JSON, ${NAME} filled from the job's env, then each converted by the parameter's annotation as
+# pydantic reads JSON (a mapping into a dataclass or model, text into a Path); import checks that
+# this gives back what the test passed (importer/verifiers.py).
 OWN_CHECK_MODULE = "run_matrix_own_check"
 CALL_PROGRAM = (
     "import importlib, importlib.util, json, os, re, sys, typing; call = sys.argv[1]; own = ':' in call;"

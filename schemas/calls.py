@@ -1,5 +1,6 @@
 """A function of the checkout's that run-matrix calls: what its ``call`` may name, as text (nothing
-of it is ever evaluated), and the models of the entries that call one (``Verify``, ``Hook``).
+of it is ever evaluated), and the models of the entries that call one (``Verify``, ``Hook``; a
+prepare step of kind ``call`` is ``schemas.prepare.Call``).
 
 Two forms, told apart by the colon a dotted name never holds:
 
@@ -81,7 +82,7 @@ MAX_CALL_ARGS = 64 * 1024  # bytes of a call's JSON arguments: one argv string (
 
 class Called(Model):
     """A function of the checkout's that run-matrix calls, given ``args`` by keyword (``verify:``
-    after the job, a ``launch.before_submit`` hook before it)."""
+    after the job, a ``launch.before_submit`` hook before it, a prepare step of kind ``call`` first)."""
 
     call: str = Field(
         description="what to call: module.function of a check the launch conventions list under verifiers:"

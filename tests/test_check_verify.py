@@ -146,7 +146,7 @@ def test_a_prepare_call_is_checked_in_the_checkout_with_its_arguments(write, tmp
     assert prepare_problems(write, f"    call: {PREPARED}:prepare\n    args: {{path: /tmp/x}}\n", root) == []
     assert prepare_problems(write, f"    call: {PREPARED}:prepar\n", root) == [
         f"spec.yaml:3: error [L16] prepare.own.call: {PREPARED} defines no top-level function prepar (did you"
-        " mean prepare? it defines: prepare, refuse)\n" + HINT
+        " mean prepare? it defines: prepare, refuse, refuse_login)\n" + HINT
     ]
     assert prepare_problems(write, f"    call: {PREPARED}:prepare\n    args: {{dir: /tmp/x}}\n", root) == [
         "spec.yaml:3: error [L16] prepare.own.args: prepare() takes path, text; no parameter dir; path not given\n"

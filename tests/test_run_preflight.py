@@ -153,7 +153,7 @@ def test_a_prepare_call_needs_its_function_in_the_checkout_unless_prepare_is_ski
 
     assert (
         f"  own: prepare.own: {prepared} defines no top-level function prepar (did you mean prepare? it defines:"
-        " prepare, refuse)"
+        " prepare, refuse, refuse_login)"
     ) in findings("prepar")
     assert [f for f in findings("prepare") if "prepare.own" in f] == []
     (checkout / prepared).unlink()
