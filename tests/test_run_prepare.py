@@ -267,7 +267,10 @@ def test_dry_run_names_the_call_its_arguments_and_the_checkout(write, tmp_path):
     )
     assert f"  prepare own: {own['would']}" in preview.text([found]).splitlines()  # not run-matrix's program
     skipped = preview.preview(planned, Options(root, None, Path("logs"), skip_prepare=True))
-    assert skipped["prepare"][0]["would"].startswith("skip: --skip-prepare: call ")
+    assert skipped["prepare"][0]["would"] == (
+        f'skip: --skip-prepare: call {PREPARED}:prepare with {{"path":"/tmp/x"}} from the checkout at {root},'
+        " in that folder"
+    )
 
 
 @pytest.mark.allow_subprocess

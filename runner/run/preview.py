@@ -67,7 +67,7 @@ def _step(planned: Planned, name: str, skip_all: bool) -> dict[str, str]:
     reason = "--skip-prepare" if skip_all else prepare.skip_reason(step)
     would = f"skip: {reason}" if reason else "run"
     if isinstance(step, Call):
-        would += f": {_called(command)}, in that folder (it runs every time)"
+        would += f": {_called(command)}, in that folder" + ("" if reason else " (it runs every time)")
     return {"name": name, "kind": step.kind, "would": would, "command": command.shell}
 
 
