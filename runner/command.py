@@ -1,13 +1,14 @@
 """command: one command of a rendered launch, and the shell text a person could run it by.
 
-A command is an argv with its own env vars, when it may be skipped (``skip_if``, its ``guard``),
-a program it reads on stdin, or, for a service, the port it answers on. Pure.
+A command is an argv with its own env vars, the folder it runs from where that matters (``cwd``),
+when it may be skipped (``skip_if``, its ``guard``), a program it reads on stdin, or, for a service,
+the port it answers on. Pure.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 from runner import shell
 
@@ -25,6 +26,8 @@ class Command:
     stdin: str = ""  # a program the command reads on stdin (``python3 -``)
     listens: int = 0  # a service: it stays up, ready once 127.0.0.1:PORT answers (and left alone if it does)
     ready: str = ""  # a service: it stays up, ready once it prints this line (a hook of the test's own)
+    cwd: str = ""  # the folder it runs from (a prepare call: the checkout's root); "": where run-matrix runs
+    every_time: bool = False  # it runs on every run: nothing tells that it is done (a prepare call)
 
     @property
     def stays_up(self) -> bool:
@@ -46,6 +49,8 @@ class Command:
             return _hook_shell(self.name, text, self.ready)
         if self.guard:
             text = f"{_test_text(self.guard)} || {text}"
+        if self.cwd:  # in a subshell: the script's own folder stays; a folder that is not there stops it
+            text = f"(cd {shell.quote(self.cwd)} || exit; {text})"
         if self.stdin:
             end = HEREDOC
             while end in self.stdin.splitlines():  # a text that holds the delimiter gets another one
@@ -53,7 +58,14 @@ class Command:
             text += f" <<'{end}'\n{self.stdin.rstrip()}\n{end}"
         return text
 
+    def to_json(self) -> dict[str, Any]:
+        """Its fields and its shell text; those only a prepare call sets are left out where unset, so
+        every other command reads as it always has."""
+        data = {**asdict(self), "shell": self.shell}
+        return {key: value for key, value in data.items() if key not in _WHEN_SET or value}
 
+
+_WHEN_SET = ("cwd", "every_time")
 HEREDOC = "RUN_MATRIX_PROGRAM"
 SERVICE_SECONDS = 30  # how long a service may take to answer (miles' wait_for_server_ready)
 

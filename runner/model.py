@@ -69,7 +69,12 @@ def _data_key(loc: tuple[Any, ...], data: Any) -> Key:
     """pydantic's error location as a key of the data (dropping union tags it inserts)."""
     key: list[str] = []
     node = data
+    tagged: object = None  # the mapping whose tag the location has named already
     for index, part in enumerate(loc):
+        inside = index < len(loc) - 1  # a member's error names one of its keys after the tag
+        if isinstance(node, dict) and node is not tagged and inside and part == node.get("kind"):
+            tagged = node  # a tagged union's member, named by its tag: a step of kind call has a key call too
+            continue
         if isinstance(node, dict) and part in node:
             key.append(str(part))
             node = node[part]

@@ -13,12 +13,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from runner import reads, shell, steps
+from runner import programs, reads, shell, steps
 from runner.cell import Cell
 from runner.command import Command
 from schemas import GROUPS, calls
+from schemas.calls import Hook, Verify
 from schemas.conventions import EnvDefault, LaunchConventions
-from schemas.spec import Called, Hook, Verify
 from schemas.values import flag_tokens
 
 MILES_ROOT_REFERENCE = "${MILES_ROOT}"
@@ -41,7 +41,7 @@ class Launch:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        data["commands"] = [{**asdict(c), "shell": c.shell} for c in self.commands]
+        data["commands"] = [command.to_json() for command in self.commands]
         return data
 
 
@@ -180,50 +180,8 @@ def _submit(cell: Cell, context: Context, env: dict[str, str], entry_args: tuple
     return Command("submit", "train", _job(cell, env, entry))
 
 
-# what a verify job runs: ``python3 -c PROGRAM CALL ARGS [ROOT]``. CALL is the spec's, checked by its
-# model (schemas/calls.py) and rules L15/L16, and nothing of the spec is evaluated: a dotted name is
-# imported as a module; a test's own ``PATH.py:function`` is loaded from ROOT/PATH (the checkout;
-# the root, then the file's folder, first on sys.path, as import ran it) under a module name of its
-# own, so the test's ``__main__`` block does not run. The JSON writes each "$" as \u0024, so the
-# shell leaves it alone; the program fills each ${NAME} in the decoded strings from the job's env (a
-# value holding a quote stays one string). miles' checks fail by assert, which PYTHONOPTIMIZE (a
-# spec's env: reaches this job) would strip. A check's arguments: JSON, ${NAME} filled from the
-# job's env, then each converted by the parameter's annotation as pydantic reads JSON (a mapping
-# into a dataclass or model, text into a Path); import checks that this gives back what the test
-# passed (importer/verifiers.py).
-OWN_CHECK_MODULE = "run_matrix_own_check"
-CALL_PROGRAM = (
-    "import importlib, importlib.util, json, os, re, sys, typing; call = sys.argv[1]; own = ':' in call;"
-    " target, _, name = call.rpartition(':' if own else '.');"
-    " sys.flags.optimize and sys.exit('PYTHONOPTIMIZE is set: the asserts of the function called would"
-    " not run');"
-    " fill = lambda v: re.sub(r'\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}', lambda m: os.environ[m[1]], v)"
-    " if isinstance(v, str) else [fill(x) for x in v] if isinstance(v, list)"
-    " else {fill(k): fill(x) for k, x in v.items()} if isinstance(v, dict) else v;"
-    " file = own and os.path.join(sys.argv[3], target);"
-    " own and sys.path.__setitem__(slice(0, 0), [sys.argv[3], os.path.dirname(file)]);"
-    f" spec = own and importlib.util.spec_from_file_location('{OWN_CHECK_MODULE}', file);"
-    " module = importlib.util.module_from_spec(spec) if own else importlib.import_module(target);"
-    " own and sys.modules.__setitem__(spec.name, module); own and spec.loader.exec_module(module);"
-    " check = getattr(module, name); hints = typing.get_type_hints(check);"
-    " from pydantic import TypeAdapter;"
-    " check(**{k: TypeAdapter(hints[k]).validate_json(json.dumps(v)) if k in hints else v"
-    " for k, v in fill(json.loads(sys.argv[2])).items()})"
-)
-VERIFY_PROGRAM = CALL_PROGRAM
-# a hook of the test's own (launch.before_submit: PATH.py:function) is called by the same program,
-# which then says so on a line of its own and stays, with all the hook started (a server, a router),
-# until the job has ended and run stops its process session, as the test's process stays in miles
-HOOK_READY = "run-matrix: the before_submit hook returned"
-HOOK_PROGRAM = (
-    CALL_PROGRAM + f"; print({HOOK_READY!r}, flush=True); import threading; threading.Event().wait()"
-)
-
-
 def _verify(cell: Cell, env: dict[str, str], name: str, check: Verify, miles_root: str) -> Command:
-    arguments = call_arguments(check)
-    root = (miles_root,) if calls.is_own(check.call) else ()
-    program = (cell.conventions.python, "-c", VERIFY_PROGRAM, check.call, arguments, *root)
+    program = programs.call_argv(cell.conventions.python, check, miles_root, programs.VERIFY_PROGRAM)
     return Command("verify", name, _job(cell, env, program))
 
 
@@ -239,13 +197,8 @@ def _before_submit(cell: Cell, miles_root: str) -> Iterator[Command]:
             continue
         name = calls.function_of(entry.call)
         name = f"{name}-{index}" if names.count(name) > 1 else name
-        program = (cell.conventions.python, "-c", HOOK_PROGRAM, entry.call, call_arguments(entry), miles_root)
-        yield Command("cluster", name, program, ready=HOOK_READY)
-
-
-def call_arguments(called: Called) -> str:
-    """A call's arguments as the program reads them: JSON with every ``$`` as ``\\u0024``."""
-    return json.dumps(called.args, separators=(",", ":")).replace("$", "\\u0024")
+        program = programs.call_argv(cell.conventions.python, entry, miles_root, programs.HOOK_PROGRAM)
+        yield Command("cluster", name, program, ready=programs.HOOK_READY)
 
 
 def _job(cell: Cell, env: dict[str, str], entry: tuple[str, ...]) -> tuple[str, ...]:
@@ -257,7 +210,7 @@ def _job(cell: Cell, env: dict[str, str], entry: tuple[str, ...]) -> tuple[str, 
 
 def to_shell(launch: Launch, source: str) -> str:
     """The launch as a bash script a person could run; ``bash -n`` accepts it."""
-    everything = [t for c in launch.commands for t in (*c.argv, *c.env.values())]
+    everything = [t for c in launch.commands for t in (*c.argv, *c.env.values(), c.cwd)]
     needed = dict.fromkeys(name for token in everything for name in shell.references(token))
     lines = [
         "#!/usr/bin/env bash",
@@ -267,7 +220,10 @@ def to_shell(launch: Launch, source: str) -> str:
     lines += [f': "${{{name}:?set {name}}}"' for name in needed if name not in launch.probes]
     lines += [f'export {name}="${{{name}:-$({probe})}}"' for name, probe in launch.probes.items()]
     for command in launch.commands:
-        note = f" (skipped when {command.skip_if})" if command.skip_if else ""
+        said = [f"skipped when {command.skip_if}"] if command.skip_if else []
+        said += [f"from {command.cwd}"] if command.cwd else []
+        said += ["it runs every time: nothing tells that it is done"] if command.every_time else []
+        note = f" ({'; '.join(said)})" if said else ""
         lines += ["", shell.comment(f"{command.phase}: {command.name}{note}")]
         if command.phase == "submit" and launch.reads:
             lines += _read_lines(launch.reads)

@@ -1,8 +1,8 @@
 """steps: a cell's prepare steps and services as the commands of its launch. Pure.
 
 Each prepare step is a command skipped when its output is there (a guard the shell form tests
-too); a service (miles' ``before_ray_job_submit`` hook) is started after the Ray head unless its
-port answers.
+too), but for those that run every time (``write-file``, ``remove``, ``call``); a service (miles'
+``before_ray_job_submit`` hook) is started after the Ray head unless its port answers.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from typing import Any
 
 from typing_extensions import assert_never
 
+from runner import programs
 from runner.cell import Cell
 from runner.command import Command
 from schemas import ModelPreset
-from schemas.spec import (
+from schemas.prepare import (
+    Call,
     Conversion,
     ConvertTorchDist,
     HfDownload,
@@ -25,9 +27,9 @@ from schemas.spec import (
     PatchHfConfig,
     PrepareStep,
     Remove,
-    Service,
     WriteFile,
 )
+from schemas.spec import Service
 from schemas.values import flag_tokens
 
 
@@ -79,6 +81,11 @@ def prepare(name: str, step: PrepareStep, cell: Cell, root: str, model_args: tup
                 *extra,
             )
             return _exists_guarded(name, argv, step.done_marker)
+        case Call():
+            # from the checkout's root, where miles' CI runs a test (and so its prepare()), loaded from
+            # its file there as a verify job's own check is; nothing says it is done: it runs every time
+            argv = programs.call_argv(python, step, root)
+            return Command("prepare", name, argv, cwd=root, every_time=True)
         case _:
             assert_never(step)
 

@@ -1,4 +1,6 @@
-"""What a ``verify:`` entry's ``call`` may name, as text: nothing of it is ever evaluated.
+"""A function of the checkout's that run-matrix calls: what its ``call`` may name, as text (nothing
+of it is ever evaluated), and the models of the entries that call one (``Verify``, ``Hook``; a
+prepare step of kind ``call`` is ``schemas.prepare.Call``).
 
 Two forms, told apart by the colon a dotted name never holds:
 
@@ -12,7 +14,14 @@ Two forms, told apart by the colon a dotted name never holds:
 
 from __future__ import annotations
 
+import json
+import math
 import re
+from typing import ClassVar
+
+from pydantic import Field, JsonValue, field_validator
+
+from schemas.values import Model
 
 LISTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
 _WORD = (
@@ -66,3 +75,87 @@ def wrong(call: str) -> str | None:
     else:
         why = f"names no function after the colon ({function!r} is no Python name)"
     return f"{call!r} {why}"
+
+
+MAX_CALL_ARGS = 64 * 1024  # bytes of a call's JSON arguments: one argv string (Linux: 128 KiB at most)
+
+
+class Called(Model):
+    """A function of the checkout's that run-matrix calls, given ``args`` by keyword (``verify:``
+    after the job, a ``launch.before_submit`` hook before it, a prepare step of kind ``call`` first)."""
+
+    call: str = Field(
+        description="what to call: module.function of a check the launch conventions list under verifiers:"
+        " (miles.utils.test_utils.comparisons.metrics.compare_metrics, ...), or PATH.py:function, a function"
+        " a test of the checkout defines itself (tests/e2e/long/test_qwen3_0.6B_verifiers.py:verify), the"
+        " path relative to the checkout's root",
+        json_schema_extra={"pattern": PATTERN},
+    )
+    args: dict[str, JsonValue] = Field(
+        default={},
+        description="its keyword arguments, as JSON values; on the node each is converted by the function's"
+        " annotation (a mapping into the dataclass or pydantic model it names, text into a Path)",
+    )
+
+    @field_validator("call")
+    @classmethod
+    def _callable(cls, call: str) -> str:
+        """One of the two forms, as text (schemas/py); nothing of it is evaluated."""
+        why = wrong(call)
+        if why is not None:
+            raise ValueError(why)
+        return call
+
+    @field_validator("args")
+    @classmethod
+    def _finite(cls, args: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        """JSON has no NaN or infinity (Python's json would pass them on, as no other reader would)."""
+        stack: list[tuple[str, JsonValue]] = list(args.items())
+        while stack:
+            where, value = stack.pop()
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{where}: {value} is no JSON number: write a finite one")
+            if isinstance(value, list):
+                stack += [(f"{where}[{i}]", item) for i, item in enumerate(value)]
+            elif isinstance(value, dict):
+                stack += [(f"{where}.{key}", item) for key, item in value.items()]
+        size = len(json.dumps(args, separators=(",", ":")).encode())
+        if size > MAX_CALL_ARGS:
+            raise ValueError(
+                f"{size} bytes as JSON; they travel as one argument of the function's command line, which"
+                f" Linux caps at 128 KiB: at most {MAX_CALL_ARGS} (pass a file's path instead)"
+            )
+        return args
+
+
+class Verify(Called):
+    """A check of the checkout's own, run once the cell's job succeeded (miles' tests call it after
+    ``execute_train``): the function ``call`` names, given ``args`` by keyword."""
+
+
+class OwnCalled(Called):
+    """A call of a function a test of the checkout defines itself (``PATH.py:function``), never one
+    of miles' library: what a hook and a prepare step of kind ``call`` name."""
+
+    what: ClassVar[str]  # in an error: what names the function
+    call: str = Field(
+        description="PATH.py:function, a top-level function a test of the checkout defines, the path relative"
+        " to the checkout's root",
+        json_schema_extra={"pattern": f"^{OWN}$"},
+    )
+
+    @field_validator("call")
+    @classmethod
+    def _own(cls, call: str) -> str:
+        if not is_own(call):
+            raise ValueError(
+                f"{call!r} is no PATH.py:function: {cls.what} is a function a test of the checkout defines"
+            )
+        return call
+
+
+class Hook(OwnCalled):
+    """A hook the test defines itself, called with arguments between ``ray start`` and the submission
+    (``{call: PATH.py:function, args: {...}}``; one without arguments is written as its call alone)."""
+
+    what = "a hook"

@@ -79,3 +79,14 @@ def flag_tokens(name: str, value: Any) -> list[str]:
     if isinstance(value, list):
         return [f"--{name}", *(str(item) for item in value)]
     return [f"--{name}", str(value)]
+
+
+def pythonpath(value: str) -> str:
+    """PYTHONPATH entries: each an absolute path or a ${...} reference, none empty."""
+    for entry in value.split(":"):
+        if not entry.startswith(("/", "${")):
+            raise ValueError(
+                f"{value!r}: each PYTHONPATH entry is an absolute path (or a ${{...}} reference),"
+                f" got {entry!r}"
+            )
+    return value

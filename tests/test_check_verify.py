@@ -129,3 +129,38 @@ def test_a_hook_of_the_test_s_is_checked_in_the_checkout_as_a_function_taking_no
         "  ==> give the checkout (--miles-root DIR or $MILES_ROOT) to check that the file defines it with these"
         " parameters; run needs the checkout and checks it there"
     ]
+
+
+PREPARED = "tests/e2e/long/test_tiny_0.6B_prepared.py"
+
+
+def prepare_problems(write, step: str, root: Path | None) -> list[str]:
+    text = f"extends: {MAIN}\nprepare:\n  own:\n    kind: call\n{step}"
+    cell = dataclasses.replace(pipeline.cell(write("spec.yaml", text)), miles_root=root)
+    return [str(p) for p in check.run(cell) if p.rule == "L16"]
+
+
+def test_a_prepare_call_is_checked_in_the_checkout_with_its_arguments(write, tmp_path) -> None:
+    root = tmp_path / "prepared"
+    shutil.copytree(DATA / "own-prepare", root)
+    assert prepare_problems(write, f"    call: {PREPARED}:prepare\n    args: {{path: /tmp/x}}\n", root) == []
+    assert prepare_problems(write, f"    call: {PREPARED}:prepar\n", root) == [
+        f"spec.yaml:3: error [L16] prepare.own.call: {PREPARED} defines no top-level function prepar (did you"
+        " mean prepare? it defines: prepare, refuse, refuse_login)\n" + HINT
+    ]
+    assert prepare_problems(write, f"    call: {PREPARED}:prepare\n    args: {{dir: /tmp/x}}\n", root) == [
+        "spec.yaml:3: error [L16] prepare.own.args: prepare() takes path, text; no parameter dir; path not given\n"
+        f"  ==> {PREPARED}:prepare is called with exactly these keyword arguments as a prepare step, on this"
+        " machine before the cell's Ray head starts"
+    ]
+    assert prepare_problems(write, f"    call: {PREPARED}:prepare\n", root) == [
+        "spec.yaml:3: error [L16] prepare.own.args: prepare() takes path, text; path not given\n"
+        f"  ==> {PREPARED}:prepare is called with no arguments as a prepare step, on this machine before the"
+        " cell's Ray head starts"
+    ]
+    assert prepare_problems(write, f"    call: {PREPARED}:refuse\n", None) == [
+        f"spec.yaml:3: warning [L16] prepare.own.call: {PREPARED}:refuse is a function of the checkout's own,"
+        " which could not be checked without one\n"
+        "  ==> give the checkout (--miles-root DIR or $MILES_ROOT) to check that the file defines it with these"
+        " parameters; run needs the checkout and checks it there"
+    ]

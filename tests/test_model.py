@@ -171,7 +171,7 @@ def test_unknown_prepare_kind(write):
         "spec.yaml:6: error [type] prepare.m: Input tag 'download' found using 'kind' does not match any"
         " of the expected tags: 'write-file', 'mkdir', 'remove', 'hf-download', 'patch-hf-config',"
         " 'convert-torch-dist', 'convert-fp8', 'convert-int4', 'convert-nvfp4', 'convert-mxfp8',"
-        " 'cast-fp8-bf16', 'dequantize-kimi-int4', got {'kind': 'download'}"
+        " 'cast-fp8-bf16', 'dequantize-kimi-int4', 'call', got {'kind': 'download'}"
     )
 
 
@@ -220,3 +220,43 @@ def test_profile_file_and_name_must_agree(write):
         "hardware/mi999x.yaml: error [unknown-name] name: profile file mi999x.yaml names itself 'mi355x'\n"
         "  ==> rename the file or set name: mi999x"
     )
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (
+            "    call: ../prepare.py:prepare\n",
+            "spec.yaml:8: error [type] prepare.own.call: '../prepare.py:prepare' leaves the checkout (..): name a"
+            " file inside it, relative to its root",
+        ),
+        (
+            "    call: /root/miles/tests/test_x.py:prepare\n",
+            "spec.yaml:8: error [type] prepare.own.call: '/root/miles/tests/test_x.py:prepare' is an absolute"
+            " path: name the file relative to the checkout's root (tests/e2e/...)",
+        ),
+        (
+            "    call: miles.utils.test_utils.prepare\n",
+            "spec.yaml:8: error [type] prepare.own.call: 'miles.utils.test_utils.prepare' is no PATH.py:function:"
+            " a prepare step of kind call is a function a test of the checkout defines",
+        ),
+        (
+            "    call: tests/test_x.py:prepare\n    args:\n      path: /tmp/x\n      scale: [1, .nan]\n",
+            "spec.yaml:9: error [type] prepare.own.args: scale[1]: nan is no JSON number: write a finite one",
+        ),
+        (
+            "    call: tests/test_x.py:prepare\n    arg: {path: /tmp/x}\n",
+            "spec.yaml:9: error [unknown-key] prepare.own.arg: unknown key 'arg'\n  ==> did you mean 'args'?",
+        ),
+        ("", "spec.yaml:6: error [missing-key] prepare.own.call: 'call' is required"),
+    ],
+)
+def test_a_prepare_call_names_a_tests_own_function_with_json_arguments(write, lines, message):
+    """The step's key ``call`` is also its tag: the error is at the key, not at ``call.call``."""
+    assert error_of(write, f"prepare:\n  own:\n    kind: call\n{lines}") == message
+
+
+def test_a_prepare_call_keeps_its_call_and_arguments(write):
+    text = "prepare:\n  own:\n    kind: call\n    call: tests/e2e/long/test_q_0.6B.py:prepare\n    args: {n: 2}\n"
+    step = pipeline.cell(write("spec.yaml", MINIMAL + text)).spec.prepare["own"]
+    assert (step.kind, step.call, step.args) == ("call", "tests/e2e/long/test_q_0.6B.py:prepare", {"n": 2})

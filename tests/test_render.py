@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import pipeline, shell
-from runner import render as render_module
+from runner import pipeline, programs, shell
 from runner.errors import SpecError
 from runner.render import Context, preset_tokens, render, to_shell
 from runner.steps import overridden
@@ -579,7 +578,7 @@ def test_a_tests_own_check_is_loaded_from_the_checkout_without_its_main_block(wr
     )
     launch = render(pipeline.cell(write("spec.yaml", text)))
     verify = launch.commands[-1]
-    program = render_module.VERIFY_PROGRAM
+    program = programs.VERIFY_PROGRAM
     entry = verify.argv[verify.argv.index("--") + 1 :]
     assert entry == (
         "python3",
@@ -617,7 +616,7 @@ def test_a_hook_of_the_tests_own_is_started_and_waited_for_until_it_returns(writ
     (hook,) = [c for c in launch.commands if c.name == "start_sidecar"]
     assert (hook.phase, hook.argv, hook.ready) == (
         "cluster",
-        ("python3", "-c", render_module.HOOK_PROGRAM, call, "{}", "${MILES_ROOT}"),
+        ("python3", "-c", programs.HOOK_PROGRAM, call, "{}", "${MILES_ROOT}"),
         "run-matrix: the before_submit hook returned",
     )
     root = tmp_path / "miles"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,34 @@ def test_an_unreachable_cluster():
     assert message.startswith(
         "preflight failed (--no-preflight runs anyway):\n  Ray at http://127.0.0.1:9 is unreachable: "
     )
+
+
+def test_a_prepare_call_needs_its_function_in_the_checkout_unless_prepare_is_skipped(write, tmp_path):
+    checkout = tmp_path / "miles"
+    shutil.copytree(DATA / "own-prepare", checkout)
+    (checkout / "train_async.py").write_text("")
+    write("hardware/.keep", "")
+    prepared = "tests/e2e/long/test_tiny_0.6B_prepared.py"
+    env = {"RUN_MATRIX_GPUS": "amd:8", "PATH": str(tmp_path)}
+
+    def findings(function: str, **options: object) -> list[str]:
+        step = f"{{kind: call, call: '{prepared}:{function}'}}"
+        spec = write("own.yaml", f"extends: {ROCM}\nprepare: {{own: {step}}}\nmatrix: !delete\n")
+        each = planned(spec, checkout)
+        return failure([each], miles_root=checkout, caller_env=env, **options).splitlines()[1:]
+
+    assert (
+        f"  own: prepare.own: {prepared} defines no top-level function prepar (did you mean prepare? it defines:"
+        " prepare, refuse, refuse_login)"
+    ) in findings("prepar")
+    assert [f for f in findings("prepare") if "prepare.own" in f] == []
+    (checkout / prepared).unlink()
+    assert f"  own: prepare.own: the checkout at {checkout} has no file {prepared}" in findings("prepare")
+    each = planned(
+        write(
+            "own.yaml",
+            f"extends: {ROCM}\nprepare: {{own: {{kind: call, call: 'x.py:f'}}}}\nmatrix: !delete\n",
+        ),
+        checkout,
+    )
+    check([each], Options(checkout, None, Path("logs"), env, skip_prepare=True))  # nothing to find: no raise

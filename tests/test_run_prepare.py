@@ -8,11 +8,17 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline
+from runner.command import Command
+from runner.errors import EnvironmentProblem
 from runner.render import Context, render
+from runner.run import preview
+from runner.run.plan import Options, Planned
 from runner.run.prepare import run_step, skip_reason
 from runner.run.results import PrepareRecord
+from schemas.prepare import PrepareStep
 from tests.conftest import DATA
 from tests.test_model import VALID
+from tests.test_steps import checkout, python3_first
 
 FAKE_MILES = DATA / "fake-miles"
 FAKE_BIN = DATA / "fake-bin"
@@ -188,3 +194,115 @@ def test_a_written_file_is_written_on_every_run_and_its_shell_text_is_exact(writ
     target.unlink()
     subprocess.run(["bash", "-c", command.shell], check=True)
     assert target.read_text() == text
+
+
+PREPARED = "tests/e2e/long/test_tiny_0.6B_prepared.py"
+
+
+def own_call(write, root: Path, function: str, args: str = "{}") -> tuple[PrepareStep, Command]:
+    text = VALID + f"prepare:\n  own:\n    kind: call\n    call: {PREPARED}:{function}\n    args: {args}\n"
+    cell = pipeline.cell(write("spec.yaml", text))
+    (command, *_) = render(cell, Context(miles_root=str(root))).commands
+    return cell.spec.prepare["own"], command
+
+
+@pytest.mark.allow_subprocess
+def test_a_call_runs_the_tests_own_function_from_the_checkouts_root_every_time(write, tmp_path):
+    root = checkout(tmp_path)
+    out = tmp_path / "ready.txt"
+    step, command = own_call(write, root, "prepare", f"{{path: '{out}', text: ready}}")
+    env = {**os.environ, "PATH": python3_first(tmp_path / "bin")}
+    for _ in range(2):  # nothing says a test's own preparation is done: it runs again
+        assert skip_reason(step) is None
+        lines: list[str] = []
+        record = run_step("own", step, command, env, lines.append)
+        assert (record.name, record.kind, record.status) == ("own", "call", "ran")
+        assert record.detail == f"called {PREPARED}:prepare"
+        assert (out.read_text(), lines) == (f"ready in {root}\n", [])
+        out.unlink()
+
+
+@pytest.mark.allow_subprocess
+def test_a_call_that_raises_fails_the_step_with_its_last_line(write, tmp_path):
+    step, command = own_call(write, checkout(tmp_path), "refuse")
+    lines: list[str] = []
+    env = {**os.environ, "PATH": python3_first(tmp_path / "bin")}
+    record = run_step("own", step, command, env, lines.append)
+    assert (record.status, record.detail) == (
+        "failed",
+        f"{PREPARED}:refuse failed (exit code 1): RuntimeError: uv venv failed: no python3.11",
+    )
+    assert (lines[0], lines[1], lines[-1]) == (
+        "making the venv",
+        "Traceback (most recent call last):",
+        "RuntimeError: uv venv failed: no python3.11",
+    )  # the whole traceback goes to the cell's log
+
+
+@pytest.mark.allow_subprocess
+def test_a_call_without_its_checkout_or_with_an_unset_reference_does_not_run(write, tmp_path):
+    step, command = own_call(write, tmp_path / "gone", "prepare", "{path: /tmp/x}")
+    env = {**os.environ, "PATH": python3_first(tmp_path / "bin")}
+    record = run_step("own", step, command, env, print)
+    assert (record.status, record.detail) == ("failed", f"cannot run it from {tmp_path}/gone: no such folder")
+    step, command = own_call(write, checkout(tmp_path), "prepare", "{path: '$${RUN_DIR}/x'}")
+    with pytest.raises(EnvironmentProblem) as caught:
+        run_step("own", step, command, {"PATH": env["PATH"]}, print)
+    assert (
+        str(caught.value) == "prepare step own's args refers to ${RUN_DIR}, which is not set: export RUN_DIR"
+    )
+
+
+def test_dry_run_names_the_call_its_arguments_and_the_checkout(write, tmp_path):
+    root = checkout(tmp_path)
+    text = VALID + f"prepare:\n  own: {{kind: call, call: '{PREPARED}:prepare', args: {{path: /tmp/x}}}}\n"
+    cell = pipeline.cell(write("spec.yaml", text))
+    planned = Planned(cell, render(cell, Context(miles_root=str(root))), "spec.yaml", "run-matrix run ...")
+    found = preview.preview(planned, Options(root, None, Path("logs")))
+    (own,) = found["prepare"]
+    assert (own["name"], own["kind"]) == ("own", "call")
+    assert own["would"] == (
+        f'run: call {PREPARED}:prepare with {{"path":"/tmp/x"}} from the checkout at {root}, in that folder'
+        " (it runs every time)"
+    )
+    assert f"  prepare own: {own['would']}" in preview.text([found]).splitlines()  # not run-matrix's program
+    skipped = preview.preview(planned, Options(root, None, Path("logs"), skip_prepare=True))
+    assert skipped["prepare"][0]["would"] == (
+        f'skip: --skip-prepare: call {PREPARED}:prepare with {{"path":"/tmp/x"}} from the checkout at {root},'
+        " in that folder"
+    )
+
+
+@pytest.mark.allow_subprocess
+def test_a_run_whose_call_fails_records_its_error_redacted_and_submits_nothing(
+    cli, write, tmp_path, monkeypatch
+):
+    root = checkout(tmp_path)
+    (root / "train.py").write_text("")
+    text = VALID + f"prepare:\n  own: {{kind: call, call: '{PREPARED}:refuse_login'}}\n"
+    spec = write("spec.yaml", text)
+    for name, value in {
+        "RUN_MATRIX_STATE_DIR": str(tmp_path / "state"),
+        "RUN_MATRIX_GPUS": "nvidia:8",
+        "HF_TOKEN": "hf_not_for_the_report",
+        "PATH": python3_first(tmp_path / "bin"),
+    }.items():
+        monkeypatch.setenv(name, value)
+    logs, report = tmp_path / "logs", tmp_path / "report.json"
+    done = cli("run", str(spec), "--miles-root", str(root), "--log-dir", str(logs), "--report", str(report))
+    assert done.code == 1, done.err
+    (cell,) = json.loads(report.read_text())["cells"]
+    error = "PermissionError: hf refused the token ${HF_TOKEN}"
+    assert cell["prepare"] == [
+        {
+            "name": "own",
+            "kind": "call",
+            "status": "failed",
+            "detail": f"{PREPARED}:refuse_login failed (exit code 1): {error}",
+            "seconds": cell["prepare"][0]["seconds"],
+        }
+    ]
+    assert cell["attempts"] == []  # no Ray head, no job
+    (log,) = logs.glob("*.log")
+    assert error in log.read_text().splitlines()
+    assert "hf_not_for_the_report" not in log.read_text() + report.read_text() + done.err

@@ -16,7 +16,7 @@ from runner.cell import Cell
 from runner.check import rule
 from runner.errors import Problem
 from runner.layout import Layout
-from schemas.spec import Remove
+from schemas.prepare import Remove
 
 FORM = "write the whole value as $${read-integer:/absolute/path} (a file an earlier cell writes)"
 

@@ -1,7 +1,8 @@
 """L15: a spec's ``verify:`` calls a check the targeted miles offers (``verifiers:`` of its launch
 conventions), with the parameters that check takes. L16: one that names a test's own function
-(``PATH.py:function``), and a ``launch.before_submit`` hook that does, names one the checkout's file
-defines, with the parameters it takes (read by ``ast`` from ``--miles-root``; never imported)."""
+(``PATH.py:function``), and a ``launch.before_submit`` hook or a prepare step of kind ``call`` (which
+always do), names one the checkout's file defines, with the parameters it takes (read by ``ast`` from
+``--miles-root``; never imported)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from runner.errors import Location, Problem
 from runner.knowledge import own_checks
 from runner.layout import Layout
 from schemas import calls
-from schemas.spec import Hook
+from schemas.calls import Hook
+from schemas.prepare import Call
 
 
 @rule("L15")
@@ -43,8 +45,8 @@ def verify_calls_a_check_miles_offers(cell: Cell, _: Layout) -> Iterator[Problem
 
 @rule("L16")
 def own_calls_name_a_function_the_test_defines(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A ``verify:`` entry or a ``launch.before_submit`` hook naming a test's own function names one
-    the checkout's file has, taking what it is given (a hook: nothing)."""
+    """A ``verify:`` entry, a ``launch.before_submit`` hook or a prepare ``call`` naming a test's own
+    function names one the checkout's file has, taking what it is given."""
     for name, check in cell.spec.verify.items():
         if calls.is_own(check.call):
             keys = (f"verify.{name}.call", f"verify.{name}.args")
@@ -56,10 +58,15 @@ def own_calls_name_a_function_the_test_defines(cell: Cell, _: Layout) -> Iterato
             keys = (f"{key}.call", f"{key}.args") if written else (key, key)
             place = ("launch", "before_submit", str(index))
             yield from _own_call(cell, entry.call, entry.args, keys, place, BEFORE_THE_SUBMISSION)
+    for name, step in cell.spec.prepare.items():
+        if isinstance(step, Call):
+            keys = (f"prepare.{name}.call", f"prepare.{name}.args")
+            yield from _own_call(cell, step.call, step.args, keys, ("prepare", name), AS_A_PREPARE_STEP)
 
 
 AFTER_THE_JOB = "after the job"
 BEFORE_THE_SUBMISSION = "between `ray start` and the submission"
+AS_A_PREPARE_STEP = "as a prepare step, on this machine before the cell's Ray head starts"
 
 
 def _own_call(

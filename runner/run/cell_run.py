@@ -156,6 +156,7 @@ class CellRun:
             command = self.planned.command("prepare", name)
             env = self.options.caller_env
             record = prepare.run_step(name, step, command, env, self.write, self.tracker)
+            record = replace(record, detail=self.redact(record.detail))  # it may quote the step's output
             self.write(f"==> prepare {name}: {record.status}: {record.detail}")
             records.append(record)
             if record.status == "failed":

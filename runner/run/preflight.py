@@ -1,7 +1,7 @@
 """preflight: can this machine run the cells at all? Every finding at once, then exit 3.
 
-Checked: Ray is installed; the miles checkout has the train script and the tools of the
-conversions that will run; the GPUs — on this
+Checked: Ray is installed; the miles checkout has the train script, the tools of the
+conversions that will run and the functions of the test's own that are called; the GPUs — on this
 node (nvidia-smi, amd-smi or rocm-smi, else torch) when run-matrix starts the head, or
 the cluster's GPU resources with ``--ray-address``; the programs of the prepare steps
 and services that will run. ``$RUN_MATRIX_GPUS`` (``amd:8``, ``nvidia:4``, ``none``) replaces the
@@ -23,7 +23,8 @@ from runner.knowledge import own_checks
 from runner.run import prepare, services
 from runner.run.plan import Options, Planned
 from schemas import calls
-from schemas.spec import Conversion, Hook
+from schemas.calls import Hook
+from schemas.prepare import Call, Conversion
 
 GPU_OVERRIDE = "RUN_MATRIX_GPUS"
 IN_PROCESS = ("write-file", "mkdir", "remove", "patch-hf-config")  # prepare steps run-matrix does itself
@@ -91,9 +92,10 @@ def _checkout(planned: Planned, miles_root: Path | None) -> list[str]:
 
 
 def _own_checks(planned: Planned, options: Options) -> list[str]:
-    """A test's own check or hook must be in the checkout; a check that reads Ray's default session
-    (``/tmp/ray/session_latest``) would read another Ray's logs, or none, on the head run starts for
-    the cell (its session is in a private temp dir), so it needs a cluster started with the default."""
+    """A test's own check, hook or prepare call must be in the checkout; a check that reads Ray's
+    default session (``/tmp/ray/session_latest``) would read another Ray's logs, or none, on the head
+    run starts for the cell (its session is in a private temp dir), so it needs a cluster started with
+    the default."""
     if options.miles_root is None:
         return []  # need_checkout says so
     found = []
@@ -114,6 +116,11 @@ def _own_checks(planned: Planned, options: Options) -> list[str]:
         defined = own_checks.read(options.miles_root, entry.call) if isinstance(entry, Hook) else None
         if isinstance(defined, str):
             found.append(f"launch.before_submit.{index}: {defined}")
+    for name, step in planned.cell.spec.prepare.items():
+        if isinstance(step, Call) and not options.skip_prepare:
+            defined = own_checks.read(options.miles_root, step.call)
+            if isinstance(defined, str):
+                found.append(f"prepare.{name}: {defined}")
     return found
 
 

@@ -2,14 +2,15 @@
 
 The skip conditions are those the rendered commands state (``skip_if``): a directory
 that exists, a config already patched, a checkpoint whose marker says ``release``; ``remove``
-runs every time. ``mkdir``, ``remove`` and ``patch-hf-config`` run here; downloads and
-conversions run the rendered command, their output going to the cell's log. Each command runs in
-its own process session (recorded, and carrying the run's id), so an interrupt stops it with every
-process it started.
+and ``call`` run every time. ``mkdir``, ``remove`` and ``patch-hf-config`` run here; downloads,
+conversions and a test's own ``call`` run the rendered command (a call from the checkout's root),
+their output going to the cell's log. Each command runs in its own process session (recorded, and
+carrying the run's id), so an interrupt stops it with every process it started.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,14 +18,15 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from runner import patch_hf_config
+from runner import patch_hf_config, shell
 from runner.atomic import write_text
 from runner.command import Command
 from runner.run import processes
 from runner.run.environment import fill
 from runner.run.record import Tracker, Untracked
 from runner.run.results import PrepareRecord, StepStatus
-from schemas.spec import (
+from schemas.prepare import (
+    Call,
     Conversion,
     ConvertTorchDist,
     HfDownload,
@@ -55,6 +57,8 @@ def skip_reason(step: PrepareStep) -> str | None:
             return f"{marker} says release" if done else None
         case Remove():
             return None  # it runs every time: the steps after it are to run again
+        case Call():
+            return None  # nothing tells that a test's own preparation is done
         case Conversion():
             return f"{step.done_marker} exists" if Path(step.done_marker).exists() else None
 
@@ -68,6 +72,7 @@ def _patch_skip(step: PatchHfConfig) -> str | None:
 
 
 STOP_GRACE_SECONDS = 10.0
+QUOTED = 500  # characters of a failed call's last line its record quotes (the log has all)
 
 
 def run_step(
@@ -114,6 +119,10 @@ def _run(
             return "ran", "removed " + ", ".join(step.paths)
         case Conversion():
             return _execute(command, env, output, tracker, f"converted {step.model_dir} to {step.save_dir}")
+        case Call():
+            for name in shell.references(json.dumps(step.args)):  # the program fills them from its env
+                fill(f"${{{name}}}", env, f"prepare step {command.name}'s args")
+            return _execute(command, env, output, tracker, f"called {step.call}", step.call)
 
 
 def _remove(path: Path) -> None:
@@ -125,12 +134,14 @@ def _remove(path: Path) -> None:
 
 
 def _execute(
-    command: Command, env: Mapping[str, str], output: Output, tracker: Tracker, done: str
+    command: Command, env: Mapping[str, str], output: Output, tracker: Tracker, done: str, called: str = ""
 ) -> tuple[StepStatus, str]:
-    """Run a rendered command in its own session, its output line by line to ``output``; an
-    interrupt (or an output that cannot be written) stops its whole session."""
+    """Run a rendered command in its own session (from its ``cwd``, if it has one), its output line by
+    line to ``output``; an interrupt (or an output that cannot be written) stops its whole session. A
+    function ``called`` that fails is quoted by its output's last line (a traceback's error)."""
     where = f"prepare step {command.name}"
     argv = [fill(token, env, where) for token in command.argv]
+    cwd = fill(command.cwd, env, where) or None
     own = {name: fill(value, env, where) for name, value in command.env.items()}  # as the shell form does
     full_env = {**os.environ, **env, **own, processes.RUN_ID_VARIABLE: tracker.run_id}
     with processes.deferred_interrupt():  # started and recorded, or neither
@@ -143,20 +154,28 @@ def _execute(
                 text=True,
                 errors="replace",
                 start_new_session=True,
+                cwd=cwd,
             )
-        except FileNotFoundError:
+        except FileNotFoundError as exc:
+            if cwd is not None and exc.filename == cwd:
+                return "failed", f"cannot run it from {cwd}: no such folder"
             return "failed", f"{argv[0]} is not installed (not on PATH)"
         tracker.started("prepare", process)
     assert process.stdout is not None
+    last = ""
     try:
         for line in process.stdout:
             output(line.rstrip("\n"))
+            last = line.strip() or last
         code = process.wait()
     finally:
         with processes.deferred_interrupt():
             processes.stop_session(process, STOP_GRACE_SECONDS)  # what it left behind, too
             process.stdout.close()
             tracker.stopped(process.pid)
+    if code != 0 and called:
+        said = last if len(last) <= QUOTED else last[:QUOTED] + "…"
+        return "failed", f"{called} failed (exit code {code}): {said or 'it printed nothing'}"
     if code != 0:
         return "failed", f"{argv[0]} exited with code {code} (the log has its output)"
     return "ran", done

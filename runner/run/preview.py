@@ -11,6 +11,7 @@ from typing import Any
 from runner.command import Command
 from runner.run import environment, prepare, reads, requires, services
 from runner.run.plan import Options, Planned, job_name, verify_job_id
+from schemas.prepare import Call
 
 
 def preview(planned: Planned, options: Options) -> dict[str, Any]:
@@ -62,13 +63,12 @@ def _read(read: dict[str, str]) -> dict[str, str]:
 
 def _step(planned: Planned, name: str, skip_all: bool) -> dict[str, str]:
     step = planned.cell.spec.prepare[name]
+    command = planned.command("prepare", name)
     reason = "--skip-prepare" if skip_all else prepare.skip_reason(step)
-    return {
-        "name": name,
-        "kind": step.kind,
-        "would": f"skip: {reason}" if reason else "run",
-        "command": planned.command("prepare", name).shell,
-    }
+    would = f"skip: {reason}" if reason else "run"
+    if isinstance(step, Call):
+        would += f": {_called(command)}, in that folder" + ("" if reason else " (it runs every time)")
+    return {"name": name, "kind": step.kind, "would": would, "command": command.shell}
 
 
 def _cluster(planned: Planned, options: Options) -> str:
@@ -80,12 +80,8 @@ def _cluster(planned: Planned, options: Options) -> str:
 
 def _service(command: Command) -> dict[str, str]:
     port = command.listens
-    if not port:  # python3 -c PROGRAM CALL ARGS ROOT: the program is run-matrix's, the rest the spec's
-        call, arguments, root = command.argv[3:6]
-        would = (
-            f"call {call} with {arguments} from the checkout at {root}, keep it and what it starts up for"
-            " the job, then stop them"
-        )
+    if not port:
+        would = f"{_called(command)}, keep it and what it starts up for the job, then stop them"
     elif services.answers(port):
         would = f"left as it is: 127.0.0.1:{port} answers now"
     else:
@@ -98,12 +94,22 @@ def _service(command: Command) -> dict[str, str]:
     }
 
 
+def _called(command: Command) -> str:
+    """What a command calling a test's own function calls, with what, loaded from where: its argv
+    is ``python3 -c PROGRAM CALL ARGS ROOT``, the program run-matrix's, the rest the spec's."""
+    call, arguments, root = command.argv[3:6]
+    return f"call {call} with {arguments} from the checkout at {root}"
+
+
 def text(previews: list[dict[str, Any]]) -> str:
     lines: list[str] = []
     for cell in previews:
         lines += [f"{cell['id']}  ({cell['spec']}, content {cell['content_hash']}): would {cell['would']}"]
         lines += [f"  requires {r['name']}: {r['detail']}" for r in cell["requirements"]]
-        lines += [f"  prepare {s['name']}: {s['would']}: {s['command']}" for s in cell["prepare"]]
+        lines += [  # a call's command is run-matrix's program around the call its words name
+            f"  prepare {s['name']}: {s['would']}" + (f": {s['command']}" if s["kind"] != "call" else "")
+            for s in cell["prepare"]
+        ]
         job = cell["job"]
         lines += [f"  cluster: {cell['cluster']}"]
         lines += [  # a hook's command is run-matrix's program around the call its line names
