@@ -25,7 +25,8 @@ class Note:
     at: Location
 
 
-NOTED = ("effect", "silent", "clock", "setenv")  # the kinds of event that are notes
+# the kinds of event that are notes
+NOTED = ("effect", "silent", "clock", "setenv", "prepare-call", "beside-call")
 
 
 def at(event: dict[str, Any]) -> Location:
@@ -83,6 +84,20 @@ def of_event(event: dict[str, Any]) -> Note:
         )
     if event["kind"] == "effect":
         return Note(f"{event['what']}: recorded, not done; a spec does not hold it", at(event))
+    if event["kind"] == "prepare-call":
+        return Note(
+            f"{event['function']}() {event['reason']}, which no prepare step runs: the spec calls"
+            f" {event['function']}() itself, as a prepare step of kind call (every time the cell runs, from"
+            " the checkout's root); what it does there is the test's own, not the spec's",
+            at(event),
+        )
+    if event["kind"] == "beside-call":
+        return Note(
+            f"{event['function']}() {event['reason']} that runs beside the launch: the spec calls it as a"
+            " launch.before_submit hook, after `ray start` rather than before it, and keeps it up until the"
+            " job has ended",
+            at(event),
+        )
     if event["kind"] == "setenv":
         return Note(
             f"sets {event['name']}={event['value']!r} in its own environment, which what it starts inherits"

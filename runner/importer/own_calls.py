@@ -77,11 +77,11 @@ def _top_level(frame: FrameType) -> bool:
 
 def install(trace: Any, recorded: list[list[str]], hooks: Any, held: Held) -> None:
     """Commands and launches record the functions they ran in (``trace.functions``); each of
-    ``recorded`` ([file, name, role]) is recorded, never run, from the moment its module defines it."""
+    ``recorded`` ([file, name, role, why]) is recorded, never run, from the moment its module defines it."""
     trace.functions, trace.beside = functions, beside
     if not recorded:
         return
-    wanted = {(file, name): role for file, name, role in recorded if role in ROLES}
+    wanted = {(file, name): (role, why) for file, name, role, why in recorded if role in ROLES}
     files = {file for file, _ in wanted}
     swaps: dict[tuple[str, str], _Recorded] = {}  # each swapped function, by its stand-in's code
 
@@ -90,7 +90,7 @@ def install(trace: Any, recorded: list[list[str]], hooks: Any, held: Held) -> No
         return swaps[(code.co_filename, code.co_name)].made(trace, args, kwargs, hooks, held)
 
     def swap(frame: FrameType) -> None:
-        for (file, name), role in list(wanted.items()):
+        for (file, name), (role, reason) in list(wanted.items()):
             function = frame.f_globals.get(name)
             if file != frame.f_code.co_filename or not isinstance(function, FunctionType):
                 continue
@@ -101,7 +101,7 @@ def install(trace: Any, recorded: list[list[str]], hooks: Any, held: Held) -> No
             original.__annotations__ = function.__annotations__
             why = hooks.unnamed(trace, function)  # before the swap: its module holds it, its code is its own
             call = hooks.path(trace, function) if why is None else ""
-            swaps[(_recorded_file(file), name)] = _Recorded(original, call, why, role)
+            swaps[(_recorded_file(file), name)] = _Recorded(original, call, why, role, reason)
             frame.f_globals[RECORDER] = recorder
             function.__code__ = _STAND_IN.__code__.replace(co_name=name, co_filename=_recorded_file(file))
             del wanted[(file, name)]
@@ -143,12 +143,13 @@ FORMS = {
 @dataclasses.dataclass(frozen=True)
 class _Recorded:
     """A function recorded as a call, as it was before the swap: its signature and annotations, its
-    PATH.py:function, why a spec cannot name it (None when it can), and its role."""
+    PATH.py:function, why a spec cannot name it (None when it can), its role, and why it is recorded."""
 
     function: FunctionType
     call: str
     why: str | None
     role: str
+    reason: str  # what it did in the run before: the command no step runs, the thread it starts
 
     def made(self, trace: Any, args: tuple[Any, ...], kwargs: dict[str, Any], hooks: Any, held: Held) -> Any:
         """One call: a ``prepare-call`` or ``beside-call`` event (what a beside hook returned: a
@@ -165,7 +166,9 @@ class _Recorded:
             bound.apply_defaults()
             found = hooks.arguments(name, self.function, bound, held)
             if not isinstance(found, str):
-                trace.record(f"{self.role}-call", function=name, call=self.call, args=found)
+                trace.record(
+                    f"{self.role}-call", function=name, call=self.call, args=found, reason=self.reason
+                )
                 return _Returned(trace, name, held) if self.role == "beside" else None
             why = found
         what = "prepares the node in" if self.role == "prepare" else "runs beside its launch"

@@ -27,8 +27,8 @@ MAX_RUNS = 3  # runs of a script: each may find a function to record that the on
 
 
 def to_record(trace: dict[str, Any], known: list[list[str]]) -> list[list[str]]:
-    """[file, function, role] of each function ``trace``'s run shows is to be recorded as a call, and
-    not in ``known`` yet."""
+    """[file, function, role, why] of each function ``trace``'s run shows is to be recorded as a call,
+    and not in ``known`` yet (``why``: the first command no step runs, the thread it starts)."""
     events = trace["events"]
     launching = [function for e in events if e["kind"] == "train" for function in e["within"]]
     found: list[list[str]] = []
@@ -37,13 +37,19 @@ def to_record(trace: dict[str, Any], known: list[list[str]]) -> list[list[str]]:
             break
         if event["kind"] != "command" or not event["within"] or notes.resets_node(event["command"]):
             continue
-        function = [*event["within"][0], "prepare"]
         if event["within"][0] not in launching and not prepare.runs_a_step(event["command"], trace["root"]):
-            found.append(function)
-    starter = (trace["refusal"] or {}).get("beside")
-    if starter:
-        found.append([*starter, "beside"])
-    return [f for i, f in enumerate(found) if f not in known and f not in found[:i]]
+            found.append([*event["within"][0], "prepare", f"runs `{_program(event['command'])}`"])
+    refusal = trace["refusal"] or {}
+    if refusal.get("beside"):
+        found.append([*refusal["beside"], "beside", f"starts a thread ({refusal['thread']})"])
+    done = [entry[:3] for entry in known]
+    return [f for i, f in enumerate(found) if f[:3] not in done and f[:3] not in (g[:3] for g in found[:i])]
+
+
+def _program(command: str) -> str:
+    """The start of a command, for a note: its arguments may name this machine's paths."""
+    words = command.split()
+    return " ".join(words[:2]) + (" ..." if len(words) > 2 else "")
 
 
 def attach(events: list[dict[str, Any]]) -> None:

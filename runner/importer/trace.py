@@ -321,8 +321,8 @@ def begin_train(call: dict[str, Any]) -> None:
             " after them, and code that runs alongside the job only as a function of the test's own that"
             " starts it, a launch.before_submit hook"
         )
-        if TRACE.beside is not None and TRACE.refusal is not None:
-            TRACE.refusal["beside"] = TRACE.beside(running[1], caller)  # capture.py tries it as a hook
+        if TRACE.beside is not None and TRACE.refusal is not None:  # capture.py tries it as a hook
+            TRACE.refusal.update(beside=TRACE.beside(running[1], caller), thread=running[0])
         raise refusal
     hook = call.pop("before_ray_job_submit", None)
     assert TRACE.hook_entry is not None, "the harness installs hooks.py before the script runs"

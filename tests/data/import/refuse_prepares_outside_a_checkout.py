@@ -2,7 +2,6 @@
 names such a function by its path in the checkout, so there is none to name."""
 
 import _glm5
-
 import miles.utils.external_utils.command_utils as U
 
 
