@@ -9,16 +9,27 @@ per ``verify:`` entry that calls the checkout's check with its arguments.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from runner import reads, shell, steps
+from runner import hooks, reads, shell, steps
 from runner.cell import Cell
-from runner.command import Command
+from runner.command import Command, report_variable, stop_shell
+from runner.programs import (
+    FILL_PROGRAM,
+    HOOK_PROGRAM,
+    HOOK_READY,
+    HOOK_REPORT_PROGRAM,
+    HOOK_REPORTED,
+    VERIFY_PROGRAM,
+    asked,
+    call_arguments,
+)
 from schemas import GROUPS, calls
 from schemas.conventions import EnvDefault, LaunchConventions
-from schemas.spec import Called, Hook, Verify
+from schemas.spec import Hook, Verify
 from schemas.values import flag_tokens
 
 MILES_ROOT_REFERENCE = "${MILES_ROOT}"
@@ -38,6 +49,8 @@ class Launch:
     commands: tuple[Command, ...]
     # flag values read at launch from a file an earlier cell wrote: shell variable -> flag, file, conversion
     reads: dict[str, dict[str, str]] = field(default_factory=dict)
+    # verify arguments that read a hook's state once the job has ended: verify name -> key, hook, attribute
+    hook_reads: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -81,7 +94,19 @@ def render(cell: Cell, context: Context = Context()) -> Launch:
         probes,
         commands,
         launch_reads(train_args),
+        verify_hook_reads(cell),
     )
+
+
+def verify_hook_reads(cell: Cell) -> dict[str, list[dict[str, str]]]:
+    """What each verify entry's arguments read of a hook's state, at which key."""
+    found: dict[str, list[dict[str, str]]] = {}
+    for place, read in hooks.verify_reads(cell.spec):
+        key = ".".join(place)
+        found.setdefault(place[1], []).append(
+            {"key": key, "hook": read.function, "attribute": read.attribute, "reference": read.reference}
+        )
+    return found
 
 
 def launch_reads(train_args: Sequence[str]) -> dict[str, dict[str, str]]:
@@ -180,48 +205,8 @@ def _submit(cell: Cell, context: Context, env: dict[str, str], entry_args: tuple
     return Command("submit", "train", _job(cell, env, entry))
 
 
-# what a verify job runs: ``python3 -c PROGRAM CALL ARGS [ROOT]``. CALL is the spec's, checked by its
-# model (schemas/calls.py) and rules L15/L16, and nothing of the spec is evaluated: a dotted name is
-# imported as a module; a test's own ``PATH.py:function`` is loaded from ROOT/PATH (the checkout;
-# the root, then the file's folder, first on sys.path, as import ran it) under a module name of its
-# own, so the test's ``__main__`` block does not run. The JSON writes each "$" as \u0024, so the
-# shell leaves it alone; the program fills each ${NAME} in the decoded strings from the job's env (a
-# value holding a quote stays one string). miles' checks fail by assert, which PYTHONOPTIMIZE (a
-# spec's env: reaches this job) would strip. A check's arguments: JSON, ${NAME} filled from the
-# job's env, then each converted by the parameter's annotation as pydantic reads JSON (a mapping
-# into a dataclass or model, text into a Path); import checks that this gives back what the test
-# passed (importer/verifiers.py).
-OWN_CHECK_MODULE = "run_matrix_own_check"
-CALL_PROGRAM = (
-    "import importlib, importlib.util, json, os, re, sys, typing; call = sys.argv[1]; own = ':' in call;"
-    " target, _, name = call.rpartition(':' if own else '.');"
-    " sys.flags.optimize and sys.exit('PYTHONOPTIMIZE is set: the asserts of the function called would"
-    " not run');"
-    " fill = lambda v: re.sub(r'\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}', lambda m: os.environ[m[1]], v)"
-    " if isinstance(v, str) else [fill(x) for x in v] if isinstance(v, list)"
-    " else {fill(k): fill(x) for k, x in v.items()} if isinstance(v, dict) else v;"
-    " file = own and os.path.join(sys.argv[3], target);"
-    " own and sys.path.__setitem__(slice(0, 0), [sys.argv[3], os.path.dirname(file)]);"
-    f" spec = own and importlib.util.spec_from_file_location('{OWN_CHECK_MODULE}', file);"
-    " module = importlib.util.module_from_spec(spec) if own else importlib.import_module(target);"
-    " own and sys.modules.__setitem__(spec.name, module); own and spec.loader.exec_module(module);"
-    " check = getattr(module, name); hints = typing.get_type_hints(check);"
-    " from pydantic import TypeAdapter;"
-    " check(**{k: TypeAdapter(hints[k]).validate_json(json.dumps(v)) if k in hints else v"
-    " for k, v in fill(json.loads(sys.argv[2])).items()})"
-)
-VERIFY_PROGRAM = CALL_PROGRAM
-# a hook of the test's own (launch.before_submit: PATH.py:function) is called by the same program,
-# which then says so on a line of its own and stays, with all the hook started (a server, a router),
-# until the job has ended and run stops its process session, as the test's process stays in miles
-HOOK_READY = "run-matrix: the before_submit hook returned"
-HOOK_PROGRAM = (
-    CALL_PROGRAM + f"; print({HOOK_READY!r}, flush=True); import threading; threading.Event().wait()"
-)
-
-
 def _verify(cell: Cell, env: dict[str, str], name: str, check: Verify, miles_root: str) -> Command:
-    arguments = call_arguments(check)
+    arguments = call_arguments(check.args)
     root = (miles_root,) if calls.is_own(check.call) else ()
     program = (cell.conventions.python, "-c", VERIFY_PROGRAM, check.call, arguments, *root)
     return Command("verify", name, _job(cell, env, program))
@@ -230,22 +215,27 @@ def _verify(cell: Cell, env: dict[str, str], name: str, check: Verify, miles_roo
 def _before_submit(cell: Cell, miles_root: str) -> Iterator[Command]:
     """Each service run-matrix knows (``mooncake-master``), and each hook the test defines, called on
     this machine between ``ray start`` and the submission, with the checkout's root to load it from;
-    a hook is named after its function (and its place, where two share a name: their logs differ)."""
-    started = cell.spec.launch.started()
-    names = [calls.function_of(entry.call) for _, entry in started if isinstance(entry, Hook)]
-    for index, entry in started:
+    a hook is named after its function (and its place, where two share a name: their logs differ).
+    One with ``stop:`` or whose state a verify argument reads (rule G11: its name is then its
+    function's alone) runs the report program: asked to stop once the job has ended, it reports."""
+    names = hooks.hook_functions(cell.spec)
+    for index, entry in cell.spec.launch.started():
         if not isinstance(entry, Hook):
             yield steps.service(entry)
             continue
-        name = calls.function_of(entry.call)
-        name = f"{name}-{index}" if names.count(name) > 1 else name
-        program = (cell.conventions.python, "-c", HOOK_PROGRAM, entry.call, call_arguments(entry), miles_root)
-        yield Command("cluster", name, program, ready=HOOK_READY)
-
-
-def call_arguments(called: Called) -> str:
-    """A call's arguments as the program reads them: JSON with every ``$`` as ``\\u0024``."""
-    return json.dumps(called.args, separators=(",", ":")).replace("$", "\\u0024")
+        function = calls.function_of(entry.call)
+        name = f"{function}-{index}" if names.count(function) > 1 else function
+        arguments = call_arguments(entry.args)
+        state = hooks.state_read(cell.spec, function) if names.count(function) == 1 else ()
+        program: tuple[str, ...]
+        if entry.stop is None and not state:
+            program = (cell.conventions.python, "-c", HOOK_PROGRAM, entry.call, arguments, miles_root)
+            yield Command("cluster", name, program, ready=HOOK_READY)
+            continue
+        stop = entry.stop.model_dump() if entry.stop else None
+        program = (cell.conventions.python, "-c", HOOK_REPORT_PROGRAM, entry.call, arguments, miles_root)
+        program = (*program, asked(stop, state))
+        yield Command("cluster", name, program, ready=HOOK_READY, report=HOOK_REPORTED, state=state)
 
 
 def _job(cell: Cell, env: dict[str, str], entry: tuple[str, ...]) -> tuple[str, ...]:
@@ -272,8 +262,36 @@ def to_shell(launch: Launch, source: str) -> str:
         if command.phase == "submit" and launch.reads:
             lines += _read_lines(launch.reads)
             command = _reading(command, launch.reads)
+        if command.phase == "verify" and command.name in launch.hook_reads:
+            fill, command = _filling(command, launch.hook_reads[command.name])
+            lines.append(fill)
         lines.append(command.shell)
+        if command.phase == "submit":
+            lines += _stop_lines(launch.commands)
     return "\n".join(lines) + "\n"
+
+
+def _stop_lines(commands: Sequence[Command]) -> list[str]:
+    """Each hook that reports, asked to stop once the job has ended (the script gets here only after
+    a job that succeeded: set -e ends it at a failed one, leaving every hook up, as it leaves all)."""
+    lines = []
+    for command in commands:
+        if command.report:
+            lines += ["", shell.comment(f"stop: {command.name} (the job has ended: it stops and reports)")]
+            lines.append(stop_shell(command))
+    return lines
+
+
+def _filling(command: Command, found: Sequence[Mapping[str, str]]) -> tuple[str, Command]:
+    """A verify job whose arguments read hooks' state: the line that fills them from the reports into a
+    shell variable, and the job given that variable as its arguments."""
+    start = command.argv.index("--") + 1
+    python, arguments = command.argv[start], command.argv[start + 4]
+    variable = "RUN_MATRIX_VERIFY_ARGS_" + re.sub(r"[^A-Za-z0-9_]", "_", command.name)
+    reports = [t for f in dict.fromkeys(r["hook"] for r in found) for t in (f, f"${{{report_variable(f)}}}")]
+    fill = f"{variable}=$({shell.line([python, '-c', FILL_PROGRAM, arguments, *reports])})"
+    argv = (*command.argv[: start + 4], f"${{{variable}}}", *command.argv[start + 5 :])
+    return fill, replace(command, argv=argv)
 
 
 # a file read at launch: a regular file of at most reads.MAX_BYTES, its text stripped, digits only;
