@@ -18,9 +18,10 @@ import pytest
 from runner import check, pipeline, programs
 from runner.command import stop_shell
 from runner.errors import SpecError
-from runner.render import Context, render, to_shell
+from runner.render import Context, render
 from runner.run import preview
 from runner.run.plan import Options, Planned
+from runner.script import to_shell
 from tests.conftest import DATA
 from tests.test_model import MINIMAL
 
