@@ -93,16 +93,26 @@ def test_a_report_that_never_comes_times_out(write, own_checkout, tmp_path) -> N
     )
 
 
+def printing(report: str) -> Command:
+    """A hook program of its own that prints ``report`` as its report line once its stdin ends."""
+    program = f"import sys; print({HOOK_READY!r}, flush=True); sys.stdin.read(); print({HOOK_REPORTED!r}, {report!r})"
+    return Command("cluster", "odd", (sys.executable, "-c", program), ready=HOOK_READY, report=HOOK_REPORTED, state=("big",))  # fmt: skip
+
+
 def test_a_report_too_large_for_a_command_line_is_refused(tmp_path: Path) -> None:
-    value = "x" * 70000
-    program = f"import sys; print({HOOK_READY!r}, flush=True); sys.stdin.read(); print({HOOK_REPORTED!r}, '{{\"state\": {{\"big\": \"{value}\"}}}}')"  # fmt: skip
-    command = Command("cluster", "big", (sys.executable, "-c", program), ready=HOOK_READY, report=HOOK_REPORTED, state=("big",))  # fmt: skip
     with pytest.raises(EnvironmentProblem) as caught:
-        reported(command, tmp_path / "cell.log")
+        reported(printing(f'{{"state": {{"big": "{"x" * 70000}"}}}}'), tmp_path / "cell.log")
     assert str(caught.value) == (
-        "the report of big's big is over 65536 bytes: its values go into a verify job's command line (report a"
+        "the report of odd's big is over 65536 bytes: its values go into a verify job's command line (report a"
         " file's path instead)"
     )
+
+
+@pytest.mark.parametrize("report", ['{"state": {"other": 1}}', "not json", '["state"]'])
+def test_a_report_line_of_another_form_is_refused(tmp_path: Path, report: str) -> None:
+    with pytest.raises(EnvironmentProblem) as caught:
+        reported(printing(report), tmp_path / "cell.log")
+    assert str(caught.value) == f"the report of odd's big is no report run-matrix's program wrote: {report}"
 
 
 def test_after_a_failed_job_a_hook_that_cannot_report_is_a_line_of_the_log(write, own_checkout, tmp_path) -> None:  # noqa: F811  # fmt: skip

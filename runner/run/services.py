@@ -102,9 +102,10 @@ class Running:
             assert each.process.stdin is not None, "a hook that reports reads its stdin from run-matrix"
             each.process.stdin.close()
         found: dict[str, Mapping[str, object]] = {}
+        deadline = time.monotonic() + within  # all were asked at once
         for each in self.reporting:
             try:
-                found[each.command.name] = _report(each, time.monotonic() + within, within)
+                found[each.command.name] = _report(each, deadline, within)
             except EnvironmentProblem as exc:
                 if job_succeeded:
                     raise
@@ -175,7 +176,7 @@ def _report(each: Started, deadline: float, within: float) -> dict[str, object]:
         ended = process.poll() is not None  # before the last read: a line printed before exit is found
         line = output.first(command.report.encode() + b" ", exact=False, longest=REPORT_BYTES)
         if line is not None:
-            return _state(what, line[len(command.report) + 1 :])
+            return _state(what, line[len(command.report) + 1 :], command.state)
         if ended or time.monotonic() > deadline:
             how = f"{command.name} exited ({process.returncode})" if ended else f"{within:g} s passed"
             tail = "\n  ".join(output.tail() or ["(nothing)"])
@@ -184,8 +185,9 @@ def _report(each: Started, deadline: float, within: float) -> dict[str, object]:
         time.sleep(0.2)
 
 
-def _state(what: str, text: bytes) -> dict[str, object]:
-    """The state a report line carries; EnvironmentProblem saying why when it carries none."""
+def _state(what: str, text: bytes, attributes: Sequence[str]) -> dict[str, object]:
+    """The state a report line carries, every attribute asked for in it; EnvironmentProblem saying
+    why when it carries none."""
     if len(text) > REPORT_BYTES:
         raise EnvironmentProblem(
             f"the report of {what} is over {REPORT_BYTES} bytes: its values go into a verify job's command"
@@ -197,9 +199,11 @@ def _state(what: str, text: bytes) -> dict[str, object]:
         report = None
     if isinstance(report, dict) and isinstance(report.get("fault"), str):
         raise EnvironmentProblem(f"no report of {what} once asked to stop after the job: {report['fault']}")
-    if not isinstance(report, dict) or not isinstance(report.get("state"), dict):
-        raise EnvironmentProblem(f"the report of {what} is no report run-matrix wrote: {text[:200]!r}")
-    return cast(dict[str, object], report["state"])
+    state = report.get("state") if isinstance(report, dict) else None
+    if not isinstance(state, dict) or any(name not in state for name in attributes):
+        shown = text[:200].decode(errors="replace")
+        raise EnvironmentProblem(f"the report of {what} is no report run-matrix's program wrote: {shown}")
+    return cast(dict[str, object], state)
 
 
 TAIL_BYTES = 64 * 1024  # of a log, what a failure quotes its last lines from
