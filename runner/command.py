@@ -111,9 +111,8 @@ def stop_shell(command: Command) -> str:
     hook, name, report = _variable(command.name), command.name, report_variable(command.name)
     log = f'"$RUN_MATRIX_LOG_{hook}"'
     found = shell.quote(f"^{command.report} ")  # letters, spaces, '-', ':' and '_': nothing grep reads apart
-    late = shell.quote(
-        f"{name} did not report within {REPORT_SECONDS} s of being asked to stop; its output: "
-    )
+    late = f"{name} did not report once asked to stop (it ended, or {REPORT_SECONDS} s passed); its output: "
+    late = shell.quote(late)
     large = shell.quote(f"{name} reported more than {REPORT_BYTES} bytes; its output: ")
     fault = shell.quote(f"{name} could not report: ")
     return (

@@ -225,6 +225,17 @@ def test_the_script_stops_the_hook_reads_its_report_and_fills_the_verify_argumen
     assert bash.stderr == (
         'spawn_counter could not report: {"fault": "refuse() raised RuntimeError: the injector would not stop"}\n'
     )
+    dying = lines.replace('{"call":"stop_and_join","args":{"timeout_seconds":5}}', '{"call":"die","args":{}}')
+    bash = subprocess.run(["bash", "-c", dying.replace("python3", sys.executable)], env=node, text=True,
+                          capture_output=True, timeout=60, start_new_session=True)  # fmt: skip
+    (log, *_) = sorted(
+        tmp_path.glob("run-matrix-spawn_counter.*/log"), key=lambda p: p.stat().st_mtime, reverse=True
+    )
+    assert (bash.returncode, bash.stdout) == (1, "")
+    assert (
+        bash.stderr
+        == f"spawn_counter did not report once asked to stop (it ended, or 120 s passed); its output: {log}\n"
+    )
 
 
 @pytest.mark.allow_subprocess
