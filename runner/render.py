@@ -225,15 +225,13 @@ def _before_submit(cell: Cell, miles_root: str) -> Iterator[Command]:
         name = f"{function}-{index}" if names.count(function) > 1 else function
         arguments = call_arguments(entry.args)
         state = hooks.state_read(cell.spec, function) if names.count(function) == 1 else ()
-        program: tuple[str, ...]
+        program = (cell.conventions.python, "-c", HOOK_PROGRAM, entry.call, arguments, miles_root)
         if entry.stop is None and not state:
-            program = (cell.conventions.python, "-c", HOOK_PROGRAM, entry.call, arguments, miles_root)
             yield Command("cluster", name, program, ready=HOOK_READY)
             continue
         stop = entry.stop.model_dump() if entry.stop else None
-        program = (cell.conventions.python, "-c", HOOK_REPORT_PROGRAM, entry.call, arguments, miles_root)
-        program = (*program, asked(stop, state))
-        yield Command("cluster", name, program, ready=HOOK_READY, report=HOOK_REPORTED, state=state)
+        reporting = (*program[:2], HOOK_REPORT_PROGRAM, *program[3:], asked(stop, state))
+        yield Command("cluster", name, reporting, ready=HOOK_READY, report=HOOK_REPORTED, state=state)
 
 
 def _job(cell: Cell, env: dict[str, str], entry: tuple[str, ...]) -> tuple[str, ...]:
