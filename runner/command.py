@@ -87,7 +87,7 @@ def _hook_shell(name: str, line: str, ready: str, reports: bool) -> str:
     fresh = shell.quote(f"run-matrix-{name}.XXXXXX")
     start = f'hook_log=$(mktemp -t {fresh})\n{line} >"$hook_log" 2>&1 &\nhook=$!\n'
     if reports:
-        hook = _variable(name)
+        hook = shell_name(name)
         start = (
             f'hook_dir=$(mktemp -d -t {fresh})\nhook_log=$hook_dir/log\nmkfifo "$hook_dir/stop"\n'
             f'{line} <"$hook_dir/stop" >"$hook_log" 2>&1 &\nhook=$!\n'
@@ -108,7 +108,7 @@ def stop_shell(command: Command) -> str:
     """A hook that reports, asked to stop once the job has ended (its stdin closed), then its report
     read from its log into ``$RUN_MATRIX_HOOK_<name>``; the script stops with the reason when there is
     none within ``REPORT_SECONDS``, it is too large, or it says why the hook could not report."""
-    hook, name, report = _variable(command.name), command.name, report_variable(command.name)
+    hook, name, report = shell_name(command.name), command.name, report_variable(command.name)
     log = f'"$RUN_MATRIX_LOG_{hook}"'
     found = shell.quote(f"^{command.report} ")  # letters, spaces, '-', ':' and '_': nothing grep reads apart
     late = f"{name} did not report once asked to stop (it ended, or {REPORT_SECONDS} s passed); its output: "
@@ -130,10 +130,11 @@ def stop_shell(command: Command) -> str:
 
 def report_variable(name: str) -> str:
     """The shell variable a rendered script reads hook ``name``'s report into."""
-    return f"RUN_MATRIX_HOOK_{_variable(name)}"
+    return f"RUN_MATRIX_HOOK_{shell_name(name)}"
 
 
-def _variable(name: str) -> str:
+def shell_name(name: str) -> str:
+    """``name`` as part of a shell variable's name: what is no letter, digit or _ becomes _."""
     return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 

@@ -7,12 +7,11 @@ ended, and the verify jobs' arguments filled from their reports.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from runner import reads, shell
-from runner.command import Command, report_variable, stop_shell
+from runner.command import Command, report_variable, shell_name, stop_shell
 from runner.programs import FILL_PROGRAM
 from runner.render import Launch
 
@@ -59,7 +58,7 @@ def _filling(command: Command, found: Sequence[Mapping[str, str]]) -> tuple[str,
     shell variable, and the job given that variable as its arguments."""
     start = command.argv.index("--") + 1
     python, arguments = command.argv[start], command.argv[start + 4]
-    variable = "RUN_MATRIX_VERIFY_ARGS_" + re.sub(r"[^A-Za-z0-9_]", "_", command.name)
+    variable = "RUN_MATRIX_VERIFY_ARGS_" + shell_name(command.name)
     reports = [t for f in dict.fromkeys(r["hook"] for r in found) for t in (f, f"${{{report_variable(f)}}}")]
     fill = f"{variable}=$({shell.line([python, '-c', FILL_PROGRAM, arguments, *reports])})"
     argv = (*command.argv[: start + 4], f"${{{variable}}}", *command.argv[start + 5 :])
