@@ -34,6 +34,9 @@ own function
 read at launch
     A flag value read, when the cell launches, from a file an earlier cell of the spec wrote
     (``$${read-integer:PATH}``).
+hook state
+    An attribute of what a ``launch.before_submit`` hook returned, reported once the job has ended
+    (after its ``stop:``) and given to a verify argument (``$${hook:FUNCTION.ATTRIBUTE}``).
 result
     The outcome of running one cell: status, metrics, checks, logs, timings.
 """

@@ -7,10 +7,12 @@ the port it answers on. Pure.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from runner import shell
+from runner.programs import REPORT_BYTES
 
 Phase = Literal["prepare", "cluster", "submit", "verify"]
 
@@ -28,6 +30,8 @@ class Command:
     ready: str = ""  # a service: it stays up, ready once it prints this line (a hook of the test's own)
     cwd: str = ""  # the folder it runs from (a prepare call: the checkout's root); "": where run-matrix runs
     every_time: bool = False  # it runs on every run: nothing tells that it is done (a prepare call)
+    report: str = ""  # a hook: asked to stop once the job has ended, it prints this, then its report
+    state: tuple[str, ...] = ()  # a hook: the attributes of what it returned that its report holds
 
     @property
     def stays_up(self) -> bool:
@@ -46,7 +50,7 @@ class Command:
         if self.listens:
             return _service_shell(self.name, text, self.listens)
         if self.ready:
-            return _hook_shell(self.name, text, self.ready)
+            return _hook_shell(self.name, text, self.ready, bool(self.report))
         if self.guard:
             text = f"{_test_text(self.guard)} || {text}"
         if self.cwd:  # in a subshell: the script's own folder stays; a folder that is not there stops it
@@ -84,21 +88,66 @@ def _service_shell(name: str, line: str, port: int) -> str:
 HOOK_SECONDS = 900  # how long a hook of the test's own may take (miles' OPD teacher waits up to 600 s)
 
 
-def _hook_shell(name: str, line: str, ready: str) -> str:
+def _hook_shell(name: str, line: str, ready: str, reports: bool) -> str:
     """Started in the background, its output in a log of its own (a fresh file: ``mktemp`` under
     ``$TMPDIR``, never a name another user could have planted), then waited for until it prints
-    ``ready``; it stays up for the job."""
+    ``ready``; it stays up for the job. One that reports reads a FIFO the script holds open, in a
+    fresh folder, until ``stop_shell`` closes it (a background job's stdin is otherwise /dev/null)."""
     said = shell.quote(ready)
     gone = shell.quote(f"{name} ended before it returned; its output: ")
     late = shell.quote(f"{name} did not return within {HOOK_SECONDS} s; its output: ")
-    return (
-        f"hook_log=$(mktemp -t {shell.quote(f'run-matrix-{name}.XXXXXX')})\n"
-        f'{line} >"$hook_log" 2>&1 &\n'
-        "hook=$!\n"
+    fresh = shell.quote(f"run-matrix-{name}.XXXXXX")
+    start = f'hook_log=$(mktemp -t {fresh})\n{line} >"$hook_log" 2>&1 &\nhook=$!\n'
+    if reports:
+        hook = shell_name(name)
+        start = (
+            f'hook_dir=$(mktemp -d -t {fresh})\nhook_log=$hook_dir/log\nmkfifo "$hook_dir/stop"\n'
+            f'{line} <"$hook_dir/stop" >"$hook_log" 2>&1 &\nhook=$!\n'
+            f'exec {{RUN_MATRIX_STOP_{hook}}}>"$hook_dir/stop"\n'
+            f"RUN_MATRIX_LOG_{hook}=$hook_log RUN_MATRIX_PID_{hook}=$hook\n"
+        )
+    return start + (
         f'for _ in $(seq {HOOK_SECONDS}); do grep -qxF {said} "$hook_log" && break'
         f'; kill -0 $hook 2>/dev/null || {{ echo {gone}"$hook_log" >&2; exit 1; }}; sleep 1; done\n'
         f'grep -qxF {said} "$hook_log" || {{ echo {late}"$hook_log" >&2; exit 1; }}'
     )
+
+
+REPORT_SECONDS = 120  # how long a hook asked to stop after the job may take to report (its stop runs)
+
+
+def stop_shell(command: Command) -> str:
+    """A hook that reports, asked to stop once the job has ended (its stdin closed), then its report
+    read from its log into ``$RUN_MATRIX_HOOK_<name>``; the script stops with the reason when there is
+    none within ``REPORT_SECONDS``, it is too large, or it says why the hook could not report."""
+    hook, name, report = shell_name(command.name), command.name, report_variable(command.name)
+    log = f'"$RUN_MATRIX_LOG_{hook}"'
+    found = shell.quote(f"^{command.report} ")  # letters, spaces, '-', ':' and '_': nothing grep reads apart
+    late = f"{name} did not report once asked to stop (it ended, or {REPORT_SECONDS} s passed); its output: "
+    late = shell.quote(late)
+    large = shell.quote(f"{name} reported more than {REPORT_BYTES} bytes; its output: ")
+    fault = shell.quote(f"{name} could not report: ")
+    return (
+        f"exec {{RUN_MATRIX_STOP_{hook}}}>&-\n"
+        f"for _ in $(seq {REPORT_SECONDS}); do grep -q {found} {log} && break"
+        f'; kill -0 "$RUN_MATRIX_PID_{hook}" 2>/dev/null || break; sleep 1; done\n'
+        f"{report}=$(grep -m1 {found} {log} || true)\n"
+        f'[ -n "${report}" ] || {{ echo {late}{log} >&2; exit 1; }}\n'
+        f"{report}=${{{report}#{shell.quote(command.report + ' ')}}}\n"
+        f'[ "$(printf %s "${report}" | wc -c)" -le {REPORT_BYTES} ] || {{ echo {large}{log} >&2'
+        "; exit 1; }\n"
+        f'case ${report} in \'{{"fault"\'*) echo {fault}"${report}" >&2; exit 1;; esac'
+    )
+
+
+def report_variable(name: str) -> str:
+    """The shell variable a rendered script reads hook ``name``'s report into."""
+    return f"RUN_MATRIX_HOOK_{shell_name(name)}"
+
+
+def shell_name(name: str) -> str:
+    """``name`` as part of a shell variable's name: what is no letter, digit or _ becomes _."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
 def _test_text(guard: tuple[str, ...]) -> str:

@@ -1,31 +1,34 @@
-"""programs: what run-matrix runs to call a function of the checkout's. Pure.
-
-One program, ``python3 -c CALL_PROGRAM CALL ARGS [ROOT]``, calls a check miles offers
-(``verify:``, by its dotted name) or a function a test of the checkout defines (``PATH.py:function``:
-a ``verify:`` entry, a ``launch.before_submit`` hook, a prepare step of kind ``call``), given the
-checkout's root to load it from; a hook's program then stays, with what the hook started.
+"""programs: run-matrix's own Python programs, run as ``python3 -c PROGRAM ...`` on the node or this
+machine: the call of a function of the checkout's (a verify job's check, by its dotted name, or a
+function a test defines, ``PATH.py:function``: a ``verify:`` entry, a prepare step of kind ``call``,
+a ``launch.before_submit`` hook), a hook's call kept up for the job (and, when its state is read or
+it has ``stop:``, stopped and asked for its report once the job has ended), and the filling of a
+verify job's arguments with what hooks reported. Text only; nothing here runs them.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from runner import hooks
 from schemas import calls
-from schemas.calls import Called
+from schemas.calls import MAX_CALL_ARGS, Called
 
-# what a verify job (a hook, a prepare call too) runs: ``python3 -c PROGRAM CALL ARGS [ROOT]``.
-# CALL is the spec's, checked by its model (schemas/calls.py) and rules L15/L16, and nothing of the
-# spec is evaluated: a dotted name is imported as a module; a test's own ``PATH.py:function`` is
-# loaded from ROOT/PATH (the checkout; the root, then the file's folder, first on sys.path, as import
-# ran it) under a module name of its own, so the test's ``__main__`` block does not run. The JSON
-# writes each "$" as \u0024, so the shell leaves it alone; the program fills each ${NAME} in the
-# decoded strings from the job's env (a value holding a quote stays one string). miles' checks fail
-# by assert, which PYTHONOPTIMIZE (a spec's env: reaches this job) would strip. A check's arguments:
-# JSON, ${NAME} filled from the job's env, then each converted by the parameter's annotation as
-# pydantic reads JSON (a mapping into a dataclass or model, text into a Path); import checks that
-# this gives back what the test passed (importer/verifiers.py).
+# what a verify job (a prepare call, a hook too) runs: ``python3 -c PROGRAM CALL ARGS [ROOT]``. CALL is
+# the spec's, checked by its model (schemas/calls.py) and rules L15/L16, and nothing of the spec is
+# evaluated: a dotted name is imported as a module; a test's own ``PATH.py:function`` is loaded from
+# ROOT/PATH (the checkout; the root, then the file's folder, first on sys.path, as import ran it)
+# under a module name of its own, so the test's ``__main__`` block does not run. The JSON writes each
+# "$" as \u0024, so the shell leaves it alone; the program fills each ${NAME} in the decoded strings
+# from the job's env (a value holding a quote stays one string). miles' checks fail by assert, which
+# PYTHONOPTIMIZE (a spec's env: reaches this job) would strip. A check's arguments: JSON, ${NAME}
+# filled from the job's env, then each converted by the parameter's annotation as pydantic reads JSON
+# (a mapping into a dataclass or model, text into a Path); import checks that this gives back what
+# the test passed (importer/verifiers.py).
 OWN_CHECK_MODULE = "run_matrix_own_check"
-CALL_PROGRAM = (
+_LOADED = (
     "import importlib, importlib.util, json, os, re, sys, typing; call = sys.argv[1]; own = ':' in call;"
     " target, _, name = call.rpartition(':' if own else '.');"
     " sys.flags.optimize and sys.exit('PYTHONOPTIMIZE is set: the asserts of the function called would"
@@ -40,9 +43,19 @@ CALL_PROGRAM = (
     " own and sys.modules.__setitem__(spec.name, module); own and spec.loader.exec_module(module);"
     " check = getattr(module, name); hints = typing.get_type_hints(check);"
     " from pydantic import TypeAdapter;"
-    " check(**{k: TypeAdapter(hints[k]).validate_json(json.dumps(v)) if k in hints else v"
-    " for k, v in fill(json.loads(sys.argv[2])).items()})"
 )
+
+
+def _keywords(args: str) -> str:
+    """The keyword arguments of the JSON ``args`` (a Python expression), ${NAME} filled, each converted
+    by the annotation of its parameter in ``hints``."""
+    return (
+        "{k: TypeAdapter(hints[k]).validate_json(json.dumps(v)) if k in hints else v"
+        f" for k, v in fill({args}).items()}}"
+    )
+
+
+CALL_PROGRAM = f"{_LOADED} check(**{_keywords('json.loads(sys.argv[2])')})"
 VERIFY_PROGRAM = CALL_PROGRAM
 # a hook of the test's own (launch.before_submit: PATH.py:function) is called by the same program,
 # which then says so on a line of its own and stays, with all the hook started (a server, a router),
@@ -53,13 +66,70 @@ HOOK_PROGRAM = (
 )
 
 
+# a hook whose state a verify argument reads, or that has ``stop:``, keeps what it returned and waits
+# for its stdin to end (run closes it once the job has ended; so does a run that dies), then calls
+# ``stop`` with its arguments (converted as a call's are), reads the attributes asked for (argv[4]:
+# {"stop": {"call", "args"} or null, "read": [ATTRIBUTE, ...]}), and writes ONE line: HOOK_REPORTED,
+# a space, and {"state": {ATTRIBUTE: JSON}} or {"fault": WHY}; then it exits at once (a thread the
+# hook left running would hold an ordinary exit), and run stops what is left of its process session
+HOOK_REPORTED = "run-matrix: the before_submit hook reported:"
+REPORT_BYTES = MAX_CALL_ARGS  # what a report may hold: its values travel in a verify job's command line
+HOOK_REPORT_PROGRAM = f"""{_LOADED} handle = check(**{_keywords("json.loads(sys.argv[2])")})
+print({HOOK_READY!r}, flush=True); asked = json.loads(sys.argv[4]); sys.stdin.buffer.read()
+def report(kind=type(handle).__name__):
+    stop = asked['stop']
+    if stop and not callable(getattr(handle, stop['call'], None)):
+        return {{'fault': f"the hook returned {{kind}}, which has no method {{stop['call']}}"}}
+    try:
+        check = stop and getattr(handle, stop['call']); hints = stop and typing.get_type_hints(check)
+        stop and check(**{_keywords("stop['args']")})
+    except Exception as e:
+        return {{'fault': f"{{stop['call']}}() raised {{type(e).__name__}}: {{str(e)[:1000]}}"}}
+    state = {{}}
+    for name in asked['read']:
+        if not hasattr(handle, name):
+            return {{'fault': f'the hook returned {{kind}}, which has no attribute {{name}}'}}
+        try:
+            state[name] = json.loads(json.dumps(getattr(handle, name), allow_nan=False))
+        except (TypeError, ValueError) as e:
+            return {{'fault': f'{{kind}}.{{name}} is no JSON value: {{str(e)[:1000]}}'}}
+    return {{'state': state}}
+reported = {HOOK_REPORTED!r} + ' ' + json.dumps(report()) + chr(10)
+sys.stdout.flush(); sys.stderr.flush(); os.write(1, reported.encode()); os._exit(0)"""
+
+
+def asked(stop: Mapping[str, Any] | None, state: Sequence[str]) -> str:
+    """The report program's argv[4]: how to stop the hook's handle, which attributes to report."""
+    return call_arguments({"stop": stop, "read": list(state)})
+
+
+# a verify job's arguments with each hook reference replaced by what the hook reported, as a rendered
+# script fills them: ``python3 -c FILL_PROGRAM ARGS NAME REPORT [NAME REPORT ...]`` prints the
+# arguments as call_arguments writes them (run fills them in Python: hooks.filled, the same walk)
+FILL_PROGRAM = (
+    "import json, re, sys;"
+    " state = {n: json.loads(r)['state'] for n, r in zip(sys.argv[2::2], sys.argv[3::2])};"
+    " fill = lambda v: [fill(x) for x in v] if isinstance(v, list)"
+    " else {k: fill(x) for k, x in v.items()} if isinstance(v, dict)"
+    f" else state[m[1]][m[2]] if isinstance(v, str) and (m := re.fullmatch({hooks.WHOLE.pattern!r}, v))"
+    " else v;"
+    " print(json.dumps(fill(json.loads(sys.argv[1])), separators=(',', ':')).replace('$', '\\\\u0024'))"
+)
+
+
 def call_argv(python: str, called: Called, root: str, program: str = CALL_PROGRAM) -> tuple[str, ...]:
     """``python -c PROGRAM CALL ARGS [ROOT]``: the checkout's root comes along for a test's own
     function, which is loaded from its file there (a dotted name is imported as it is)."""
     own = (root,) if calls.is_own(called.call) else ()
-    return (python, "-c", program, called.call, call_arguments(called), *own)
+    return (python, "-c", program, called.call, call_arguments(called.args), *own)
 
 
-def call_arguments(called: Called) -> str:
+def call_arguments(args: Mapping[str, Any]) -> str:
     """A call's arguments as the program reads them: JSON with every ``$`` as ``\\u0024``."""
-    return json.dumps(called.args, separators=(",", ":")).replace("$", "\\u0024")
+    return json.dumps(args, separators=(",", ":")).replace("$", "\\u0024")
+
+
+def filled_argv(argv: Sequence[str], args: Mapping[str, Any], reported: hooks.Reported) -> tuple[str, ...]:
+    """A verify job's argv with its arguments' hook references replaced by what the hooks reported."""
+    written, filled = call_arguments(args), call_arguments(hooks.filled(dict(args), reported))
+    return tuple(filled if token == written else token for token in argv)

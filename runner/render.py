@@ -13,9 +13,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from runner import programs, reads, shell, steps
+from runner import hooks, programs, reads, steps
 from runner.cell import Cell
 from runner.command import Command
+from runner.programs import (
+    HOOK_PROGRAM,
+    HOOK_READY,
+    HOOK_REPORT_PROGRAM,
+    HOOK_REPORTED,
+    VERIFY_PROGRAM,
+    asked,
+)
 from schemas import GROUPS, calls
 from schemas.calls import Hook, Verify
 from schemas.conventions import EnvDefault, LaunchConventions
@@ -38,6 +46,8 @@ class Launch:
     commands: tuple[Command, ...]
     # flag values read at launch from a file an earlier cell wrote: shell variable -> flag, file, conversion
     reads: dict[str, dict[str, str]] = field(default_factory=dict)
+    # verify arguments that read a hook's state once the job has ended: verify name -> key, hook, attribute
+    hook_reads: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -81,7 +91,19 @@ def render(cell: Cell, context: Context = Context()) -> Launch:
         probes,
         commands,
         launch_reads(train_args),
+        verify_hook_reads(cell),
     )
+
+
+def verify_hook_reads(cell: Cell) -> dict[str, list[dict[str, str]]]:
+    """What each verify entry's arguments read of a hook's state, at which key."""
+    found: dict[str, list[dict[str, str]]] = {}
+    for place, read in hooks.verify_reads(cell.spec):
+        key = ".".join(place)
+        found.setdefault(place[1], []).append(
+            {"key": key, "hook": read.function, "attribute": read.attribute, "reference": read.reference}
+        )
+    return found
 
 
 def launch_reads(train_args: Sequence[str]) -> dict[str, dict[str, str]]:
@@ -181,24 +203,31 @@ def _submit(cell: Cell, context: Context, env: dict[str, str], entry_args: tuple
 
 
 def _verify(cell: Cell, env: dict[str, str], name: str, check: Verify, miles_root: str) -> Command:
-    program = programs.call_argv(cell.conventions.python, check, miles_root, programs.VERIFY_PROGRAM)
+    program = programs.call_argv(cell.conventions.python, check, miles_root, VERIFY_PROGRAM)
     return Command("verify", name, _job(cell, env, program))
 
 
 def _before_submit(cell: Cell, miles_root: str) -> Iterator[Command]:
     """Each service run-matrix knows (``mooncake-master``), and each hook the test defines, called on
     this machine between ``ray start`` and the submission, with the checkout's root to load it from;
-    a hook is named after its function (and its place, where two share a name: their logs differ)."""
-    started = cell.spec.launch.started()
-    names = [calls.function_of(entry.call) for _, entry in started if isinstance(entry, Hook)]
-    for index, entry in started:
+    a hook is named after its function (and its place, where two share a name: their logs differ).
+    One with ``stop:`` or whose state a verify argument reads (rule G11: its name is then its
+    function's alone) runs the report program: asked to stop once the job has ended, it reports."""
+    names = hooks.hook_functions(cell.spec)
+    for index, entry in cell.spec.launch.started():
         if not isinstance(entry, Hook):
             yield steps.service(entry)
             continue
-        name = calls.function_of(entry.call)
-        name = f"{name}-{index}" if names.count(name) > 1 else name
-        program = programs.call_argv(cell.conventions.python, entry, miles_root, programs.HOOK_PROGRAM)
-        yield Command("cluster", name, program, ready=programs.HOOK_READY)
+        function = calls.function_of(entry.call)
+        name = f"{function}-{index}" if names.count(function) > 1 else function
+        state = hooks.state_read(cell.spec, function) if names.count(function) == 1 else ()
+        program = programs.call_argv(cell.conventions.python, entry, miles_root, HOOK_PROGRAM)
+        if entry.stop is None and not state:
+            yield Command("cluster", name, program, ready=HOOK_READY)
+            continue
+        stop = entry.stop.model_dump() if entry.stop else None
+        reporting = (*program[:2], HOOK_REPORT_PROGRAM, *program[3:], asked(stop, state))
+        yield Command("cluster", name, reporting, ready=HOOK_READY, report=HOOK_REPORTED, state=state)
 
 
 def _job(cell: Cell, env: dict[str, str], entry: tuple[str, ...]) -> tuple[str, ...]:
@@ -206,57 +235,3 @@ def _job(cell: Cell, env: dict[str, str], entry: tuple[str, ...]) -> tuple[str, 
     address = f"http://{cell.spec.launch.master_addr}:{cell.conventions.ray_dashboard_port}"
     runtime_env = json.dumps({"env_vars": env})
     return ("ray", "job", "submit", f"--address={address}", f"--runtime-env-json={runtime_env}", "--", *entry)
-
-
-def to_shell(launch: Launch, source: str) -> str:
-    """The launch as a bash script a person could run; ``bash -n`` accepts it."""
-    everything = [t for c in launch.commands for t in (*c.argv, *c.env.values(), c.cwd)]
-    needed = dict.fromkeys(name for token in everything for name in shell.references(token))
-    lines = [
-        "#!/usr/bin/env bash",
-        shell.comment(f"{launch.id}: rendered by run-matrix from {source}; nothing was run."),
-        "set -euo pipefail",
-    ]
-    lines += [f': "${{{name}:?set {name}}}"' for name in needed if name not in launch.probes]
-    lines += [f'export {name}="${{{name}:-$({probe})}}"' for name, probe in launch.probes.items()]
-    for command in launch.commands:
-        said = [f"skipped when {command.skip_if}"] if command.skip_if else []
-        said += [f"from {command.cwd}"] if command.cwd else []
-        said += ["it runs every time: nothing tells that it is done"] if command.every_time else []
-        note = f" ({'; '.join(said)})" if said else ""
-        lines += ["", shell.comment(f"{command.phase}: {command.name}{note}")]
-        if command.phase == "submit" and launch.reads:
-            lines += _read_lines(launch.reads)
-            command = _reading(command, launch.reads)
-        lines.append(command.shell)
-    return "\n".join(lines) + "\n"
-
-
-# a file read at launch: a regular file of at most reads.MAX_BYTES, its text stripped, digits only;
-# else the script stops with the reason (set -e: a failing assignment ends it)
-READ_FUNCTION = """run_matrix_read_integer() {  # FILE FLAG: the integer FILE holds, else a clear error
-  local text said="run-matrix: $2 reads $1 at launch, which"
-  [ -e "$1" ] || { echo "$said is missing: an earlier cell of the spec writes it (run the spec whole)" >&2
-    return 1; }
-  [ -f "$1" ] || { echo "$said is not a regular file" >&2; return 1; }
-  [ "$(wc -c <"$1")" -le MAX_BYTES ] || { echo "$said holds more than MAX_BYTES bytes" >&2; return 1; }
-  text=$(<"$1")
-  text="${text#"${text%%[![:space:]]*}"}"
-  text="${text%"${text##*[![:space:]]}"}"
-  [[ $text =~ ^[0-9]+$ ]] || { echo "$said does not hold an integer" >&2; return 1; }
-  printf '%s' "$text"
-}""".replace("MAX_BYTES", str(reads.MAX_BYTES))
-
-
-def _read_lines(found: Mapping[str, Mapping[str, str]]) -> list[str]:
-    lines = [READ_FUNCTION]
-    for name, read in found.items():
-        call = shell.line(["run_matrix_read_integer", read["path"], read["flag"]])
-        lines.append(f"{name}=$({call})")
-    return lines
-
-
-def _reading(command: Command, found: Mapping[str, Mapping[str, str]]) -> Command:
-    """The submission with each value read at launch as the shell variable the script read it into."""
-    variables = {read["reference"]: f"${{{name}}}" for name, read in found.items()}
-    return replace(command, argv=tuple(variables.get(token, token) for token in command.argv))

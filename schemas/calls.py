@@ -109,23 +109,28 @@ class Called(Model):
     @field_validator("args")
     @classmethod
     def _finite(cls, args: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        """JSON has no NaN or infinity (Python's json would pass them on, as no other reader would)."""
-        stack: list[tuple[str, JsonValue]] = list(args.items())
-        while stack:
-            where, value = stack.pop()
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ValueError(f"{where}: {value} is no JSON number: write a finite one")
-            if isinstance(value, list):
-                stack += [(f"{where}[{i}]", item) for i, item in enumerate(value)]
-            elif isinstance(value, dict):
-                stack += [(f"{where}.{key}", item) for key, item in value.items()]
-        size = len(json.dumps(args, separators=(",", ":")).encode())
-        if size > MAX_CALL_ARGS:
-            raise ValueError(
-                f"{size} bytes as JSON; they travel as one argument of the function's command line, which"
-                f" Linux caps at 128 KiB: at most {MAX_CALL_ARGS} (pass a file's path instead)"
-            )
-        return args
+        return json_arguments(args)
+
+
+def json_arguments(args: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """Keyword arguments that travel as one JSON argv string: finite numbers (JSON has no NaN or
+    infinity, which Python's json would pass on, as no other reader would), and few enough bytes."""
+    stack: list[tuple[str, JsonValue]] = list(args.items())
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{where}: {value} is no JSON number: write a finite one")
+        if isinstance(value, list):
+            stack += [(f"{where}[{i}]", item) for i, item in enumerate(value)]
+        elif isinstance(value, dict):
+            stack += [(f"{where}.{key}", item) for key, item in value.items()]
+    size = len(json.dumps(args, separators=(",", ":")).encode())
+    if size > MAX_CALL_ARGS:
+        raise ValueError(
+            f"{size} bytes as JSON; they travel as one argument of the function's command line, which"
+            f" Linux caps at 128 KiB: at most {MAX_CALL_ARGS} (pass a file's path instead)"
+        )
+    return args
 
 
 class Verify(Called):
@@ -154,8 +159,46 @@ class OwnCalled(Called):
         return call
 
 
+PUBLIC_NAME = r"[A-Za-z][A-Za-z0-9_]*"  # a method or attribute of what a hook returned: no dots, no _private
+
+
+class Stop(Model):
+    """How a hook's handle is stopped once the job has ended: a method of what the hook returned,
+    called with ``args`` by keyword (miles' soak test: ``injector.stop_and_join(timeout_seconds=5)``)."""
+
+    call: str = Field(
+        description="a public method of what the hook returned (stop_and_join): a plain name, no dots,"
+        " not starting with _",
+        json_schema_extra={"pattern": f"^{PUBLIC_NAME}$"},
+    )
+    args: dict[str, JsonValue] = Field(
+        default={}, description="its keyword arguments, as JSON values, converted by its annotations"
+    )
+
+    @field_validator("call")
+    @classmethod
+    def _public(cls, call: str) -> str:
+        if not re.fullmatch(PUBLIC_NAME, call):
+            raise ValueError(
+                f"{call!r} is no public method name: a plain name (letters, digits, _), no dots, not"
+                " starting with _ (the method of what the hook returned, as stop_and_join)"
+            )
+        return call
+
+    @field_validator("args")
+    @classmethod
+    def _finite(cls, args: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        return json_arguments(args)
+
+
 class Hook(OwnCalled):
     """A hook the test defines itself, called with arguments between ``ray start`` and the submission
     (``{call: PATH.py:function, args: {...}}``; one without arguments is written as its call alone)."""
 
     what = "a hook"
+    stop: Stop | None = Field(
+        default=None,
+        description="called once the job has ended, before the verify jobs: a method of what the hook"
+        " returned ({call: stop_and_join, args: {timeout_seconds: 5}}); then the hook reports the attributes"
+        " verify args read ($${hook:FUNCTION.ATTRIBUTE}) and its process ends",
+    )

@@ -53,7 +53,8 @@ class Launch(Model):
         " left as it is when one already answers there; PATH.py:function is a hook a test of the checkout"
         " defines (tests/test_external_rollout.py:_launch_background), the path relative to the checkout's"
         " root, called with no arguments ({call: PATH.py:function, args: {...}} with some) and kept running,"
-        " with all it started, until the job has ended",
+        " with all it started, until the job has ended; one with stop: (or whose state a verify argument"
+        " reads, $${hook:FUNCTION.ATTRIBUTE}) is then stopped and reports that state before the verify jobs",
     )
 
     @field_validator("megatron_path")

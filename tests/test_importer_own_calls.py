@@ -112,25 +112,25 @@ def test_code_of_its_own_beside_the_job_becomes_a_hook_with_its_stop_and_state(c
     data, text = imported(checkout, "test_beside.py")
     assert data["launch"]["before_submit"] == [
         {
-            "call": f"{OWN}/injector.py:spawn",
-            "args": {"seed": 3, "interval": 0.5},
-            "stop": {"call": "stop", "args": {"timeout_seconds": 5}},
+            "call": f"{OWN}/injector.py:spawn_counter",
+            "args": {"out": "/tmp/own-beside-3.count", "interval_seconds": 0.5},
+            "stop": {"call": "stop_and_join", "args": {"timeout_seconds": 5}},
         }
     ]
     assert data["verify"] == {
         "verify": {
             "call": f"{OWN}/test_beside.py:verify",
-            "args": {"dump_dir": "/tmp/own-beside", "injections": "${hook:spawn.count}"},
+            "args": {"dump_dir": "/tmp/own-beside", "injections": "$${hook:spawn_counter.ticks}"},
         }
     }
-    assert "injections: $${hook:spawn.count}" in text  # written escaped: read at run time, not resolved
+    assert "injections: $${hook:spawn_counter.ticks}" in text  # escaped: read at run time, not resolved
     assert "4172635089" not in text  # the sandbox's stand-in for the count reached nothing else
 
 
 def test_what_it_reads_of_code_beside_the_job_used_in_code_of_its_own_is_refused(checkout):
     said = refusal(checkout, checkout / OWN / "test_beside_used.py")
     assert "test_beside_used.py:11" in said
-    assert "it reads spawn().count and uses it in code of its own" in said
+    assert "it reads spawn_counter().ticks and uses it in code of its own" in said
 
 
 def test_a_thread_the_launching_function_starts_itself_is_refused_as_before(checkout):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import check, pipeline, reads, render
+from runner import check, pipeline, reads, render, script
 from runner.errors import SpecError
 from runner.run import reads as run_reads
 
@@ -181,12 +181,12 @@ def test_render_shows_the_read_as_data_and_the_script_reads_the_file_before_the_
             "reference": reference,
         }
     }
-    script = render.to_shell(launch, "spec.yaml")
+    text = script.to_shell(launch, "spec.yaml")
     reading = f"RUN_MATRIX_READ_CKPT_STEP=$(run_matrix_read_integer {LATEST} --ckpt-step)\nray job submit "
-    assert reading in script
-    assert script.index("# submit: train") < script.index(reading)
-    assert '--ckpt-step "${RUN_MATRIX_READ_CKPT_STEP}"' in script and reference not in script
-    assert subprocess.run(["bash", "-n"], input=script, text=True, check=False).returncode == 0
+    assert reading in text
+    assert text.index("# submit: train") < text.index(reading)
+    assert '--ckpt-step "${RUN_MATRIX_READ_CKPT_STEP}"' in text and reference not in text
+    assert subprocess.run(["bash", "-n"], input=text, text=True, check=False).returncode == 0
 
 
 @pytest.mark.allow_subprocess
@@ -204,7 +204,7 @@ def test_the_rendered_read_stops_the_script_with_the_reason(tmp_path, make, said
     latest = tmp_path / "latest.txt"
     if make is not None:
         make(latest)
-    program = f'set -euo pipefail\n{render.READ_FUNCTION}\nV=$(run_matrix_read_integer {latest} --ckpt-step)\necho "got $V"'
+    program = f'set -euo pipefail\n{script.READ_FUNCTION}\nV=$(run_matrix_read_integer {latest} --ckpt-step)\necho "got $V"'
     done = subprocess.run(["bash", "-c", program], capture_output=True, text=True, check=False)
     if not said:
         assert (done.returncode, done.stdout, done.stderr) == (0, "got 6\n", "")

@@ -15,7 +15,8 @@ import pytest
 
 from runner import pipeline, programs, shell
 from runner.errors import SpecError
-from runner.render import Context, preset_tokens, render, to_shell
+from runner.render import Context, preset_tokens, render
+from runner.script import to_shell
 from runner.steps import overridden
 from schemas.values import flag_tokens
 from tests.conftest import DATA

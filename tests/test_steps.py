@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline, programs
-from runner.render import Context, render, to_shell
+from runner.render import Context, render
+from runner.script import to_shell
 from tests.conftest import DATA
 from tests.test_model import VALID
 

@@ -21,7 +21,8 @@ from runner.cli.output import (
     print_problems,
 )
 from runner.errors import Problem, UsageError, display_path, merged
-from runner.render import Launch, render, to_shell
+from runner.render import Launch, render
+from runner.script import to_shell
 
 
 def add_parser(subcommands: Any, name: str, summary: str) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from runner import hooks, programs
 from runner.errors import EnvironmentProblem, display_path
 from runner.run import cluster, environment, job, metrics, prepare, processes, reads, services
 from runner.run.metrics import Series
@@ -196,10 +197,11 @@ class CellRun:
                 self.clusters.append(on.record)
                 with services.running(
                     self.planned.services, self.options.caller_env, self.log_path, self.tracker, self.write
-                ):
+                ) as up:
                     outcome = self.submit_and_watch(on, submission_id, number)
+                    reported = up.reports(outcome.outcome == "succeeded")
                     if outcome.outcome == "succeeded":
-                        self.verify(on, submission_id)
+                        self.verify(on, submission_id, reported)
         except EnvironmentProblem as exc:
             outcome = job.JobOutcome("infra", str(exc))
         except KeyboardInterrupt as exc:
@@ -233,14 +235,16 @@ class CellRun:
         argv = reads.filled(self.planned.entry_argv, self.read)
         return self.job(on, submission_id, environment.entrypoint(argv), self.write)
 
-    def verify(self, on: cluster.Connection, submission_id: str) -> None:
+    def verify(self, on: cluster.Connection, submission_id: str, reported: hooks.Reported) -> None:
         """The spec's ``verify:`` checks, each a job of its own, in order, until one does not pass."""
         for number, command in enumerate(self.planned.verifies, start=1):
             started = time.monotonic()
-            call = self.planned.cell.spec.verify[command.name].call
+            check = self.planned.cell.spec.verify[command.name]
+            call = check.call  # its arguments that read a hook's state get what the hook reported
             self.enter(f"verify: {command.name}")
             self.write(f"==> verify {command.name}: {call}")
-            entrypoint = environment.entrypoint(self.planned.job_argv(command))
+            argv = programs.filled_argv(self.planned.job_argv(command), check.args, reported)
+            entrypoint = environment.entrypoint(argv)
             job_id = verify_job_id(submission_id, number, command.name)
             outcome = self.job(on, job_id, entrypoint, functools.partial(self.write, read_metrics=False))
             detail = self.redact(outcome.detail)

@@ -6,6 +6,7 @@ submitted.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from runner.command import Command
@@ -44,6 +45,9 @@ def preview(planned: Planned, options: Options) -> dict[str, Any]:
                 "call": cell.spec.verify[c.name].call,
                 "submission_id": verify_job_id(f"{job_name(cell.id)}-<8 hex digits>", number, c.name),
                 "entrypoint": environment.entrypoint(planned.job_argv(c)),
+                "hook_state": [
+                    f"{r['hook']}.{r['attribute']}" for r in planned.launch.hook_reads.get(c.name, [])
+                ],
             }
             for number, c in enumerate(planned.verifies, start=1)
         ],
@@ -81,7 +85,8 @@ def _cluster(planned: Planned, options: Options) -> str:
 def _service(command: Command) -> dict[str, str]:
     port = command.listens
     if not port:
-        would = f"{_called(command)}, keep it and what it starts up for the job, then stop them"
+        would = f"{_called(command)}, keep it and what it starts up for the job, then"
+        would += f" {_stopped(command)}stop them"
     elif services.answers(port):
         would = f"left as it is: 127.0.0.1:{port} answers now"
     else:
@@ -99,6 +104,16 @@ def _called(command: Command) -> str:
     is ``python3 -c PROGRAM CALL ARGS ROOT``, the program run-matrix's, the rest the spec's."""
     call, arguments, root = command.argv[3:6]
     return f"call {call} with {arguments} from the checkout at {root}"
+
+
+def _stopped(command: Command) -> str:
+    """How a hook that reports is asked to stop once the job has ended, and what it reports."""
+    if not command.report:
+        return ""
+    stop = json.loads(command.argv[6])["stop"]
+    called = f"call its {stop['call']}({json.dumps(stop['args'])}), " if stop else ""
+    state = ", ".join(command.state) or "nothing (no verify argument reads its state)"
+    return f"{called}report {state}, "
 
 
 def text(previews: list[dict[str, Any]]) -> str:
@@ -122,9 +137,10 @@ def text(previews: list[dict[str, Any]]) -> str:
         lines += [f"  job {job['submission_id']}: {job['entrypoint']}"]
         lines += [f"  env {name}={value}" for name, value in job["env"].items()]
         lines += [f"  probe {name}: {command}" for name, command in job["probes"].items()]
-        lines += [
-            f"  verify {v['name']}: job {v['submission_id']}: {v['entrypoint']}" for v in cell["verify"]
-        ]
+        for v in cell["verify"]:
+            reads = ", ".join(v["hook_state"])
+            reads = f" (reads {reads}, reported once the job has ended)" if reads else ""
+            lines += [f"  verify {v['name']}{reads}: job {v['submission_id']}: {v['entrypoint']}"]
         lines += [f"  expect {name}: {bound}" for name, bound in cell["expect"].items()]
         lines += [f"  reproduce: {cell['reproduce']}", ""]
     return "\n".join(lines)

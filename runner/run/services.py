@@ -4,10 +4,13 @@ attempt (miles' ``before_ray_job_submit`` hooks, such as the Mooncake store's ma
 A service whose port already answers is left as it is and never stopped, as miles' own hook does;
 one started here runs in a process session of its own (recorded, carrying the run's id), its
 output in a log beside the cell's, and is stopped with everything it started when the attempt ends.
+A hook that reports (``stop:``, or state a verify argument reads) reads its stdin from run-matrix:
+``Running.reports`` closes it once the job has ended, and reads the one line the hook then prints.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -15,10 +18,14 @@ import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
-from runner.command import HOOK_SECONDS, SERVICE_SECONDS, Command
+from runner.command import HOOK_SECONDS, REPORT_SECONDS, SERVICE_SECONDS, Command
 from runner.errors import EnvironmentProblem
+from runner.hooks import Reported
+from runner.programs import REPORT_BYTES
 from runner.run import processes
 from runner.run.record import Tracker
 
@@ -47,9 +54,10 @@ def running(
     logs: Path,
     tracker: Tracker,
     say: Callable[[str], None],
-) -> Iterator[None]:
+) -> Iterator[Running]:
     """Each service up for the body; ``logs`` is the cell log's path, each service's log sits beside it."""
     with ExitStack() as stack:
+        running = Running([], say)
         for command in commands:
             if command.listens and answers(command.listens):
                 say(
@@ -58,21 +66,71 @@ def running(
                 )
                 continue
             log = logs.with_suffix(f".{command.name}.log")
-            stack.enter_context(_started(command, env, log, tracker))
+            running.started.append(stack.enter_context(_started(command, env, log, tracker)))
             up = f"answers on 127.0.0.1:{command.listens}" if command.listens else "returned; it stays up"
             say(f"==> {command.name}: {up} (its output: {log})")
-        yield
+        yield running
+
+
+@dataclass
+class Started:
+    """One service or hook this attempt started, with its output since it started."""
+
+    command: Command
+    process: subprocess.Popen[bytes]
+    output: _Output
+
+
+@dataclass
+class Running:
+    """What ``running`` started for the body."""
+
+    started: list[Started]
+    say: Callable[[str], None]
+
+    @property
+    def reporting(self) -> list[Started]:
+        return [each for each in self.started if each.command.report]
+
+    def reports(self, job_succeeded: bool, within: float = REPORT_SECONDS) -> Reported:
+        """Each hook that reports, asked to stop once the job has ended (its stdin closed; all at once,
+        then each waited for), as miles' test stops its fault injector in a ``finally``: its state by
+        hook name. One that does not report is an EnvironmentProblem naming the hook and what it was
+        to report after a job that succeeded (its verify jobs do not run); after one that did not, a
+        line of the log (the job's outcome stands)."""
+        for each in self.reporting:
+            assert each.process.stdin is not None, "a hook that reports reads its stdin from run-matrix"
+            each.process.stdin.close()
+        found: dict[str, Mapping[str, object]] = {}
+        deadline = time.monotonic() + within  # all were asked at once
+        for each in self.reporting:
+            try:
+                found[each.command.name] = _report(each, deadline, within)
+            except EnvironmentProblem as exc:
+                if job_succeeded:
+                    raise
+                self.say(f"==> {exc}")
+                continue
+            said = json.dumps(found[each.command.name])
+            self.say(f"==> {each.command.name}: stopped after the job; it reported {said}")
+        return found
 
 
 @contextmanager
-def _started(command: Command, env: Mapping[str, str], log: Path, tracker: Tracker) -> Iterator[None]:
+def _started(command: Command, env: Mapping[str, str], log: Path, tracker: Tracker) -> Iterator[Started]:
     full_env = {**os.environ, **env, processes.RUN_ID_VARIABLE: tracker.run_id}
     with processes.deferred_interrupt():  # started and recorded, or neither
         try:
             with log.open("ab") as out:
                 start = out.tell()  # an earlier attempt's output, its ready line included, is not this one's
+                stdin = subprocess.PIPE if command.report else None  # else run-matrix's, as before
                 process = subprocess.Popen(
-                    command.argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=full_env
+                    command.argv,
+                    stdin=stdin,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    env=full_env,
                 )
         except FileNotFoundError:
             raise EnvironmentProblem(
@@ -80,12 +138,14 @@ def _started(command: Command, env: Mapping[str, str], log: Path, tracker: Track
             ) from None
         tracker.started("service", process)
     try:
-        _wait(command, process, _Output(log, start, command.ready.encode()))
-        yield
+        _wait(command, process, _Output(log, start))
+        yield Started(command, process, _Output(log, start))
     finally:
         with processes.deferred_interrupt():
             processes.stop_session(process, STOP_GRACE_SECONDS)
             tracker.stopped(process.pid)
+            if process.stdin is not None:
+                process.stdin.close()
 
 
 def _wait(command: Command, process: subprocess.Popen[bytes], output: _Output) -> None:
@@ -103,9 +163,47 @@ def _wait(command: Command, process: subprocess.Popen[bytes], output: _Output) -
                 f"{command.name} {what}: {how}; {output.log} ends with:\n  "
                 + "\n  ".join(tail or ["(nothing)"])
             )
-        if answers(command.listens) if command.listens else output.printed_ready():
+        if answers(command.listens) if command.listens else output.first(command.ready.encode(), exact=True):
             return
         time.sleep(0.2)
+
+
+def _report(each: Started, deadline: float, within: float) -> dict[str, object]:
+    """The state one hook reported once asked to stop, read from this attempt's output."""
+    command, process, output = each.command, each.process, each.output
+    what = f"{command.name}'s {', '.join(command.state)}" if command.state else f"that {command.name} stopped"
+    while True:
+        ended = process.poll() is not None  # before the last read: a line printed before exit is found
+        line = output.first(command.report.encode() + b" ", exact=False, longest=REPORT_BYTES)
+        if line is not None:
+            return _state(what, line[len(command.report) + 1 :], command.state)
+        if ended or time.monotonic() > deadline:
+            how = f"{command.name} exited ({process.returncode})" if ended else f"{within:g} s passed"
+            tail = "\n  ".join(output.tail() or ["(nothing)"])
+            said = f"no report of {what} once asked to stop after the job: {how}"
+            raise EnvironmentProblem(f"{said}; {output.log} ends with:\n  {tail}")
+        time.sleep(0.2)
+
+
+def _state(what: str, text: bytes, attributes: Sequence[str]) -> dict[str, object]:
+    """The state a report line carries, every attribute asked for in it; EnvironmentProblem saying
+    why when it carries none."""
+    if len(text) > REPORT_BYTES:
+        raise EnvironmentProblem(
+            f"the report of {what} is over {REPORT_BYTES} bytes: its values go into a verify job's command"
+            " line (report a file's path instead)"
+        )
+    try:
+        report = json.loads(text)
+    except ValueError:
+        report = None
+    if isinstance(report, dict) and isinstance(report.get("fault"), str):
+        raise EnvironmentProblem(f"no report of {what} once asked to stop after the job: {report['fault']}")
+    state = report.get("state") if isinstance(report, dict) else None
+    if not isinstance(state, dict) or any(name not in state for name in attributes):
+        shown = text[:200].decode(errors="replace")
+        raise EnvironmentProblem(f"the report of {what} is no report run-matrix's program wrote: {shown}")
+    return cast(dict[str, object], state)
 
 
 TAIL_BYTES = 64 * 1024  # of a log, what a failure quotes its last lines from
@@ -113,26 +211,28 @@ TAIL_BYTES = 64 * 1024  # of a log, what a failure quotes its last lines from
 
 class _Output:
     """What a service printed in this attempt (its log past ``start``), read as it grows: memory
-    bounded by the ready line's length, however much it prints and on however long a line."""
+    bounded by the longest line looked for, however much it prints and on however long a line."""
 
-    def __init__(self, log: Path, start: int, ready: bytes) -> None:
-        self.log, self.start, self.ready = log, start, ready
+    def __init__(self, log: Path, start: int) -> None:
+        self.log, self.start = log, start
         self._read = start
-        self._line: bytes | None = b""  # the line being read; None once it is longer than the ready one
+        self._line = b""  # the line being read, cut past the longest one looked for
 
-    def printed_ready(self) -> bool:
+    def first(self, wanted: bytes, exact: bool, longest: int = 0) -> bytes | None:
+        """The first whole line printed since the last call that is ``wanted`` (``exact``) or starts
+        with it, cut to its first ``len(wanted) + longest + 1`` bytes (so one longer shows)."""
+        keep = len(wanted) + longest + 1
         with self.log.open("rb") as out:
             out.seek(self._read)
             while chunk := out.read(TAIL_BYTES):
                 self._read += len(chunk)
                 *ended, last = chunk.split(b"\n")
                 for piece in ended:
-                    if self._line is not None and self._line + piece == self.ready:
-                        return True
-                    self._line = b""
-                joined = None if self._line is None else self._line + last
-                self._line = joined if joined is not None and len(joined) <= len(self.ready) else None
-        return False
+                    line, self._line = (self._line + piece)[:keep], b""
+                    if line == wanted if exact else line.startswith(wanted):
+                        return line
+                self._line = (self._line + last)[:keep]
+        return None
 
     def tail(self) -> list[str]:
         """The last lines of this attempt's output (at most 5, from its last ``TAIL_BYTES``)."""

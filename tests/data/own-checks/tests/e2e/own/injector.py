@@ -1,25 +1,50 @@
-"""Code a test runs beside its job: a thread that counts until stopped (an FT soak test's fault
-injector, in small). A checkout module of the tests, as miles' fault_injection.py is."""
+"""A hook that keeps state beside the job, as miles' soak test keeps its fault injector: it starts a
+thread counting, returns a handle the runner stops once the job has ended, and a check reads the
+count the handle reported (written for run-matrix; no code of miles is copied here)."""
 
+import os
 import threading
 
 
-class Handle:
-    def __init__(self, seed: int, interval: float) -> None:
-        self.count = 0
+class Counting:
+    def __init__(self, out, interval):
+        self.out = out
+        self.ticks = 0
+        self.unreadable = {"a set": {1, 2}}
         self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._loop, args=(interval,), daemon=True)
+        self._thread = threading.Thread(target=self._count, args=(interval,), daemon=True)
+        self._thread.start()
 
-    def _loop(self, interval: float) -> None:
+    def _count(self, interval):
         while not self._stopped.wait(interval):
-            self.count += 1
+            self.ticks += 1
 
-    def stop(self, *, timeout_seconds: float) -> None:
+    def stop_and_join(self, timeout_seconds: float):
+        """Stops counting, then writes the count where the check can compare it."""
         self._stopped.set()
-        self._thread.join(timeout=timeout_seconds)
+        self._thread.join(timeout_seconds)
+        with open(self.out, "w") as out:
+            out.write(str(self.ticks))
+        print(f"own injector: stopped after {self.ticks} ticks")
+
+    def refuse(self):
+        raise RuntimeError("the injector would not stop")
+
+    def die(self):
+        os._exit(7)
+
+    def hang(self):
+        threading.Event().wait()
 
 
-def spawn(*, seed: int, interval: float) -> Handle:
-    handle = Handle(seed, interval)
-    handle._thread.start()
-    return handle
+def spawn_counter(out, interval_seconds=0.02):
+    return Counting(out, interval_seconds)
+
+
+def assert_count(ticks: int, out: str):
+    """The count the hook reported is the one its stop wrote, and it counted."""
+    with open(out) as written:
+        wrote = int(written.read())
+    assert ticks == wrote, f"reported {ticks} ticks, the hook wrote {wrote}"
+    assert ticks > 0, "the hook never counted"
+    print(f"own check: {ticks} ticks, as the hook wrote")

@@ -2,11 +2,11 @@
 check's argument: a spec cannot hold that."""
 
 from tests.e2e.own._launch import launch
-from tests.e2e.own.injector import spawn
+from tests.e2e.own.injector import spawn_counter
 
 if __name__ == "__main__":
-    handle = spawn(seed=1, interval=0.5)
+    handle = spawn_counter("/tmp/own-beside.count")
     launch()
-    handle.stop(timeout_seconds=5)
-    if handle.count < 1:
+    handle.stop_and_join(timeout_seconds=5)
+    if handle.ticks < 1:
         raise SystemExit("nothing ran beside the job")

@@ -1,0 +1,98 @@
+"""script: a rendered launch as a bash script a person could run (``render``'s shell form). Pure.
+
+Each command's own shell text (``Command.shell``), plus what the script does between them as ``run``
+does: values read at launch just before the submission, the hooks that report stopped once it has
+ended, and the verify jobs' arguments filled from their reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from runner import reads, shell
+from runner.command import Command, report_variable, shell_name, stop_shell
+from runner.programs import FILL_PROGRAM
+from runner.render import Launch
+
+
+def to_shell(launch: Launch, source: str) -> str:
+    """The launch as a bash script a person could run; ``bash -n`` accepts it."""
+    everything = [t for c in launch.commands for t in (*c.argv, *c.env.values(), c.cwd)]
+    needed = dict.fromkeys(name for token in everything for name in shell.references(token))
+    lines = [
+        "#!/usr/bin/env bash",
+        shell.comment(f"{launch.id}: rendered by run-matrix from {source}; nothing was run."),
+        "set -euo pipefail",
+    ]
+    lines += [f': "${{{name}:?set {name}}}"' for name in needed if name not in launch.probes]
+    lines += [f'export {name}="${{{name}:-$({probe})}}"' for name, probe in launch.probes.items()]
+    for command in launch.commands:
+        said = [f"skipped when {command.skip_if}"] if command.skip_if else []
+        said += [f"from {command.cwd}"] if command.cwd else []
+        said += ["it runs every time: nothing tells that it is done"] if command.every_time else []
+        note = f" ({'; '.join(said)})" if said else ""
+        lines += ["", shell.comment(f"{command.phase}: {command.name}{note}")]
+        if command.phase == "submit" and launch.reads:
+            lines += _read_lines(launch.reads)
+            command = _reading(command, launch.reads)
+        if command.phase == "verify" and command.name in launch.hook_reads:
+            fill, command = _filling(command, launch.hook_reads[command.name])
+            lines.append(fill)
+        lines.append(command.shell)
+        if command.phase == "submit":
+            lines += _stop_lines(launch.commands)
+    return "\n".join(lines) + "\n"
+
+
+def _stop_lines(commands: Sequence[Command]) -> list[str]:
+    """Each hook that reports, asked to stop once the job has ended (the script gets here only after
+    a job that succeeded: set -e ends it at a failed one, leaving every hook up, as it leaves all)."""
+    lines = []
+    for command in commands:
+        if command.report:
+            lines += ["", shell.comment(f"stop: {command.name} (the job has ended: it stops and reports)")]
+            lines.append(stop_shell(command))
+    return lines
+
+
+def _filling(command: Command, found: Sequence[Mapping[str, str]]) -> tuple[str, Command]:
+    """A verify job whose arguments read hooks' state: the line that fills them from the reports into a
+    shell variable, and the job given that variable as its arguments."""
+    start = command.argv.index("--") + 1
+    python, arguments = command.argv[start], command.argv[start + 4]
+    variable = "RUN_MATRIX_VERIFY_ARGS_" + shell_name(command.name)
+    reports = [t for f in dict.fromkeys(r["hook"] for r in found) for t in (f, f"${{{report_variable(f)}}}")]
+    fill = f"{variable}=$({shell.line([python, '-c', FILL_PROGRAM, arguments, *reports])})"
+    argv = (*command.argv[: start + 4], f"${{{variable}}}", *command.argv[start + 5 :])
+    return fill, replace(command, argv=argv)
+
+
+# a file read at launch: a regular file of at most reads.MAX_BYTES, its text stripped, digits only;
+# else the script stops with the reason (set -e: a failing assignment ends it)
+READ_FUNCTION = """run_matrix_read_integer() {  # FILE FLAG: the integer FILE holds, else a clear error
+  local text said="run-matrix: $2 reads $1 at launch, which"
+  [ -e "$1" ] || { echo "$said is missing: an earlier cell of the spec writes it (run the spec whole)" >&2
+    return 1; }
+  [ -f "$1" ] || { echo "$said is not a regular file" >&2; return 1; }
+  [ "$(wc -c <"$1")" -le MAX_BYTES ] || { echo "$said holds more than MAX_BYTES bytes" >&2; return 1; }
+  text=$(<"$1")
+  text="${text#"${text%%[![:space:]]*}"}"
+  text="${text%"${text##*[![:space:]]}"}"
+  [[ $text =~ ^[0-9]+$ ]] || { echo "$said does not hold an integer" >&2; return 1; }
+  printf '%s' "$text"
+}""".replace("MAX_BYTES", str(reads.MAX_BYTES))
+
+
+def _read_lines(found: Mapping[str, Mapping[str, str]]) -> list[str]:
+    lines = [READ_FUNCTION]
+    for name, read in found.items():
+        call = shell.line(["run_matrix_read_integer", read["path"], read["flag"]])
+        lines.append(f"{name}=$({call})")
+    return lines
+
+
+def _reading(command: Command, found: Mapping[str, Mapping[str, str]]) -> Command:
+    """The submission with each value read at launch as the shell variable the script read it into."""
+    variables = {read["reference"]: f"${{{name}}}" for name, read in found.items()}
+    return replace(command, argv=tuple(variables.get(token, token) for token in command.argv))
