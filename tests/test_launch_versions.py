@@ -84,7 +84,7 @@ def test_check_verifiers_reads_each_checks_parameters_from_the_checkout_as_text(
     done = subprocess.run([sys.executable, str(tool), str(DATA / "fake-miles"), "31f1ca96"], capture_output=True, text=True)
     lines = done.stdout.splitlines()
     assert done.returncode == 1, done.stderr
-    # the stand-in checkout's three checks keep miles main's signatures; it has no others (the FT
+    # the stand-in checkout's four checks keep miles main's signatures; it has no others (the FT
     # scenario's stand-in is in main-layout/)
     assert [line.split(":")[0] for line in lines[:-1]] == [
         "ok   miles.utils.test_utils.comparisons.metrics.compare_metrics",
@@ -92,8 +92,9 @@ def test_check_verifiers_reads_each_checks_parameters_from_the_checkout_as_text(
         "DIFF miles.utils.test_utils.comparisons.inference_engine_checksums.compare_inference_engine_checksums",
         "ok   miles.utils.test_utils.session_verify_runner.assert_session_verify_metrics",
         "ok   miles.utils.test_utils.reconfigure_assertions.assert_reconfigure_events",
+        "ok   miles.utils.test_utils.reconfigure_assertions.assert_soak_reconfigure_events",
         "DIFF tests.e2e.ft.conftest_ft.scenario_deterministic._compare",
         "DIFF tests.e2e.ft.conftest_ft.scenario_with_failure._compare",
     ]
     assert lines[1].endswith(": no module miles/utils/test_utils/comparisons/dumps.py")
-    assert lines[-1] == f"7 checks of miles 31f1ca96; 4 differ from {DATA / 'fake-miles'}"
+    assert lines[-1] == f"8 checks of miles 31f1ca96; 4 differ from {DATA / 'fake-miles'}"
