@@ -57,6 +57,14 @@ def _keywords(args: str) -> str:
 
 CALL_PROGRAM = f"{_LOADED} check(**{_keywords('json.loads(sys.argv[2])')})"
 VERIFY_PROGRAM = CALL_PROGRAM
+# a check of what a test runs after its launches, in the function that launched them (verify:
+# launched_by): the same call, once each function named in argv[4] (a JSON list) is, in the called
+# function's module, one that does nothing; a name the module lacks stops it (AttributeError) before
+# the call
+REPLAY_PROGRAM = (
+    f"{_LOADED} [getattr(module, n) and setattr(module, n, lambda *a, **k: None)"
+    f" for n in json.loads(sys.argv[4])]; check(**{_keywords('json.loads(sys.argv[2])')})"
+)
 # a hook of the test's own (launch.before_submit: PATH.py:function) is called by the same program,
 # which then says so on a line of its own and stays, with all the hook started (a server, a router),
 # until the job has ended and run stops its process session, as the test's process stays in miles

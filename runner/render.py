@@ -203,7 +203,11 @@ def _submit(cell: Cell, context: Context, env: dict[str, str], entry_args: tuple
 
 
 def _verify(cell: Cell, env: dict[str, str], name: str, check: Verify, miles_root: str) -> Command:
-    program = programs.call_argv(cell.conventions.python, check, miles_root, VERIFY_PROGRAM)
+    if check.launched_by:  # the function that launched, called again with its launches doing nothing
+        replaying = programs.call_argv(cell.conventions.python, check, miles_root, programs.REPLAY_PROGRAM)
+        program = (*replaying, json.dumps(check.launched_by))
+    else:
+        program = programs.call_argv(cell.conventions.python, check, miles_root, VERIFY_PROGRAM)
     return Command("verify", name, _job(cell, env, program))
 
 

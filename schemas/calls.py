@@ -15,11 +15,12 @@ Two forms, told apart by the colon a dotted name never holds:
 from __future__ import annotations
 
 import json
+import keyword
 import math
 import re
 from typing import ClassVar
 
-from pydantic import Field, JsonValue, field_validator
+from pydantic import Field, JsonValue, field_validator, model_validator
 
 from schemas.values import Model
 
@@ -135,7 +136,40 @@ def json_arguments(args: dict[str, JsonValue]) -> dict[str, JsonValue]:
 
 class Verify(Called):
     """A check of the checkout's own, run once the cell's job succeeded (miles' tests call it after
-    ``execute_train``): the function ``call`` names, given ``args`` by keyword."""
+    ``execute_train``): the function ``call`` names, given ``args`` by keyword.
+
+    ``launched_by`` makes a check of the code a test runs after its launches, in the function that
+    launched them (miles' router test compares two launches' dumps in the lines of ``execute()`` that
+    follow them): the function is called again, with each function it launched by doing nothing."""
+
+    launched_by: list[str] = Field(
+        default=[],
+        description="top-level functions of the same file by which the function called launched its jobs"
+        " (_run_variant): the cells before this check ran those launches, so on the node each does nothing"
+        " and returns None, and what follows them in the function, the test's own check, runs",
+    )
+
+    @field_validator("launched_by")
+    @classmethod
+    def _functions(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not name.isidentifier() or keyword.iskeyword(name):
+                raise ValueError(f"{name!r} is no Python name: a top-level function of the called file")
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"{', '.join(twice)} named twice")
+        return names
+
+    @model_validator(mode="after")
+    def _of_the_tests_own(self) -> Verify:
+        if self.launched_by and not is_own(self.call):
+            raise ValueError(
+                "launched_by needs a function a test of the checkout defines (PATH.py:function), not"
+                f" {self.call}"
+            )
+        if function_of(self.call) in self.launched_by:
+            raise ValueError(f"{function_of(self.call)} is the function called: it cannot also do nothing")
+        return self
 
 
 class OwnCalled(Called):

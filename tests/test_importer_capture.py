@@ -167,8 +167,9 @@ def test_reading_what_a_launch_would_write_is_refused_with_that_launch(tmp_path)
         "case.py:4: error [import]: case.py cannot be imported: it reads"
         " /root/ckpt/latest_checkpointed_iteration.txt, which its launch at line 3 would write"
         " (--save /root/ckpt), in code of its own: a spec reads a launch's output only as a check's argument"
-        " (verify:, a function of miles' or of the test's, called after its launch) or as a later launch's flag"
-        " ($${read-integer:PATH})"
+        " (verify:, a function of miles' or of the test's, called after its launch), as a later launch's flag"
+        " ($${read-integer:PATH}), or in the lines after the launches of a function that launched through"
+        " functions of its own (verify: launched_by)"
     ) in str(error.value)
 
 

@@ -5,7 +5,10 @@ never runs in the sandbox:
 * preparing the node with what no prepare step runs (``uv venv``, ``git clone``, ``cd X && "$(...)"``)
   becomes a prepare step of kind call;
 * starting a thread that runs beside the job becomes a ``launch.before_submit`` hook, with the
-  method the test stops it by, and what the test reads of it a ``$${hook:...}`` check argument.
+  method the test stops it by, and what the test reads of it a ``$${hook:...}`` check argument;
+* reading what its launches wrote in the lines after them, in the function that launched through a
+  function of its own, becomes a ``verify:`` entry calling that function again with its launches
+  doing nothing (``launched_by``).
 
 The checkout is ``fake-miles`` with ``own-checks`` laid over it (see its README).
 """
@@ -137,3 +140,28 @@ def test_a_thread_the_launching_function_starts_itself_is_refused_as_before(chec
     said = refusal(checkout, checkout / OWN / "test_beside_inline.py")
     assert "test_beside_inline.py:11" in said
     assert "launches while a thread of its own runs (Event.wait, started at test_beside_inline.py:10)" in said
+
+
+def test_what_a_function_checks_after_its_launches_is_it_called_again_without_them(checkout):
+    data, text = imported(checkout, "test_replayed.py")
+    assert "verify" not in data  # the first cell: the left run, which nothing checks yet
+    second = load(checkout.parent / "out" / "components" / "spec-call-2.yaml").data
+    assert second["verify"] == {
+        "execute": {
+            "call": f"{OWN}/test_replayed.py:execute",
+            "args": {"family": "tiny"},
+            "launched_by": ["_run"],
+        }
+    }
+    assert second["args"]["misc"]["dump-details"] == "/tmp/own-replay/right"
+    assert (
+        "# note: execute() reads /tmp/own-replay/left/summary.txt, which its launches wrote in code of its"
+        " own after them: the spec checks the run by calling execute() again once the cell's job has ended,"
+        " with _run() doing nothing there (verify: ... launched_by), as the cells before ran those launches"
+    ) in text
+
+
+def test_a_function_that_launched_by_itself_and_reads_the_run_is_refused(checkout):
+    said = refusal(checkout, checkout / OWN / "test_replayed_direct.py")
+    assert "test_replayed_direct.py:14" in said
+    assert "it reads /tmp/own-direct/summary.txt, which its launch at line 9 would write" in said

@@ -238,8 +238,9 @@ REFUSED = {
     "refuse_reads_run_output.py": "7: error [import]: refuse_reads_run_output.py cannot be imported: it reads"
     " /root/shared_data/ckpt/latest_checkpointed_iteration.txt, which its launch at line 6 would write (--save"
     " /root/shared_data/ckpt), in code of its own: a spec reads a launch's output only as a check's argument"
-    " (verify:, a function of miles' or of the test's, called after its launch) or as a later launch's flag"
-    " ($${read-integer:PATH})",
+    " (verify:, a function of miles' or of the test's, called after its launch), as a later launch's flag"
+    " ($${read-integer:PATH}), or in the lines after the launches of a function that launched through"
+    " functions of its own (verify: launched_by)",
     "refuse_crashes.py": "8: error [import]: refuse_crashes.py cannot be imported: it raises FileNotFoundError:"
     " [Errno 2] No such file or directory: '/nonexistent/models/GLM-5_4layer/config.json' under the recorder"
     " (commands run nothing there and return no output)",

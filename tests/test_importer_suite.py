@@ -436,6 +436,7 @@ def test_a_read_value_that_reaches_anything_but_a_later_launchs_flags_is_refused
         f"{script}:18: error [import]: test_tiny_ckpt.py cannot be imported: it reads {LATEST}, which its launch"
         " at line 37 would write (--save /root/models/tiny_miles), in code of its own: a spec reads a launch's"
         " output only as a check's argument (verify:, a function of miles' or of the test's, called after its"
-        " launch) or as a later launch's flag ($${read-integer:PATH})\n  ==> nothing was written"
+        " launch), as a later launch's flag ($${read-integer:PATH}), or in the lines after the launches of a"
+        " function that launched through functions of its own (verify: launched_by)\n  ==> nothing was written"
     )
     assert not (out / "tiny_ckpt.yaml").exists()

@@ -14,7 +14,7 @@ from runner.errors import Location, Problem
 from runner.knowledge import own_checks
 from runner.layout import Layout
 from schemas import calls
-from schemas.calls import Hook
+from schemas.calls import Hook, Verify
 from schemas.prepare import Call
 
 
@@ -51,6 +51,7 @@ def own_calls_name_a_function_the_test_defines(cell: Cell, _: Layout) -> Iterato
         if calls.is_own(check.call):
             keys = (f"verify.{name}.call", f"verify.{name}.args")
             yield from _own_call(cell, check.call, check.args, keys, ("verify", name), AFTER_THE_JOB)
+            yield from _launched_by(cell, name, check)
     for index, entry in cell.spec.launch.started():
         if isinstance(entry, Hook):
             key = f"launch.before_submit.{index}"
@@ -62,6 +63,26 @@ def own_calls_name_a_function_the_test_defines(cell: Cell, _: Layout) -> Iterato
         if isinstance(step, Call):
             keys = (f"prepare.{name}.call", f"prepare.{name}.args")
             yield from _own_call(cell, step.call, step.args, keys, ("prepare", name), AS_A_PREPARE_STEP)
+
+
+def _launched_by(cell: Cell, name: str, check: Verify) -> Iterator[Problem]:
+    """Each function a check's ``launched_by`` names is a top-level function of the called file that
+    the called function's body names: else doing nothing in its place leaves the launches running."""
+    found = own_checks.read(cell.miles_root, check.call) if cell.miles_root and check.launched_by else None
+    if found is None or isinstance(found, str):
+        return  # no checkout (_own_call's warning), or no such function (its error)
+    called = calls.function_of(check.call)
+    for launcher in check.launched_by:
+        if launcher not in found.functions:
+            known = ", ".join(found.functions)
+            why = f"{calls.file_of(check.call)} has no top-level function {launcher} (it has {known})"
+        elif launcher not in found.names:
+            why = f"{called}() never names {launcher}: doing nothing in its place leaves its launches to run"
+        else:
+            continue
+        where = (cell.location("verify", name, "launched_by"),)
+        hint = "name the functions by which the called function launched, as its body calls them"
+        yield Problem("L16", why, f"verify.{name}.launched_by", where, hint=hint)
 
 
 AFTER_THE_JOB = "after the job"

@@ -56,6 +56,7 @@ class Check:
     call: str  # module.function
     args: dict[str, Any]  # as the test gave them, JSON values
     at: Location
+    launched_by: tuple[str, ...] = ()  # the functions it launched by, which do nothing when it checks
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ def record(
         return _references(json.loads(_trace_text(script, done, timeout)), secrets), done.output
 
     trace, output = sandboxed(env)
-    recorded: list[list[str]] = []  # functions of the test's own recorded as calls (own_calls.py)
+    recorded: list[recorded_calls.Recorded] = []  # functions of the test's own recorded as calls
     for _ in range(recorded_calls.MAX_RUNS - 1):
         more = recorded_calls.to_record(trace, recorded)
         if not more:
@@ -297,7 +298,8 @@ def _checks(events: list[dict[str, Any]], launches: list[int]) -> dict[int, tupl
                 f"calls {calls.function_of(event['call'])}() before any execute_train: no run to check yet",
             )
         _not_fed_to_a_launch(event, [events[i] for i in launches if i > index])
-        found[before[-1]].append(Check(event["call"], event["args"], location(event["at"])))
+        launched_by = tuple(event.get("launched_by", ()))
+        found[before[-1]].append(Check(event["call"], event["args"], location(event["at"]), launched_by))
     return {i: tuple(checks) for i, checks in found.items()}
 
 

@@ -59,7 +59,8 @@ def refusal(path: str, events: list[dict[str, Any]]) -> str | None:
     return (
         f"reads {path}, which its launch at line {line} would write ({given}), in code of its own: a"
         " spec reads a launch's output only as a check's argument (verify:, a function of miles' or of the"
-        " test's, called after its launch) or as a later launch's flag ($${read-integer:PATH})"
+        " test's, called after its launch), as a later launch's flag ($${read-integer:PATH}), or in the lines"
+        " after the launches of a function that launched through functions of its own (verify: launched_by)"
     )
 
 

@@ -26,7 +26,7 @@ class Note:
 
 
 # the kinds of event that are notes
-NOTED = ("effect", "silent", "clock", "setenv", "prepare-call", "beside-call")
+NOTED = ("effect", "silent", "clock", "setenv", "prepare-call", "beside-call", "replay")
 
 
 def at(event: dict[str, Any]) -> Location:
@@ -89,6 +89,14 @@ def of_event(event: dict[str, Any]) -> Note:
             f"{event['function']}() {event['reason']}, which no prepare step runs: the spec calls"
             f" {event['function']}() itself, as a prepare step of kind call (every time the cell runs, from"
             " the checkout's root); what it does there is the test's own, not the spec's",
+            at(event),
+        )
+    if event["kind"] == "replay":
+        left_out = ", ".join(f"{name}()" for name in event["launched_by"])
+        return Note(
+            f"{event['function']}() {event['reason']} in code of its own after them: the spec checks the run"
+            f" by calling {event['function']}() again once the cell's job has ended, with {left_out} doing"
+            " nothing there (verify: ... launched_by), as the cells before ran those launches",
             at(event),
         )
     if event["kind"] == "beside-call":

@@ -36,22 +36,27 @@ from types import FrameType, FunctionType
 from typing import Any
 
 RECORDER = "__run_matrix_own_call__"  # the recorder's name in a swapped function's module
-ROLES = ("prepare", "beside")
+ORIGINAL_CODE = "__run_matrix_original_code__"  # script_checks.py's, where a swapped function keeps its code
+ROLES = ("prepare", "beside", "replay")
 # what an attribute of what a beside hook returned reads as: digits, long and odd enough to occur
 # nowhere else; capture.py checks that each reaches only a verify: argument
 HOOK_STAND_IN = "8{:03d}4172635089"
 Held = Callable[[Any, str, Any], tuple[Any, str | None]]
+# frames of code written inside a function's own lines (a comprehension, a lambda): that function's
+INLINE = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>"})
 
 
-def functions(frame: FrameType | None) -> list[list[str]]:
-    """[file, function] of each frame from ``frame`` outward that runs a top-level function of its
-    module (one a spec can name as PATH.py:function, when it is the test's), innermost first; none
-    when ``frame`` itself runs no such function (a nested one, a method, a module's own code)."""
-    found: list[list[str]] = []
+def functions(frame: FrameType | None) -> list[list[Any]]:
+    """[file, function, frame id] of each frame from ``frame`` outward that runs a top-level function
+    of its module (one a spec can name as PATH.py:function, when it is the test's), innermost first;
+    none when ``frame`` itself runs no such function (a nested one, a method, a module's own code),
+    past a comprehension or lambda of the function's own. The id tells two calls of one function
+    apart while both frames live."""
+    found: list[list[Any]] = []
     while frame is not None:
         if _top_level(frame):
-            found.append([frame.f_code.co_filename, frame.f_code.co_name])
-        elif not found:
+            found.append([frame.f_code.co_filename, frame.f_code.co_name, id(frame)])
+        elif not found and frame.f_code.co_name not in INLINE:
             return []
         frame = frame.f_back
     return found
@@ -72,16 +77,22 @@ def beside(started: list[FrameType], launching: FrameType) -> list[str] | None:
 
 
 def _top_level(frame: FrameType) -> bool:
-    return getattr(frame.f_globals.get(frame.f_code.co_name), "__code__", None) is frame.f_code
+    """``frame`` runs its module's function of its name, whose code may have been replaced by
+    ``script_checks.py`` (which runs the function's own code when it is no check): that code is kept
+    on the function under ORIGINAL_CODE."""
+    function = frame.f_globals.get(frame.f_code.co_name)
+    code = getattr(function, "__dict__", {}).get(ORIGINAL_CODE) or getattr(function, "__code__", None)
+    return code is frame.f_code
 
 
-def install(trace: Any, recorded: list[list[str]], hooks: Any, held: Held) -> None:
-    """Commands and launches record the functions they ran in (``trace.functions``); each of
-    ``recorded`` ([file, name, role, why]) is recorded, never run, from the moment its module defines it."""
+def install(trace: Any, recorded: list[dict[str, Any]], hooks: Any, held: Held) -> None:
+    """Commands, launches and reads record the functions they ran in (``trace.functions``); each of
+    ``recorded`` (file, function, role, why, launched_by) is recorded from the moment its module
+    defines it: never run, or, to replay, run with its reads after its launches its own."""
     trace.functions, trace.beside = functions, beside
-    if not recorded:
+    wanted = {(r["file"], r["function"]): r for r in recorded if r["role"] in ROLES}
+    if not wanted:
         return
-    wanted = {(file, name): (role, why) for file, name, role, why in recorded if role in ROLES}
     files = {file for file, _ in wanted}
     swaps: dict[tuple[str, str], _Recorded] = {}  # each swapped function, by its stand-in's code
 
@@ -90,7 +101,7 @@ def install(trace: Any, recorded: list[list[str]], hooks: Any, held: Held) -> No
         return swaps[(code.co_filename, code.co_name)].made(trace, args, kwargs, hooks, held)
 
     def swap(frame: FrameType) -> None:
-        for (file, name), (role, reason) in list(wanted.items()):
+        for (file, name), entry in list(wanted.items()):
             function = frame.f_globals.get(name)
             if file != frame.f_code.co_filename or not isinstance(function, FunctionType):
                 continue
@@ -101,7 +112,9 @@ def install(trace: Any, recorded: list[list[str]], hooks: Any, held: Held) -> No
             original.__annotations__ = function.__annotations__
             why = hooks.unnamed(trace, function)  # before the swap: its module holds it, its code is its own
             call = hooks.path(trace, function) if why is None else ""
-            swaps[(_recorded_file(file), name)] = _Recorded(original, call, why, role, reason)
+            swaps[(_recorded_file(file), name)] = _Recorded(
+                original, call, why, entry["role"], entry["why"], tuple(entry["launched_by"])
+            )
             frame.f_globals[RECORDER] = recorder
             function.__code__ = _STAND_IN.__code__.replace(co_name=name, co_filename=_recorded_file(file))
             del wanted[(file, name)]
@@ -132,11 +145,18 @@ def _stand_in(*args: Any, **kwargs: Any) -> Any:
 _STAND_IN = _stand_in
 assert RECORDER in _STAND_IN.__code__.co_consts
 
+WHAT = {
+    "prepare": "prepares the node in",
+    "beside": "runs beside its launch",
+    "replay": "checks its launches' output in",
+}
 FORMS = {
     "prepare": "a spec's prepare step of kind call names a top-level function of a test of the checkout"
     " (PATH.py:function) with JSON arguments",
     "beside": "a spec's launch.before_submit names a top-level function of a test of the checkout"
     " (PATH.py:function) with JSON arguments, kept running beside the job",
+    "replay": "a spec's verify: calls a top-level function of a test of the checkout (PATH.py:function)"
+    " with JSON arguments, its launches doing nothing (launched_by)",
 }
 
 
@@ -150,6 +170,7 @@ class _Recorded:
     why: str | None
     role: str
     reason: str  # what it did in the run before: the command no step runs, the thread it starts
+    launched_by: tuple[str, ...] = ()  # a replay's: the functions of its own it launched by
 
     def made(self, trace: Any, args: tuple[Any, ...], kwargs: dict[str, Any], hooks: Any, held: Held) -> Any:
         """One call: a ``prepare-call`` or ``beside-call`` event (what a beside hook returned: a
@@ -158,6 +179,8 @@ class _Recorded:
         why = self.why
         if why is None and self.role == "prepare" and any(e["kind"] == "train" for e in trace.events):
             why = "which it calls after launching (a prepare step runs before the launch)"
+        if why is None and self.role == "replay":
+            return self._replayed(trace, args, kwargs, hooks, held)
         if why is None:
             try:
                 bound = inspect.signature(self.function).bind(*args, **kwargs)
@@ -171,8 +194,40 @@ class _Recorded:
                 )
                 return _Returned(trace, name, held) if self.role == "beside" else None
             why = found
-        what = "prepares the node in" if self.role == "prepare" else "runs beside its launch"
-        raise trace.refuse(f"{what} {name}(), {why}: {FORMS[self.role]}")
+        raise trace.refuse(f"{WHAT[self.role]} {name}(), {why}: {FORMS[self.role]}")
+
+    def _replayed(
+        self, trace: Any, args: tuple[Any, ...], kwargs: dict[str, Any], hooks: Any, held: Held
+    ) -> Any:
+        """The function run as the test runs it, its launches recorded; what it does after its last
+        launch, where it reads what its launches wrote, is a check: those events go (the reads' stand-ins
+        with them, and a failure they caused), and a ``verify`` event calls the function again with the
+        functions it launched by doing nothing. A function that launched nothing, or read nothing after
+        its launches, is what it is: its result or its exception stands."""
+        name = self.function.__name__
+        start = len(trace.events)
+        try:
+            result, raised = self.function(*args, **kwargs), None
+        except Exception as error:  # Refused is a BaseException: a refusal stands
+            result, raised = None, error
+        launches = [i for i, e in enumerate(trace.events[start:], start) if e["kind"] == "train"]
+        after = trace.events[launches[-1] + 1 :] if launches else []
+        if not any(e["kind"] == "read" for e in after):
+            if raised is not None:
+                raise raised
+            return result
+        try:
+            bound = inspect.signature(self.function).bind(*args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"{name}() {error}") from None
+        bound.apply_defaults()
+        found = hooks.arguments(name, self.function, bound, held)
+        if isinstance(found, str):
+            raise trace.refuse(f"{WHAT[self.role]} {name}(), {found}: {FORMS[self.role]}")
+        del trace.events[launches[-1] + 1 :]
+        trace.record("verify", call=self.call, args=found, launched_by=list(self.launched_by))
+        trace.record("replay", function=name, reason=self.reason, launched_by=list(self.launched_by))
+        return None
 
 
 class _Returned:

@@ -6,7 +6,10 @@ From one run's trace, ``to_record`` finds the functions to record in the next ru
 * each top-level function of the test's code that runs, before the first launch, a command no
   prepare step runs (nor miles' clean-up), and that leads to no launch: a prepare step of kind call;
 * the function the launching code called that started a thread still running at the launch: a
-  ``launch.before_submit`` hook.
+  ``launch.before_submit`` hook;
+* the function that launched and then reads what its launches wrote, in code of its own (miles'
+  router test compares two launches' dumps in ``execute()``): a ``verify:`` entry calling it again
+  with the functions it launched by doing nothing (``launched_by``), recorded once its launches are.
 
 ``attach`` then places the second run's calls, in place: each beside hook goes into the
 ``before_submit`` of the launch it runs beside, with the one method the test calls on what it
@@ -17,33 +20,75 @@ becomes ``${hook:FUNCTION.ATTRIBUTE}`` there. Anything else is refused with the 
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
-from runner.importer import notes, prepare
+from runner.importer import launch_reads, notes, prepare
 from runner.importer.events import location, refused
 
 MAX_RUNS = 3  # runs of a script: each may find a function to record that the one before could not reach
 
 
-def to_record(trace: dict[str, Any], known: list[list[str]]) -> list[list[str]]:
-    """[file, function, role, why] of each function ``trace``'s run shows is to be recorded as a call,
-    and not in ``known`` yet (``why``: the first command no step runs, the thread it starts)."""
+Recorded = dict[str, Any]  # file, function, role, why, launched_by (a replay's)
+
+
+def to_record(trace: dict[str, Any], known: list[Recorded]) -> list[Recorded]:
+    """Each function ``trace``'s run shows is to be recorded as a call, and not in ``known`` yet
+    (``why``: the first command no step runs, the thread it starts, the launch output it reads)."""
     events = trace["events"]
-    launching = [function for e in events if e["kind"] == "train" for function in e["within"]]
-    found: list[list[str]] = []
+    launching = [function[:2] for e in events if e["kind"] == "train" for function in e["within"]]
+    found: list[Recorded] = []
     for event in events:
         if event["kind"] == "train":
             break
         if event["kind"] != "command" or not event["within"] or notes.resets_node(event["command"]):
             continue
-        if event["within"][0] not in launching and not prepare.runs_a_step(event["command"], trace["root"]):
-            found.append([*event["within"][0], "prepare", f"runs `{_program(event['command'])}`"])
+        file, name, _ = event["within"][0]
+        if [file, name] not in launching and not prepare.runs_a_step(event["command"], trace["root"]):
+            found.append(_recorded(file, name, "prepare", f"runs `{_program(event['command'])}`"))
     refusal = trace["refusal"] or {}
     if refusal.get("beside"):
-        found.append([*refusal["beside"], "beside", f"starts a thread ({refusal['thread']})"])
-    done = [entry[:3] for entry in known]
-    return [f for i, f in enumerate(found) if f[:3] not in done and f[:3] not in (g[:3] for g in found[:i])]
+        file, name = refusal["beside"]
+        found.append(_recorded(file, name, "beside", f"starts a thread ({refusal['thread']})"))
+    unread = launch_reads.substitute(copy.deepcopy(events), failed=bool(trace["failure"]))
+    if unread is not None:  # a read a later launch's flag cannot hold: a check's, perhaps
+        at = unread[0]
+        index = next(i for i, e in enumerate(events) if e["kind"] == "read" and e["at"] == at)
+        found += filter(None, [_replay(events, index)])
+    seen = [(r["file"], r["function"], r["role"]) for r in known]
+    fresh: list[Recorded] = []
+    for entry in found:
+        if (entry["file"], entry["function"], entry["role"]) not in seen:
+            seen.append((entry["file"], entry["function"], entry["role"]))
+            fresh.append(entry)
+    return fresh
+
+
+def _recorded(
+    file: str, function: str, role: str, why: str, launched_by: list[str] | None = None
+) -> Recorded:
+    return {"file": file, "function": function, "role": role, "why": why, "launched_by": launched_by or []}
+
+
+def _replay(events: list[dict[str, Any]], index: int) -> Recorded | None:
+    """The function that launched and then read, at ``index``, what a launch of it wrote: the
+    innermost function the read ran in that an earlier launch ran in too (the same call), when each
+    of its launches went through a function of its own (``launched_by``: what does nothing when it
+    is called again as a check); None otherwise."""
+    read = events[index]
+    launches = [e for e in events[:index] if e["kind"] == "train"]
+    for function in read.get("within", []):
+        inside = [e["within"] for e in launches if function in e["within"]]
+        if not inside:
+            continue
+        children = [chain[chain.index(function) - 1] for chain in inside if chain.index(function) > 0]
+        if len(children) < len(inside):
+            return None  # it launched itself: called again, it would launch again
+        launched_by = list(dict.fromkeys(child[1] for child in children))
+        why = f"reads {read['path']}, which its launches wrote"
+        return _recorded(function[0], function[1], "replay", why, launched_by)
+    return None
 
 
 def _program(command: str) -> str:

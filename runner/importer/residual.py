@@ -96,7 +96,10 @@ def _env(current: Mapping[str, str], wanted: Mapping[str, str]) -> Edit:
 
 def _verify(spec: Spec, target: Target) -> Edit:
     """The checks after the launch, each whole as the script calls it; any other goes."""
-    current = {name: check.model_dump() for name, check in spec.verify.items()}
+    current = {  # launched_by only where a check has it, as import writes it
+        name: {key: value for key, value in check.model_dump().items() if key != "launched_by" or value}
+        for name, check in spec.verify.items()
+    }
     edit: Edit = {}
     for name, wanted in target.verify.items():
         if name not in current:

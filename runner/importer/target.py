@@ -154,6 +154,8 @@ def _verify(call: Call) -> dict[str, dict[str, Any]]:
         names = itertools.chain([stem], (f"{stem}-{k}" for k in itertools.count(2)))
         name = next(n for n in names if n not in named)
         named[name] = {"call": check.call, "args": check.args}
+        if check.launched_by:
+            named[name]["launched_by"] = list(check.launched_by)
     return named
 
 

@@ -64,8 +64,8 @@ class Trace:
     checkout: str = ""  # the miles checkout's root (--miles-root), where a hook of the test's is named
     hook_entry: Callable[[object], Any] | None = None  # a hook's launch.before_submit entry (hooks.py)
     launching: Callable[[FrameType], None] | None = None  # told of each launch's caller (script_checks.py)
-    # the top-level functions of the test's own from a frame outward, [file, name] (own_calls.py)
-    functions: Callable[[FrameType | None], list[list[str]]] | None = None
+    # the top-level functions of the test's own from a frame outward, [file, name, id] (own_calls.py)
+    functions: Callable[[FrameType | None], list[list[Any]]] | None = None
     # the function that started a thread, from its frames and the launch's (own_calls.py)
     beside: Callable[[list[FrameType], FrameType], list[str] | None] | None = None
 
@@ -223,7 +223,9 @@ class Trace:
         known = [e for e in self.events if e["kind"] == "read"]
         same = next((e["stand_in"] for e in known if (e["path"], e["after"]) == (text, launches)), None)
         stand_in = same or READ_STAND_IN.format(len({(e["path"], e["after"]) for e in known}) + 1)
-        self.record("read", path=text, stand_in=stand_in, after=launches)
+        reader = self._test_frame(sys._getframe(1))
+        within = self.functions(reader) if self.functions and reader else []
+        self.record("read", path=text, stand_in=stand_in, after=launches, within=within)
         return stand_in
 
     def stand_in(self, path: Any) -> str | None:

@@ -31,6 +31,8 @@ class OwnCheck:
     optional: tuple[str, ...]
     any_keyword: bool  # it takes **kwargs
     ray_paths: tuple[str, ...]  # text under /tmp/ray/ its body names
+    functions: tuple[str, ...] = ()  # the top-level functions of its file, and the names it imports
+    names: frozenset[str] = frozenset()  # the names its body uses (the functions it calls among them)
 
 
 def read(root: Path, call: str) -> OwnCheck | str:
@@ -49,19 +51,21 @@ def read(root: Path, call: str) -> OwnCheck | str:
     found = _parsed(resolved, resolved.stat().st_mtime_ns)
     if isinstance(found, str):
         return f"{relative} in the checkout at {root} {found}"
+    defined = [key for key, node in found.items() if node is not None]
     function = found.get(name)
     if function is None:
-        known = ", ".join(sorted(found)) or "none"
-        close = difflib.get_close_matches(name, found, n=1)
+        known = ", ".join(sorted(defined)) or "none"
+        close = difflib.get_close_matches(name, defined, n=1)
         meant = f"did you mean {close[0]}? " if close else ""
         return f"{relative} defines no top-level function {name} ({meant}it defines: {known})"
-    return _check(resolved, function)
+    return _check(resolved, function, tuple(found))
 
 
 @cache
-def _parsed(path: Path, stamp: int) -> dict[str, ast.FunctionDef] | str:
-    """The top-level functions of ``path`` by name; why not, if it cannot be read. ``stamp`` (the
-    file's mtime) makes an edited file a new cache entry."""
+def _parsed(path: Path, stamp: int) -> dict[str, ast.FunctionDef | None] | str:
+    """The top-level functions of ``path`` by name, and the names it imports (``from X import name``:
+    None); why not, if it cannot be read. ``stamp`` (the file's mtime) makes an edited file a new
+    cache entry."""
     try:
         if os.stat(path).st_size > MAX_BYTES:
             return f"is over {MAX_BYTES // (1024 * 1024)} MiB: not read"
@@ -70,7 +74,15 @@ def _parsed(path: Path, stamp: int) -> dict[str, ast.FunctionDef] | str:
         return f"cannot be read: {error.strerror or error}"
     except (SyntaxError, ValueError) as error:
         return f"cannot be parsed: {type(error).__name__}: {error}"
-    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    return {
+        **{
+            alias.asname or alias.name: None
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom)
+            for alias in node.names
+        },
+        **{node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)},
+    }
 
 
 def parameters(function: ast.FunctionDef) -> tuple[list[str], list[str]]:
@@ -85,7 +97,7 @@ def parameters(function: ast.FunctionDef) -> tuple[list[str], list[str]]:
     return required, optional
 
 
-def _check(path: Path, function: ast.FunctionDef) -> OwnCheck:
+def _check(path: Path, function: ast.FunctionDef, functions: tuple[str, ...]) -> OwnCheck:
     required, optional = parameters(function)
     named = (
         node.value
@@ -94,4 +106,7 @@ def _check(path: Path, function: ast.FunctionDef) -> OwnCheck:
     )
     ray = tuple(dict.fromkeys(text for text in named if text.startswith(RAY_DEFAULT_TEMP)))
     any_keyword = function.args.kwarg is not None
-    return OwnCheck(path, function.lineno, tuple(required), tuple(optional), any_keyword, ray)
+    names = frozenset(node.id for node in ast.walk(function) if isinstance(node, ast.Name))
+    return OwnCheck(
+        path, function.lineno, tuple(required), tuple(optional), any_keyword, ray, functions, names
+    )

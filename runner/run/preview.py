@@ -48,6 +48,7 @@ def preview(planned: Planned, options: Options) -> dict[str, Any]:
                 "hook_state": [
                     f"{r['hook']}.{r['attribute']}" for r in planned.launch.hook_reads.get(c.name, [])
                 ],
+                "launched_by": cell.spec.verify[c.name].launched_by,
             }
             for number, c in enumerate(planned.verifies, start=1)
         ],
@@ -140,6 +141,9 @@ def text(previews: list[dict[str, Any]]) -> str:
         for v in cell["verify"]:
             reads = ", ".join(v["hook_state"])
             reads = f" (reads {reads}, reported once the job has ended)" if reads else ""
+            if v["launched_by"]:  # the function that launched, again: what follows its launches checks
+                left_out = ", ".join(f"{name}()" for name in v["launched_by"])
+                reads += f" ({v['call']} again, {left_out} doing nothing: the cells before ran its launches)"
             lines += [f"  verify {v['name']}{reads}: job {v['submission_id']}: {v['entrypoint']}"]
         lines += [f"  expect {name}: {bound}" for name, bound in cell["expect"].items()]
         lines += [f"  reproduce: {cell['reproduce']}", ""]
