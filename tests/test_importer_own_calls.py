@@ -79,12 +79,27 @@ def test_a_function_of_its_own_that_runs_what_no_step_runs_becomes_a_call_step(c
     ) in text
 
 
-def test_a_recorded_function_whose_result_the_script_uses_fails_with_that_said(checkout):
-    said = refusal(checkout, checkout / OWN / "test_prepared_then_used.py")
-    assert "raises AttributeError: 'NoneType' object has no attribute 'rstrip'" in said
+@pytest.mark.parametrize(
+    ("script", "line"), [("test_prepared_then_used.py", 15), ("test_prepared_or_default.py", 14)]
+)
+def test_what_a_recorded_function_returns_is_not_known_and_using_it_is_refused(checkout, script, line):
+    said = refusal(checkout, checkout / OWN / script)
+    assert f"{script}:{line}" in said
+    assert (
+        "it uses what install() returns, which import does not know: recorded as a prepare step of kind call,"
+        " it did not run here (a spec's prepare step returns nothing to the launch)"
+    ) in said
+
+
+def test_a_file_a_recorded_function_would_leave_read_later_fails_with_that_said(checkout):
+    said = refusal(checkout, checkout / OWN / "test_prepared_then_read.py")
+    assert "test_prepared_then_read.py:14" in said
+    assert (
+        "raises FileNotFoundError: [Errno 2] No such file or directory: '/tmp/own-tools/version.txt'" in said
+    )
     assert (
         "(install(), which runs what no prepare step runs, became a prepare step of kind call and did not"
-        " run here: what it returns or leaves behind is not there)"
+        " run here: what it leaves behind is not there)"
     ) in said
 
 

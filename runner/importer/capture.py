@@ -261,8 +261,8 @@ def _failed(failure: dict[str, Any], events: list[dict[str, Any]], output: str) 
     if recorded:  # what such a function returns or leaves is not there: say so, or the failure puzzles
         after += (
             f" ({', '.join(recorded)}, which {'run' if len(recorded) > 1 else 'runs'} what no prepare step"
-            " runs, became a prepare step of kind call and did not run here: what it returns or leaves"
-            " behind is not there)"
+            " runs, became a prepare step of kind call and did not run here: what it leaves behind is not"
+            " there)"
         )
     return refused(
         location(failure["at"]),

@@ -192,7 +192,7 @@ class _Recorded:
                 trace.record(
                     f"{self.role}-call", function=name, call=self.call, args=found, reason=self.reason
                 )
-                return _Returned(trace, name, held) if self.role == "beside" else None
+                return _Returned(trace, name, held) if self.role == "beside" else _NotReturned(trace, name)
             why = found
         raise trace.refuse(f"{WHAT[self.role]} {name}(), {why}: {FORMS[self.role]}")
 
@@ -228,6 +228,26 @@ class _Recorded:
         trace.record("verify", call=self.call, args=found, launched_by=list(self.launched_by))
         trace.record("replay", function=name, reason=self.reason, launched_by=list(self.launched_by))
         return None
+
+
+class _NotReturned:
+    """What a function recorded as a prepare step returns here: it did not run, so what it would
+    have returned is not known, and any use of it is refused (a launch given a guess of it, as
+    ``path = prepare() or DEFAULT`` would give, is no launch of the test's)."""
+
+    def __init__(self, trace: Any, function: str) -> None:
+        object.__setattr__(self, "_run_matrix", (trace, function))
+
+    def _used(self, *args: Any, **kwargs: Any) -> Any:
+        trace, function = object.__getattribute__(self, "_run_matrix")
+        raise trace.refuse(
+            f"uses what {function}() returns, which import does not know: recorded as a prepare step of kind"
+            " call, it did not run here (a spec's prepare step returns nothing to the launch)"
+        )
+
+    __bool__ = __str__ = __repr__ = __format__ = __iter__ = __len__ = __contains__ = _used
+    __getattr__ = __setattr__ = __getitem__ = __call__ = __eq__ = __ne__ = __hash__ = _used
+    __add__ = __radd__ = __truediv__ = __rtruediv__ = __fspath__ = __int__ = __float__ = __index__ = _used
 
 
 class _Returned:
