@@ -10,18 +10,23 @@ call the function itself.
   ``launch.before_submit`` hook, kept up beside the job. The test's use of what it returned
   after the launch is recorded too: one method call, the hook's ``stop``
   (``injector.stop_and_join(timeout_seconds=5)``), and each attribute read, a digit stand-in that
-  must reach only a ``verify:`` argument, where ``capture.py`` writes
-  ``$${hook:FUNCTION.ATTRIBUTE}`` (``num_successful_injections=injector.num_successful_injections``).
+  must reach only a ``verify:`` argument, where ``recorded_calls.py`` writes
+  ``$${hook:FUNCTION.ATTRIBUTE}`` (``num_successful_injections=injector.num_successful_injections``);
+* **replay**: a function that launched through functions of its own and then reads what its
+  launches wrote (miles' router test: ``execute()`` launches by ``_run_variant()``, then compares the
+  dumps) runs as the test runs it, its launches recorded; what it did after its last launch is a
+  check, and becomes a ``verify:`` entry calling it again with ``launched_by`` doing nothing.
 
 Import runs the script again for them. The first run notes, for each command, the top-level
-function of the test's code that ran it and, for each launch, the functions it ran in
-(``functions``); a launch beside a thread notes the function the launching code called that started
-it (``beside``). ``capture.py`` keeps each function that ran what no step runs and led to no
-launch, and each such thread's starter, and runs the script again with them (``install``): each is
-swapped, once its module has defined it, for a recorder of its name, so a call records the
-function by its path in the checkout with its arguments as JSON (as a hook's, ``hooks.py``) and
-runs nothing of it. What it would have left behind is not there for the rest of the script, which
-is the test's own affair: a script that reads it fails with its line.
+function of the test's code that ran it, and for each launch and each read of a launch's output the
+functions it ran in (``functions``); a launch beside a thread notes the function the launching code
+called that started it (``beside``). ``recorded_calls.py`` picks the functions to record from that,
+and ``capture.py`` runs the script again with them (``install``): each is swapped, once its module
+has defined it, for a recorder of its name, so a call records the function by its path in the
+checkout with its arguments as JSON (as a hook's, ``hooks.py``). A prepare step or a hook runs
+nothing of it: what it would have left behind is not there for the rest of the script, which is the
+test's own affair (a script that reads it fails with its line), and what it returns is a stand-in
+that refuses any use.
 
 Loaded by path by ``harness.py``; standard library only.
 """
