@@ -84,3 +84,23 @@ def test_a_checks_arguments_read_back_as_given_nested_lists_mappings_and_null_in
     text = dump({"verify": {"c": {"call": "m.f", "args": args}}})
     assert loads(text, Path("s.yaml")).data["verify"]["c"]["args"] == args
     assert "      phase_subdir: null\n" in text and "      atol: 1.0e-08\n" in text
+
+
+def test_a_long_list_of_mappings_is_a_block_of_items_and_reads_back():
+    hook = {
+        "call": "tests/e2e/ft/conftest_ft/fault_injection.py:spawn_fault_injector",
+        "args": {"seed": 42, "mean_interval_seconds": 120.0},
+        "stop": {"call": "stop_and_join", "args": {"timeout_seconds": 5}},
+    }
+    data = {"launch": {"script": "train.py", "before_submit": [hook, {"call": "t.py:other"}]}}
+    text = dump(data)
+    assert text.splitlines()[2:6] == [
+        "  before_submit:",
+        "    - call: tests/e2e/ft/conftest_ft/fault_injection.py:spawn_fault_injector",
+        "      args:",
+        "        seed: 42",
+    ]
+    assert "    - call: t.py:other" in text.splitlines()
+    assert loads(text, Path("spec.yaml")).data == data
+    short = {"launch": {"before_submit": [{"call": "t.py:f"}]}}
+    assert dump(short) == "launch:\n  before_submit: [{call: t.py:f}]\n"  # one line while it fits

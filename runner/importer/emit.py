@@ -18,6 +18,7 @@ from runner.errors import SpecError
 from runner.load import DELETE, Key, loads
 
 INDENT = "  "
+WIDTH = 110  # the longest line a list of mappings is written on
 SPACED = ("ci", "matrix", "prepare", "args", "env", "expect")  # top-level sections set off by a blank line
 FLOW = ("match", "band")  # small mappings written on one line
 Comments = Mapping[Key, str]  # a comment line written above the key
@@ -61,10 +62,26 @@ def _entry(key: Key, value: Any, comments: Comments) -> Iterator[str]:
             yield from _entry((*key, name), child, comments)
     elif isinstance(value, Mapping):
         yield f"{head} {{}}"
+    elif isinstance(value, list) and _long(head, value):
+        yield head
+        for item in value:  # each mapping a block item: "- " in its first line's indent
+            lines = [
+                line for name, child in item.items() for line in _entry((*key, "-", name), child, comments)
+            ]
+            dash = INDENT * len(key)
+            yield dash + "- " + lines[0].removeprefix(dash + INDENT)
+            yield from lines[1:]
     elif isinstance(value, list):
         yield f"{head} {_flow(value)}"
     else:
         yield f"{head} {scalar(value)}"
+
+
+def _long(head: str, items: list[Any]) -> bool:
+    """A list of mappings too long for one line (a hook with its arguments and its stop): written as
+    a block, an item each."""
+    mappings = bool(items) and all(isinstance(item, Mapping) and item for item in items)
+    return mappings and len(f"{head} {_flow(items)}") > WIDTH
 
 
 def scalar(value: Any) -> str:
