@@ -3,6 +3,7 @@ is recorded and not done, and what a run reports."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -329,3 +330,24 @@ def test_a_thread_left_running_after_the_launch_does_not_hold_the_import(tmp_pat
         path.read_text() + "import threading\nthreading.Thread(target=threading.Event().wait).start()\n"
     )
     assert len(capture.record(path, {}, [], timeout=20).calls) == 1
+
+
+def test_a_launch_that_names_the_interpreters_version_says_the_node_may_differ(tmp_path):
+    path = tmp_path / "case.py"
+    tmp_path.chmod(0o755)
+    path.write_text(
+        "import sys\nimport miles.utils.external_utils.command_utils as U\n"
+        "venv = f'/tmp/venv/lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages'\n"
+        "U.execute_train(train_args='--lr 1e-6 ', num_gpus_per_node=8, megatron_model_type='glm5-744B-A40B_4layer',"
+        " extra_env_vars={'PYTHONPATH': venv})\n"
+    )
+    version = "{}.{}".format(*sys.version_info)
+    run = capture.record(path, {}, [])
+    assert [note.message for note in run.notes if "interpreter" in note.message] == [
+        f"PYTHONPATH names python{version}, the version of the interpreter import ran the script with"
+        " (sys.version_info): the spec holds it as written, and on a node whose Python is another version"
+        " the path it is part of is another"
+    ]
+    plain = tmp_path / "plain.py"
+    plain.write_text(textwrap.dedent(LAUNCH).lstrip())
+    assert not [n for n in capture.record(plain, {}, []).notes if "interpreter" in n.message]

@@ -37,6 +37,7 @@ VERIFIERS_VARIABLE = "RUN_MATRIX_VERIFIERS"  # the checks it records (the harnes
 RECORDED_CALLS_VARIABLE = "RUN_MATRIX_RECORDED_CALLS"  # functions it records as calls (likewise)
 CPU_LIMIT_SIGNALS = (signal.SIGXCPU, signal.SIGKILL)  # what ends a child at its CPU time limit
 CPU_HEADROOM_S = 2  # CPU seconds a script may use beyond its wall clock's
+PYTHON_VERSION = "{}.{}".format(*sys.version_info)  # the sandbox runs the script with this interpreter
 SANDBOX_VARIABLES = frozenset(
     {
         *sandbox.BASE_ENV,
@@ -229,6 +230,7 @@ def _run(script: Path, switches: dict[str, str], trace: dict[str, Any], output: 
             if e["kind"] in notes.NOTED or (e["kind"] == "write" and i not in kept)
         )
         + _session_notes(launched, Path(trace["root"]))
+        + tuple(filter(None, (notes.interpreter_note(events[i], PYTHON_VERSION) for i in launches)))
         + tuple(notes.reset_note(e["command"], location(e["at"])) for e in after),
         {name: location(at) for name, at in trace["env_reads"].items()},
         trace["root"],

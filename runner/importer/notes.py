@@ -29,6 +29,24 @@ class Note:
 NOTED = ("effect", "silent", "clock", "setenv", "prepare-call", "beside-call", "replay")
 
 
+def interpreter_note(call: dict[str, Any], version: str) -> Note | None:
+    """A launch whose flags or env name the interpreter's version (``python3.11``, miles' verifiers
+    test builds a venv's site-packages path from ``sys.version_info``): the version import ran the
+    script with, which is not the node's Python when that differs."""
+    given = call["args"]
+    carriers = {"train_args": given.get("train_args") or "", **(given.get("extra_env_vars") or {})}
+    named = re.compile(rf"\bpython{re.escape(version)}\b")
+    found = [name for name, value in carriers.items() if named.search(str(value))]
+    if not found:
+        return None
+    return Note(
+        f"{', '.join(found)} name{'s' if len(found) == 1 else ''} python{version}, the version of the"
+        " interpreter import ran the script with (sys.version_info): the spec holds it as written, and on"
+        " a node whose Python is another version the path it is part of is another",
+        at(call),
+    )
+
+
 def at(event: dict[str, Any]) -> Location:
     """Where the script did what the event records."""
     return Location(Path(event["at"][0]), event["at"][1])
