@@ -59,8 +59,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "MODEL_ARGS come from its scripts/models/; a check the test defines itself, called after a launch, "
         "becomes a verify: entry PATH.py:function; a function of the test's own that prepares with what no "
         "prepare step runs, starts code beside the launch, or checks its launches' output in its own lines "
-        "becomes a prepare step of kind call, a launch.before_submit hook, or a verify: entry calling it again "
-        "(launched_by)",
+        "becomes a prepare step of kind call, a launch.before_submit hook, or a verify: entry calling it "
+        "again (launched_by)",
     )
     parser.add_argument("--force", action="store_true", help="replace files that exist")
     parser.add_argument(
