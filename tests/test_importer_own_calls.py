@@ -130,7 +130,17 @@ def test_code_of_its_own_beside_the_job_becomes_a_hook_with_its_stop_and_state(c
 def test_what_it_reads_of_code_beside_the_job_used_in_code_of_its_own_is_refused(checkout):
     said = refusal(checkout, checkout / OWN / "test_beside_used.py")
     assert "test_beside_used.py:11" in said
-    assert "it reads spawn_counter().ticks and uses it in code of its own" in said
+    assert "it reads spawn_counter().ticks and compares it in code of its own" in said
+
+
+def test_what_it_reads_of_code_beside_the_job_compared_before_a_check_gets_it_is_refused(checkout):
+    # the stand-in's digits would pass `assert ticks > 3` and the spec would lose the comparison
+    said = refusal(checkout, checkout / OWN / "test_beside_compared.py")
+    assert "test_beside_compared.py:20" in said
+    assert (
+        "it reads spawn_counter().ticks and compares it in code of its own: a spec reads a hook's state"
+        " only as a whole argument of a check after the job (verify: ... $${hook:FUNCTION.ATTRIBUTE})"
+    ) in said
 
 
 def test_a_thread_the_launching_function_starts_itself_is_refused_as_before(checkout):

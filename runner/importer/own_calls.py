@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 import sys
 from collections.abc import Callable
 from types import FrameType, FunctionType
@@ -189,9 +190,51 @@ class _Returned:
         return _Read(trace, hook, attribute, held)
 
 
+# what a spec's ``$${hook:...}`` cannot do with a hook's state and the test's own code can: compare it,
+# branch on it, hash it, compute with it, convert it. The stand-in's digits would decide each silently
+# (``assert n > 3`` passes, an ``if`` takes its branch) and the spec would lose it, so each is refused
+_USES = {
+    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge"), "compares it"),
+    "bool": "takes its truth",
+    "hash": "hashes it (a key of a mapping, a member of a set)",
+    **dict.fromkeys(
+        f"{side}{name}"
+        for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "divmod", "pow", "lshift", "rshift")
+        + ("and", "or", "xor")
+        for side in ("", "r")
+    ),
+    **dict.fromkeys(("neg", "pos", "abs", "invert")),
+    **dict.fromkeys(("int", "float", "index", "round", "trunc", "floor", "ceil"), "converts it"),
+}
+_HARNESS = os.path.dirname(os.path.abspath(__file__))  # run-matrix's own files in the sandbox
+
+
+def _refusing(operation: str, why: str | None) -> Callable[..., Any]:
+    """``int``'s ``__OPERATION__`` for run-matrix's own code (which writes the stand-in as JSON and
+    compares what the check gets back); a refusal at the script's line for the test's."""
+    plain = getattr(int, f"__{operation}__")
+
+    def used(self: _Read, *args: Any) -> Any:
+        caller = sys._getframe(1).f_code.co_filename
+        if os.path.dirname(os.path.abspath(caller)) == _HARNESS:
+            return plain(self, *args)
+        what = f"{self.event['function']}().{self.event['attribute']}"
+        raise self.trace.refuse(f"reads {what} and {why or 'computes with it'} in code of its own: {ONLY_VERIFY}")
+
+    used.__name__ = f"__{operation}__"
+    return used
+
+
+ONLY_VERIFY = (
+    "a spec reads a hook's state only as a whole argument of a check after the job (verify: ..."
+    " $${hook:FUNCTION.ATTRIBUTE})"
+)
+
+
 class _Read(int):
-    """An attribute of what a beside hook returned: a stand-in integer (recorded as a read), or,
-    when called, a method (recorded as the hook's stop instead)."""
+    """An attribute of what a beside hook returned: a stand-in integer (recorded as a read) that only
+    run-matrix's own code may compute with (``_USES``), or, when called, a method (recorded as the
+    hook's stop instead)."""
 
     event: dict[str, Any]
     trace: Any
@@ -225,6 +268,10 @@ class _Read(int):
             if why is not None:
                 raise trace.refuse(f"calls {method} with {why}")
         trace.record("beside-stop", function=event["function"], method=event["attribute"], args=stop)
+
+
+for _operation, _why in _USES.items():
+    setattr(_Read, f"__{_operation}__", _refusing(_operation, _why))
 
 
 def _unannotated() -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from runner.importer import notes, prepare
 from runner.importer.events import location, refused
+from runner.importer.own_calls import ONLY_VERIFY
 
 MAX_RUNS = 3  # runs of a script: each may find a function to record that the one before could not reach
 
@@ -103,8 +104,7 @@ def _read(events: list[dict[str, Any]], index: int, launch: int, until: int, ref
     if str(stand_in) in rest or not reached:
         raise refused(
             location(read["at"]),
-            f"reads {what} and uses it in code of its own: a spec reads a hook's state only as a whole"
-            " argument of a check after the job (verify: ... $${hook:FUNCTION.ATTRIBUTE})",
+            f"reads {what} and uses it in code of its own: {ONLY_VERIFY}",
         )
 
 
