@@ -193,16 +193,12 @@ class _Returned:
 # what a spec's ``$${hook:...}`` cannot do with a hook's state and the test's own code can: compare it,
 # branch on it, hash it, compute with it, convert it. The stand-in's digits would decide each silently
 # (``assert n > 3`` passes, an ``if`` takes its branch) and the spec would lose it, so each is refused
+_ARITHMETIC = "add sub mul truediv floordiv mod divmod pow lshift rshift and or xor"
 _USES = {
     **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge"), "compares it"),
     "bool": "takes its truth",
     "hash": "hashes it (a key of a mapping, a member of a set)",
-    **dict.fromkeys(
-        f"{side}{name}"
-        for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "divmod", "pow", "lshift", "rshift")
-        + ("and", "or", "xor")
-        for side in ("", "r")
-    ),
+    **dict.fromkeys(f"{side}{name}" for name in _ARITHMETIC.split() for side in ("", "r")),
     **dict.fromkeys(("neg", "pos", "abs", "invert")),
     **dict.fromkeys(("int", "float", "index", "round", "trunc", "floor", "ceil"), "converts it"),
 }
@@ -219,7 +215,8 @@ def _refusing(operation: str, why: str | None) -> Callable[..., Any]:
         if os.path.dirname(os.path.abspath(caller)) == _HARNESS:
             return plain(self, *args)
         what = f"{self.event['function']}().{self.event['attribute']}"
-        raise self.trace.refuse(f"reads {what} and {why or 'computes with it'} in code of its own: {ONLY_VERIFY}")
+        how = why or "computes with it"
+        raise self.trace.refuse(f"reads {what} and {how} in code of its own: {ONLY_VERIFY}")
 
     used.__name__ = f"__{operation}__"
     return used
