@@ -117,23 +117,29 @@ REPORT_SECONDS = 120  # how long a hook asked to stop after the job may take to 
 
 
 def stop_shell(command: Command) -> str:
-    """A hook that reports, asked to stop once the job has ended (its stdin closed), then its report
+    """A hook that reports, asked to stop once the job has ended (a fresh token written on its stdin,
+    which is then closed), then its report (the line holding that token)
     read from its log into ``$RUN_MATRIX_HOOK_<name>``; the script stops with the reason when there is
     none within ``REPORT_SECONDS``, it is too large, or it says why the hook could not report."""
     hook, name, report = shell_name(command.name), command.name, report_variable(command.name)
-    log = f'"$RUN_MATRIX_LOG_{hook}"'
-    found = shell.quote(f"^{command.report} ")  # letters, spaces, '-', ':' and '_': nothing grep reads apart
+    log, token = f'"$RUN_MATRIX_LOG_{hook}"', f"RUN_MATRIX_TOKEN_{hook}"
+    # the report line holds the token the hook is given when asked (programs.py says why): hex digits,
+    # and the prefix letters, spaces, '-', ':' and '_', nothing grep reads apart
+    line = f"{command.report} "
+    found = f'{shell.quote("^" + line)}"${{{token}}} "'
     late = f"{name} did not report once asked to stop (it ended, or {REPORT_SECONDS} s passed); its output: "
     late = shell.quote(late)
     large = shell.quote(f"{name} reported more than {REPORT_BYTES} bytes; its output: ")
     fault = shell.quote(f"{name} could not report: ")
     return (
+        f"{token}=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')\n"
+        f'(printf \'%s\\n\' "${token}" >&"$RUN_MATRIX_STOP_{hook}") 2>/dev/null || true\n'
         f"exec {{RUN_MATRIX_STOP_{hook}}}>&-\n"
         f"for _ in $(seq {REPORT_SECONDS}); do grep -q {found} {log} && break"
         f'; kill -0 "$RUN_MATRIX_PID_{hook}" 2>/dev/null || break; sleep 1; done\n'
         f"{report}=$(grep -m1 {found} {log} || true)\n"
         f'[ -n "${report}" ] || {{ echo {late}{log} >&2; exit 1; }}\n'
-        f"{report}=${{{report}#{shell.quote(command.report + ' ')}}}\n"
+        f'{report}=${{{report}#{shell.quote(line)}"${{{token}}} "}}\n'
         f'[ "$(printf %s "${report}" | wc -c)" -le {REPORT_BYTES} ] || {{ echo {large}{log} >&2'
         "; exit 1; }\n"
         f'case ${report} in \'{{"fault"\'*) echo {fault}"${report}" >&2; exit 1;; esac'

@@ -236,6 +236,14 @@ def test_the_script_stops_the_hook_reads_its_report_and_fills_the_verify_argumen
         bash.stderr
         == f"spawn_counter did not report once asked to stop (it ended, or 120 s passed); its output: {log}\n"
     )
+    # a line like the report that the hook's own code prints (boast), or a stop's output left mid-line
+    # (mumble): the script reads the one report line, the one holding the token it gave the hook
+    for stop in ("boast", "mumble"):
+        odd = lines.replace('{"call":"stop_and_join","args":{"timeout_seconds":5}}', f'{{"call":"{stop}","args":{{}}}}')
+        bash = subprocess.run(["bash", "-c", odd.replace("python3", sys.executable)], env=node, text=True,
+                              capture_output=True, timeout=60, start_new_session=True)  # fmt: skip
+        assert (bash.returncode, bash.stderr) == (0, "")
+        assert json.loads(bash.stdout)["ticks"] < 999999
 
 
 @pytest.mark.allow_subprocess
