@@ -143,6 +143,21 @@ def test_what_it_reads_of_code_beside_the_job_compared_before_a_check_gets_it_is
     ) in said
 
 
+@pytest.mark.parametrize(
+    ("test", "line", "function"),
+    [("test_prepared_then_redefined.py", 14, "prepare"), ("test_beside_rebound.py", 18, "verify")],
+)
+def test_a_function_its_module_binds_to_something_else_after_the_call_is_refused(checkout, test, line, function):
+    # a spec's PATH.py:function calls what the module holds last: the second prepare(), or print
+    said = refusal(checkout, checkout / OWN / test)
+    assert f"{test}:{line}" in said
+    assert (
+        f"it calls {function}() as {OWN}/{test}:{function}, and its module binds {function} to something"
+        " else later: a spec's PATH.py:function calls what the module holds last (a function defined once,"
+        " at the top level)"
+    ) in said
+
+
 def test_a_thread_the_launching_function_starts_itself_is_refused_as_before(checkout):
     said = refusal(checkout, checkout / OWN / "test_beside_inline.py")
     assert "test_beside_inline.py:11" in said

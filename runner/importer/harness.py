@@ -112,6 +112,8 @@ def main(argv: Sequence[str]) -> int:
         own_calls.install(trace, json.loads(os.environ.pop(RECORDED_CALLS, "[]")), hooks, checks.held)
         keep_hooks = functools.partial(hooks.hooked, trace)
         failure = _run(script, miles_root, recorder, tracing, registry, record_checks, keep_hooks)
+        if failure is None and trace.refusal is None:
+            hooks.rebound(trace)
         _read_back(trace.events)
         with contextlib.suppress(OSError):
             _RMDIR(trace.captures)
