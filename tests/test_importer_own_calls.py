@@ -158,6 +158,34 @@ def test_a_function_its_module_binds_to_something_else_after_the_call_is_refused
     ) in said
 
 
+def test_code_beside_each_of_two_launches_is_each_cells_hook_with_its_own_stop(checkout):
+    # the second handle's stop was taken for a second stop of the first ("a hook has one stop")
+    data, _ = imported(checkout, "test_beside_each_launch.py")
+    overlay = load(checkout.parent / "out" / "components" / "spec-call-2.yaml").data
+    hook = {"call": f"{OWN}/injector.py:spawn_counter", "args": {"interval_seconds": 0.02}}
+    (first,) = data["launch"]["before_submit"]
+    (second,) = overlay["launch"]["before_submit"]
+    assert first == {
+        **hook,
+        "args": {"out": "/tmp/own-beside-1.count", "interval_seconds": 0.02},
+        "stop": {"call": "stop_and_join", "args": {"timeout_seconds": 1}},
+    }
+    assert second == {
+        **hook,
+        "args": {"out": "/tmp/own-beside-2.count", "interval_seconds": 0.02},
+        "stop": {"call": "stop_and_join", "args": {"timeout_seconds": 2}},
+    }
+
+
+def test_code_of_one_function_started_twice_beside_one_launch_is_refused(checkout):
+    said = refusal(checkout, checkout / OWN / "test_beside_twice.py")
+    assert "test_beside_twice.py:9" in said
+    assert (
+        "it runs beside its launch spawn_counter(), which it calls again before the launch both run beside:"
+        " import tells what the test does with each (its stop, what it reads) by the function's name alone"
+    ) in said
+
+
 def test_a_thread_the_launching_function_starts_itself_is_refused_as_before(checkout):
     said = refusal(checkout, checkout / OWN / "test_beside_inline.py")
     assert "test_beside_inline.py:11" in said

@@ -159,6 +159,11 @@ class _Recorded:
         why = self.why
         if why is None and self.role == "prepare" and any(e["kind"] == "train" for e in trace.events):
             why = "which it calls after launching (a prepare step runs before the launch)"
+        if why is None and self.role == "beside" and _beside_once_more(trace.events, name):
+            why = (
+                "which it calls again before the launch both run beside: import tells what the test does"
+                " with each (its stop, what it reads) by the function's name alone"
+            )
         if why is None:
             try:
                 bound = inspect.signature(self.function).bind(*args, **kwargs)
@@ -167,27 +172,44 @@ class _Recorded:
             bound.apply_defaults()
             found = hooks.arguments(name, self.function, bound, held)
             if not isinstance(found, str):
+                # a beside hook's handle: what the test does with what one call returned is that call's
+                handle = {"handle": sum(e["kind"] == "beside-call" for e in trace.events)}
                 trace.record(
-                    f"{self.role}-call", function=name, call=self.call, args=found, reason=self.reason
+                    f"{self.role}-call",
+                    function=name,
+                    call=self.call,
+                    args=found,
+                    reason=self.reason,
+                    **(handle if self.role == "beside" else {}),
                 )
-                return _Returned(trace, name, held) if self.role == "beside" else None
+                return _Returned(trace, name, held, handle["handle"]) if self.role == "beside" else None
             why = found
         what = "prepares the node in" if self.role == "prepare" else "runs beside its launch"
         raise trace.refuse(f"{what} {name}(), {why}: {FORMS[self.role]}")
+
+
+def _beside_once_more(events: list[dict[str, Any]], name: str) -> bool:
+    """Whether ``name`` started a beside hook since the last launch (or before the first)."""
+    for event in reversed(events):
+        if event["kind"] == "train":
+            return False
+        if event["kind"] == "beside-call" and event["function"] == name:
+            return True
+    return False
 
 
 class _Returned:
     """What a beside hook returned, standing in: each attribute the test reads is a digit stand-in
     (``_Read``); calling one is the hook's stop, once, after the launch."""
 
-    def __init__(self, trace: Any, hook: str, held: Held) -> None:
-        self._run_matrix = (trace, hook, held)
+    def __init__(self, trace: Any, hook: str, held: Held, handle: int) -> None:
+        self._run_matrix = (trace, hook, held, handle)
 
     def __getattr__(self, attribute: str) -> _Read:
         if attribute.startswith("__"):
             raise AttributeError(attribute)
-        trace, hook, held = self._run_matrix
-        return _Read(trace, hook, attribute, held)
+        trace, hook, held, handle = self._run_matrix
+        return _Read(trace, hook, attribute, held, handle)
 
 
 # what a spec's ``$${hook:...}`` cannot do with a hook's state and the test's own code can: compare it,
@@ -237,12 +259,18 @@ class _Read(int):
     trace: Any
     held: Held
 
-    def __new__(cls, trace: Any, hook: str, attribute: str, held: Held) -> _Read:
+    def __new__(cls, trace: Any, hook: str, attribute: str, held: Held, handle: int) -> _Read:
         count = sum(e["kind"] == "beside-read" for e in trace.events)
         read = super().__new__(cls, int(HOOK_STAND_IN.format(count + 1)))
-        launched = any(e["kind"] == "train" for e in trace.events)
+        called = next(i for i, e in enumerate(trace.events) if e.get("handle") == handle)
+        launched = any(e["kind"] == "train" for e in trace.events[called:])  # the launch it runs beside
         read.event = trace.record(
-            "beside-read", function=hook, attribute=attribute, stand_in=int(read), launched=launched
+            "beside-read",
+            function=hook,
+            attribute=attribute,
+            stand_in=int(read),
+            launched=launched,
+            handle=handle,
         )
         read.trace, read.held = trace, held
         return read
@@ -253,7 +281,7 @@ class _Read(int):
         method = f"{event['function']}().{event['attribute']}()"
         if not event["launched"]:
             raise trace.refuse(f"calls {method} before launching: a hook's stop runs once the job has ended")
-        if any(e["kind"] == "beside-stop" and e["function"] == event["function"] for e in trace.events):
+        if any(e["kind"] == "beside-stop" and e["handle"] == event["handle"] for e in trace.events):
             raise trace.refuse(f"calls {method} after another method of it: a hook has one stop")
         if args:
             raise trace.refuse(
@@ -264,7 +292,13 @@ class _Read(int):
             stop[name], why = self.held(_unannotated, name, value)
             if why is not None:
                 raise trace.refuse(f"calls {method} with {why}")
-        trace.record("beside-stop", function=event["function"], method=event["attribute"], args=stop)
+        trace.record(
+            "beside-stop",
+            function=event["function"],
+            method=event["attribute"],
+            args=stop,
+            handle=event["handle"],
+        )
 
 
 for _operation, _why in _USES.items():

@@ -67,13 +67,13 @@ def attach(events: list[dict[str, Any]]) -> None:
         until = next((i for i in launches if i > launch), len(events))
         entry: dict[str, Any] = {"call": call["call"], **_arguments(call)}
         for i, event in enumerate(events[index + 1 :], start=index + 1):
-            if event["kind"] == "beside-stop" and event["function"] == call["function"]:
+            if event["kind"] == "beside-stop" and event["handle"] == call["handle"]:
                 if i > until:
                     raise refused(
                         location(event["at"]), f"stops {hook} after a later launch: it runs beside one"
                     )
                 entry["stop"] = {"call": event["method"], **_arguments(event)}
-            elif event["kind"] == "beside-read" and event["function"] == call["function"]:
+            elif event["kind"] == "beside-read" and event["handle"] == call["handle"]:
                 _read(events, i, launch, until, f"${{hook:{call['function']}.{event['attribute']}}}")
         events[launch]["args"]["before_submit"].append(entry)
 
