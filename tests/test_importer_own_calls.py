@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from runner.errors import SpecError
-from runner.importer import Request, import_test
+from runner.importer import Request, capture, import_test
 from runner.load import load
 from tests.conftest import DATA
 
@@ -184,6 +184,20 @@ def test_code_of_one_function_started_twice_beside_one_launch_is_refused(checkou
         "it runs beside its launch spawn_counter(), which it calls again before the launch both run beside:"
         " import tells what the test does with each (its stop, what it reads) by the function's name alone"
     ) in said
+
+
+def test_the_runs_that_record_functions_as_calls_share_one_runs_time(checkout):
+    # each of its three runs waits 2 s; each had the whole timeout, so a script could triple it
+    script = checkout / OWN / "test_prepared_in_three_runs.py"
+    with pytest.raises(SpecError) as caught:
+        capture.record(script, {}, (), miles_root=checkout, timeout=5.5)
+    assert str(caught.value).splitlines()[0] == (
+        f"{script}: error [import]: test_prepared_in_three_runs.py cannot be imported: it did not finish"
+        " within 5.5 s under the recorder in all its runs together (it ran again with functions of its own"
+        " recorded as calls): does it wait for something?"
+    )
+    run = capture.record(script, {}, (), miles_root=checkout)  # within the default, both are calls
+    assert [step.name for step in run.prepare] == ["make_venv", "clone"]
 
 
 def test_a_thread_the_launching_function_starts_itself_is_refused_as_before(checkout):

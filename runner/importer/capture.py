@@ -13,6 +13,7 @@ import json
 import math
 import signal
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,17 +115,23 @@ def record(
     env[VERIFIERS_VARIABLE] = json.dumps(list(verifiers))
     argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), *([str(miles_root)] if miles_root else [])]
 
+    # the runs of one recording share ``timeout``: a script that makes import run it again
+    # (recorded_calls.MAX_RUNS) gets no more time than one that runs once
+    deadline = time.monotonic() + timeout
+
     def sandboxed(env: dict[str, str]) -> tuple[dict[str, Any], str]:
+        left = deadline - time.monotonic()
         done = sandbox.run(
             argv,
             reads=[script.parent, *([miles_root] if miles_root else [])],
             cwd=miles_root or script.parent,
             env=env,
-            limits=sandbox.Limits(wall_s=timeout, cpu_s=cpu_seconds(timeout)),
+            limits=sandbox.Limits(wall_s=max(left, 0.0), cpu_s=cpu_seconds(max(left, 0.0))),
             trust=trust,
             secret_names=secrets,
         )
-        return _references(json.loads(_trace_text(script, done, timeout)), secrets), done.output
+        again = RECORDED_CALLS_VARIABLE in env
+        return _references(json.loads(_trace_text(script, done, timeout, again)), secrets), done.output
 
     trace, output = sandboxed(env)
     recorded: list[list[str]] = []  # functions of the test's own recorded as calls (own_calls.py)
@@ -143,13 +150,13 @@ def record(
     return _run(script, dict(switches), trace, output)
 
 
-def _trace_text(script: Path, done: sandbox.Outcome, timeout: float) -> bytes:
-    """What the harness wrote, once it finished; refused when the script ran out of its time."""
+def _trace_text(script: Path, done: sandbox.Outcome, timeout: float, again: bool = False) -> bytes:
+    """What the harness wrote, once it finished; refused when the script ran out of its time (that of
+    all its runs together, when this one ran ``again`` with functions recorded as calls)."""
     if done.timed_out:
-        raise refused(
-            Location(script),
-            f"did not finish within {timeout:g} s under the recorder (does it wait for something?)",
-        )
+        runs = " in all its runs together (it ran again with functions of its own recorded as calls):"
+        asked = f"{runs} does it wait for something?" if again else " (does it wait for something?)"
+        raise refused(Location(script), f"did not finish within {timeout:g} s under the recorder{asked}")
     text = done.files.get("trace.json")
     if not text and _ended_by_its_cpu_limit(done.returncode):
         raise refused(
