@@ -7,6 +7,7 @@ the port it answers on. Pure.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -152,8 +153,14 @@ def report_variable(name: str) -> str:
 
 
 def shell_name(name: str) -> str:
-    """``name`` as part of a shell variable's name: what is no letter, digit or _ becomes _."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+    """``name`` as part of a shell variable's name: itself when it can be one; else what is no letter,
+    digit or _ becomes _, followed by a digest of ``name``, so that two names never share a variable
+    (``spawn_counter-1``, the second of two hooks of one function name, and a hook of
+    ``spawn_counter_1``: the script stopped one hook twice and never the other)."""
+    if re.fullmatch(r"[A-Za-z0-9_]+", name):
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return re.sub(r"[^A-Za-z0-9_]", "_", name) + "_" + digest
 
 
 def _test_text(guard: tuple[str, ...]) -> str:

@@ -5,8 +5,10 @@ the form, rules G10/G11, the rendered launch (JSON, shell run by bash with the c
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -244,6 +246,33 @@ def test_the_script_stops_the_hook_reads_its_report_and_fills_the_verify_argumen
                               capture_output=True, timeout=60, start_new_session=True)  # fmt: skip
         assert (bash.returncode, bash.stderr) == (0, "")
         assert json.loads(bash.stdout)["ticks"] < 999999
+
+
+THREE = [f"{INJECTOR}:spawn_counter", "tests/e2e/own/other.py:spawn_counter", "tests/e2e/own/other.py:spawn_counter_1"]  # fmt: skip
+
+
+def three_hooks(write, outs: list[Path]) -> list:
+    """The commands of three hooks that report: two of the function name spawn_counter (named
+    spawn_counter-0 and spawn_counter-1 after their places), and one of spawn_counter_1."""
+    entries = ", ".join(
+        f"{{call: {call}, args: {{out: {out}}}, stop: {{call: stop_and_join, args: {{timeout_seconds: 5}}}}}}"
+        for call, out in zip(THREE, outs, strict=True)
+    )
+    launch = render(pipeline.cell(spec(write, f"\n  before_submit: [{entries}]\n", "")), Context(miles_root="${MILES_ROOT}"))  # fmt: skip
+    hooked = [c for c in launch.commands if c.report]
+    assert [c.name for c in hooked] == ["spawn_counter-0", "spawn_counter-1", "spawn_counter_1"]
+    return hooked
+
+
+def test_hooks_whose_names_differ_only_in_what_a_shell_variable_cannot_hold_have_variables_of_their_own(write, tmp_path) -> None:  # fmt: skip
+    # spawn_counter-1 and spawn_counter_1 shared every variable of the script (its FIFO, log, pid,
+    # token, report): one hook was asked to stop twice, and the other never
+    hooked = three_hooks(write, [tmp_path / f"ticks-{n}" for n in range(3)])
+    stops = [set(re.findall(r"RUN_MATRIX_STOP_\w+", c.shell + stop_shell(c))) for c in hooked]
+    assert all(len(found) == 1 for found in stops)
+    assert len(set.union(*stops)) == 3
+    assert stops[0] == {"RUN_MATRIX_STOP_spawn_counter_0_" + hashlib.sha256(b"spawn_counter-0").hexdigest()[:8]}
+    assert stops[2] == {"RUN_MATRIX_STOP_spawn_counter_1"}  # a name that can be one stays as it is
 
 
 @pytest.mark.allow_subprocess
