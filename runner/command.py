@@ -75,12 +75,24 @@ HEREDOC = "RUN_MATRIX_PROGRAM"
 SERVICE_SECONDS = 30  # how long a service may take to answer (miles' wait_for_server_ready)
 
 
+# what a command the script starts in the background runs first: bash passes it every descriptor the
+# script holds, the FIFO of each hook that reports among them, and a hook whose FIFO a later hook or
+# service holds open never sees its stdin end when the script closes it (the script waited for its
+# report in vain); run starts each with only its own descriptors
+CLOSE_STOPS = 'for run_matrix_fd in ${!RUN_MATRIX_STOP_@}; do eval "exec {$run_matrix_fd}>&-"; done'
+
+
+def _background(line: str) -> str:
+    """``line`` in a subshell that holds no hook's FIFO (``CLOSE_STOPS``), to start with ``&``."""
+    return f"({CLOSE_STOPS}; {line})"
+
+
 def _service_shell(name: str, line: str, port: int) -> str:
     """Started in the background unless the port answers already, then waited for."""
     answers = f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null"
     failed = shell.quote(f"{name} did not answer on 127.0.0.1:{port} within {SERVICE_SECONDS} s")
     return (
-        f"{answers} || {{ {line} & }}\n"
+        f"{answers} || {{ {_background(line)} & }}\n"
         f"for _ in $(seq {SERVICE_SECONDS}); do {answers} && break; sleep 1; done\n"
         f"{answers} || {{ echo {failed} >&2; exit 1; }}"
     )
@@ -98,12 +110,12 @@ def _hook_shell(name: str, line: str, ready: str, reports: bool) -> str:
     gone = shell.quote(f"{name} ended before it returned; its output: ")
     late = shell.quote(f"{name} did not return within {HOOK_SECONDS} s; its output: ")
     fresh = shell.quote(f"run-matrix-{name}.XXXXXX")
-    start = f'hook_log=$(mktemp -t {fresh})\n{line} >"$hook_log" 2>&1 &\nhook=$!\n'
+    start = f'hook_log=$(mktemp -t {fresh})\n{_background(line)} >"$hook_log" 2>&1 &\nhook=$!\n'
     if reports:
         hook = shell_name(name)
         start = (
             f'hook_dir=$(mktemp -d -t {fresh})\nhook_log=$hook_dir/log\nmkfifo "$hook_dir/stop"\n'
-            f'{line} <"$hook_dir/stop" >"$hook_log" 2>&1 &\nhook=$!\n'
+            f'{_background(line)} <"$hook_dir/stop" >"$hook_log" 2>&1 &\nhook=$!\n'
             f'exec {{RUN_MATRIX_STOP_{hook}}}>"$hook_dir/stop"\n'
             f"RUN_MATRIX_LOG_{hook}=$hook_log RUN_MATRIX_PID_{hook}=$hook\n"
         )

@@ -275,6 +275,29 @@ def test_hooks_whose_names_differ_only_in_what_a_shell_variable_cannot_hold_have
     assert stops[2] == {"RUN_MATRIX_STOP_spawn_counter_1"}  # a name that can be one stays as it is
 
 
+@pytest.mark.allow_subprocess  # bash runs the three hooks and their stops as the script would
+def test_each_of_several_hooks_that_report_is_stopped_by_the_script(write, tmp_path) -> None:
+    # bash gave each later hook the FIFOs of the hooks before it: the first never saw its stdin end,
+    # and the script waited for its report in vain
+    root = tmp_path / "miles"
+    shutil.copytree(DATA / "own-checks", root)
+    other = (root / INJECTOR).read_text() + "\n\ndef spawn_counter_1(out):\n    return Counting(out, 0.02)\n"
+    (root / "tests/e2e/own/other.py").write_text(other)
+    outs = [tmp_path / f"ticks-{n}" for n in range(3)]
+    hooked = three_hooks(write, outs)
+    lines = "\n".join(["set -euo pipefail", *(c.shell for c in hooked), "sleep 0.3", *map(stop_shell, hooked)])
+    node = {**os.environ, "MILES_ROOT": str(root), "TMPDIR": str(tmp_path)}
+    bash = subprocess.Popen(["bash", "-c", lines.replace("python3", sys.executable)], env=node, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    try:
+        _, err = bash.communicate(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(bash.pid, signal.SIGKILL)
+    assert (bash.returncode, err) == (0, "")
+    assert all(int(out.read_text()) > 0 for out in outs)  # each hook's stop ran
+
+
 @pytest.mark.allow_subprocess
 def test_run_fills_verify_arguments_as_the_scripts_fill_program_does() -> None:
     args = {"ticks": "${hook:spawn_counter.ticks}", "more": ["$HOME", {"k": "${hook:spawn_counter.ticks}"}]}
