@@ -147,7 +147,9 @@ def test_what_it_reads_of_code_beside_the_job_compared_before_a_check_gets_it_is
     ("test", "line", "function"),
     [("test_prepared_then_redefined.py", 14, "prepare"), ("test_beside_rebound.py", 18, "verify")],
 )
-def test_a_function_its_module_binds_to_something_else_after_the_call_is_refused(checkout, test, line, function):
+def test_a_function_its_module_binds_to_something_else_after_the_call_is_refused(
+    checkout, test, line, function
+):
     # a spec's PATH.py:function calls what the module holds last: the second prepare(), or print
     said = refusal(checkout, checkout / OWN / test)
     assert f"{test}:{line}" in said
@@ -198,6 +200,23 @@ def test_the_runs_that_record_functions_as_calls_share_one_runs_time(checkout):
     )
     run = capture.record(script, {}, (), miles_root=checkout)  # within the default, both are calls
     assert [step.name for step in run.prepare] == ["make_venv", "clone"]
+
+
+@pytest.mark.parametrize(
+    ("test", "why"),
+    [
+        ("test_forged_call.py", "KeyError: 'function'"),
+        ("test_forged_thread.py", "ValueError: 5 names no function of a file"),
+    ],
+)
+def test_a_trace_the_script_wrote_into_is_refused_without_a_traceback(checkout, test, why):
+    # the script shares the recorder's interpreter: the calls' records were read as the recorder's and
+    # import died with a KeyError or TypeError outside the sandbox
+    said = refusal(checkout, checkout / OWN / test)
+    assert said.splitlines()[0] == (
+        f"{checkout / OWN / test}: error [import]: {test} cannot be imported: it left a record the recorder did"
+        f" not write ({why}): does it change run-matrix's recorder in its interpreter?"
+    )
 
 
 def test_a_thread_the_launching_function_starts_itself_is_refused_as_before(checkout):

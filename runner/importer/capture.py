@@ -133,21 +133,30 @@ def record(
         again = RECORDED_CALLS_VARIABLE in env
         return _references(json.loads(_trace_text(script, done, timeout, again)), secrets), done.output
 
-    trace, output = sandboxed(env)
-    recorded: list[list[str]] = []  # functions of the test's own recorded as calls (own_calls.py)
-    for _ in range(recorded_calls.MAX_RUNS - 1):
-        more = recorded_calls.to_record(trace, recorded)
-        if not more:
-            break
-        recorded += more
-        trace, output = sandboxed({**env, RECORDED_CALLS_VARIABLE: json.dumps(recorded)})
-    failure = trace["failure"]
-    if not trace["refusal"] and not (failure and failure.get("environment")):
-        unread = launch_reads.substitute(trace["events"], failed=bool(failure))
-        if unread is not None:
-            raise refused(location(unread[0]), unread[1])
-        recorded_calls.attach(trace["events"])
-    return _run(script, dict(switches), trace, output)
+    try:
+        trace, output = sandboxed(env)
+        recorded: list[list[str]] = []  # functions of the test's own recorded as calls (own_calls.py)
+        for _ in range(recorded_calls.MAX_RUNS - 1):
+            more = recorded_calls.to_record(trace, recorded)
+            if not more:
+                break
+            recorded += more
+            trace, output = sandboxed({**env, RECORDED_CALLS_VARIABLE: json.dumps(recorded)})
+        failure = trace["failure"]
+        if not trace["refusal"] and not (failure and failure.get("environment")):
+            unread = launch_reads.substitute(trace["events"], failed=bool(failure))
+            if unread is not None:
+                raise refused(location(unread[0]), unread[1])
+            recorded_calls.attach(trace["events"])
+        return _run(script, dict(switches), trace, output)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+        # the script runs in the recorder's interpreter and can reach its trace: what comes out of the
+        # sandbox is read as data a script may have written, and one that is not the recorder's refused
+        raise refused(
+            Location(script),
+            f"left a record the recorder did not write ({type(error).__name__}: {error}): does it change"
+            " run-matrix's recorder in its interpreter?",
+        ) from None
 
 
 def _trace_text(script: Path, done: sandbox.Outcome, timeout: float, again: bool = False) -> bytes:

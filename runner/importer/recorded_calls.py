@@ -39,12 +39,20 @@ def to_record(trace: dict[str, Any], known: list[list[str]]) -> list[list[str]]:
         if event["kind"] != "command" or not event["within"] or notes.resets_node(event["command"]):
             continue
         if event["within"][0] not in launching and not prepare.runs_a_step(event["command"], trace["root"]):
-            found.append([*event["within"][0], "prepare", f"runs `{_program(event['command'])}`"])
+            found.append([*_function(event["within"][0]), "prepare", f"runs `{_program(event['command'])}`"])
     refusal = trace["refusal"] or {}
     if refusal.get("beside"):
-        found.append([*refusal["beside"], "beside", f"starts a thread ({refusal['thread']})"])
+        found.append([*_function(refusal["beside"]), "beside", f"starts a thread ({refusal['thread']})"])
     done = [entry[:3] for entry in known]
     return [f for i, f in enumerate(found) if f[:3] not in done and f[:3] not in (g[:3] for g in found[:i])]
+
+
+def _function(found: Any) -> list[str]:
+    """A [file, function] the sandbox's trace names, to run the script with again; ValueError when it is
+    none (capture.py refuses a trace the script has written into)."""
+    if not (isinstance(found, list) and len(found) == 2 and all(isinstance(part, str) for part in found)):
+        raise ValueError(f"{found!r} names no function of a file")
+    return found
 
 
 def _program(command: str) -> str:
