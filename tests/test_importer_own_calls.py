@@ -219,6 +219,14 @@ def test_a_trace_the_script_wrote_into_is_refused_without_a_traceback(checkout, 
     )
 
 
+def test_what_the_test_makes_of_its_home_is_home_where_the_spec_runs(checkout):
+    # the sandbox's private HOME (/tmp/home) was written into the spec, a folder no node has
+    data, text = imported(checkout, "test_prepared_at_home.py")
+    assert data["prepare"]["prepare"]["args"] == {"venv": "$${HOME}/own-env"}
+    assert (data["args"]["misc"]["save"], data["args"]["misc"]["dump-details"]) == ("$${HOME}/ckpt", "$${HOME}")
+    assert "/tmp/home" not in text
+
+
 def test_a_thread_the_launching_function_starts_itself_is_refused_as_before(checkout):
     said = refusal(checkout, checkout / OWN / "test_beside_inline.py")
     assert "test_beside_inline.py:11" in said

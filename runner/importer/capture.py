@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import signal
 import sys
 import time
@@ -131,7 +132,8 @@ def record(
             secret_names=secrets,
         )
         again = RECORDED_CALLS_VARIABLE in env
-        return _references(json.loads(_trace_text(script, done, timeout, again)), secrets), done.output
+        trace = json.loads(_trace_text(script, done, timeout, again))
+        return _references(trace, secrets, _home(trace.pop("home", ""))), done.output
 
     try:
         trace, output = sandboxed(env)
@@ -192,16 +194,26 @@ def _ended_by_its_cpu_limit(returncode: int) -> bool:
     return -returncode in CPU_LIMIT_SIGNALS or returncode - 128 in CPU_LIMIT_SIGNALS
 
 
-def _references(data: Any, secrets: Sequence[str]) -> Any:
-    """The trace with every stand-in secret written back as a ``${NAME}`` reference."""
+def _home(home: str) -> re.Pattern[str] | None:
+    """The sandbox's private ``HOME`` as a whole path or a path's start (``/tmp/home/ckpt``, not
+    ``/tmp/homework``): what the test makes of its home (``os.environ["HOME"]``, ``Path.home()``,
+    ``~``) was written into the spec as the sandbox's folder, which no node has."""
+    if not home.strip("/"):
+        return None
+    return re.compile(re.escape(home.rstrip("/")) + r"(?=$|/|[\s'\"=:,;])")
+
+
+def _references(data: Any, secrets: Sequence[str], home: re.Pattern[str] | None = None) -> Any:
+    """The trace with every stand-in secret written back as a ``${NAME}`` reference, and the sandbox's
+    ``HOME`` as ``${HOME}`` (where the spec runs, the home of whoever runs it, as the test's was)."""
     if isinstance(data, str):
         for name in secrets:
             data = data.replace(_STAND_IN.format(name), f"${{{name}}}")
-        return data
+        return home.sub("${HOME}", data) if home else data
     if isinstance(data, list):
-        return [_references(item, secrets) for item in data]
+        return [_references(item, secrets, home) for item in data]
     if isinstance(data, dict):
-        return {key: _references(value, secrets) for key, value in data.items()}
+        return {key: _references(value, secrets, home) for key, value in data.items()}
     return data
 
 
