@@ -227,6 +227,12 @@ def test_what_the_test_makes_of_its_home_is_home_where_the_spec_runs(checkout):
     assert "/tmp/home" not in text
 
 
+def test_a_function_rebound_after_the_call_is_told_apart_from_one_whose_name_starts_alike(checkout):
+    # verify = print at the end: the check is verify_all(), which its module still holds
+    data, _ = imported(checkout, "test_beside_other_rebound.py")
+    assert data["verify"]["verify-all"]["call"] == f"{OWN}/test_beside_other_rebound.py:verify_all"
+
+
 def test_a_thread_the_launching_function_starts_itself_is_refused_as_before(checkout):
     said = refusal(checkout, checkout / OWN / "test_beside_inline.py")
     assert "test_beside_inline.py:11" in said

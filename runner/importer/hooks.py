@@ -116,7 +116,8 @@ def rebound(trace: Any) -> None:
     for call, function in trace.named:
         if function.__globals__.get(function.__name__) is function:
             continue
-        named = (e for e in trace.events if call in json.dumps(e, default=str))
+        quoted = json.dumps(call)  # the whole string: x.py:verify is not x.py:verify_all
+        named = (e for e in trace.events if quoted in json.dumps(e, default=str))
         event = next(named, None)
         if event is not None:
             trace.refusal = {
