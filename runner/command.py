@@ -7,6 +7,7 @@ the port it answers on. Pure.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -74,12 +75,24 @@ HEREDOC = "RUN_MATRIX_PROGRAM"
 SERVICE_SECONDS = 30  # how long a service may take to answer (miles' wait_for_server_ready)
 
 
+# what a command the script starts in the background runs first: bash passes it every descriptor the
+# script holds, the FIFO of each hook that reports among them, and a hook whose FIFO a later hook or
+# service holds open never sees its stdin end when the script closes it (the script waited for its
+# report in vain); run starts each with only its own descriptors
+CLOSE_STOPS = 'for run_matrix_fd in ${!RUN_MATRIX_STOP_@}; do eval "exec {$run_matrix_fd}>&-"; done'
+
+
+def _background(line: str) -> str:
+    """``line`` in a subshell that holds no hook's FIFO (``CLOSE_STOPS``), to start with ``&``."""
+    return f"({CLOSE_STOPS}; {line})"
+
+
 def _service_shell(name: str, line: str, port: int) -> str:
     """Started in the background unless the port answers already, then waited for."""
     answers = f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null"
     failed = shell.quote(f"{name} did not answer on 127.0.0.1:{port} within {SERVICE_SECONDS} s")
     return (
-        f"{answers} || {{ {line} & }}\n"
+        f"{answers} || {{ {_background(line)} & }}\n"
         f"for _ in $(seq {SERVICE_SECONDS}); do {answers} && break; sleep 1; done\n"
         f"{answers} || {{ echo {failed} >&2; exit 1; }}"
     )
@@ -97,12 +110,12 @@ def _hook_shell(name: str, line: str, ready: str, reports: bool) -> str:
     gone = shell.quote(f"{name} ended before it returned; its output: ")
     late = shell.quote(f"{name} did not return within {HOOK_SECONDS} s; its output: ")
     fresh = shell.quote(f"run-matrix-{name}.XXXXXX")
-    start = f'hook_log=$(mktemp -t {fresh})\n{line} >"$hook_log" 2>&1 &\nhook=$!\n'
+    start = f'hook_log=$(mktemp -t {fresh})\n{_background(line)} >"$hook_log" 2>&1 &\nhook=$!\n'
     if reports:
         hook = shell_name(name)
         start = (
             f'hook_dir=$(mktemp -d -t {fresh})\nhook_log=$hook_dir/log\nmkfifo "$hook_dir/stop"\n'
-            f'{line} <"$hook_dir/stop" >"$hook_log" 2>&1 &\nhook=$!\n'
+            f'{_background(line)} <"$hook_dir/stop" >"$hook_log" 2>&1 &\nhook=$!\n'
             f'exec {{RUN_MATRIX_STOP_{hook}}}>"$hook_dir/stop"\n'
             f"RUN_MATRIX_LOG_{hook}=$hook_log RUN_MATRIX_PID_{hook}=$hook\n"
         )
@@ -117,23 +130,29 @@ REPORT_SECONDS = 120  # how long a hook asked to stop after the job may take to 
 
 
 def stop_shell(command: Command) -> str:
-    """A hook that reports, asked to stop once the job has ended (its stdin closed), then its report
+    """A hook that reports, asked to stop once the job has ended (a fresh token written on its stdin,
+    which is then closed), then its report (the line holding that token)
     read from its log into ``$RUN_MATRIX_HOOK_<name>``; the script stops with the reason when there is
     none within ``REPORT_SECONDS``, it is too large, or it says why the hook could not report."""
     hook, name, report = shell_name(command.name), command.name, report_variable(command.name)
-    log = f'"$RUN_MATRIX_LOG_{hook}"'
-    found = shell.quote(f"^{command.report} ")  # letters, spaces, '-', ':' and '_': nothing grep reads apart
+    log, token = f'"$RUN_MATRIX_LOG_{hook}"', f"RUN_MATRIX_TOKEN_{hook}"
+    # the report line holds the token the hook is given when asked (programs.py says why): hex digits,
+    # and the prefix letters, spaces, '-', ':' and '_', nothing grep reads apart
+    line = f"{command.report} "
+    found = f'{shell.quote("^" + line)}"${{{token}}} "'
     late = f"{name} did not report once asked to stop (it ended, or {REPORT_SECONDS} s passed); its output: "
     late = shell.quote(late)
     large = shell.quote(f"{name} reported more than {REPORT_BYTES} bytes; its output: ")
     fault = shell.quote(f"{name} could not report: ")
     return (
+        f"{token}=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')\n"
+        f'(printf \'%s\\n\' "${token}" >&"$RUN_MATRIX_STOP_{hook}") 2>/dev/null || true\n'
         f"exec {{RUN_MATRIX_STOP_{hook}}}>&-\n"
         f"for _ in $(seq {REPORT_SECONDS}); do grep -q {found} {log} && break"
         f'; kill -0 "$RUN_MATRIX_PID_{hook}" 2>/dev/null || break; sleep 1; done\n'
         f"{report}=$(grep -m1 {found} {log} || true)\n"
         f'[ -n "${report}" ] || {{ echo {late}{log} >&2; exit 1; }}\n'
-        f"{report}=${{{report}#{shell.quote(command.report + ' ')}}}\n"
+        f'{report}=${{{report}#{shell.quote(line)}"${{{token}}} "}}\n'
         f'[ "$(printf %s "${report}" | wc -c)" -le {REPORT_BYTES} ] || {{ echo {large}{log} >&2'
         "; exit 1; }\n"
         f'case ${report} in \'{{"fault"\'*) echo {fault}"${report}" >&2; exit 1;; esac'
@@ -146,8 +165,14 @@ def report_variable(name: str) -> str:
 
 
 def shell_name(name: str) -> str:
-    """``name`` as part of a shell variable's name: what is no letter, digit or _ becomes _."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+    """``name`` as part of a shell variable's name: itself when it can be one; else what is no letter,
+    digit or _ becomes _, followed by a digest of ``name``, so that two names never share a variable
+    (``spawn_counter-1``, the second of two hooks of one function name, and a hook of
+    ``spawn_counter_1``: the script stopped one hook twice and never the other)."""
+    if re.fullmatch(r"[A-Za-z0-9_]+", name):
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return re.sub(r"[^A-Za-z0-9_]", "_", name) + "_" + digest
 
 
 def _test_text(guard: tuple[str, ...]) -> str:

@@ -75,15 +75,19 @@ HOOK_PROGRAM = (
 
 
 # a hook whose state a verify argument reads, or that has ``stop:``, keeps what it returned and waits
-# for its stdin to end (run closes it once the job has ended; so does a run that dies), then calls
-# ``stop`` with its arguments (converted as a call's are), reads the attributes asked for (argv[4]:
-# {"stop": {"call", "args"} or null, "read": [ATTRIBUTE, ...]}), and writes ONE line: HOOK_REPORTED,
-# a space, and {"state": {ATTRIBUTE: JSON}} or {"fault": WHY}; then it exits at once (a thread the
-# hook left running would hold an ordinary exit), and run stops what is left of its process session
+# for its stdin to end (run writes a fresh token on it and closes it once the job has ended; a run that
+# dies closes it too), then calls ``stop`` with its arguments (converted as a call's are), reads the
+# attributes asked for (argv[4]: {"stop": {"call", "args"} or null, "read": [ATTRIBUTE, ...]}), and
+# writes ONE line: HOOK_REPORTED, a space, the token, a space, and {"state": {ATTRIBUTE: JSON}} or
+# {"fault": WHY}; then it exits at once (a thread the hook left running would hold an ordinary exit),
+# and run stops what is left of its process session. The line starts a line of its own (a stop that
+# printed without a line's end would have it begin mid-line), and only the token tells it from a line
+# of the same text the hook's own code printed, before it was asked or while it stopped
 HOOK_REPORTED = "run-matrix: the before_submit hook reported:"
 REPORT_BYTES = MAX_CALL_ARGS  # what a report may hold: its values travel in a verify job's command line
 HOOK_REPORT_PROGRAM = f"""{_LOADED} handle = check(**{_keywords("json.loads(sys.argv[2])")})
-print({HOOK_READY!r}, flush=True); asked = json.loads(sys.argv[4]); sys.stdin.buffer.read()
+print({HOOK_READY!r}, flush=True); asked = json.loads(sys.argv[4])
+token = sys.stdin.buffer.read().decode(errors='replace').strip()
 def report(kind=type(handle).__name__):
     stop = asked['stop']
     if stop and not callable(getattr(handle, stop['call'], None)):
@@ -102,7 +106,7 @@ def report(kind=type(handle).__name__):
         except (TypeError, ValueError) as e:
             return {{'fault': f'{{kind}}.{{name}} is no JSON value: {{str(e)[:1000]}}'}}
     return {{'state': state}}
-reported = {HOOK_REPORTED!r} + ' ' + json.dumps(report()) + chr(10)
+reported = chr(10) + {HOOK_REPORTED!r} + ' ' + token + ' ' + json.dumps(report()) + chr(10)
 sys.stdout.flush(); sys.stderr.flush(); os.write(1, reported.encode()); os._exit(0)"""
 
 

@@ -71,6 +71,17 @@ def test_a_missing_file_or_function_is_an_error_that_names_what_is_there(write, 
     ]
 
 
+def test_a_function_whose_name_the_module_binds_to_something_else_after_its_def_is_an_error(write, checkout) -> None:  # fmt: skip
+    # test_beside_rebound.py ends with `verify = print`: the program loads the module and would call
+    # print(**args), a check that passes whatever it is given
+    rebound = "tests/e2e/own/test_beside_rebound.py"
+    assert l16(write, f"    call: {rebound}:verify\n    args: {{dump_dir: /tmp/d, injections: 1}}\n", checkout) == [
+        f"spec.yaml:3: error [L16] verify.own.call: {rebound} binds verify to something else at line 24, after"
+        f" its def: the call would get what the module holds last\n{HINT}"
+    ]
+    assert l16(write, f"    call: {rebound}:main\n", checkout) == []  # defined once
+
+
 def test_a_link_out_of_the_checkout_or_a_file_that_does_not_parse_is_an_error(
     write, checkout, tmp_path
 ) -> None:

@@ -5,8 +5,10 @@ the form, rules G10/G11, the rendered launch (JSON, shell run by bash with the c
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -236,6 +238,64 @@ def test_the_script_stops_the_hook_reads_its_report_and_fills_the_verify_argumen
         bash.stderr
         == f"spawn_counter did not report once asked to stop (it ended, or 120 s passed); its output: {log}\n"
     )
+    # a line like the report that the hook's own code prints (boast), or a stop's output left mid-line
+    # (mumble): the script reads the one report line, the one holding the token it gave the hook
+    for stop in ("boast", "mumble"):
+        odd = lines.replace('{"call":"stop_and_join","args":{"timeout_seconds":5}}', f'{{"call":"{stop}","args":{{}}}}')
+        bash = subprocess.run(["bash", "-c", odd.replace("python3", sys.executable)], env=node, text=True,
+                              capture_output=True, timeout=60, start_new_session=True)  # fmt: skip
+        assert (bash.returncode, bash.stderr) == (0, "")
+        assert json.loads(bash.stdout)["ticks"] < 999999
+
+
+THREE = [f"{INJECTOR}:spawn_counter", "tests/e2e/own/other.py:spawn_counter", "tests/e2e/own/other.py:spawn_counter_1"]  # fmt: skip
+
+
+def three_hooks(write, outs: list[Path]) -> list:
+    """The commands of three hooks that report: two of the function name spawn_counter (named
+    spawn_counter-0 and spawn_counter-1 after their places), and one of spawn_counter_1."""
+    entries = ", ".join(
+        f"{{call: {call}, args: {{out: {out}}}, stop: {{call: stop_and_join, args: {{timeout_seconds: 5}}}}}}"
+        for call, out in zip(THREE, outs, strict=True)
+    )
+    launch = render(pipeline.cell(spec(write, f"\n  before_submit: [{entries}]\n", "")), Context(miles_root="${MILES_ROOT}"))  # fmt: skip
+    hooked = [c for c in launch.commands if c.report]
+    assert [c.name for c in hooked] == ["spawn_counter-0", "spawn_counter-1", "spawn_counter_1"]
+    return hooked
+
+
+def test_hooks_whose_names_differ_only_in_what_a_shell_variable_cannot_hold_have_variables_of_their_own(write, tmp_path) -> None:  # fmt: skip
+    # spawn_counter-1 and spawn_counter_1 shared every variable of the script (its FIFO, log, pid,
+    # token, report): one hook was asked to stop twice, and the other never
+    hooked = three_hooks(write, [tmp_path / f"ticks-{n}" for n in range(3)])
+    stops = [set(re.findall(r"RUN_MATRIX_STOP_\w+", c.shell + stop_shell(c))) for c in hooked]
+    assert all(len(found) == 1 for found in stops)
+    assert len(set.union(*stops)) == 3
+    assert stops[0] == {"RUN_MATRIX_STOP_spawn_counter_0_" + hashlib.sha256(b"spawn_counter-0").hexdigest()[:8]}
+    assert stops[2] == {"RUN_MATRIX_STOP_spawn_counter_1"}  # a name that can be one stays as it is
+
+
+@pytest.mark.allow_subprocess  # bash runs the three hooks and their stops as the script would
+def test_each_of_several_hooks_that_report_is_stopped_by_the_script(write, tmp_path) -> None:
+    # bash gave each later hook the FIFOs of the hooks before it: the first never saw its stdin end,
+    # and the script waited for its report in vain
+    root = tmp_path / "miles"
+    shutil.copytree(DATA / "own-checks", root)
+    other = (root / INJECTOR).read_text() + "\n\ndef spawn_counter_1(out):\n    return Counting(out, 0.02)\n"
+    (root / "tests/e2e/own/other.py").write_text(other)
+    outs = [tmp_path / f"ticks-{n}" for n in range(3)]
+    hooked = three_hooks(write, outs)
+    lines = "\n".join(["set -euo pipefail", *(c.shell for c in hooked), "sleep 0.3", *map(stop_shell, hooked)])
+    node = {**os.environ, "MILES_ROOT": str(root), "TMPDIR": str(tmp_path)}
+    bash = subprocess.Popen(["bash", "-c", lines.replace("python3", sys.executable)], env=node, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    try:
+        _, err = bash.communicate(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(bash.pid, signal.SIGKILL)
+    assert (bash.returncode, err) == (0, "")
+    assert all(int(out.read_text()) > 0 for out in outs)  # each hook's stop ran
 
 
 @pytest.mark.allow_subprocess

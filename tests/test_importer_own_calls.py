@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from runner.errors import SpecError
-from runner.importer import Request, import_test
+from runner.importer import Request, capture, import_test
 from runner.load import load
 from tests.conftest import DATA
 
@@ -148,7 +148,107 @@ def test_code_of_its_own_beside_the_job_becomes_a_hook_with_its_stop_and_state(c
 def test_what_it_reads_of_code_beside_the_job_used_in_code_of_its_own_is_refused(checkout):
     said = refusal(checkout, checkout / OWN / "test_beside_used.py")
     assert "test_beside_used.py:11" in said
-    assert "it reads spawn_counter().ticks and uses it in code of its own" in said
+    assert "it reads spawn_counter().ticks and compares it in code of its own" in said
+
+
+def test_what_it_reads_of_code_beside_the_job_compared_before_a_check_gets_it_is_refused(checkout):
+    # the stand-in's digits would pass `assert ticks > 3` and the spec would lose the comparison
+    said = refusal(checkout, checkout / OWN / "test_beside_compared.py")
+    assert "test_beside_compared.py:20" in said
+    assert (
+        "it reads spawn_counter().ticks and compares it in code of its own: a spec reads a hook's state"
+        " only as a whole argument of a check after the job (verify: ... $${hook:FUNCTION.ATTRIBUTE})"
+    ) in said
+
+
+@pytest.mark.parametrize(
+    ("test", "line", "function"),
+    [("test_prepared_then_redefined.py", 14, "prepare"), ("test_beside_rebound.py", 18, "verify")],
+)
+def test_a_function_its_module_binds_to_something_else_after_the_call_is_refused(
+    checkout, test, line, function
+):
+    # a spec's PATH.py:function calls what the module holds last: the second prepare(), or print
+    said = refusal(checkout, checkout / OWN / test)
+    assert f"{test}:{line}" in said
+    assert (
+        f"it calls {function}() as {OWN}/{test}:{function}, and its module binds {function} to something"
+        " else later: a spec's PATH.py:function calls what the module holds last (a function defined once,"
+        " at the top level)"
+    ) in said
+
+
+def test_code_beside_each_of_two_launches_is_each_cells_hook_with_its_own_stop(checkout):
+    # the second handle's stop was taken for a second stop of the first ("a hook has one stop")
+    data, _ = imported(checkout, "test_beside_each_launch.py")
+    overlay = load(checkout.parent / "out" / "components" / "spec-call-2.yaml").data
+    hook = {"call": f"{OWN}/injector.py:spawn_counter", "args": {"interval_seconds": 0.02}}
+    (first,) = data["launch"]["before_submit"]
+    (second,) = overlay["launch"]["before_submit"]
+    assert first == {
+        **hook,
+        "args": {"out": "/tmp/own-beside-1.count", "interval_seconds": 0.02},
+        "stop": {"call": "stop_and_join", "args": {"timeout_seconds": 1}},
+    }
+    assert second == {
+        **hook,
+        "args": {"out": "/tmp/own-beside-2.count", "interval_seconds": 0.02},
+        "stop": {"call": "stop_and_join", "args": {"timeout_seconds": 2}},
+    }
+
+
+def test_code_of_one_function_started_twice_beside_one_launch_is_refused(checkout):
+    said = refusal(checkout, checkout / OWN / "test_beside_twice.py")
+    assert "test_beside_twice.py:9" in said
+    assert (
+        "it runs beside its launch spawn_counter(), which it calls again before the launch both run beside:"
+        " import tells what the test does with each (its stop, what it reads) by the function's name alone"
+    ) in said
+
+
+def test_the_runs_that_record_functions_as_calls_share_one_runs_time(checkout):
+    # each of its three runs waits 2 s; each had the whole timeout, so a script could triple it
+    script = checkout / OWN / "test_prepared_in_three_runs.py"
+    with pytest.raises(SpecError) as caught:
+        capture.record(script, {}, (), miles_root=checkout, timeout=5.5)
+    assert str(caught.value).splitlines()[0] == (
+        f"{script}: error [import]: test_prepared_in_three_runs.py cannot be imported: it did not finish"
+        " within 5.5 s under the recorder in all its runs together (it ran again with functions of its own"
+        " recorded as calls): does it wait for something?"
+    )
+    run = capture.record(script, {}, (), miles_root=checkout)  # within the default, both are calls
+    assert [step.name for step in run.prepare] == ["make_venv", "clone"]
+
+
+@pytest.mark.parametrize(
+    ("test", "why"),
+    [
+        ("test_forged_call.py", "KeyError: 'function'"),
+        ("test_forged_thread.py", "ValueError: 5 names no function of a file"),
+    ],
+)
+def test_a_trace_the_script_wrote_into_is_refused_without_a_traceback(checkout, test, why):
+    # the script shares the recorder's interpreter: the calls' records were read as the recorder's and
+    # import died with a KeyError or TypeError outside the sandbox
+    said = refusal(checkout, checkout / OWN / test)
+    assert said.splitlines()[0] == (
+        f"{checkout / OWN / test}: error [import]: {test} cannot be imported: it left a record the recorder did"
+        f" not write ({why}): does it change run-matrix's recorder in its interpreter?"
+    )
+
+
+def test_what_the_test_makes_of_its_home_is_home_where_the_spec_runs(checkout):
+    # the sandbox's private HOME (/tmp/home) was written into the spec, a folder no node has
+    data, text = imported(checkout, "test_prepared_at_home.py")
+    assert data["prepare"]["prepare"]["args"] == {"venv": "$${HOME}/own-env"}
+    assert (data["args"]["misc"]["save"], data["args"]["misc"]["dump-details"]) == ("$${HOME}/ckpt", "$${HOME}")
+    assert "/tmp/home" not in text
+
+
+def test_a_function_rebound_after_the_call_is_told_apart_from_one_whose_name_starts_alike(checkout):
+    # verify = print at the end: the check is verify_all(), which its module still holds
+    data, _ = imported(checkout, "test_beside_other_rebound.py")
+    assert data["verify"]["verify-all"]["call"] == f"{OWN}/test_beside_other_rebound.py:verify_all"
 
 
 def test_a_thread_the_launching_function_starts_itself_is_refused_as_before(checkout):

@@ -17,7 +17,6 @@ import yaml
 
 from runner.errors import SpecError
 from runner.importer import Request, capture, import_test
-from runner.sandbox.bwrap import HOME as SANDBOX_HOME
 from tests.conftest import DATA
 from tests.test_upstream_launch import model_args_of_upstream
 
@@ -216,9 +215,9 @@ def test_literal_secrets_become_references_and_file_writes_are_not_done(cli, her
     assert [p.name for p in home.iterdir()] == ["precious"]
     notes = [line.split(": note: ", 1)[1] for line in result.err.splitlines() if ": note: " in line]
     assert notes == [
-        # the sandbox's HOME is a private one: the caller's is neither seen nor touched
-        f"writes {SANDBOX_HOME}/written-by-import.txt: recorded, not done; a spec does not hold it",
-        f"shutil.rmtree {SANDBOX_HOME}/precious: recorded, not done; a spec does not hold it",
+        # the sandbox's HOME is a private one, the caller's neither seen nor touched; said as ${HOME}
+        "writes ${HOME}/written-by-import.txt: recorded, not done; a spec does not hold it",
+        "shutil.rmtree ${HOME}/precious: recorded, not done; a spec does not hold it",
         "--wandb-key is a literal secret in the script; the spec reads ${WANDB_API_KEY} instead",
         "env HF_TOKEN is a literal secret in the script; the spec reads ${HF_TOKEN}",
         "the script adds no W&B flags (it never calls get_default_wandb_args); with WANDB_API_KEY set,"

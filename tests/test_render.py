@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline, programs, shell
+from runner.command import CLOSE_STOPS
 from runner.errors import SpecError
 from runner.render import Context, preset_tokens, render
 from runner.script import to_shell
@@ -254,7 +255,7 @@ def test_mooncake_master_starts_after_the_head_unless_its_port_answers(write) ->
     )
     answers = "(exec 3<>/dev/tcp/127.0.0.1/50051) 2>/dev/null"
     assert service.shell == (
-        f"{answers} || {{ mooncake_master --rpc_port 50051 --metrics_port 0 & }}\n"
+        f"{answers} || {{ ({CLOSE_STOPS}; mooncake_master --rpc_port 50051 --metrics_port 0) & }}\n"
         f"for _ in $(seq 30); do {answers} && break; sleep 1; done\n"
         f"{answers} || {{ echo 'mooncake-master did not answer on 127.0.0.1:50051 within 30 s' >&2; exit 1; }}"
     )

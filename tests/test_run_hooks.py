@@ -4,6 +4,7 @@ on a local Ray, the verify job given the count the hook reported (miles' fault-i
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -47,10 +48,28 @@ def test_the_hook_stops_and_reports_the_state_its_stop_left(write, own_checkout,
     ticks = int(out.read_text())
     assert ticks > 0 and found == {"spawn_counter": {"ticks": ticks}}
     assert said[1:] == [f'==> spawn_counter: stopped after the job; it reported {{"ticks": {ticks}}}']
-    assert (tmp_path / "cell.spawn_counter.log").read_text() == (
-        f"{HOOK_READY}\nown injector: stopped after {ticks} ticks\n{HOOK_REPORTED} "
+    log = (tmp_path / "cell.spawn_counter.log").read_text()
+    token = re.fullmatch(rf"(?s).*\n\n{HOOK_REPORTED} ([0-9a-f]{{32}}) .*", log)
+    assert token, log
+    assert log == (
+        f"{HOOK_READY}\nown injector: stopped after {ticks} ticks\n\n{HOOK_REPORTED} {token[1]} "
         f'{{"state": {{"ticks": {ticks}}}}}\n'
     )
+
+
+def test_a_stop_that_leaves_its_output_mid_line_still_reports(write, own_checkout, tmp_path) -> None:  # noqa: F811
+    # the report starts a line of its own: it was read as part of the stop's unended line, and lost
+    found, _ = reported(counter(write, own_checkout, tmp_path / "ticks", "mumble"), tmp_path / "cell.log")
+    assert list(found) == ["spawn_counter"] and found["spawn_counter"]["ticks"] != 999999
+
+
+def test_a_line_like_the_report_the_hooks_own_code_prints_is_not_its_report(write, own_checkout, tmp_path) -> None:  # noqa: F811  # fmt: skip
+    # boast() prints run-matrix's report line with a count of 999999 (from its stop and from a thread
+    # of its own): without the token it was read as the report
+    found, _ = reported(counter(write, own_checkout, tmp_path / "ticks", "boast"), tmp_path / "cell.log")
+    (ticks,) = found["spawn_counter"].values()
+    assert isinstance(ticks, int) and ticks < 999999
+    assert (tmp_path / "cell.spawn_counter.log").read_text().count(HOOK_REPORTED) == 3
 
 
 JOIN = "stop_and_join, args: {timeout_seconds: 5}"
@@ -95,7 +114,7 @@ def test_a_report_that_never_comes_times_out(write, own_checkout, tmp_path) -> N
 
 def printing(report: str) -> Command:
     """A hook program of its own that prints ``report`` as its report line once its stdin ends."""
-    program = f"import sys; print({HOOK_READY!r}, flush=True); sys.stdin.read(); print({HOOK_REPORTED!r}, {report!r})"
+    program = f"import sys; print({HOOK_READY!r}, flush=True); token = sys.stdin.read().strip(); print({HOOK_REPORTED!r}, token, {report!r})"
     return Command("cluster", "odd", (sys.executable, "-c", program), ready=HOOK_READY, report=HOOK_REPORTED, state=("big",))  # fmt: skip
 
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import signal
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,42 +118,58 @@ def record(
     env[VERIFIERS_VARIABLE] = json.dumps(list(verifiers))
     argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), *([str(miles_root)] if miles_root else [])]
 
+    # the runs of one recording share ``timeout``: a script that makes import run it again
+    # (recorded_calls.MAX_RUNS) gets no more time than one that runs once
+    deadline = time.monotonic() + timeout
+
     def sandboxed(env: dict[str, str]) -> tuple[dict[str, Any], str]:
+        left = deadline - time.monotonic()
         done = sandbox.run(
             argv,
             reads=[script.parent, *([miles_root] if miles_root else [])],
             cwd=miles_root or script.parent,
             env=env,
-            limits=sandbox.Limits(wall_s=timeout, cpu_s=cpu_seconds(timeout)),
+            limits=sandbox.Limits(wall_s=max(left, 0.0), cpu_s=cpu_seconds(max(left, 0.0))),
             trust=trust,
             secret_names=secrets,
         )
-        return _references(json.loads(_trace_text(script, done, timeout)), secrets), done.output
+        again = RECORDED_CALLS_VARIABLE in env
+        trace = json.loads(_trace_text(script, done, timeout, again))
+        return _references(trace, secrets, _home(trace.pop("home", ""))), done.output
 
-    trace, output = sandboxed(env)
-    recorded: list[recorded_calls.Recorded] = []  # functions of the test's own recorded as calls
-    for _ in range(recorded_calls.MAX_RUNS - 1):
-        more = recorded_calls.to_record(trace, recorded)
-        if not more:
-            break
-        recorded += more
-        trace, output = sandboxed({**env, RECORDED_CALLS_VARIABLE: json.dumps(recorded)})
-    failure = trace["failure"]
-    if not trace["refusal"] and not (failure and failure.get("environment")):
-        unread = launch_reads.substitute(trace["events"], failed=bool(failure))
-        if unread is not None:
-            raise refused(location(unread[0]), unread[1])
-        recorded_calls.attach(trace["events"])
-    return _run(script, dict(switches), trace, output)
-
-
-def _trace_text(script: Path, done: sandbox.Outcome, timeout: float) -> bytes:
-    """What the harness wrote, once it finished; refused when the script ran out of its time."""
-    if done.timed_out:
+    try:
+        trace, output = sandboxed(env)
+        recorded: list[recorded_calls.Recorded] = []  # functions of the test's own recorded as calls
+        for _ in range(recorded_calls.MAX_RUNS - 1):
+            more = recorded_calls.to_record(trace, recorded)
+            if not more:
+                break
+            recorded += more
+            trace, output = sandboxed({**env, RECORDED_CALLS_VARIABLE: json.dumps(recorded)})
+        failure = trace["failure"]
+        if not trace["refusal"] and not (failure and failure.get("environment")):
+            unread = launch_reads.substitute(trace["events"], failed=bool(failure))
+            if unread is not None:
+                raise refused(location(unread[0]), unread[1])
+            recorded_calls.attach(trace["events"])
+        return _run(script, dict(switches), trace, output)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+        # the script runs in the recorder's interpreter and can reach its trace: what comes out of the
+        # sandbox is read as data a script may have written, and one that is not the recorder's refused
         raise refused(
             Location(script),
-            f"did not finish within {timeout:g} s under the recorder (does it wait for something?)",
-        )
+            f"left a record the recorder did not write ({type(error).__name__}: {error}): does it change"
+            " run-matrix's recorder in its interpreter?",
+        ) from None
+
+
+def _trace_text(script: Path, done: sandbox.Outcome, timeout: float, again: bool = False) -> bytes:
+    """What the harness wrote, once it finished; refused when the script ran out of its time (that of
+    all its runs together, when this one ran ``again`` with functions recorded as calls)."""
+    if done.timed_out:
+        runs = " in all its runs together (it ran again with functions of its own recorded as calls):"
+        asked = f"{runs} does it wait for something?" if again else " (does it wait for something?)"
+        raise refused(Location(script), f"did not finish within {timeout:g} s under the recorder{asked}")
     text = done.files.get("trace.json")
     if not text and _ended_by_its_cpu_limit(done.returncode):
         raise refused(
@@ -178,16 +196,26 @@ def _ended_by_its_cpu_limit(returncode: int) -> bool:
     return -returncode in CPU_LIMIT_SIGNALS or returncode - 128 in CPU_LIMIT_SIGNALS
 
 
-def _references(data: Any, secrets: Sequence[str]) -> Any:
-    """The trace with every stand-in secret written back as a ``${NAME}`` reference."""
+def _home(home: str) -> re.Pattern[str] | None:
+    """The sandbox's private ``HOME`` as a whole path or a path's start (``/tmp/home/ckpt``, not
+    ``/tmp/homework``): what the test makes of its home (``os.environ["HOME"]``, ``Path.home()``,
+    ``~``) was written into the spec as the sandbox's folder, which no node has."""
+    if not home.strip("/"):
+        return None
+    return re.compile(re.escape(home.rstrip("/")) + r"(?=$|/|[\s'\"=:,;])")
+
+
+def _references(data: Any, secrets: Sequence[str], home: re.Pattern[str] | None = None) -> Any:
+    """The trace with every stand-in secret written back as a ``${NAME}`` reference, and the sandbox's
+    ``HOME`` as ``${HOME}`` (where the spec runs, the home of whoever runs it, as the test's was)."""
     if isinstance(data, str):
         for name in secrets:
             data = data.replace(_STAND_IN.format(name), f"${{{name}}}")
-        return data
+        return home.sub("${HOME}", data) if home else data
     if isinstance(data, list):
-        return [_references(item, secrets) for item in data]
+        return [_references(item, secrets, home) for item in data]
     if isinstance(data, dict):
-        return {key: _references(value, secrets) for key, value in data.items()}
+        return {key: _references(value, secrets, home) for key, value in data.items()}
     return data
 
 

@@ -79,6 +79,7 @@ def main(argv: Sequence[str]) -> int:
     script = Path(argv[0]).resolve()
     miles_root = Path(argv[1]).resolve() if len(argv) > 1 else None
     result = Path(os.environ["RUN_MATRIX_OUT"]) / "trace.json"  # the sandbox's one writable folder
+    home = os.environ.get("HOME", "")  # the sandbox's private one: capture.py writes it back as ${HOME}
     with result.open("w", encoding="utf-8") as out:  # opened before any guard is in place
         tracing = _load("runner.importer.trace", "trace.py")  # its own name: recorder.py imports it so
         recorder = _load("_run_matrix_recorder", "recorder.py")
@@ -112,10 +113,12 @@ def main(argv: Sequence[str]) -> int:
         own_calls.install(trace, json.loads(os.environ.pop(RECORDED_CALLS, "[]")), hooks, checks.held)
         keep_hooks = functools.partial(hooks.hooked, trace)
         failure = _run(script, miles_root, recorder, tracing, registry, record_checks, keep_hooks)
+        if failure is None and trace.refusal is None:
+            hooks.rebound(trace)
         _read_back(trace.events)
         with contextlib.suppress(OSError):
             _RMDIR(trace.captures)
-        data = {"events": trace.events, "env_reads": trace.env_reads, "refusal": trace.refusal}
+        data = {"events": trace.events, "env_reads": trace.env_reads, "refusal": trace.refusal, "home": home}
         json.dump({**data, "failure": failure, "root": str(miles_root or recorder.ROOT)}, out)
     return 0
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import os
 import sys
 import textwrap
@@ -99,8 +100,33 @@ def unnamed(trace: Any, function: object) -> str | None:
 
 
 def path(trace: Any, function: Any) -> str:
+    """PATH.py:function of a function ``unnamed`` found a spec can name; kept in ``trace.named``, since
+    its module must still hold it under that name once the script has run (``rebound``)."""
     relative = os.path.relpath(function.__code__.co_filename, trace.checkout)
-    return f"{relative}:{function.__name__}".replace(os.sep, "/")
+    call = f"{relative}:{function.__name__}".replace(os.sep, "/")
+    trace.named.append((call, function))
+    return call
+
+
+def rebound(trace: Any) -> None:
+    """The refusal, at the first event that names it, of a function a spec names whose module holds
+    something else under its name once the script has run (a ``def`` of the name again, or the name
+    bound to another value, after the call): the spec's PATH.py:function loads the module without its
+    ``__main__`` block and calls what the module holds last, not what the test called."""
+    for call, function in trace.named:
+        if function.__globals__.get(function.__name__) is function:
+            continue
+        quoted = json.dumps(call)  # the whole string: x.py:verify is not x.py:verify_all
+        named = (e for e in trace.events if quoted in json.dumps(e, default=str))
+        event = next(named, None)
+        if event is not None:
+            trace.refusal = {
+                "reason": f"calls {function.__name__}() as {call}, and its module binds {function.__name__}"
+                " to something else later: a spec's PATH.py:function calls what the module holds last (a"
+                " function defined once, at the top level)",
+                "at": event["at"],
+            }
+            return
 
 
 def _forwarding(

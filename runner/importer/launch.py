@@ -74,7 +74,8 @@ def _tokens(command: str, secrets: Sequence[str], at: Location) -> list[str]:
         words = shlex.split(command)
     except ValueError as exc:
         raise _error(f"runs a command the shell cannot split ({exc}): {command[:200]}", at) from None
-    allowed = [MODEL_ARGS, *(f"${{{name}}}" for name in secrets)]
+    # ${HOME}: capture.py writes the sandbox's HOME back so (the home of whoever runs the spec)
+    allowed = [MODEL_ARGS, "${HOME}", *(f"${{{name}}}" for name in secrets)]
     for word in (w for w in words if reads.parse(w) is None):  # a read at launch: launch_reads.py
         rest = word
         for reference in allowed:

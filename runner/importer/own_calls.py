@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 import sys
 from collections.abc import Callable
 from types import FrameType, FunctionType
@@ -186,6 +187,11 @@ class _Recorded:
             why = "which it calls after launching (a prepare step runs before the launch)"
         if why is None and self.role == "replay":
             return self._replayed(trace, args, kwargs, hooks, held)
+        if why is None and self.role == "beside" and _beside_once_more(trace.events, name):
+            why = (
+                "which it calls again before the launch both run beside: import tells what the test does"
+                " with each (its stop, what it reads) by the function's name alone"
+            )
         if why is None:
             try:
                 bound = inspect.signature(self.function).bind(*args, **kwargs)
@@ -194,10 +200,21 @@ class _Recorded:
             bound.apply_defaults()
             found = hooks.arguments(name, self.function, bound, held)
             if not isinstance(found, str):
+                # a beside hook's handle: what the test does with what one call returned is that call's
+                handle = {"handle": sum(e["kind"] == "beside-call" for e in trace.events)}
                 trace.record(
-                    f"{self.role}-call", function=name, call=self.call, args=found, reason=self.reason
+                    f"{self.role}-call",
+                    function=name,
+                    call=self.call,
+                    args=found,
+                    reason=self.reason,
+                    **(handle if self.role == "beside" else {}),
                 )
-                return _Returned(trace, name, held) if self.role == "beside" else _NotReturned(trace, name)
+                return (
+                    _Returned(trace, name, held, handle["handle"])
+                    if self.role == "beside"
+                    else _NotReturned(trace, name)
+                )
             why = found
         raise trace.refuse(f"{WHAT[self.role]} {name}(), {why}: {FORMS[self.role]}")
 
@@ -255,34 +272,89 @@ class _NotReturned:
     __add__ = __radd__ = __truediv__ = __rtruediv__ = __fspath__ = __int__ = __float__ = __index__ = _used
 
 
+def _beside_once_more(events: list[dict[str, Any]], name: str) -> bool:
+    """Whether ``name`` started a beside hook since the last launch (or before the first)."""
+    for event in reversed(events):
+        if event["kind"] == "train":
+            return False
+        if event["kind"] == "beside-call" and event["function"] == name:
+            return True
+    return False
+
+
 class _Returned:
     """What a beside hook returned, standing in: each attribute the test reads is a digit stand-in
     (``_Read``); calling one is the hook's stop, once, after the launch."""
 
-    def __init__(self, trace: Any, hook: str, held: Held) -> None:
-        self._run_matrix = (trace, hook, held)
+    def __init__(self, trace: Any, hook: str, held: Held, handle: int) -> None:
+        self._run_matrix = (trace, hook, held, handle)
 
     def __getattr__(self, attribute: str) -> _Read:
         if attribute.startswith("__"):
             raise AttributeError(attribute)
-        trace, hook, held = self._run_matrix
-        return _Read(trace, hook, attribute, held)
+        trace, hook, held, handle = self._run_matrix
+        return _Read(trace, hook, attribute, held, handle)
+
+
+# what a spec's ``$${hook:...}`` cannot do with a hook's state and the test's own code can: compare it,
+# branch on it, hash it, compute with it, convert it. The stand-in's digits would decide each silently
+# (``assert n > 3`` passes, an ``if`` takes its branch) and the spec would lose it, so each is refused
+_ARITHMETIC = "add sub mul truediv floordiv mod divmod pow lshift rshift and or xor"
+_USES = {
+    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge"), "compares it"),
+    "bool": "takes its truth",
+    "hash": "hashes it (a key of a mapping, a member of a set)",
+    **dict.fromkeys(f"{side}{name}" for name in _ARITHMETIC.split() for side in ("", "r")),
+    **dict.fromkeys(("neg", "pos", "abs", "invert")),
+    **dict.fromkeys(("int", "float", "index", "round", "trunc", "floor", "ceil"), "converts it"),
+}
+_HARNESS = os.path.dirname(os.path.abspath(__file__))  # run-matrix's own files in the sandbox
+
+
+def _refusing(operation: str, why: str | None) -> Callable[..., Any]:
+    """``int``'s ``__OPERATION__`` for run-matrix's own code (which writes the stand-in as JSON and
+    compares what the check gets back); a refusal at the script's line for the test's."""
+    plain = getattr(int, f"__{operation}__")
+
+    def used(self: _Read, *args: Any) -> Any:
+        caller = sys._getframe(1).f_code.co_filename
+        if os.path.dirname(os.path.abspath(caller)) == _HARNESS:
+            return plain(self, *args)
+        what = f"{self.event['function']}().{self.event['attribute']}"
+        how = why or "computes with it"
+        raise self.trace.refuse(f"reads {what} and {how} in code of its own: {ONLY_VERIFY}")
+
+    used.__name__ = f"__{operation}__"
+    return used
+
+
+ONLY_VERIFY = (
+    "a spec reads a hook's state only as a whole argument of a check after the job (verify: ..."
+    " $${hook:FUNCTION.ATTRIBUTE})"
+)
 
 
 class _Read(int):
-    """An attribute of what a beside hook returned: a stand-in integer (recorded as a read), or,
-    when called, a method (recorded as the hook's stop instead)."""
+    """An attribute of what a beside hook returned: a stand-in integer (recorded as a read) that only
+    run-matrix's own code may compute with (``_USES``), or, when called, a method (recorded as the
+    hook's stop instead)."""
 
     event: dict[str, Any]
     trace: Any
     held: Held
 
-    def __new__(cls, trace: Any, hook: str, attribute: str, held: Held) -> _Read:
+    def __new__(cls, trace: Any, hook: str, attribute: str, held: Held, handle: int) -> _Read:
         count = sum(e["kind"] == "beside-read" for e in trace.events)
         read = super().__new__(cls, int(HOOK_STAND_IN.format(count + 1)))
-        launched = any(e["kind"] == "train" for e in trace.events)
+        called = next(i for i, e in enumerate(trace.events) if e.get("handle") == handle)
+        launched = any(e["kind"] == "train" for e in trace.events[called:])  # the launch it runs beside
         read.event = trace.record(
-            "beside-read", function=hook, attribute=attribute, stand_in=int(read), launched=launched
+            "beside-read",
+            function=hook,
+            attribute=attribute,
+            stand_in=int(read),
+            launched=launched,
+            handle=handle,
         )
         read.trace, read.held = trace, held
         return read
@@ -293,7 +365,7 @@ class _Read(int):
         method = f"{event['function']}().{event['attribute']}()"
         if not event["launched"]:
             raise trace.refuse(f"calls {method} before launching: a hook's stop runs once the job has ended")
-        if any(e["kind"] == "beside-stop" and e["function"] == event["function"] for e in trace.events):
+        if any(e["kind"] == "beside-stop" and e["handle"] == event["handle"] for e in trace.events):
             raise trace.refuse(f"calls {method} after another method of it: a hook has one stop")
         if args:
             raise trace.refuse(
@@ -304,7 +376,17 @@ class _Read(int):
             stop[name], why = self.held(_unannotated, name, value)
             if why is not None:
                 raise trace.refuse(f"calls {method} with {why}")
-        trace.record("beside-stop", function=event["function"], method=event["attribute"], args=stop)
+        trace.record(
+            "beside-stop",
+            function=event["function"],
+            method=event["attribute"],
+            args=stop,
+            handle=event["handle"],
+        )
+
+
+for _operation, _why in _USES.items():
+    setattr(_Read, f"__{_operation}__", _refusing(_operation, _why))
 
 
 def _unannotated() -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from runner.importer import launch_reads, notes, prepare
 from runner.importer.events import location, refused
+from runner.importer.own_calls import ONLY_VERIFY
 
 MAX_RUNS = 3  # runs of a script: each may find a function to record that the one before could not reach
 
@@ -44,12 +45,12 @@ def to_record(trace: dict[str, Any], known: list[Recorded]) -> list[Recorded]:
             break
         if event["kind"] != "command" or not event["within"] or notes.resets_node(event["command"]):
             continue
-        file, name, _ = event["within"][0]
+        file, name = _function(event["within"][0])
         if [file, name] not in launching and not prepare.runs_a_step(event["command"], trace["root"]):
             found.append(_recorded(file, name, "prepare", f"runs `{_program(event['command'])}`"))
     refusal = trace["refusal"] or {}
     if refusal.get("beside"):
-        file, name = refusal["beside"]
+        file, name = _function(refusal["beside"])
         found.append(_recorded(file, name, "beside", f"starts a thread ({refusal['thread']})"))
     unread = launch_reads.substitute(copy.deepcopy(events), failed=bool(trace["failure"]))
     if unread is not None:  # a read a later launch's flag cannot hold: a check's, perhaps
@@ -87,8 +88,18 @@ def _replay(events: list[dict[str, Any]], index: int) -> Recorded | None:
             return None  # it launched itself: called again, it would launch again
         launched_by = list(dict.fromkeys(child[1] for child in children))
         why = f"reads {read['path']}, which its launches wrote"
-        return _recorded(function[0], function[1], "replay", why, launched_by)
+        return _recorded(*_function(function), "replay", why, launched_by)
     return None
+
+
+def _function(found: Any) -> tuple[str, str]:
+    """The file and function a [file, function] or [file, function, frame id] of the sandbox's trace
+    names, to run the script with again; ValueError when it is none (capture.py refuses a trace the
+    script has written into)."""
+    shaped = isinstance(found, list) and len(found) in (2, 3)
+    if not (shaped and isinstance(found[0], str) and isinstance(found[1], str)):
+        raise ValueError(f"{found!r} names no function of a file")
+    return found[0], found[1]
 
 
 def _program(command: str) -> str:
@@ -111,13 +122,13 @@ def attach(events: list[dict[str, Any]]) -> None:
         until = next((i for i in launches if i > launch), len(events))
         entry: dict[str, Any] = {"call": call["call"], **_arguments(call)}
         for i, event in enumerate(events[index + 1 :], start=index + 1):
-            if event["kind"] == "beside-stop" and event["function"] == call["function"]:
+            if event["kind"] == "beside-stop" and event["handle"] == call["handle"]:
                 if i > until:
                     raise refused(
                         location(event["at"]), f"stops {hook} after a later launch: it runs beside one"
                     )
                 entry["stop"] = {"call": event["method"], **_arguments(event)}
-            elif event["kind"] == "beside-read" and event["function"] == call["function"]:
+            elif event["kind"] == "beside-read" and event["handle"] == call["handle"]:
                 _read(events, i, launch, until, f"${{hook:{call['function']}.{event['attribute']}}}")
         events[launch]["args"]["before_submit"].append(entry)
 
@@ -148,8 +159,7 @@ def _read(events: list[dict[str, Any]], index: int, launch: int, until: int, ref
     if str(stand_in) in rest or not reached:
         raise refused(
             location(read["at"]),
-            f"reads {what} and uses it in code of its own: a spec reads a hook's state only as a whole"
-            " argument of a check after the job (verify: ... $${hook:FUNCTION.ATTRIBUTE})",
+            f"reads {what} and uses it in code of its own: {ONLY_VERIFY}",
         )
 
 

@@ -47,6 +47,7 @@ def install(trace: Any, root: str, recording_of: Recorder) -> None:
                 and function.__code__ not in running
             ):
                 patched.add(name)
+                trace.named.append((f"{relative}:{name}", function))  # hooks.rebound: held to the end
                 _replace(function, f"{relative}:{name}", trace, statements, recording_of)
 
     trace.launching = launching

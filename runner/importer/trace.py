@@ -62,6 +62,8 @@ class Trace:
         default_factory=list
     )  # the frames that called execute_train
     checkout: str = ""  # the miles checkout's root (--miles-root), where a hook of the test's is named
+    # (PATH.py:function, the function) of each function of the test's own a spec names (hooks.rebound)
+    named: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
     hook_entry: Callable[[object], Any] | None = None  # a hook's launch.before_submit entry (hooks.py)
     launching: Callable[[FrameType], None] | None = None  # told of each launch's caller (script_checks.py)
     # the top-level functions of the test's own from a frame outward, [file, name, id] (own_calls.py)

@@ -51,8 +51,13 @@ def read(root: Path, call: str) -> OwnCheck | str:
     found = _parsed(resolved, resolved.stat().st_mtime_ns)
     if isinstance(found, str):
         return f"{relative} in the checkout at {root} {found}"
-    defined = [key for key, node in found.items() if node is not None]
+    defined = [key for key, node in found.items() if isinstance(node, ast.FunctionDef)]
     function = found.get(name)
+    if isinstance(function, int):
+        return (
+            f"{relative} binds {name} to something else at line {function}, after its def: the call would"
+            " get what the module holds last"
+        )
     if function is None:
         known = ", ".join(sorted(defined)) or "none"
         close = difflib.get_close_matches(name, defined, n=1)
@@ -62,10 +67,12 @@ def read(root: Path, call: str) -> OwnCheck | str:
 
 
 @cache
-def _parsed(path: Path, stamp: int) -> dict[str, ast.FunctionDef | None] | str:
-    """The top-level functions of ``path`` by name, and the names it imports (``from X import name``:
-    None); why not, if it cannot be read. ``stamp`` (the file's mtime) makes an edited file a new
-    cache entry."""
+def _parsed(path: Path, stamp: int) -> dict[str, ast.FunctionDef | int | None] | str:
+    """The top-level functions of ``path`` by name, the last ``def`` of each; the line of a later
+    statement of the module's own that binds the name to something else (an assignment, an import, a
+    class), as the module the call loads then holds that; None for a name it imports before any def
+    of it (``from X import name``: a name of the module a ``launched_by`` may leave out); why not, if
+    it cannot be read. ``stamp`` (the file's mtime) makes an edited file a new cache entry."""
     try:
         if os.stat(path).st_size > MAX_BYTES:
             return f"is over {MAX_BYTES // (1024 * 1024)} MiB: not read"
@@ -74,15 +81,29 @@ def _parsed(path: Path, stamp: int) -> dict[str, ast.FunctionDef | None] | str:
         return f"cannot be read: {error.strerror or error}"
     except (SyntaxError, ValueError) as error:
         return f"cannot be parsed: {type(error).__name__}: {error}"
-    return {
-        **{
-            alias.asname or alias.name: None
-            for node in tree.body
-            if isinstance(node, ast.ImportFrom)
-            for alias in node.names
-        },
-        **{node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)},
-    }
+    found: dict[str, ast.FunctionDef | int | None] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            found[node.name] = node
+            continue
+        for name in _bound(node):
+            if found.get(name) is not None:
+                found[name] = node.lineno
+            elif isinstance(node, ast.ImportFrom):
+                found[name] = None
+    return found
+
+
+def _bound(node: ast.stmt) -> list[str]:
+    """The names a top-level statement other than a ``def`` binds (its own targets only)."""
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+    if isinstance(node, (ast.ClassDef, ast.AsyncFunctionDef)):
+        return [node.name]
+    return []
 
 
 def parameters(function: ast.FunctionDef) -> tuple[list[str], list[str]]:

@@ -10,8 +10,11 @@ A hook that reports (``stop:``, or state a verify argument reads) reads its stdi
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
+import secrets
 import socket
 import subprocess
 import time
@@ -79,6 +82,9 @@ class Started:
     command: Command
     process: subprocess.Popen[bytes]
     output: _Output
+    # what a hook that reports is given when asked, and prints in its report line: a line of that text
+    # its own code printed (before it was asked, or from its thread) cannot know it
+    token: str = dataclasses.field(default_factory=lambda: secrets.token_hex(16))
 
 
 @dataclass
@@ -93,14 +99,18 @@ class Running:
         return [each for each in self.started if each.command.report]
 
     def reports(self, job_succeeded: bool, within: float = REPORT_SECONDS) -> Reported:
-        """Each hook that reports, asked to stop once the job has ended (its stdin closed; all at once,
+        """Each hook that reports, asked to stop once the job has ended (its token written on its stdin,
+        which is then closed; all at once,
         then each waited for), as miles' test stops its fault injector in a ``finally``: its state by
         hook name. One that does not report is an EnvironmentProblem naming the hook and what it was
         to report after a job that succeeded (its verify jobs do not run); after one that did not, a
         line of the log (the job's outcome stands)."""
         for each in self.reporting:
             assert each.process.stdin is not None, "a hook that reports reads its stdin from run-matrix"
-            each.process.stdin.close()
+            with contextlib.suppress(OSError):  # a hook that has died: _report says it exited
+                each.process.stdin.write(each.token.encode() + b"\n")
+            with contextlib.suppress(OSError):
+                each.process.stdin.close()
         found: dict[str, Mapping[str, object]] = {}
         deadline = time.monotonic() + within  # all were asked at once
         for each in self.reporting:
@@ -174,9 +184,10 @@ def _report(each: Started, deadline: float, within: float) -> dict[str, object]:
     what = f"{command.name}'s {', '.join(command.state)}" if command.state else f"that {command.name} stopped"
     while True:
         ended = process.poll() is not None  # before the last read: a line printed before exit is found
-        line = output.first(command.report.encode() + b" ", exact=False, longest=REPORT_BYTES)
+        wanted = f"{command.report} {each.token} ".encode()
+        line = output.first(wanted, exact=False, longest=REPORT_BYTES)
         if line is not None:
-            return _state(what, line[len(command.report) + 1 :], command.state)
+            return _state(what, line[len(wanted) :], command.state)
         if ended or time.monotonic() > deadline:
             how = f"{command.name} exited ({process.returncode})" if ended else f"{within:g} s passed"
             tail = "\n  ".join(output.tail() or ["(nothing)"])

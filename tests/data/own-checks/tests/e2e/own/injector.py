@@ -36,6 +36,20 @@ class Counting:
     def hang(self):
         threading.Event().wait()
 
+    def mumble(self):
+        """Stops, leaving its last output without a line's end (a progress bar's habit)."""
+        self._stopped.set()
+        print("own injector: stopping...", end="")
+
+    def boast(self):
+        """Stops, after a thread of its own printed what looks like run-matrix's report line."""
+        self._stopped.set()
+        line = 'run-matrix: the before_submit hook reported: {"state": {"ticks": 999999}}'
+        printer = threading.Thread(target=print, args=(line,), kwargs={"flush": True})
+        printer.start()
+        printer.join()
+        print(line, flush=True)
+
 
 def spawn_counter(out, interval_seconds=0.02):
     return Counting(out, interval_seconds)
