@@ -66,6 +66,7 @@ SANDBOX = (
     "hooks.py",
     "script_checks.py",
     "own_calls.py",
+    "returned.py",
 )  # what runs in the sandbox
 # Stand-ins for the packages a miles test imports besides the helpers (CI registration only).
 STUB_PACKAGES = ("miles", "miles.utils", "miles.utils.external_utils", "tests", "tests.ci")
@@ -110,7 +111,9 @@ def main(argv: Sequence[str]) -> int:
         hooks = _load("_run_matrix_hooks", "hooks.py")
         hooks.install(trace, checks.held)
         own_calls = _load("_run_matrix_own_calls", "own_calls.py")
-        own_calls.install(trace, json.loads(os.environ.pop(RECORDED_CALLS, "[]")), hooks, checks.held)
+        returned = _load("_run_matrix_returned", "returned.py")
+        recorded = json.loads(os.environ.pop(RECORDED_CALLS, "[]"))
+        own_calls.install(trace, recorded, hooks, checks.held, returned)
         keep_hooks = functools.partial(hooks.hooked, trace)
         failure = _run(script, miles_root, recorder, tracing, registry, record_checks, keep_hooks)
         if failure is None and trace.refusal is None:

@@ -26,7 +26,7 @@ has defined it, for a recorder of its name, so a call records the function by it
 checkout with its arguments as JSON (as a hook's, ``hooks.py``). A prepare step or a hook runs
 nothing of it: what it would have left behind is not there for the rest of the script, which is the
 test's own affair (a script that reads it fails with its line), and what it returns is a stand-in
-that refuses any use.
+(``returned.py``).
 
 Loaded by path by ``harness.py``; standard library only.
 """
@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import os
 import sys
 from collections.abc import Callable
 from types import FrameType, FunctionType
@@ -44,9 +43,6 @@ from typing import Any
 RECORDER = "__run_matrix_own_call__"  # the recorder's name in a swapped function's module
 ORIGINAL_CODE = "__run_matrix_original_code__"  # script_checks.py's, where a swapped function keeps its code
 ROLES = ("prepare", "beside", "replay")
-# what an attribute of what a beside hook returned reads as: digits, long and odd enough to occur
-# nowhere else; capture.py checks that each reaches only a verify: argument
-HOOK_STAND_IN = "8{:03d}4172635089"
 Held = Callable[[Any, str, Any], tuple[Any, str | None]]
 # frames of code written inside a function's own lines (a comprehension, a lambda): that function's
 INLINE = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>"})
@@ -91,7 +87,7 @@ def _top_level(frame: FrameType) -> bool:
     return code is frame.f_code
 
 
-def install(trace: Any, recorded: list[dict[str, Any]], hooks: Any, held: Held) -> None:
+def install(trace: Any, recorded: list[dict[str, Any]], hooks: Any, held: Held, returned: Any) -> None:
     """Commands, launches and reads record the functions they ran in (``trace.functions``); each of
     ``recorded`` (file, function, role, why, launched_by) is recorded from the moment its module
     defines it: never run, or, to replay, run with its reads after its launches its own."""
@@ -104,7 +100,7 @@ def install(trace: Any, recorded: list[dict[str, Any]], hooks: Any, held: Held) 
 
     def recorder(*args: Any, **kwargs: Any) -> Any:
         code = sys._getframe(1).f_code  # the swapped function's own
-        return swaps[(code.co_filename, code.co_name)].made(trace, args, kwargs, hooks, held)
+        return swaps[(code.co_filename, code.co_name)].made(trace, args, kwargs, hooks, held, returned)
 
     def swap(frame: FrameType) -> None:
         for (file, name), entry in list(wanted.items()):
@@ -178,9 +174,11 @@ class _Recorded:
     reason: str  # what it did in the run before: the command no step runs, the thread it starts
     launched_by: tuple[str, ...] = ()  # a replay's: the functions of its own it launched by
 
-    def made(self, trace: Any, args: tuple[Any, ...], kwargs: dict[str, Any], hooks: Any, held: Held) -> Any:
-        """One call: a ``prepare-call`` or ``beside-call`` event (what a beside hook returned: a
-        ``_Returned``), or a refusal at the script's line."""
+    def made(
+        self, trace: Any, args: tuple[Any, ...], kwargs: dict[str, Any], hooks: Any, held: Held, returned: Any
+    ) -> Any:
+        """One call: a ``prepare-call`` or ``beside-call`` event and its stand-in value (``returned.py``),
+        or a refusal at the script's line."""
         name = self.function.__name__
         why = self.why
         if why is None and self.role == "prepare" and any(e["kind"] == "train" for e in trace.events):
@@ -210,11 +208,9 @@ class _Recorded:
                     reason=self.reason,
                     **(handle if self.role == "beside" else {}),
                 )
-                return (
-                    _Returned(trace, name, held, handle["handle"])
-                    if self.role == "beside"
-                    else _NotReturned(trace, name)
-                )
+                if self.role == "beside":
+                    return returned.Returned(trace, name, held, handle["handle"])
+                return returned.NotReturned(trace, name)
             why = found
         raise trace.refuse(f"{WHAT[self.role]} {name}(), {why}: {FORMS[self.role]}")
 
@@ -252,26 +248,6 @@ class _Recorded:
         return None
 
 
-class _NotReturned:
-    """What a function recorded as a prepare step returns here: it did not run, so what it would
-    have returned is not known, and any use of it is refused (a launch given a guess of it, as
-    ``path = prepare() or DEFAULT`` would give, is no launch of the test's)."""
-
-    def __init__(self, trace: Any, function: str) -> None:
-        object.__setattr__(self, "_run_matrix", (trace, function))
-
-    def _used(self, *args: Any, **kwargs: Any) -> Any:
-        trace, function = object.__getattribute__(self, "_run_matrix")
-        raise trace.refuse(
-            f"uses what {function}() returns, which import does not know: recorded as a prepare step of kind"
-            " call, it did not run here (a spec's prepare step returns nothing to the launch)"
-        )
-
-    __bool__ = __str__ = __repr__ = __format__ = __iter__ = __len__ = __contains__ = _used
-    __getattr__ = __setattr__ = __getitem__ = __call__ = __eq__ = __ne__ = __hash__ = _used
-    __add__ = __radd__ = __truediv__ = __rtruediv__ = __fspath__ = __int__ = __float__ = __index__ = _used
-
-
 def _beside_once_more(events: list[dict[str, Any]], name: str) -> bool:
     """Whether ``name`` started a beside hook since the last launch (or before the first)."""
     for event in reversed(events):
@@ -280,115 +256,3 @@ def _beside_once_more(events: list[dict[str, Any]], name: str) -> bool:
         if event["kind"] == "beside-call" and event["function"] == name:
             return True
     return False
-
-
-class _Returned:
-    """What a beside hook returned, standing in: each attribute the test reads is a digit stand-in
-    (``_Read``); calling one is the hook's stop, once, after the launch."""
-
-    def __init__(self, trace: Any, hook: str, held: Held, handle: int) -> None:
-        self._run_matrix = (trace, hook, held, handle)
-
-    def __getattr__(self, attribute: str) -> _Read:
-        if attribute.startswith("__"):
-            raise AttributeError(attribute)
-        trace, hook, held, handle = self._run_matrix
-        return _Read(trace, hook, attribute, held, handle)
-
-
-# what a spec's ``$${hook:...}`` cannot do with a hook's state and the test's own code can: compare it,
-# branch on it, hash it, compute with it, convert it. The stand-in's digits would decide each silently
-# (``assert n > 3`` passes, an ``if`` takes its branch) and the spec would lose it, so each is refused
-_ARITHMETIC = "add sub mul truediv floordiv mod divmod pow lshift rshift and or xor"
-_USES = {
-    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge"), "compares it"),
-    "bool": "takes its truth",
-    "hash": "hashes it (a key of a mapping, a member of a set)",
-    **dict.fromkeys(f"{side}{name}" for name in _ARITHMETIC.split() for side in ("", "r")),
-    **dict.fromkeys(("neg", "pos", "abs", "invert")),
-    **dict.fromkeys(("int", "float", "index", "round", "trunc", "floor", "ceil"), "converts it"),
-}
-_HARNESS = os.path.dirname(os.path.abspath(__file__))  # run-matrix's own files in the sandbox
-
-
-def _refusing(operation: str, why: str | None) -> Callable[..., Any]:
-    """``int``'s ``__OPERATION__`` for run-matrix's own code (which writes the stand-in as JSON and
-    compares what the check gets back); a refusal at the script's line for the test's."""
-    plain = getattr(int, f"__{operation}__")
-
-    def used(self: _Read, *args: Any) -> Any:
-        caller = sys._getframe(1).f_code.co_filename
-        if os.path.dirname(os.path.abspath(caller)) == _HARNESS:
-            return plain(self, *args)
-        what = f"{self.event['function']}().{self.event['attribute']}"
-        how = why or "computes with it"
-        raise self.trace.refuse(f"reads {what} and {how} in code of its own: {ONLY_VERIFY}")
-
-    used.__name__ = f"__{operation}__"
-    return used
-
-
-ONLY_VERIFY = (
-    "a spec reads a hook's state only as a whole argument of a check after the job (verify: ..."
-    " $${hook:FUNCTION.ATTRIBUTE})"
-)
-
-
-class _Read(int):
-    """An attribute of what a beside hook returned: a stand-in integer (recorded as a read) that only
-    run-matrix's own code may compute with (``_USES``), or, when called, a method (recorded as the
-    hook's stop instead)."""
-
-    event: dict[str, Any]
-    trace: Any
-    held: Held
-
-    def __new__(cls, trace: Any, hook: str, attribute: str, held: Held, handle: int) -> _Read:
-        count = sum(e["kind"] == "beside-read" for e in trace.events)
-        read = super().__new__(cls, int(HOOK_STAND_IN.format(count + 1)))
-        called = next(i for i, e in enumerate(trace.events) if e.get("handle") == handle)
-        launched = any(e["kind"] == "train" for e in trace.events[called:])  # the launch it runs beside
-        read.event = trace.record(
-            "beside-read",
-            function=hook,
-            attribute=attribute,
-            stand_in=int(read),
-            launched=launched,
-            handle=handle,
-        )
-        read.trace, read.held = trace, held
-        return read
-
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
-        trace, event = self.trace, self.event
-        trace.events.remove(event)  # a method, not a value
-        method = f"{event['function']}().{event['attribute']}()"
-        if not event["launched"]:
-            raise trace.refuse(f"calls {method} before launching: a hook's stop runs once the job has ended")
-        if any(e["kind"] == "beside-stop" and e["handle"] == event["handle"] for e in trace.events):
-            raise trace.refuse(f"calls {method} after another method of it: a hook has one stop")
-        if args:
-            raise trace.refuse(
-                f"calls {method} with arguments by position, which a hook's stop passes by name"
-            )
-        stop: dict[str, Any] = {}
-        for name, value in kwargs.items():
-            stop[name], why = self.held(_unannotated, name, value)
-            if why is not None:
-                raise trace.refuse(f"calls {method} with {why}")
-        trace.record(
-            "beside-stop",
-            function=event["function"],
-            method=event["attribute"],
-            args=stop,
-            handle=event["handle"],
-        )
-
-
-for _operation, _why in _USES.items():
-    setattr(_Read, f"__{_operation}__", _refusing(_operation, _why))
-
-
-def _unannotated() -> None:
-    """What ``held`` reads a stop's arguments against: a method of a value import never saw, whose
-    annotations it cannot know, so each argument is kept as the JSON value it is."""

@@ -26,7 +26,7 @@ from typing import Any
 
 from runner.importer import launch_reads, notes, prepare
 from runner.importer.events import location, refused
-from runner.importer.own_calls import ONLY_VERIFY
+from runner.importer.returned import ONLY_VERIFY
 
 MAX_RUNS = 3  # runs of a script: each may find a function to record that the one before could not reach
 

@@ -1,0 +1,156 @@
+"""What a function of the test's own that import records as a call returns, in the import sandbox
+(``own_calls.py``): it did not run, so its value is a stand-in.
+
+* a prepare step's (``NotReturned``) refuses any use: what it would have returned is not known, and
+  a launch given a guess of it (``path = prepare() or DEFAULT``) is no launch of the test's;
+* a beside hook's handle (``Returned``) gives, for each attribute the test reads, a digit stand-in
+  (``Read``) that only run-matrix's own code may compute with (the test's comparing, branching or
+  computing with it is refused at its line: the digits would decide it silently), and that must
+  reach only a ``verify:`` argument; calling one is the hook's stop, once, after the launch.
+
+Loaded by path by ``harness.py``; standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+# what an attribute of what a beside hook returned reads as: digits, long and odd enough to occur
+# nowhere else; recorded_calls.py checks that each reaches only a verify: argument
+HOOK_STAND_IN = "8{:03d}4172635089"
+Held = Callable[[Any, str, Any], tuple[Any, str | None]]
+
+
+class NotReturned:
+    """What a function recorded as a prepare step returns here: it did not run, so what it would
+    have returned is not known, and any use of it is refused (a launch given a guess of it, as
+    ``path = prepare() or DEFAULT`` would give, is no launch of the test's)."""
+
+    def __init__(self, trace: Any, function: str) -> None:
+        object.__setattr__(self, "_run_matrix", (trace, function))
+
+    def _used(self, *args: Any, **kwargs: Any) -> Any:
+        trace, function = object.__getattribute__(self, "_run_matrix")
+        raise trace.refuse(
+            f"uses what {function}() returns, which import does not know: recorded as a prepare step of kind"
+            " call, it did not run here (a spec's prepare step returns nothing to the launch)"
+        )
+
+    __bool__ = __str__ = __repr__ = __format__ = __iter__ = __len__ = __contains__ = _used
+    __getattr__ = __setattr__ = __getitem__ = __call__ = __eq__ = __ne__ = __hash__ = _used
+    __add__ = __radd__ = __truediv__ = __rtruediv__ = __fspath__ = __int__ = __float__ = __index__ = _used
+
+
+class Returned:
+    """What a beside hook returned, standing in: each attribute the test reads is a digit stand-in
+    (``Read``); calling one is the hook's stop, once, after the launch."""
+
+    def __init__(self, trace: Any, hook: str, held: Held, handle: int) -> None:
+        self._run_matrix = (trace, hook, held, handle)
+
+    def __getattr__(self, attribute: str) -> Read:
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        trace, hook, held, handle = self._run_matrix
+        return Read(trace, hook, attribute, held, handle)
+
+
+# what a spec's ``$${hook:...}`` cannot do with a hook's state and the test's own code can: compare it,
+# branch on it, hash it, compute with it, convert it. The stand-in's digits would decide each silently
+# (``assert n > 3`` passes, an ``if`` takes its branch) and the spec would lose it, so each is refused
+_ARITHMETIC = "add sub mul truediv floordiv mod divmod pow lshift rshift and or xor"
+_USES = {
+    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge"), "compares it"),
+    "bool": "takes its truth",
+    "hash": "hashes it (a key of a mapping, a member of a set)",
+    **dict.fromkeys(f"{side}{name}" for name in _ARITHMETIC.split() for side in ("", "r")),
+    **dict.fromkeys(("neg", "pos", "abs", "invert")),
+    **dict.fromkeys(("int", "float", "index", "round", "trunc", "floor", "ceil"), "converts it"),
+}
+_HARNESS = os.path.dirname(os.path.abspath(__file__))  # run-matrix's own files in the sandbox
+
+
+def _refusing(operation: str, why: str | None) -> Callable[..., Any]:
+    """``int``'s ``__OPERATION__`` for run-matrix's own code (which writes the stand-in as JSON and
+    compares what the check gets back); a refusal at the script's line for the test's."""
+    plain = getattr(int, f"__{operation}__")
+
+    def used(self: Read, *args: Any) -> Any:
+        caller = sys._getframe(1).f_code.co_filename
+        if os.path.dirname(os.path.abspath(caller)) == _HARNESS:
+            return plain(self, *args)
+        what = f"{self.event['function']}().{self.event['attribute']}"
+        how = why or "computes with it"
+        raise self.trace.refuse(f"reads {what} and {how} in code of its own: {ONLY_VERIFY}")
+
+    used.__name__ = f"__{operation}__"
+    return used
+
+
+ONLY_VERIFY = (
+    "a spec reads a hook's state only as a whole argument of a check after the job (verify: ..."
+    " $${hook:FUNCTION.ATTRIBUTE})"
+)
+
+
+class Read(int):
+    """An attribute of what a beside hook returned: a stand-in integer (recorded as a read) that only
+    run-matrix's own code may compute with (``_USES``), or, when called, a method (recorded as the
+    hook's stop instead)."""
+
+    event: dict[str, Any]
+    trace: Any
+    held: Held
+
+    def __new__(cls, trace: Any, hook: str, attribute: str, held: Held, handle: int) -> Read:
+        count = sum(e["kind"] == "beside-read" for e in trace.events)
+        read = super().__new__(cls, int(HOOK_STAND_IN.format(count + 1)))
+        called = next(i for i, e in enumerate(trace.events) if e.get("handle") == handle)
+        launched = any(e["kind"] == "train" for e in trace.events[called:])  # the launch it runs beside
+        read.event = trace.record(
+            "beside-read",
+            function=hook,
+            attribute=attribute,
+            stand_in=int(read),
+            launched=launched,
+            handle=handle,
+        )
+        read.trace, read.held = trace, held
+        return read
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        trace, event = self.trace, self.event
+        trace.events.remove(event)  # a method, not a value
+        method = f"{event['function']}().{event['attribute']}()"
+        if not event["launched"]:
+            raise trace.refuse(f"calls {method} before launching: a hook's stop runs once the job has ended")
+        if any(e["kind"] == "beside-stop" and e["handle"] == event["handle"] for e in trace.events):
+            raise trace.refuse(f"calls {method} after another method of it: a hook has one stop")
+        if args:
+            raise trace.refuse(
+                f"calls {method} with arguments by position, which a hook's stop passes by name"
+            )
+        stop: dict[str, Any] = {}
+        for name, value in kwargs.items():
+            stop[name], why = self.held(_unannotated, name, value)
+            if why is not None:
+                raise trace.refuse(f"calls {method} with {why}")
+        trace.record(
+            "beside-stop",
+            function=event["function"],
+            method=event["attribute"],
+            args=stop,
+            handle=event["handle"],
+        )
+
+
+for _operation, _why in _USES.items():
+    setattr(Read, f"__{_operation}__", _refusing(_operation, _why))
+
+
+def _unannotated() -> None:
+    """What ``held`` reads a stop's arguments against: a method of a value import never saw, whose
+    annotations it cannot know, so each argument is kept as the JSON value it is."""
