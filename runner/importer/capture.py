@@ -15,7 +15,7 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,20 +138,8 @@ def record(
         return _references(trace, secrets, _home(trace.pop("home", ""))), done.output
 
     try:
-        trace, output = sandboxed(env)
-        recorded: list[recorded_calls.Recorded] = []  # functions of the test's own recorded as calls
-        for _ in range(recorded_calls.MAX_RUNS - 1):
-            more = recorded_calls.to_record(trace, recorded)
-            if not more:
-                break
-            recorded += more
-            trace, output = sandboxed({**env, RECORDED_CALLS_VARIABLE: json.dumps(recorded)})
-        failure = trace["failure"]
-        if not trace["refusal"] and not (failure and failure.get("environment")):
-            unread = launch_reads.substitute(trace["events"], failed=bool(failure))
-            if unread is not None:
-                raise refused(location(unread[0]), unread[1])
-            recorded_calls.attach(trace["events"])
+        trace, output = _with_calls_recorded(sandboxed, env)
+        _place_reads_and_calls(trace)
         return _run(script, dict(switches), trace, output)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
         # the script runs in the recorder's interpreter and can reach its trace: what comes out of the
@@ -161,6 +149,35 @@ def record(
             f"left a record the recorder did not write ({type(error).__name__}: {error}): does it change"
             " run-matrix's recorder in its interpreter?",
         ) from None
+
+
+Sandboxed = Callable[[dict[str, str]], tuple[dict[str, Any], str]]  # one run: its trace, its output
+
+
+def _with_calls_recorded(sandboxed: Sandboxed, env: dict[str, str]) -> tuple[dict[str, Any], str]:
+    """The script's run, again with each function of the test's own that import records as a call
+    (``own_calls.py``) as long as a run finds more (``recorded_calls.MAX_RUNS`` runs at most)."""
+    trace, output = sandboxed(env)
+    recorded: list[recorded_calls.Recorded] = []
+    for _ in range(recorded_calls.MAX_RUNS - 1):
+        more = recorded_calls.to_record(trace, recorded)
+        if not more:
+            break
+        recorded += more
+        trace, output = sandboxed({**env, RECORDED_CALLS_VARIABLE: json.dumps(recorded)})
+    return trace, output
+
+
+def _place_reads_and_calls(trace: dict[str, Any]) -> None:
+    """Each value read at launch as its reference, each recorded call in its place (in the events);
+    refused where a read cannot be held. Nothing to place after a refusal or an environment fault."""
+    failure = trace["failure"]
+    if trace["refusal"] or (failure and failure.get("environment")):
+        return
+    unread = launch_reads.substitute(trace["events"], failed=bool(failure))
+    if unread is not None:
+        raise refused(location(unread[0]), unread[1])
+    recorded_calls.attach(trace["events"])
 
 
 def _trace_text(script: Path, done: sandbox.Outcome, timeout: float, again: bool = False) -> bytes:
