@@ -79,16 +79,94 @@ def test_a_function_of_its_own_that_runs_what_no_step_runs_becomes_a_call_step(c
     ) in text
 
 
-@pytest.mark.parametrize(
-    ("script", "line"), [("test_prepared_then_used.py", 15), ("test_prepared_or_default.py", 14)]
-)
-def test_what_a_recorded_function_returns_is_not_known_and_using_it_is_refused(checkout, script, line):
-    said = refusal(checkout, checkout / OWN / script)
-    assert f"{script}:{line}" in said
+def test_what_a_recorded_function_returns_is_not_known_and_a_method_of_it_is_refused(checkout):
+    said = refusal(checkout, checkout / OWN / "test_prepared_then_used.py")
+    assert "test_prepared_then_used.py:15" in said  # tool.rstrip('/')
     assert (
         "it uses what install() returns, which import does not know: recorded as a prepare step of kind call,"
-        " it did not run here (a spec's prepare step returns nothing to the launch)"
+        " it did not run here, and a spec hands what a prepare step of kind call returns only to a launch's"
+        " flags, as text ($${prepared:install})"
     ) in said
+
+
+def test_what_a_recorded_function_returns_reaches_the_launch_as_a_prepared_reference(checkout):
+    # run fails the step when the call returns no text, so `install() or DEFAULT` takes no default
+    data, text = imported(checkout, "test_prepared_or_default.py")
+    assert data["prepare"]["install"] == {
+        "kind": "call",
+        "call": f"{OWN}/test_prepared_or_default.py:install",
+    }
+    assert (
+        data["args"]["misc"]["dump-details"] == "$${prepared:install}/dumps"
+    )  # resolved: ${prepared:install}/dumps
+    assert "    dump-details: $${prepared:install}/dumps\n" in text  # escaped from the resolver
+    assert (
+        "what it returns goes into --dump-details as $${prepared:install}, filled with what the call"
+        " returned when the cell runs (test_prepared_or_default.py:14)"
+    ) in text
+
+
+def test_a_function_that_lists_a_download_becomes_a_call_whose_result_the_launch_takes(checkout):
+    data, text = imported(checkout, "test_prepared_listing.py")
+    assert list(data["prepare"]) == ["model", "cycled"]  # the download first, as the script ran them
+    assert data["prepare"]["cycled"] == {
+        "kind": "call",
+        "call": f"{OWN}/rollouts.py:cycled",
+        "args": {"count": 6},
+    }
+    assert data["args"]["misc"]["load-debug-rollout-data"] == "$${prepared:cycled}/{rollout_id}.pt"
+    assert "run-matrix-prepared" not in text  # the stand-in never reaches the spec
+    assert (
+        "# note: cycled() lists /root/datasets/own-rollouts, which `hf download own/rollouts` would have"
+        " written (import does not know which files the repo holds): the spec calls cycled() itself"
+    ) in text
+
+
+def test_a_launching_function_that_lists_a_download_is_refused_for_the_listing(checkout):
+    # recorded as a prepare call, main() would take its launch with it: the first run's reason stands
+    said = refusal(checkout, checkout / OWN / "test_prepared_listing_launcher.py")
+    assert "test_prepared_listing_launcher.py:10" in said
+    assert (
+        "it lists /root/datasets/own-rollouts, which `hf download own/rollouts` would have written: import"
+        " does not know which files the repo holds"
+    ) in said
+    assert "never calls execute_train" not in said
+
+
+@pytest.mark.parametrize(
+    ("script", "line", "said"),
+    [
+        (
+            "test_prepared_listing_looked_up.py",
+            13,
+            "it looks up /run-matrix-prepared-1-5089417263, made of what cycled() returns: recorded as a"
+            " prepare step of kind call, it did not run here, and a spec hands what it returns only to a"
+            " launch's flags ($${prepared:cycled}), which nothing before the launch reads",
+        ),
+        (
+            "test_prepared_listing_run.py",
+            11,
+            "it runs a command with what cycled() returns: a spec hands what a prepare step of kind call"
+            " returns only to a launch's flags, as text ($${prepared:cycled})",
+        ),
+        (
+            "test_prepared_listing_formatted.py",
+            11,
+            "it formats what cycled() returns with '>60': a spec hands what a prepare step of kind call"
+            " returns only to a launch's flags, as text, whole",
+        ),
+        (
+            "test_prepared_listing_in_env.py",
+            11,
+            "it launches with what cycled() returns (its args.extra_env_vars.OWN_ROLLOUTS): a spec hands"
+            " what a prepare step of kind call returns only to a launch's flags",
+        ),
+    ],
+)
+def test_what_a_prepare_call_returns_used_but_as_a_launch_flag_is_refused(checkout, script, line, said):
+    found = refusal(checkout, checkout / OWN / script)
+    assert f"{script}:{line}" in found
+    assert said in found
 
 
 def test_a_file_a_recorded_function_would_leave_read_later_fails_with_that_said(checkout):
@@ -241,7 +319,10 @@ def test_what_the_test_makes_of_its_home_is_home_where_the_spec_runs(checkout):
     # the sandbox's private HOME (/tmp/home) was written into the spec, a folder no node has
     data, text = imported(checkout, "test_prepared_at_home.py")
     assert data["prepare"]["prepare"]["args"] == {"venv": "$${HOME}/own-env"}
-    assert (data["args"]["misc"]["save"], data["args"]["misc"]["dump-details"]) == ("$${HOME}/ckpt", "$${HOME}")
+    assert (data["args"]["misc"]["save"], data["args"]["misc"]["dump-details"]) == (
+        "$${HOME}/ckpt",
+        "$${HOME}",
+    )
     assert "/tmp/home" not in text
 
 

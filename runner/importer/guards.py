@@ -63,6 +63,7 @@ PROCESSES: Guarded = (
 # reaching out; binding and listening stay (libraries probe with them at import, urllib3's IPv6 check
 # among them) and reach nothing: the sandbox's network namespace has only its own loopback
 NETWORK = ("connect", "connect_ex", "sendto", "sendmsg")
+PREPARED_MARK = "/run-matrix-prepared-"  # how returned.PREPARED_STAND_IN, a prepare call's result, starts
 
 
 def record_environment_reads(trace: Any) -> None:
@@ -199,12 +200,18 @@ def _refuse_listing_downloads(trace: Any) -> None:
     (it knows the content of the files ``miles/import.yaml`` names, not the repo's file list)."""
 
     def refuse_download(folder: Any) -> None:
+        refuse_prepared(trace, folder, "lists")
         found = None if isinstance(folder, int) else trace.downloaded(folder)
         if found is not None and not os.path.exists(folder):
-            raise trace.refuse(
+            first = trace.refusal is None
+            refusal = trace.refuse(
                 f"lists {os.fspath(folder)}, which `hf download {found[0]}` would have written: import"
                 " does not know which files the repo holds"
             )
+            if first:  # capture.py records the function of the test's that lists it as a prepare call
+                listed = [os.fspath(folder), found[0]]
+                trace.refusal.update(lists=trace.within(sys._getframe(2)), listed=listed)
+            raise refusal
 
     def listing(real: Callable[..., Any]) -> Callable[..., Any]:
         def guarded(path: Any = ".", *args: Any, **kwargs: Any) -> Any:
@@ -236,6 +243,24 @@ def _refuse_listing_downloads(trace: Any) -> None:
     glob.glob, glob.iglob = glob_(glob.glob), glob_(glob.iglob)
 
 
+def refuse_prepared(trace: Any, path: Any, does: str) -> None:
+    """A path made of what a function recorded as a prepare call returns (``returned.Prepared``) is
+    none here: the call did not run, so reading, listing or testing it would decide silently."""
+    try:
+        text = path if isinstance(path, str) else os.fsdecode(os.fspath(path))
+    except TypeError:
+        return
+    if PREPARED_MARK not in text:
+        return
+    for event in trace.events:
+        if event["kind"] == "prepare-call" and event["stand_in"] in text:
+            raise trace.refuse(
+                f"{does} {text}, made of what {event['function']}() returns: recorded as a prepare step of"
+                f" kind call, it did not run here, and a spec hands what it returns only to a launch's"
+                f" flags ($${{prepared:{event['function']}}}), which nothing before the launch reads"
+            )
+
+
 def _record_file_changes(trace: Any, skip: Callable[[str], Callable[..., None]]) -> None:
     """Writes go to /dev/null and moves, deletions and attribute changes are not done: all recorded."""
     for module, names in FILE_CHANGES:
@@ -263,6 +288,7 @@ def _recorded_open(trace: Any, real_open: Callable[..., Any]) -> Callable[..., A
             return real_open(
                 _written(trace, file, "w" in mode or "x" in mode), mode.replace("x", "w"), *args, **kwargs
             )
+        refuse_prepared(trace, file, "reads")
         if not isinstance(file, int) and trace.downloaded(file):
             return _downloaded_file(trace, file, mode, real_open)
         stand_in = None if isinstance(file, int) else trace.launch_output(file)
@@ -291,6 +317,7 @@ def _stat_downloads(trace: Any, real_stat: Callable[..., Any]) -> Callable[..., 
     """``Path.exists()`` and ``os.path.isfile`` of a downloaded file import knows: it is there."""
 
     def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
+        refuse_prepared(trace, path, "looks up")
         if not isinstance(path, int) and trace.stand_in(path) is not None:
             return real_stat(__file__)  # a regular file
         return real_stat(path, *args, **kwargs)

@@ -45,7 +45,7 @@ def substitute(events: list[dict[str, Any]], failed: bool) -> Refusal | None:
             or not _reaches_only_flags(events, index, read["stand_in"])
         ):
             return read["at"], refusal(read["path"], events) or f"reads {read['path']}"
-        _replace(events[index + 1 :], read["stand_in"], reads.reference("integer", read["path"]))
+        replace(events[index + 1 :], _word(read["stand_in"]), reads.reference("integer", read["path"]))
         done.add(read["stand_in"])
     return None
 
@@ -70,17 +70,18 @@ def _reaches_only_flags(events: list[dict[str, Any]], index: int, stand_in: str)
     for at, event in enumerate(events):
         if event["kind"] == "read":
             continue
-        for key, value in _leaves(event, ()):
+        for key, value in leaves(event, ()):
             if stand_in not in str(value):
                 continue
-            carried = event["kind"] == "train" and at > index and _carrier(key)
+            carried = event["kind"] == "train" and at > index and carrier(key)
             if not carried or not _whole_words(str(value), stand_in):
                 return False
             in_flags = in_flags or key == ("args", "train_args")
     return in_flags
 
 
-def _carrier(key: tuple[str, ...]) -> bool:
+def carrier(key: tuple[str, ...]) -> bool:
+    """Whether ``key`` of a train event is where a later launch holds a value (``CARRIERS``)."""
     return any(key[: len(prefix)] == prefix for prefix in CARRIERS)
 
 
@@ -92,19 +93,20 @@ def _word(stand_in: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![^\s'\"]){re.escape(stand_in)}(?![^\s'\"])")
 
 
-def _leaves(value: Any, key: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
+def leaves(value: Any, key: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """(key, value) of each leaf of an event: a string, a number, None (a bool is none)."""
     if isinstance(value, dict):
         for name, child in value.items():
-            yield from _leaves(child, (*key, str(name)))
+            yield from leaves(child, (*key, str(name)))
     elif isinstance(value, list):
         for number, child in enumerate(value):
-            yield from _leaves(child, (*key, str(number)))
+            yield from leaves(child, (*key, str(number)))
     elif not isinstance(value, bool):
         yield key, value
 
 
-def _replace(events: list[dict[str, Any]], stand_in: str, reference: str) -> None:
-    word = _word(stand_in)
+def replace(events: list[dict[str, Any]], word: re.Pattern[str], reference: str) -> None:
+    """Each match of ``word`` in the train events' carriers replaced by ``reference``, in place."""
     for event in (e for e in events if e["kind"] == "train"):
         for prefix in CARRIERS:
             parent = event

@@ -92,6 +92,17 @@ def of_write(event: dict[str, Any], late: bool, root: str) -> Note:
     return Note(f"writes {event['path']}, which {why}: recorded, not done", at(event))
 
 
+def _handed(event: dict[str, Any]) -> str:
+    """Where what a prepare call returns goes, when a launch's flags hold it (recorded_calls.py)."""
+    flags = event.get("flags")
+    if not flags:
+        return ""
+    return (
+        f", and what it returns goes into {', '.join(flags)} as $${{prepared:{event['function']}}}, filled"
+        " with what the call returned when the cell runs"
+    )
+
+
 def of_event(event: dict[str, Any]) -> Note:
     """The note of an event of the trace that a spec does not hold (``NOTED``)."""
     if event["kind"] == "clock":
@@ -104,9 +115,9 @@ def of_event(event: dict[str, Any]) -> Note:
         return Note(f"{event['what']}: recorded, not done; a spec does not hold it", at(event))
     if event["kind"] == "prepare-call":
         return Note(
-            f"{event['function']}() {event['reason']}, which no prepare step runs: the spec calls"
-            f" {event['function']}() itself, as a prepare step of kind call (every time the cell runs, from"
-            " the checkout's root); what it does there is the test's own, not the spec's",
+            f"{event['function']}() {event['reason']}: the spec calls {event['function']}() itself, as a"
+            " prepare step of kind call (every time the cell runs, from the checkout's root); what it does"
+            f" there is the test's own, not the spec's{_handed(event)}",
             at(event),
         )
     if event["kind"] == "replay":

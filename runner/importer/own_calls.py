@@ -199,18 +199,21 @@ class _Recorded:
             found = hooks.arguments(name, self.function, bound, held)
             if not isinstance(found, str):
                 # a beside hook's handle: what the test does with what one call returned is that call's
-                handle = {"handle": sum(e["kind"] == "beside-call" for e in trace.events)}
+                made = sum(e["kind"] == f"{self.role}-call" for e in trace.events)
+                handle = {"handle": made} if self.role == "beside" else {}
+                stand_in = {} if handle else {"stand_in": returned.PREPARED_STAND_IN.format(made + 1)}
                 trace.record(
                     f"{self.role}-call",
                     function=name,
                     call=self.call,
                     args=found,
                     reason=self.reason,
-                    **(handle if self.role == "beside" else {}),
+                    **handle,
+                    **stand_in,
                 )
-                if self.role == "beside":
-                    return returned.Returned(trace, name, held, handle["handle"])
-                return returned.NotReturned(trace, name)
+                if handle:
+                    return returned.Returned(trace, name, held, made)
+                return returned.Prepared(trace, name, stand_in["stand_in"])
             why = found
         raise trace.refuse(f"{WHAT[self.role]} {name}(), {why}: {FORMS[self.role]}")
 

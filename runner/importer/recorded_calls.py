@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
-from runner.importer import launch_reads, notes, prepare
+from runner.importer import groups, launch_reads, notes, prepare
 from runner.importer.events import location, refused
-from runner.importer.returned import ONLY_VERIFY
+from runner.importer.returned import ONLY_VERIFY, PREPARED_FORM
 
 MAX_RUNS = 3  # runs of a script: each may find a function to record that the one before could not reach
 
@@ -47,8 +48,15 @@ def to_record(trace: dict[str, Any], known: list[Recorded]) -> list[Recorded]:
             continue
         file, name = _function(event["within"][0])
         if [file, name] not in launching and not prepare.runs_a_step(event["command"], trace["root"]):
-            found.append(_recorded(file, name, "prepare", f"runs `{_program(event['command'])}`"))
+            why = f"runs `{_program(event['command'])}`, which no prepare step runs"
+            found.append(_recorded(file, name, "prepare", why))
     refusal = trace["refusal"] or {}
+    if refusal.get("lists"):  # what it makes of the download's files is the node's affair
+        file, name = _function(refusal["lists"][0])
+        folder, repo = refusal["listed"]
+        why = f"lists {folder}, which `hf download {repo}` would have written"
+        why += " (import does not know which files the repo holds)"
+        found.append(_recorded(file, name, "prepare", why))
     if refusal.get("beside"):
         file, name = _function(refusal["beside"])
         found.append(_recorded(file, name, "beside", f"starts a thread ({refusal['thread']})"))
@@ -110,7 +118,11 @@ def _program(command: str) -> str:
 
 def attach(events: list[dict[str, Any]]) -> None:
     """Each beside hook into the ``before_submit`` of its launch, with its stop; each attribute read
-    of it into the verify arguments it reached; refused where a spec cannot hold what the test did."""
+    of it into the verify arguments it reached; what each prepare call returned into the flags it
+    reached; refused where a spec cannot hold what the test did."""
+    for index, call in enumerate(events):
+        if call["kind"] == "prepare-call":
+            _handed_to_launches(events, index)
     launches = [i for i, e in enumerate(events) if e["kind"] == "train"]
     for index, call in enumerate(events):
         if call["kind"] != "beside-call":
@@ -174,3 +186,42 @@ def _replaced(value: Any, stand_in: int, reference: str) -> tuple[Any, int]:
         found = {key: _replaced(item, stand_in, reference) for key, item in value.items()}
         return {key: item for key, (item, _) in found.items()}, sum(count for _, count in found.values())
     return value, 0
+
+
+# what the test did with what a prepare call returned, where it reached anything but a launch's flags
+_USED = {"command": "runs a command with", "verify": "checks with", "write": "writes a file with"}
+
+
+def _handed_to_launches(events: list[dict[str, Any]], index: int) -> None:
+    """What the prepare call at ``index`` returned, a stand-in text (``returned.Prepared``), as
+    ``${prepared:FUNCTION}`` in the launches after it, which it may reach only through their flags
+    (train args, and the variables and arguments that carried them); refused where it reached
+    anything else. The flags it reached are kept on the call, for its note."""
+    call = events[index]
+    stand_in, function = call["stand_in"], call["function"]
+    for at, event in enumerate(events):
+        for key, value in launch_reads.leaves(event):
+            if at == index or stand_in not in str(value):
+                continue
+            if event["kind"] != "train" or not launch_reads.carrier(key):
+                use = _USED.get(event["kind"], "launches with" if event["kind"] == "train" else "uses")
+                inside = f" (its {'.'.join(key)})" if event["kind"] == "train" else ""
+                raise refused(
+                    location(event["at"]),
+                    f"{use} what {function}() returns{inside}: {PREPARED_FORM} ($${{prepared:{function}}})",
+                )
+    reference = f"${{prepared:{function}}}"
+    launch_reads.replace(events[index + 1 :], re.compile(re.escape(stand_in)), reference)
+    launched = [e["args"]["train_args"] for e in events[index + 1 :] if e["kind"] == "train"]
+    reached = [
+        f"--{flag}" for text in launched for flag, values in _flags(text) if reference in " ".join(values)
+    ]
+    call["flags"] = list(dict.fromkeys(reached))
+
+
+def _flags(train_args: Any) -> list[tuple[str, tuple[str, ...]]]:
+    """The flags of a launch's train args as the script gave them (none when they do not parse)."""
+    try:
+        return groups.flags(str(train_args).split())
+    except ValueError:
+        return []

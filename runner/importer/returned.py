@@ -1,8 +1,14 @@
 """What a function of the test's own that import records as a call returns, in the import sandbox
 (``own_calls.py``): it did not run, so its value is a stand-in.
 
-* a prepare step's (``NotReturned``) refuses any use: what it would have returned is not known, and
-  a launch given a guess of it (``path = prepare() or DEFAULT``) is no launch of the test's;
+* a prepare step's (``Prepared``) is text that only a launch's flags may hold: a spec hands what
+  the call returns to them as ``$${prepared:FUNCTION}`` (miles' FT soak test passes the folder
+  ``materialize_cyclic_debug_rollout_data(30)`` makes as ``--load-debug-rollout-data
+  DIR/{rollout_id}.pt``), and run fills it with what the call returned, text or a path, and fails
+  the step on anything else (None, an empty text). So it is a stand-in path here (``str()``, an
+  f-string, ``os.fspath``, ``+`` give it) and it is true; anything else the test does with it (a
+  method, a comparison, a length, reading the path) is refused at its line, and
+  ``recorded_calls.py`` checks that its text reaches only launches' flags;
 * a beside hook's handle (``Returned``) gives, for each attribute the test reads, a digit stand-in
   (``Read``) that only run-matrix's own code may compute with (the test's comparing, branching or
   computing with it is refused at its line: the digits would decide it silently), and that must
@@ -24,24 +30,51 @@ HOOK_STAND_IN = "8{:03d}4172635089"
 Held = Callable[[Any, str, Any], tuple[Any, str | None]]
 
 
-class NotReturned:
-    """What a function recorded as a prepare step returns here: it did not run, so what it would
-    have returned is not known, and any use of it is refused (a launch given a guess of it, as
-    ``path = prepare() or DEFAULT`` would give, is no launch of the test's)."""
+# what a prepare call's result reads as: a path no node has, long and odd enough to occur nowhere
+# else; its number tells the calls apart (recorded_calls.py turns it into ${prepared:FUNCTION})
+PREPARED_STAND_IN = "/run-matrix-prepared-{}-5089417263"
+PREPARED_FORM = "a spec hands what a prepare step of kind call returns only to a launch's flags, as text"
 
-    def __init__(self, trace: Any, function: str) -> None:
-        object.__setattr__(self, "_run_matrix", (trace, function))
+
+class Prepared:
+    """What a function recorded as a prepare step returns here: a stand-in path, as text, that a
+    launch's flags may hold (``$${prepared:FUNCTION}``); true, as what run accepts is never empty.
+    Any other use of it is refused: what the function would have returned is not known here."""
+
+    def __init__(self, trace: Any, function: str, text: str) -> None:
+        object.__setattr__(self, "_run_matrix", (trace, function, text))
+
+    def _text(self, *args: Any) -> str:
+        trace, function, text = object.__getattribute__(self, "_run_matrix")
+        if args and args[0] != "":  # a format spec: f"{x:>40}" pads, truncates or converts it
+            raise trace.refuse(f"formats what {function}() returns with {args[0]!r}: {PREPARED_FORM}, whole")
+        return str(text)
+
+    def _true(self) -> bool:
+        return True
+
+    def _added(self, other: Any) -> Any:
+        text = object.__getattribute__(self, "_run_matrix")[2]
+        return text + other if isinstance(other, str) else NotImplemented
+
+    def _radded(self, other: Any) -> Any:
+        text = object.__getattribute__(self, "_run_matrix")[2]
+        return other + text if isinstance(other, str) else NotImplemented
 
     def _used(self, *args: Any, **kwargs: Any) -> Any:
-        trace, function = object.__getattribute__(self, "_run_matrix")
+        trace, function, _ = object.__getattribute__(self, "_run_matrix")
         raise trace.refuse(
             f"uses what {function}() returns, which import does not know: recorded as a prepare step of kind"
-            " call, it did not run here (a spec's prepare step returns nothing to the launch)"
+            f" call, it did not run here, and {PREPARED_FORM} ($${{prepared:{function}}})"
         )
 
-    __bool__ = __str__ = __repr__ = __format__ = __iter__ = __len__ = __contains__ = _used
+    __str__ = __fspath__ = __format__ = _text
+    __bool__ = _true
+    __add__, __radd__ = _added, _radded
+    __repr__ = __iter__ = __len__ = __contains__ = _used
     __getattr__ = __setattr__ = __getitem__ = __call__ = __eq__ = __ne__ = __hash__ = _used
-    __add__ = __radd__ = __truediv__ = __rtruediv__ = __fspath__ = __int__ = __float__ = __index__ = _used
+    __lt__ = __le__ = __gt__ = __ge__ = __mod__ = __rmod__ = __mul__ = __rmul__ = _used
+    __truediv__ = __rtruediv__ = __int__ = __float__ = __index__ = __bytes__ = _used
 
 
 class Returned:

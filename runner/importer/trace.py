@@ -155,13 +155,17 @@ class Trace:
             if capture_output and NVLINK_PROBE in command:
                 return "0"  # no NVLink links: the probe's answer on a machine without NVLink
         else:
-            innermost = self._test_frame(sys._getframe(1))
-            within = self.functions(innermost)[:1] if self.functions and innermost else []
-            self.record("command", helper=helper, command=command, within=within)
+            self.record("command", helper=helper, command=command, within=self.within(sys._getframe(1)))
             self._download(command)
         if capture_output:
             raise self.refuse(f"reads the output of `{command}`, which the recorder cannot know")
         return None
+
+    def within(self, frame: FrameType) -> list[list[Any]]:
+        """[[file, function, frame id]] of the innermost top-level function of the test's own code that
+        led to ``frame``, as own_calls.py names it (none when that code runs in no such function)."""
+        innermost = self._test_frame(frame)
+        return self.functions(innermost)[:1] if self.functions and innermost else []
 
     def _download(self, command: str) -> None:
         """``hf download [--repo-type T] REPO --local-dir DIR``: DIR holds REPO (its known files are
