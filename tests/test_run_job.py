@@ -37,6 +37,16 @@ def info(status: str, error_type: str | None = None, code: int | None = None, me
             ),
         ),
         (info("STOPPED"), JobOutcome("failed", "the job was stopped (not by run-matrix)")),
+        (  # Ray read the log once the driver had exited: its quote wins over a log read too early
+            info(
+                "FAILED",
+                "JOB_ENTRYPOINT_COMMAND_ERROR",
+                3,
+                "Job entrypoint command failed with exit code 3, last available logs (truncated to 20,000"
+                " chars):\nRunning entrypoint for job j\nAssertionError: ppo_kl must be < 1e-8\n\n",
+            ),
+            JobOutcome("failed", "the job exited with code 3: AssertionError: ppo_kl must be < 1e-8"),
+        ),
     ],
 )
 def test_whose_fault_a_failure_is(job, outcome):

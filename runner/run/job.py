@@ -32,6 +32,10 @@ INFRA_ERRORS = {
 }
 UNREACHABLE_SECONDS = 30.0
 STOP_SECONDS = 15.0
+# Ray can say a job failed before its supervisor has written the driver's last output (the error a
+# failure is quoted by) to the log: a failed job's log is read until it stops growing, this long at most
+SETTLE_SECONDS = 3.0
+SETTLE_POLL = 0.5
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ def watch(
             emit(tail.finish(_logs(client, submission_id)))
         what = "the job was stopped" if stopped else "Ray did not confirm that the job stopped"
         return JobOutcome("interrupted", f"interrupted ({processes.cause_of(exc)}); {what}")
-    emit(tail.finish(_logs(client, submission_id)))
+    emit(tail.finish(_settled_logs(client, submission_id) if ended is None else _logs(client, submission_id)))
     if ended is not None:
         return ended
     try:
@@ -129,8 +133,20 @@ def classify(info: Any, last_lines: list[str]) -> JobOutcome:
     if error_type in INFRA_ERRORS:
         return JobOutcome("infra", f"Ray lost the job ({error_type}): {first_line(info.message or '')}")
     code = getattr(info, "driver_exit_code", None)
-    said = f": {last_lines[-1].strip()}" if last_lines else ""
+    last = _logged_last(info.message or "") or (last_lines[-1].strip() if last_lines else "")
+    said = f": {last}" if last else ""
     return JobOutcome("failed", f"the job exited with code {code}{said}")
+
+
+LOGS_SAID = "last available logs (truncated to 20,000 chars):"  # how Ray's job message quotes them
+
+
+def _logged_last(message: str) -> str:
+    """The last line of the log a failed job's message quotes (Ray's supervisor reads it once the
+    driver has exited: later than the log the watch read may be); "" when it quotes none."""
+    _, found, logs = message.partition(LOGS_SAID)
+    lines = [line.strip() for line in logs.splitlines() if line.strip()] if found else []
+    return lines[-1] if lines else ""
 
 
 def stop(client: Any, submission_id: str) -> bool:
@@ -143,6 +159,23 @@ def stop(client: Any, submission_id: str) -> bool:
                 return True
             time.sleep(0.2)
     return False
+
+
+def _settled_logs(client: Any, submission_id: str) -> str | None:
+    """The whole log of a job that ended: of one that did not succeed, once two reads
+    ``SETTLE_POLL`` apart agree (a read that fails is tried again; ``SETTLE_SECONDS`` at most)."""
+    logs = _logs(client, submission_id)
+    with contextlib.suppress(OSError, RuntimeError):
+        if str(client.get_job_status(submission_id).value) == "SUCCEEDED":
+            return logs
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while time.monotonic() < deadline:
+        time.sleep(SETTLE_POLL)
+        again = _logs(client, submission_id)
+        if again is not None and again == logs:
+            break
+        logs = again if again is not None else logs
+    return logs
 
 
 def _logs(client: Any, submission_id: str) -> str | None:
