@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from runner import check, pipeline  # noqa: E402
 from runner.errors import Problem, RunMatrixError  # noqa: E402
-from runner.importer import capture, emit, groups  # noqa: E402
+from runner.importer import capture, emit, groups, traced  # noqa: E402
 from runner.importer.launch import launched  # noqa: E402
 from runner.knowledge import presets  # noqa: E402
 
@@ -170,7 +170,7 @@ def report(target: Target, root: Path, scratch: Path, show: bool) -> int:
     return failed
 
 
-def record(target: Target, root: Path, scratch: Path) -> capture.Run:
+def record(target: Target, root: Path, scratch: Path) -> traced.Run:
     if target.script.name.startswith("test_"):
         return capture.record(target.script, {}, SECRETS, miles_root=root)
     driver_folder = scratch / f"driver-{target.script.stem}"
@@ -188,7 +188,7 @@ def record(target: Target, root: Path, scratch: Path) -> capture.Run:
     return capture.record(driver, {}, SECRETS, miles_root=root)
 
 
-def spec_text(call: capture.Call, recorded_root: str, hardware: str, root: Path) -> str:
+def spec_text(call: traced.Call, recorded_root: str, hardware: str, root: Path) -> str:
     launch = launched(call.commands, call.args["train_args"], recorded_root, SECRETS, call.at)
     flags: dict[str, object] = {}
     for flag, values in groups.flags(launch.train_args):

@@ -24,10 +24,10 @@ from typing import Any
 
 from runner import locate
 from runner.errors import Location
-from runner.importer.capture import Registration
 from runner.importer.emit import Text
 from runner.importer.events import refused
 from runner.importer.notes import Note
+from runner.importer.traced import Registration
 
 SKIP_DAYS = 90  # how long an imported skip lasts before validate calls it expired
 BACKENDS = {"register_cuda_ci": "cuda", "register_rocm_ci": "rocm", "register_cpu_ci": "cpu"}

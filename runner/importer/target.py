@@ -16,12 +16,12 @@ from typing import Any
 from runner import pipeline
 from runner.errors import Location, SpecError
 from runner.importer import groups, launch_reads, prepare
-from runner.importer.capture import Call, Run
 from runner.importer.emit import flag_value
 from runner.importer.events import refused
 from runner.importer.knowledge import Knowledge
 from runner.importer.launch import Launched, launched
 from runner.importer.notes import Note
+from runner.importer.traced import Call, Run
 from runner.knowledge import preset_data
 from runner.steps import tokens
 from schemas import GROUPS, Group, LaunchConventions, calls

@@ -21,11 +21,11 @@ from pathlib import Path
 
 from runner.errors import Location
 from runner.importer import capture
-from runner.importer.capture import Registration, Run
 from runner.importer.events import refused
 from runner.importer.knowledge import Knowledge
 from runner.importer.notes import Note
 from runner.importer.target import Target, target_of
+from runner.importer.traced import Registration, Run
 from schemas import LaunchConventions
 from schemas.matrix import AxisValue
 

@@ -15,8 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from runner import pipeline
-from runner.importer.capture import RECORDER_MILES_VERSION, Run
+from runner.importer.capture import RECORDER_MILES_VERSION
 from runner.importer.launch import launched
+from runner.importer.traced import Run
 from runner.knowledge import preset_data, presets, versions
 from schemas import LaunchConventions
 
