@@ -182,5 +182,3 @@ def _references(data: Any, secrets: Sequence[str], home: re.Pattern[str] | None 
     if isinstance(data, dict):
         return {key: _references(value, secrets, home) for key, value in data.items()}
     return data
-
-

@@ -59,6 +59,7 @@ SANDBOX = (
     "harness.py",
     "guards.py",
     "trace.py",
+    "recording.py",
     "recorder.py",
     "missing.py",
     "registry.py",
@@ -82,9 +83,10 @@ def main(argv: Sequence[str]) -> int:
     result = Path(os.environ["RUN_MATRIX_OUT"]) / "trace.json"  # the sandbox's one writable folder
     home = os.environ.get("HOME", "")  # the sandbox's private one: capture.py writes it back as ${HOME}
     with result.open("w", encoding="utf-8") as out:  # opened before any guard is in place
-        tracing = _load("runner.importer.trace", "trace.py")  # its own name: recorder.py imports it so
+        # under their own names: recorder.py imports them so, and recording.py imports trace.py
+        trace = _load("runner.importer.trace", "trace.py").TRACE
+        tracing = _load("runner.importer.recording", "recording.py")
         recorder = _load("_run_matrix_recorder", "recorder.py")
-        trace = tracing.TRACE
         trace.script = str(script)
         trace.checkout = str(miles_root) if miles_root else ""
         trace.checkpoints = json.loads(os.environ.pop("RUN_MATRIX_CHECKPOINTS", "{}"))

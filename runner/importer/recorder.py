@@ -17,7 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runner.importer.trace import NVLINK_PROBE, TRACE, begin_train, command_recorder, end_train, recording
+from runner.importer.recording import begin_train, command_recorder, end_train, recording
+from runner.importer.trace import NVLINK_PROBE, TRACE
 
 ROOT = Path("/__miles_root__")  # the miles checkout, as recorded commands name it
 
