@@ -1,12 +1,10 @@
 """The import sandbox's guards: what a test script may not do, and what it does without effect.
 
 Starting a process, sending a signal, resolving a host or opening a connection refuses the import
-(``Refused`` is raised, and the first reason kept), and so do launching while a thread the test's
-own code started still runs (it would run beside the job) and listing a download's folder (which
-files a Hub repo holds is not known here). Writing, moving or deleting a file is recorded
-and not done: a whole file the test's own code writes goes to a private copy (``Trace.capture``),
-any other write to ``/dev/null``. Environment lookups are recorded, to find the variant
-switches a script reads. Loaded by path by ``harness.py``; standard library only.
+(``Refused`` is raised, and the first reason kept), and so does launching while a thread the test's
+own code started still runs (it would run beside the job). What is done with files is guarded by
+``file_guards.py``, which ``install`` installs too. Environment lookups are recorded, to find the
+variant switches a script reads. Loaded by path by ``harness.py``; standard library only.
 
 These guards are what turns an attempt into a refusal that names the script's line; they are not
 what makes it harmless. Python has more doors than any list of names (``ctypes``, ``_socket``):
@@ -15,16 +13,10 @@ the sandbox around the interpreter (``runner.sandbox``) holds where a guard is w
 
 from __future__ import annotations
 
-import _io
 import _posixsubprocess
 import _thread
-import builtins
-import glob
-import io
 import os
-import pathlib
 import posix
-import shutil
 import signal
 import socket
 import subprocess
@@ -36,20 +28,6 @@ from types import FrameType, ModuleType
 from typing import Any
 
 Guarded = tuple[tuple[ModuleType, tuple[str, ...]], ...]
-WRITE_MODES = set("wax+")
-WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-# os's functions are posix's: each is guarded under both names (``importlib.reload(os)`` copies
-# posix's again, so posix's must be the guarded ones too)
-FILE_CHANGE_NAMES = (
-    *("remove", "unlink", "rmdir", "mkdir", "makedirs", "rename", "renames", "replace", "symlink", "link"),
-    *("chmod", "lchmod", "fchmod", "chown", "lchown", "fchown", "truncate", "ftruncate", "utime"),
-    *("mkfifo", "mknod", "setxattr", "removexattr", "chflags", "lchflags"),
-)
-FILE_CHANGES: Guarded = (
-    (os, FILE_CHANGE_NAMES),
-    (posix, FILE_CHANGE_NAMES),
-    (shutil, ("rmtree", "move", "copytree", "copy", "copy2", "copyfile")),
-)
 PROCESS_NAMES = (
     *("system", "popen", "fork", "forkpty", "kill", "killpg", "posix_spawn", "posix_spawnp", "pidfd_open"),
     *("execv", "execve", "execl", "execle", "execlp", "execlpe", "execvp", "execvpe"),
@@ -63,7 +41,6 @@ PROCESSES: Guarded = (
 # reaching out; binding and listening stay (libraries probe with them at import, urllib3's IPv6 check
 # among them) and reach nothing: the sandbox's network namespace has only its own loopback
 NETWORK = ("connect", "connect_ex", "sendto", "sendmsg")
-PREPARED_MARK = "/run-matrix-prepared-"  # how returned.PREPARED_STAND_IN, a prepare call's result, starts
 
 
 def record_environment_reads(trace: Any) -> None:
@@ -96,8 +73,9 @@ def record_environment_reads(trace: Any) -> None:
     os.putenv = putenv
 
 
-def install(trace: Any) -> None:
-    """Refuse what reaches out; record, and do not do, what changes files."""
+def install(trace: Any, files: Any) -> None:
+    """Refuse what reaches out; record, and do not do, what changes files (``files``: the file
+    guards, ``file_guards.py``)."""
 
     def refuse(what: str) -> Callable[..., Any]:
         def refused(*args: Any, **kwargs: Any) -> Any:
@@ -115,8 +93,7 @@ def install(trace: Any) -> None:
 
     _refuse_reaching_out(refuse)
     _note_threads(trace)
-    _record_file_changes(trace, skip)
-    _refuse_listing_downloads(trace)
+    files.install(trace, skip)
     time.sleep = lambda seconds: None  # nothing runs, so there is nothing to wait for
 
 
@@ -193,169 +170,6 @@ class _Running:
 
     def is_alive(self) -> bool:
         return not self.ended
-
-
-def _refuse_listing_downloads(trace: Any) -> None:
-    """Listing a download's folder asks which files the Hub repo holds, which import does not know
-    (it knows the content of the files ``miles/import.yaml`` names, not the repo's file list)."""
-
-    def refuse_download(folder: Any) -> None:
-        refuse_prepared(trace, folder, "lists")
-        found = None if isinstance(folder, int) else trace.downloaded(folder)
-        if found is not None and not os.path.exists(folder):
-            first = trace.refusal is None
-            refusal = trace.refuse(
-                f"lists {os.fspath(folder)}, which `hf download {found[0]}` would have written: import"
-                " does not know which files the repo holds"
-            )
-            if first:  # capture.py records the function of the test's that lists it as a prepare call
-                listed = [os.fspath(folder), found[0]]
-                trace.refusal.update(lists=trace.within(sys._getframe(2)), listed=listed)
-            raise refusal
-
-    def listing(real: Callable[..., Any]) -> Callable[..., Any]:
-        def guarded(path: Any = ".", *args: Any, **kwargs: Any) -> Any:
-            refuse_download(path)
-            return real(path, *args, **kwargs)
-
-        return guarded
-
-    def path_glob(real: Callable[..., Any]) -> Callable[..., Any]:
-        def guarded(self: pathlib.Path, *args: Any, **kwargs: Any) -> Any:
-            refuse_download(self)
-            return real(self, *args, **kwargs)
-
-        return guarded
-
-    def glob_(real: Callable[..., Any]) -> Callable[..., Any]:
-        def guarded(pattern: Any, *args: Any, **kwargs: Any) -> Any:
-            parts = os.fspath(pattern).split(os.sep)
-            literal = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
-            refuse_download(os.sep.join(parts[:literal]) or ".")
-            return real(pattern, *args, **kwargs)
-
-        return guarded
-
-    os.listdir = listing(os.listdir)  # not posix's: the import system's own stay as they are
-    os.scandir = listing(os.scandir)
-    pathlib.Path.glob = path_glob(pathlib.Path.glob)  # type: ignore[method-assign]
-    pathlib.Path.rglob = path_glob(pathlib.Path.rglob)  # type: ignore[method-assign]
-    glob.glob, glob.iglob = glob_(glob.glob), glob_(glob.iglob)
-
-
-def refuse_prepared(trace: Any, path: Any, does: str) -> None:
-    """A path made of what a function recorded as a prepare call returns (``returned.Prepared``) is
-    none here: the call did not run, so reading, listing or testing it would decide silently."""
-    try:
-        text = path if isinstance(path, str) else os.fsdecode(os.fspath(path))
-    except TypeError:
-        return
-    if PREPARED_MARK not in text:
-        return
-    for event in trace.events:
-        if event["kind"] == "prepare-call" and event["stand_in"] in text:
-            raise trace.refuse(
-                f"{does} {text}, made of what {event['function']}() returns: recorded as a prepare step of"
-                f" kind call, it did not run here, and a spec hands what it returns only to a launch's"
-                f" flags ($${{prepared:{event['function']}}}), which nothing before the launch reads"
-            )
-
-
-def _record_file_changes(trace: Any, skip: Callable[[str], Callable[..., None]]) -> None:
-    """Writes go to /dev/null and moves, deletions and attribute changes are not done: all recorded."""
-    for module, names in FILE_CHANGES:
-        for name in names:
-            setattr(module, name, skip(f"{module.__name__}.{name}"))
-    recorded_open = _recorded_open(trace, io.open)
-    builtins.open = recorded_open
-    io.open = _io.open = recorded_open
-    io.FileIO = _io.FileIO = _recorded_file_io(trace, _io.FileIO)  # type: ignore[misc]
-    os.open = posix.open = _recorded_os_open(trace, os.open)
-    os.stat = _stat_downloads(trace, os.stat)  # not posix.stat: the import system's own stays as it is
-    accessor = getattr(pathlib, "_NormalAccessor", None)
-    if accessor is not None:  # Python 3.10's pathlib bound io.open and os.* when it was imported
-        accessor.open = staticmethod(recorded_open)
-        for name in ("mkdir", "unlink", "rmdir", "rename", "replace", "symlink", "link", "chmod"):
-            if hasattr(accessor, name):
-                setattr(accessor, name, staticmethod(skip(f"os.{name}")))
-
-
-def _recorded_open(trace: Any, real_open: Callable[..., Any]) -> Callable[..., Any]:
-    def open_(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        # with an opener (tempfile's), the opener names the file and its os.open is guarded
-        opener = kwargs.get("opener", args[5] if len(args) > 5 else None)
-        if WRITE_MODES & set(mode) and not isinstance(file, int) and opener is None:
-            return real_open(
-                _written(trace, file, "w" in mode or "x" in mode), mode.replace("x", "w"), *args, **kwargs
-            )
-        refuse_prepared(trace, file, "reads")
-        if not isinstance(file, int) and trace.downloaded(file):
-            return _downloaded_file(trace, file, mode, real_open)
-        stand_in = None if isinstance(file, int) else trace.launch_output(file)
-        if stand_in is not None:  # a file an earlier launch writes (capture.py checks where it goes)
-            return io.BytesIO(stand_in.encode()) if "b" in mode else io.StringIO(stand_in)
-        return real_open(file, mode, *args, **kwargs)
-
-    return open_
-
-
-def _downloaded_file(trace: Any, file: Any, mode: str, real_open: Callable[..., Any]) -> Any:
-    """A file of a recorded download: the content import knows of it, else a refusal that names it."""
-    text = trace.stand_in(file)
-    if text is None and os.path.exists(file):  # a real file there (--trust-checkout on a prepared node)
-        return real_open(file, mode)
-    if text is None:
-        repo, name = trace.downloaded(file)
-        raise trace.refuse(
-            f"reads {file}, which `hf download {repo}` would have written: import does not know its"
-            f" content (miles/import.yaml checkpoints: has no {name} of {repo})"
-        )
-    return io.BytesIO(text.encode()) if "b" in mode else io.StringIO(text)
-
-
-def _stat_downloads(trace: Any, real_stat: Callable[..., Any]) -> Callable[..., Any]:
-    """``Path.exists()`` and ``os.path.isfile`` of a downloaded file import knows: it is there."""
-
-    def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
-        refuse_prepared(trace, path, "looks up")
-        if not isinstance(path, int) and trace.stand_in(path) is not None:
-            return real_stat(__file__)  # a regular file
-        return real_stat(path, *args, **kwargs)
-
-    return stat
-
-
-def _recorded_file_io(trace: Any, real: type[_io.FileIO]) -> type[_io.FileIO]:
-    class RecordedFileIO(real):  # type: ignore[valid-type, misc]
-        def __init__(self, file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> None:
-            if WRITE_MODES & set(mode) and not isinstance(file, int):
-                file, mode = _written(trace, file, "w" in mode or "x" in mode), mode.replace("x", "w")
-            super().__init__(file, mode, *args, **kwargs)
-
-    return RecordedFileIO
-
-
-def _recorded_os_open(trace: Any, real_open: Callable[..., int]) -> Callable[..., int]:
-    def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if flags & WRITE_FLAGS:
-            whole = bool(flags & os.O_CREAT and flags & (os.O_TRUNC | os.O_EXCL))
-            target = _written(trace, path, whole)
-            if target == os.devnull:
-                return real_open(os.devnull, flags & ~(os.O_CREAT | os.O_EXCL | os.O_TRUNC))
-            return real_open(target, (flags | os.O_CREAT | os.O_TRUNC) & ~os.O_EXCL, 0o600)
-        return real_open(path, flags, *args, **kwargs)
-
-    return open_
-
-
-def _written(trace: Any, path: Any, whole: bool) -> str:
-    """Where a write goes: a whole file the test's own code writes, to a private copy whose text
-    import reads back (a prepare step writes it); anything else, nowhere, recorded."""
-    target = trace.capture(path) if whole else None
-    if target is None:
-        trace.record("effect", what=f"writes {path}")
-        return os.devnull
-    return str(target)
 
 
 def _show(args: tuple[Any, ...], port: bool = False) -> str:

@@ -20,7 +20,8 @@ checkout, its own PID namespace, resource limits). Before the script runs:
   (``script_checks.py``);
 * reads of environment variables are recorded (the variant switches are found that way), and so
   are functions of the script that ``prepare()`` calls which use no helper and touch no file
-  (their effect is invisible to the recorder); the guards themselves are in ``guards.py``.
+  (their effect is invisible to the recorder); the guards themselves are in ``guards.py`` and
+  ``file_guards.py``.
 
 The guards turn an attempt into a refusal that names the script's line; the sandbox makes the
 attempt harmless where they miss it. The trace goes to ``$RUN_MATRIX_OUT/trace.json``.
@@ -58,6 +59,7 @@ HERE = Path(__file__).resolve().parent
 SANDBOX = (
     "harness.py",
     "guards.py",
+    "file_guards.py",
     "trace.py",
     "recording.py",
     "recorder.py",
@@ -98,11 +100,12 @@ def main(argv: Sequence[str]) -> int:
         missing = _load("_run_matrix_missing", "missing.py")
         sys.meta_path.append(missing.Missing(trace.own_code, lambda name: None))
         guards = _load("_run_matrix_guards", "guards.py")
+        file_guards = _load("_run_matrix_file_guards", "file_guards.py")
         guards.record_environment_reads(trace)
         trace.captures = tempfile.mkdtemp(prefix="run-matrix-writes-")  # before the guards: a real folder
         trace.stdlib = tuple({sysconfig.get_paths()[key] + os.sep for key in ("stdlib", "platstdlib")})
         _same_temporary_names()
-        guards.install(trace)
+        guards.install(trace, file_guards)
         checks = _load("_run_matrix_verifiers", "verifiers.py")
         own = _load("_run_matrix_script_checks", "script_checks.py")
 
