@@ -37,6 +37,9 @@ read at launch
 hook state
     An attribute of what a ``launch.before_submit`` hook returned, reported once the job has ended
     (after its ``stop:``) and given to a verify argument (``$${hook:FUNCTION.ATTRIBUTE}``).
+prepared result
+    What a prepare step of kind ``call`` returned (a path, as text), put into a flag's value when the
+    job is submitted (``$${prepared:FUNCTION}``, anywhere in the flag's text).
 result
     The outcome of running one cell: status, metrics, checks, logs, timings.
 """

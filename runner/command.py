@@ -33,6 +33,7 @@ class Command:
     every_time: bool = False  # it runs on every run: nothing tells that it is done (a prepare call)
     report: str = ""  # a hook: asked to stop once the job has ended, it prints this, then its report
     state: tuple[str, ...] = ()  # a hook: the attributes of what it returned that its report holds
+    result: str = ""  # a prepare call whose result flags take: the shell variable a script reads it into
 
     @property
     def stays_up(self) -> bool:
@@ -70,7 +71,7 @@ class Command:
         return {key: value for key, value in data.items() if key not in _WHEN_SET or value}
 
 
-_WHEN_SET = ("cwd", "every_time")
+_WHEN_SET = ("cwd", "every_time", "result")
 HEREDOC = "RUN_MATRIX_PROGRAM"
 SERVICE_SECONDS = 30  # how long a service may take to answer (miles' wait_for_server_ready)
 

@@ -1,7 +1,8 @@
 """programs: run-matrix's own Python programs, run as ``python3 -c PROGRAM ...`` on the node or this
 machine: the call of a function of the checkout's (a verify job's check, by its dotted name, or a
 function a test defines, ``PATH.py:function``: a ``verify:`` entry, a prepare step of kind ``call``,
-a ``launch.before_submit`` hook), a hook's call kept up for the job (and, when its state is read or
+a ``launch.before_submit`` hook), a prepare call whose result flags take (written to a file, once
+checked to be one line of text), a hook's call kept up for the job (and, when its state is read or
 it has ``stop:``, stopped and asked for its report once the job has ended), and the filling of a
 verify job's arguments with what hooks reported. Text only; nothing here runs them.
 """
@@ -12,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runner import hooks
+from runner import hooks, reads
 from schemas import calls
 from schemas.calls import MAX_CALL_ARGS, Called
 
@@ -57,6 +58,23 @@ def _keywords(args: str) -> str:
 
 CALL_PROGRAM = f"{_LOADED} check(**{_keywords('json.loads(sys.argv[2])')})"
 VERIFY_PROGRAM = CALL_PROGRAM
+# a prepare call whose result a flag takes ($${prepared:FUNCTION}, runner/prepared.py): the same call,
+# then what it returned written to the file argv[4] names (run makes it in a fresh folder, a rendered
+# script with mktemp) as the text the flag takes: a str or os.PathLike (os.fspath), not empty, one line
+# (no NUL, no line break), no ${ (the job's shell would expand it), at most reads.MAX_BYTES bytes of
+# UTF-8. Anything else exits non-zero saying what the function returned: the line its step fails with
+PREPARED_PROGRAM = f"""{_LOADED} result = check(**{_keywords("json.loads(sys.argv[2])")})
+text = os.fspath(result) if isinstance(result, (str, os.PathLike)) else result
+said = f'run-matrix: {{name}}() returned {{type(result).__name__}}'
+isinstance(text, str) or sys.exit(f'{{said}}, which is no text: a flag takes a str or os.PathLike (a path)')
+size, shown = len(text.encode(errors='surrogatepass')), repr(text if len(text) <= 80 else text[:77] + '...')
+why = ('it is empty' if not text else 'it holds a NUL or a line break' if re.search('[\\x00\\n\\r]', text)
+    else "it holds ${{, which the job's shell would expand" if '${{' in text
+    else 'it is no UTF-8 text (it holds a lone surrogate)' if re.search('[\\ud800-\\udfff]', text)
+    else f'it is {{size}} bytes of UTF-8, more than {reads.MAX_BYTES}' if size > {reads.MAX_BYTES} else '')
+why and sys.exit(f'{{said}} {{shown}}: {{why}}; a flag takes its result as one line of text')
+with open(sys.argv[4], 'w', encoding='utf-8') as out:
+    out.write(text)"""
 # a check of what a test runs after its launches, in the function that launched them (verify:
 # launched_by): the same call, once each function named in argv[4] (a JSON list) is, in the called
 # function's module, one that does nothing; a name the module lacks stops it (AttributeError) before

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from runner import hooks, programs, reads, steps
+from runner import hooks, prepared, programs, reads, steps
 from runner.cell import Cell
 from runner.command import Command
 from runner.programs import (
@@ -27,6 +27,7 @@ from runner.programs import (
 from schemas import GROUPS, calls
 from schemas.calls import Hook, Verify
 from schemas.conventions import EnvDefault, LaunchConventions
+from schemas.prepare import Call
 from schemas.values import flag_tokens
 
 MILES_ROOT_REFERENCE = "${MILES_ROOT}"
@@ -48,10 +49,16 @@ class Launch:
     reads: dict[str, dict[str, str]] = field(default_factory=dict)
     # verify arguments that read a hook's state once the job has ended: verify name -> key, hook, attribute
     hook_reads: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    # flags that take what a prepare call returned: shell variable -> step, call, function, reference, flags
+    prepared: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """Its fields; ``prepared`` only where a flag takes a call's result, so every other launch reads
+        as it always has."""
         data = asdict(self)
         data["commands"] = [command.to_json() for command in self.commands]
+        if not self.prepared:
+            del data["prepared"]
         return data
 
 
@@ -92,6 +99,7 @@ def render(cell: Cell, context: Context = Context()) -> Launch:
         commands,
         launch_reads(train_args),
         verify_hook_reads(cell),
+        launch_prepared(cell),
     )
 
 
@@ -103,6 +111,23 @@ def verify_hook_reads(cell: Cell) -> dict[str, list[dict[str, str]]]:
         found.setdefault(place[1], []).append(
             {"key": key, "hook": read.function, "attribute": read.attribute, "reference": read.reference}
         )
+    return found
+
+
+def launch_prepared(cell: Cell) -> dict[str, dict[str, Any]]:
+    """The prepare calls whose result flags take, each under the shell variable a script reads it into."""
+    found: dict[str, dict[str, Any]] = {}
+    for name, flags in prepared.taken(cell.spec).items():
+        step = cell.spec.prepare[name]
+        assert isinstance(step, Call), "only a call step returns what a flag takes"
+        function = calls.function_of(step.call)
+        found[prepared.variable(function)] = {
+            "step": name,
+            "call": step.call,
+            "function": function,
+            "reference": prepared.reference(function),
+            "flags": flags,
+        }
     return found
 
 

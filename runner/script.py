@@ -1,16 +1,18 @@
 """script: a rendered launch as a bash script a person could run (``render``'s shell form). Pure.
 
 Each command's own shell text (``Command.shell``), plus what the script does between them as ``run``
-does: values read at launch just before the submission, the hooks that report stopped once it has
-ended, and the verify jobs' arguments filled from their reports.
+does: the result of a prepare call that flags take read into a shell variable, values read at launch
+just before the submission, the hooks that report stopped once it has ended, and the verify jobs'
+arguments filled from their reports.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
-from runner import reads, shell
+from runner import prepared, reads, shell
 from runner.command import Command, report_variable, shell_name, stop_shell
 from runner.programs import FILL_PROGRAM
 from runner.render import Launch
@@ -25,24 +27,48 @@ def to_shell(launch: Launch, source: str) -> str:
         shell.comment(f"{launch.id}: rendered by run-matrix from {source}; nothing was run."),
         "set -euo pipefail",
     ]
-    lines += [f': "${{{name}:?set {name}}}"' for name in needed if name not in launch.probes]
+    own = {prepared.file_variable(found["function"]) for found in launch.prepared.values()}  # it sets them
+    lines += [f': "${{{name}:?set {name}}}"' for name in needed if name not in {*launch.probes, *own}]
     lines += [f'export {name}="${{{name}:-$({probe})}}"' for name, probe in launch.probes.items()]
     for command in launch.commands:
         said = [f"skipped when {command.skip_if}"] if command.skip_if else []
         said += [f"from {command.cwd}"] if command.cwd else []
         said += ["it runs every time: nothing tells that it is done"] if command.every_time else []
+        flags = ", ".join(launch.prepared[command.result]["flags"]) if command.result else ""
+        said += [f"its result: ${command.result}, for {flags}"] if command.result else []
         note = f" ({'; '.join(said)})" if said else ""
         lines += ["", shell.comment(f"{command.phase}: {command.name}{note}")]
         if command.phase == "submit" and launch.reads:
             lines += _read_lines(launch.reads)
             command = _reading(command, launch.reads)
+        if command.phase == "submit" and launch.prepared:
+            command = replace(command, argv=prepared.for_shell(command.argv))
         if command.phase == "verify" and command.name in launch.hook_reads:
             fill, command = _filling(command, launch.hook_reads[command.name])
             lines.append(fill)
-        lines.append(command.shell)
+        lines += _returning(command, launch.prepared[command.result]) if command.result else [command.shell]
         if command.phase == "submit":
             lines += _stop_lines(launch.commands)
     return "\n".join(lines) + "\n"
+
+
+def _returning(command: Command, found: Mapping[str, Any]) -> list[str]:
+    """A prepare call whose result flags take: the call writes it to a fresh file (``mktemp``, under
+    ``$TMPDIR``), read into the call's shell variable and removed; the script stops when the call fails
+    (its program says what the function returned) or left the file empty."""
+    file = prepared.file_variable(found["function"])
+    fresh = shell.quote(f"run-matrix-prepared-{found['function']}.XXXXXX")
+    flags = ", ".join(found["flags"])
+    empty = shell.quote(
+        f"run-matrix: prepare step {found['step']} ({found['call']}) left no result for {flags}"
+    )
+    return [
+        f"{file}=$(mktemp -t {fresh})",
+        f'{command.shell} || {{ rm -f -- "${file}"; exit 1; }}',
+        f'{command.result}=$(<"${file}")',
+        f'rm -f -- "${file}"',
+        f'[ -n "${command.result}" ] || {{ echo {empty} >&2; exit 1; }}',
+    ]
 
 
 def _stop_lines(commands: Sequence[Command]) -> list[str]:

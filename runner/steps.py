@@ -14,10 +14,10 @@ from typing import Any
 
 from typing_extensions import assert_never
 
-from runner import programs
+from runner import prepared, programs
 from runner.cell import Cell
 from runner.command import Command
-from schemas import ModelPreset
+from schemas import ModelPreset, calls
 from schemas.prepare import (
     Call,
     Conversion,
@@ -82,12 +82,25 @@ def prepare(name: str, step: PrepareStep, cell: Cell, root: str, model_args: tup
             )
             return _exists_guarded(name, argv, step.done_marker)
         case Call():
-            # from the checkout's root, where miles' CI runs a test (and so its prepare()), loaded from
-            # its file there as a verify job's own check is; nothing says it is done: it runs every time
-            argv = programs.call_argv(python, step, root)
-            return Command("prepare", name, argv, cwd=root, every_time=True)
+            return _call(name, step, cell, root)
         case _:
             assert_never(step)
+
+
+def _call(name: str, step: Call, cell: Cell, root: str) -> Command:
+    """A test's own function, from the checkout's root, where miles' CI runs a test (and so its
+    prepare()), loaded from its file there as a verify job's own check is; nothing says it is done: it
+    runs every time. One whose result flags take (``$${prepared:FUNCTION}``) runs the program that
+    writes it to a file, the last word: a fresh one that run (or the script, by mktemp) names."""
+    python = cell.conventions.python
+    if name not in prepared.taken(cell.spec):
+        return Command("prepare", name, programs.call_argv(python, step, root), cwd=root, every_time=True)
+    function = calls.function_of(step.call)
+    argv = (
+        *programs.call_argv(python, step, root, programs.PREPARED_PROGRAM),
+        f"${{{prepared.file_variable(function)}}}",
+    )
+    return Command("prepare", name, argv, cwd=root, every_time=True, result=prepared.variable(function))
 
 
 def _convert_torch_dist(

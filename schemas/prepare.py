@@ -94,7 +94,9 @@ class Call(OwnCalled):
     """A function the test defines itself, called with ``args`` by keyword on this machine from the
     checkout's root: the test's own preparation where no other step says it (miles' verifiers test
     sets up a venv, clones a repo and installs an environment in its ``prepare()``). Nothing tells
-    whether it is done, so it runs every time, as ``remove`` does."""
+    whether it is done, so it runs every time, as ``remove`` does. A flag of ``args`` may take what it
+    returns (a str or os.PathLike, one line of text): ``$${prepared:FUNCTION}`` in the flag's value is
+    replaced by it when the job is submitted (miles' FT soak test: ``--load-debug-rollout-data``)."""
 
     what = "a prepare step of kind call"
     kind: Literal["call"]

@@ -81,7 +81,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "a local head for each cell and stops it afterwards)",
     )
     parser.add_argument("--dry-run", action="store_true", help="print what would run; run nothing")
-    parser.add_argument("--skip-prepare", action="store_true", help="do not run the prepare steps")
+    parser.add_argument(
+        "--skip-prepare",
+        action="store_true",
+        help="do not run the prepare steps (a cell whose flag takes a prepare call's result,"
+        " $${prepared:FUNCTION}, then fails before its job)",
+    )
     parser.add_argument(
         "--no-preflight", dest="preflight", action="store_false", help="skip the GPU, checkout and Ray checks"
     )

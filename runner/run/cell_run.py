@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from runner import hooks, programs
+from runner import hooks, prepared, programs
 from runner.errors import EnvironmentProblem, display_path
 from runner.run import cluster, environment, job, metrics, prepare, processes, reads, services
 from runner.run.metrics import Series
@@ -75,6 +75,8 @@ class CellRun:
     clusters: list[ClusterRecord] = field(default_factory=list)
     verified: list[VerifyRecord] = field(default_factory=list)
     read: tuple[ReadRecord, ...] = ()  # the values read at launch (of the last attempt)
+    results: dict[str, str] = field(default_factory=dict)  # what prepare calls flags take returned, by step
+    taken: dict[str, str] = field(default_factory=dict)  # those the launch's flags take, by function
     series: Series = field(default_factory=dict)
     log: TextIO | None = None
     phase: str = "starting"
@@ -157,7 +159,10 @@ class CellRun:
             command = self.planned.command("prepare", name)
             env = self.options.caller_env
             record = prepare.run_step(name, step, command, env, self.write, self.tracker)
-            record = replace(record, detail=self.redact(record.detail))  # it may quote the step's output
+            if record.result is not None:
+                self.results[name] = record.result  # the job's flag gets it as returned; the report, redacted
+            redacted = record.result and self.redact(record.result)
+            record = replace(record, detail=self.redact(record.detail), result=redacted)  # may quote output
             self.write(f"==> prepare {name}: {record.status}: {record.detail}")
             records.append(record)
             if record.status == "failed":
@@ -215,24 +220,30 @@ class CellRun:
         self.write(f"==> attempt {number} ({submission_id}): {outcome.outcome}: {attempts[-1].detail}")
 
     def read_at_launch(self) -> bool:
-        """The flag values the launch reads from files an earlier cell wrote; False when one cannot be."""
+        """The flag values the launch reads from files an earlier cell wrote, and those its prepare calls
+        returned; False when one cannot be had."""
         self.read, self.read_failure = (), ""
-        if not self.planned.launch.reads:
+        launch = self.planned.launch
+        if not launch.reads and not launch.prepared:
             return True
         self.enter("read: values at launch")
         try:
-            self.read = reads.values(self.planned.launch.reads)
+            self.taken = reads.returned(launch.prepared, self.results)
+            self.read = reads.values(launch.reads)
         except reads.Unreadable as exc:
             self.read_failure = str(exc)
             return False
         for record in self.read:
             self.write(f"==> read {record.flag} {record.value} (from {record.path})")
+        for entry in launch.prepared.values():
+            flags, returned = ", ".join(entry["flags"]), self.taken[entry["function"]]
+            self.write(f"==> prepared {flags}: {returned} (what prepare step {entry['step']} returned)")
         return True
 
     def submit_and_watch(self, on: cluster.Connection, submission_id: str, number: int) -> job.JobOutcome:
         self.enter(f"submit: {submission_id} on {on.record.address}")
         self.write(f"==> attempt {number}: job {submission_id} on {on.record.address}")
-        argv = reads.filled(self.planned.entry_argv, self.read)
+        argv = prepared.filled(reads.filled(self.planned.entry_argv, self.read), self.taken)
         return self.job(on, submission_id, environment.entrypoint(argv), self.write)
 
     def verify(self, on: cluster.Connection, submission_id: str, reported: hooks.Reported) -> None:

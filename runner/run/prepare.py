@@ -4,8 +4,10 @@ The skip conditions are those the rendered commands state (``skip_if``): a direc
 that exists, a config already patched, a checkpoint whose marker says ``release``; ``remove``
 and ``call`` run every time. ``mkdir``, ``remove`` and ``patch-hf-config`` run here; downloads,
 conversions and a test's own ``call`` run the rendered command (a call from the checkout's root),
-their output going to the cell's log. Each command runs in its own process session (recorded, and
-carrying the run's id), so an interrupt stops it with every process it started.
+their output going to the cell's log; a call whose result flags take (``$${prepared:FUNCTION}``)
+writes it to a file of a fresh folder made here, and its record keeps it. Each command runs in its
+own process session (recorded, and carrying the run's id), so an interrupt stops it with every
+process it started.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from runner import patch_hf_config, shell
@@ -87,11 +91,15 @@ def run_step(
     reason = skip_reason(step)
     if reason is not None:
         return PrepareRecord(name, step.kind, "skipped", reason)
+    result: str | None = None
     try:
-        status, detail = _run(step, command, env, output, tracker or Untracked())
+        if isinstance(step, Call) and command.result:
+            status, detail, result = _returning(step, command, env, output, tracker or Untracked())
+        else:
+            status, detail = _run(step, command, env, output, tracker or Untracked())
     except (OSError, ValueError) as exc:
         status, detail = "failed", str(exc)
-    return PrepareRecord(name, step.kind, status, detail, round(time.monotonic() - started, 3))
+    return PrepareRecord(name, step.kind, status, detail, round(time.monotonic() - started, 3), result)
 
 
 def _run(
@@ -120,9 +128,38 @@ def _run(
         case Conversion():
             return _execute(command, env, output, tracker, f"converted {step.model_dir} to {step.save_dir}")
         case Call():
-            for name in shell.references(json.dumps(step.args)):  # the program fills them from its env
-                fill(f"${{{name}}}", env, f"prepare step {command.name}'s args")
-            return _execute(command, env, output, tracker, f"called {step.call}", step.call)
+            return _call(step, command, env, output, tracker)
+
+
+def _call(
+    step: Call, command: Command, env: Mapping[str, str], output: Output, tracker: Tracker
+) -> tuple[StepStatus, str]:
+    """A test's own function, once each ``${NAME}`` of its arguments is set where it runs."""
+    for name in shell.references(json.dumps(step.args)):  # the program fills them from its env
+        fill(f"${{{name}}}", env, f"prepare step {command.name}'s args")
+    return _execute(command, env, output, tracker, f"called {step.call}", step.call)
+
+
+def _returning(
+    step: Call, command: Command, env: Mapping[str, str], output: Output, tracker: Tracker
+) -> tuple[StepStatus, str, str | None]:
+    """A call whose result flags take: its program writes what the function returned (once it checked
+    it is one line of text) to the file its last word names, here one of a fresh folder, read back
+    here; the folder goes with it."""
+    with tempfile.TemporaryDirectory(prefix="run-matrix-prepared-") as folder:
+        path = Path(folder) / "result"
+        given = replace(command, argv=(*command.argv[:-1], str(path)))
+        status, detail = _call(step, given, env, output, tracker)
+        if status != "ran":
+            return status, detail, None
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if not text:  # the function ended the process itself (os._exit) before the program could write
+        return (
+            "failed",
+            f"{step.call} ended without run-matrix's program writing its result (it exited?)",
+            None,
+        )
+    return "ran", f"called {step.call}; it returned {text}", text
 
 
 def _remove(path: Path) -> None:

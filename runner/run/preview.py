@@ -31,6 +31,7 @@ def preview(planned: Planned, options: Options) -> dict[str, Any]:
         "cluster": _cluster(planned, options),
         "services": [_service(command) for command in planned.services],
         "reads": [_read(read) for read in planned.launch.reads.values()],
+        "prepared": _prepared(planned, options.skip_prepare),
         "job": {
             "submission_id": f"{job_name(cell.id)}-<8 hex digits>",
             "entrypoint": environment.entrypoint(planned.entry_argv),
@@ -66,6 +67,23 @@ def _read(read: dict[str, str]) -> dict[str, str]:
     return {"flag": read["flag"], "path": read["path"], "as": read["as"], "now": now}
 
 
+def _prepared(planned: Planned, skip_all: bool) -> list[dict[str, str]]:
+    """Each flag that takes what a prepare call returned, and what it would get: nothing when
+    ``--skip-prepare`` skips the call (the cell then fails before its job)."""
+    found = []
+    for entry in planned.launch.prepared.values():
+        would = (
+            f"what prepare step {entry['step']} ({entry['call']}) returns, in place of {entry['reference']}"
+        )
+        if skip_all:
+            would += ", but --skip-prepare skips that step: the cell would fail before its job is submitted"
+        else:
+            would += ", when the job is submitted"
+        said = {"step": entry["step"], "call": entry["call"], "would": would}
+        found += [{"flag": flag, **said} for flag in entry["flags"]]
+    return found
+
+
 def _step(planned: Planned, name: str, skip_all: bool) -> dict[str, str]:
     step = planned.cell.spec.prepare[name]
     command = planned.command("prepare", name)
@@ -73,6 +91,8 @@ def _step(planned: Planned, name: str, skip_all: bool) -> dict[str, str]:
     would = f"skip: {reason}" if reason else "run"
     if isinstance(step, Call):
         would += f": {_called(command)}, in that folder" + ("" if reason else " (it runs every time)")
+    if command.result:
+        would += "; what it returns goes to " + ", ".join(planned.launch.prepared[command.result]["flags"])
     return {"name": name, "kind": step.kind, "would": would, "command": command.shell}
 
 
@@ -135,6 +155,7 @@ def text(previews: list[dict[str, Any]]) -> str:
         ]
         for r in cell["reads"]:
             lines += [f"  read {r['flag']}: {r['as']} of {r['path']} at launch ({r['now']})"]
+        lines += [f"  prepared {p['flag']}: takes {p['would']}" for p in cell["prepared"]]
         lines += [f"  job {job['submission_id']}: {job['entrypoint']}"]
         lines += [f"  env {name}={value}" for name, value in job["env"].items()]
         lines += [f"  probe {name}: {command}" for name, command in job["probes"].items()]

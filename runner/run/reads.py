@@ -1,4 +1,5 @@
-"""reads at launch: the flag values a cell reads from files an earlier cell of the spec wrote.
+"""reads at launch: the flag values a cell reads from files an earlier cell of the spec wrote, and
+those its own prepare calls returned (``$${prepared:FUNCTION}``).
 
 Read where run-matrix runs (the node, or the head of a cluster: see README "Running"), just before
 the cell's job is submitted: a regular file of at most ``reads.MAX_BYTES``, opened without blocking
@@ -13,6 +14,7 @@ import errno
 import os
 import stat
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from runner import reads
 from runner.run.results import ReadRecord
@@ -33,6 +35,22 @@ def values(found: Mapping[str, Mapping[str, str]]) -> tuple[ReadRecord, ...]:
             raise Unreadable(f"{read['flag']} reads {read['path']} at launch, which {exc}") from None
         records.append(ReadRecord(read["flag"], read["path"], value, read["reference"]))
     return tuple(records)
+
+
+def returned(found: Mapping[str, Mapping[str, Any]], results: Mapping[str, str]) -> dict[str, str]:
+    """What the prepare calls the flags take returned (``Launch.prepared``; ``results``: by step name),
+    by function; Unreadable at the first whose step did not run (``--skip-prepare``): nothing fills
+    its flags."""
+    values = {}
+    for entry in found.values():
+        if entry["step"] not in results:
+            raise Unreadable(
+                f"{', '.join(entry['flags'])} takes what prepare step {entry['step']} ({entry['call']})"
+                " returns, but --skip-prepare skipped that step: nothing fills it; run without"
+                " --skip-prepare"
+            )
+        values[entry["function"]] = results[entry["step"]]
+    return values
 
 
 def filled(argv: Sequence[str], records: Sequence[ReadRecord]) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ class PrepareRecord:
     status: StepStatus
     detail: str
     seconds: float = 0.0
+    result: str | None = None  # a call whose result flags take ($${prepared:FUNCTION}): what it returned
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,10 @@ class CellResult:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["status"] = self.status.value
+        data["prepare"] = [  # a step's result only where a flag takes it: every other reads as it always has
+            {key: value for key, value in asdict(step).items() if key != "result" or value is not None}
+            for step in self.prepare
+        ]
         data["gates"] = [{**asdict(g), "corridor": g.corridor} for g in self.gates]
         data["metrics"] = {
             name: [{"kind": s.kind, "step": s.step, "value": s.value} for s in samples]

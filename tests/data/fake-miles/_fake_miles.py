@@ -45,6 +45,7 @@ def main(script: str) -> None:
         print(f"wandb: logged in with key {argv[argv.index('--wandb-key') + 1]}", flush=True)
     lose_the_job_once()
     load(argv)
+    debug_rollout_data(argv)
     train(int(argv[argv.index("--num-rollout") + 1]), saving(argv))
 
 
@@ -119,6 +120,19 @@ def save(to: tuple[Path, int] | None, rollout: int, rollouts: int) -> None:
     (folder / f"iter_{rollout:07d}").mkdir(parents=True, exist_ok=True)
     (folder / "latest_checkpointed_iteration.txt").write_text(f"{rollout}\n")
     print(f"fake miles: saved {folder}/iter_{rollout:07d}", flush=True)
+
+
+def debug_rollout_data(argv: list[str]) -> None:
+    """``--load-debug-rollout-data PATTERN`` (miles' ``{rollout_id}`` in it): rollout 0's file must be
+    there, as miles loads it."""
+    pattern = flag(argv, "--load-debug-rollout-data")
+    if pattern is None:
+        return
+    first = Path(pattern.replace("{rollout_id}", "0"))
+    if not first.is_file():
+        print(f"fake miles: --load-debug-rollout-data {pattern}: no {first}", flush=True)
+        sys.exit(2)
+    print(f"fake miles: --load-debug-rollout-data {pattern}: loaded {first}", flush=True)
 
 
 def log(actor: str, line: str) -> None:
