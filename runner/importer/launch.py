@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runner import reads
+from runner import prepared, reads
 from runner.errors import Location, SpecError
 from runner.importer.events import refused
 
@@ -69,9 +68,6 @@ def _one(commands: Sequence[str], what: str, at: Location) -> str:
     return found[0]
 
 
-PREPARED = re.compile(r"\$\{prepared:[A-Za-z_][A-Za-z0-9_]*\}")
-
-
 def _tokens(command: str, secrets: Sequence[str], at: Location) -> list[str]:
     """The command's words as the shell splits them; words the shell would expand are refused."""
     try:
@@ -84,7 +80,7 @@ def _tokens(command: str, secrets: Sequence[str], at: Location) -> list[str]:
         rest = word
         for reference in allowed:
             rest = rest.replace(reference, "")
-        rest = PREPARED.sub("", rest)  # what a prepare call returned: recorded_calls.py
+        rest = prepared.REFERENCE.sub("", rest)  # what a prepare call returned: recorded_calls.py
         if "$" in rest or "`" in rest:
             raise _error(f"launches {word!r}, which the shell would expand: its value is not known here", at)
     return words

@@ -25,6 +25,7 @@ import json
 import re
 from typing import Any
 
+from runner import prepared
 from runner.importer import groups, launch_reads, notes, prepare
 from runner.importer.events import location, refused
 from runner.importer.returned import ONLY_VERIFY, PREPARED_FORM
@@ -210,7 +211,7 @@ def _handed_to_launches(events: list[dict[str, Any]], index: int) -> None:
                     location(event["at"]),
                     f"{use} what {function}() returns{inside}: {PREPARED_FORM} ($${{prepared:{function}}})",
                 )
-    reference = f"${{prepared:{function}}}"
+    reference = prepared.reference(function)
     launch_reads.replace(events[index + 1 :], re.compile(re.escape(stand_in)), reference)
     launched = [e["args"]["train_args"] for e in events[index + 1 :] if e["kind"] == "train"]
     reached = [
