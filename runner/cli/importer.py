@@ -58,9 +58,10 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "its own helper module is loaded, its command and network calls replaced by recorders; "
         "MODEL_ARGS come from its scripts/models/; a check the test defines itself, called after a launch, "
         "becomes a verify: entry PATH.py:function; a function of the test's own that prepares with what no "
-        "prepare step runs, starts code beside the launch, or checks its launches' output in its own lines "
-        "becomes a prepare step of kind call, a launch.before_submit hook, or a verify: entry calling it "
-        "again (launched_by)",
+        "prepare step runs or lists a download, starts code beside the launch, or checks its launches' "
+        "output in its own lines becomes a prepare step of kind call (what it returns reaching the launch's "
+        "flags as $${prepared:FUNCTION}), a launch.before_submit hook, or a verify: entry calling it again "
+        "(launched_by)",
     )
     parser.add_argument("--force", action="store_true", help="replace files that exist")
     parser.add_argument(
@@ -68,7 +69,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         type=_seconds,
         default=60.0,
         metavar="S",
-        help="seconds each run of the script may take in the sandbox (default: 60)",
+        help="seconds the script may take in the sandbox, in all its runs together (import runs it again"
+        " to record functions of its own as calls; default: 60)",
     )
     add_trust_checkout(parser)
     add_format(parser, "text", "json")
