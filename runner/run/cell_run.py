@@ -268,27 +268,13 @@ class CellRun:
     def job(
         self, on: cluster.Connection, submission_id: str, entrypoint: str, emit: Callable[[str], None]
     ) -> job.JobOutcome:
-        """One job on the cluster, its output to ``emit``, watched to its end; stopped first whatever
-        cuts the watch short."""
+        """One job on the cluster, its output to ``emit``, watched to its end (``job.run``)."""
         metadata = {"run-matrix-cell": self.id, "content-hash": self.planned.cell.content_hash}
         metadata["run-matrix-run"] = self.tracker.run_id  # the run record that names this job
-        with processes.deferred_interrupt():  # in the record before Ray has it: a crash cannot lose it
-            self.tracker.submitted(on.record.address, submission_id)
-        try:
-            refused = job.submit(on.client, submission_id, entrypoint, self.env, metadata)
-            if refused is not None:
-                self.tracker.ended(submission_id)
-                return refused
-            self.enter(f"running: {submission_id}")
-            timeout = self.options.timeout if self.options.timeout is not None else self.planned.cell.timeout
-            outcome = job.watch(on.client, submission_id, emit, timeout, self.options.poll_seconds)
-        except BaseException:  # an interrupt during the submission, a lost log, a fault of ours
-            if job.stop(on.client, submission_id):  # Ray may have taken it before
-                self.tracker.ended(submission_id)
-            raise
-        if outcome.outcome != "infra" or job.stop(on.client, submission_id):
-            self.tracker.ended(submission_id)  # ended; an unreachable Ray's job stays recorded
-        return outcome
+        timeout = self.options.timeout if self.options.timeout is not None else self.planned.cell.timeout
+        submission = job.Submission(self.env, metadata, timeout, self.options.poll_seconds)
+        client, address = on.client, on.record.address
+        return job.run(client, address, submission_id, entrypoint, submission, self.tracker, emit, self.enter)
 
     def result(
         self, records: tuple[PrepareRecord, ...], attempts: list[Attempt], ended: str, seconds: float

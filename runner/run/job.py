@@ -16,11 +16,14 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.errors import first_line
 from runner.run import processes
 from runner.run.results import AttemptOutcome
+
+if TYPE_CHECKING:
+    from runner.run.record import Tracker
 
 INFRA_ERRORS = {
     "RUNTIME_ENV_SETUP_FAILURE",
@@ -42,6 +45,47 @@ SETTLE_POLL = 0.5
 class JobOutcome:
     outcome: AttemptOutcome
     detail: str
+
+
+@dataclass(frozen=True)
+class Submission:
+    """What each job of a cell is submitted with, and how it is watched."""
+
+    env: Mapping[str, str]
+    metadata: dict[str, str]  # the cell, its content hash, the run record that names the job
+    timeout: float | None
+    poll: float
+
+
+def run(
+    client: Any,
+    address: str,
+    submission_id: str,
+    entrypoint: str,
+    submission: Submission,
+    tracker: Tracker,
+    emit: Callable[[str], None],
+    running: Callable[[str], None],
+) -> JobOutcome:
+    """One job on the cluster at ``address``, its output to ``emit``, watched to its end (``running``
+    is told when it runs); recorded in ``tracker`` before Ray has it, and stopped first whatever cuts
+    the watch short."""
+    with processes.deferred_interrupt():  # in the record before Ray has it: a crash cannot lose it
+        tracker.submitted(address, submission_id)
+    try:
+        refused = submit(client, submission_id, entrypoint, submission.env, submission.metadata)
+        if refused is not None:
+            tracker.ended(submission_id)
+            return refused
+        running(f"running: {submission_id}")
+        outcome = watch(client, submission_id, emit, submission.timeout, submission.poll)
+    except BaseException:  # an interrupt during the submission, a lost log, a fault of ours
+        if stop(client, submission_id):  # Ray may have taken it before
+            tracker.ended(submission_id)
+        raise
+    if outcome.outcome != "infra" or stop(client, submission_id):
+        tracker.ended(submission_id)  # ended; an unreachable Ray's job stays recorded
+    return outcome
 
 
 def submit(
