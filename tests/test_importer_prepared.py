@@ -1,0 +1,76 @@
+"""run-matrix import of what a function of the test's own recorded as a prepare call returns, as the
+test's own code goes on with it.
+
+In the sandbox the call returns a stand-in path (``returned.Prepared``) that a spec hands to a
+launch's flags as ``$${prepared:FUNCTION}``: joined to more text it is what the node's result would
+give, but a comparison, a method or a slice of its text (``returned.PreparedText``) is refused at
+the script's line. The checkout is ``fake-miles`` with ``own-checks`` laid over it (see its README).
+"""
+
+from __future__ import annotations
+
+import datetime
+import shutil
+from pathlib import Path
+
+import pytest
+
+from runner.errors import SpecError
+from runner.importer import Request, import_test
+from runner.load import load
+from tests.conftest import DATA
+
+pytestmark = pytest.mark.allow_subprocess  # the import runs each script in a sandbox interpreter
+
+TODAY = datetime.date(2026, 12, 1)
+OWN = "tests/e2e/own"
+FORM = "a spec hands what a prepare step of kind call returns only to a launch's flags, as text"
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    tmp_path.chmod(0o755)  # read in the sandbox as the unprivileged user nobody
+    root = tmp_path / "miles"
+    shutil.copytree(DATA / "fake-miles", root)
+    shutil.copytree(DATA / "own-checks", root, dirs_exist_ok=True)
+    return root
+
+
+def imported(checkout: Path, test: str) -> tuple[dict, str]:
+    spec = checkout.parent / "out" / "spec.yaml"
+    import_test(Request(checkout / OWN / test, spec, hardware="h200", miles_root=checkout, today=TODAY))
+    return load(spec).data, spec.read_text()
+
+
+def refusal(checkout: Path, test: str) -> str:
+    out = checkout.parent / "out" / "spec.yaml"
+    with pytest.raises(SpecError) as caught:
+        import_test(Request(checkout / OWN / test, out, hardware="h200", miles_root=checkout, today=TODAY))
+    assert not out.exists()  # nothing was written
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("test", "line", "reason"),
+    [
+        (  # folder.startswith("/tmp/") would decide the number of steps by the stand-in
+            "test_prepared_listing_compared.py",
+            11,
+            "makes text of what cycled() returns and calls .startswith() on it in code of its own, which"
+            f" import cannot follow: it did not run here, and {FORM}, whole ($${{prepared:cycled}})",
+        ),
+        (  # str(folder)[:-1]
+            "test_prepared_listing_sliced.py",
+            11,
+            "makes text of what cycled() returns and takes characters of it in code of its own, which"
+            f" import cannot follow: it did not run here, and {FORM}, whole ($${{prepared:cycled}})",
+        ),
+    ],
+)
+def test_what_the_test_makes_of_a_prepare_calls_result_that_a_spec_cannot_is_refused_at_its_line(
+    checkout, test, line, reason
+):
+    assert refusal(checkout, test) == (
+        f"{checkout / OWN / test}:{line}: error [import]: {test} cannot be imported: it {reason}\n"
+        "  ==> nothing was written"
+    )
