@@ -3,8 +3,9 @@ test's own code goes on with it.
 
 In the sandbox the call returns a stand-in path (``returned.Prepared``) that a spec hands to a
 launch's flags as ``$${prepared:FUNCTION}``: joined to more text it is what the node's result would
-give, but a comparison, a method or a slice of its text (``returned.PreparedText``) is refused at
-the script's line. The checkout is ``fake-miles`` with ``own-checks`` laid over it (see its README).
+give, but a comparison, a method or a slice of its text (``returned.PreparedText``), or a path
+function that gives another path for another result (``prepared_paths.py``) is refused at the
+script's line. The checkout is ``fake-miles`` with ``own-checks`` laid over it (see its README).
 """
 
 from __future__ import annotations
@@ -50,6 +51,16 @@ def refusal(checkout: Path, test: str) -> str:
     return str(caught.value)
 
 
+def test_names_joined_to_what_a_prepare_call_returns_reach_the_launch_joined_to_its_reference(checkout):
+    data, text = imported(checkout, "test_prepared_listing_joined.py")
+    assert data["args"]["misc"]["load-debug-rollout-data"] == "$${prepared:cycled}/steps/{rollout_id}.pt"
+    assert data["args"]["misc"]["dump-details"] == "$${prepared:cycled}/dumps"  # Path(folder) / "dumps"
+    assert "run-matrix-prepared" not in text and "5089417263" not in text
+    assert (
+        "what it returns goes into --load-debug-rollout-data, --dump-details as $${prepared:cycled}"
+    ) in text
+
+
 @pytest.mark.parametrize(
     ("test", "line", "reason"),
     [
@@ -64,6 +75,26 @@ def refusal(checkout: Path, test: str) -> str:
             11,
             "makes text of what cycled() returns and takes characters of it in code of its own, which"
             f" import cannot follow: it did not run here, and {FORM}, whole ($${{prepared:cycled}})",
+        ),
+        (  # Path(folder).parent: the stand-in's is /, which the spec would launch with
+            "test_prepared_listing_parent.py",
+            13,
+            "takes Path.parent of what cycled() returns, which gives another path for another result"
+            f" (import does not know the one the call returns on the node): {FORM}, whole or with more"
+            " joined to it (os.path.join(x, NAME), Path(x) / NAME, f'{x}/NAME')",
+        ),
+        (  # Path(folder) != DEFAULT
+            "test_prepared_listing_asked.py",
+            15,
+            "asks Path == Path of what cycled() returns, which the path the call returns on the node would"
+            f" answer, not import: {FORM}",
+        ),
+        (  # os.path.islink(folder): os.lstat, as os.stat, of a path that was never made here
+            "test_prepared_listing_islink.py",
+            13,
+            "looks up /run-matrix-prepared-1-5089417263, made of what cycled() returns: recorded as a"
+            " prepare step of kind call, it did not run here, and a spec hands what it returns only to a"
+            " launch's flags ($${prepared:cycled}), which nothing before the launch reads",
         ),
     ],
 )

@@ -124,7 +124,9 @@ def _record_file_changes(trace: Any, skip: Callable[[str], Callable[..., None]])
     io.open = _io.open = recorded_open
     io.FileIO = _io.FileIO = _recorded_file_io(trace, _io.FileIO)  # type: ignore[misc]
     os.open = posix.open = _recorded_os_open(trace, os.open)
-    os.stat = _stat_downloads(trace, os.stat)  # not posix.stat: the import system's own stays as it is
+    # not posix's: the import system's own stay as they are
+    os.stat, os.lstat = _stat_downloads(trace, os.stat), _stat_downloads(trace, os.lstat)
+    os.access = _looked_up(trace, os.access)
     accessor = getattr(pathlib, "_NormalAccessor", None)
     if accessor is not None:  # Python 3.10's pathlib bound io.open and os.* when it was imported
         accessor.open = staticmethod(recorded_open)
@@ -176,6 +178,16 @@ def _stat_downloads(trace: Any, real_stat: Callable[..., Any]) -> Callable[..., 
         return real_stat(path, *args, **kwargs)
 
     return stat
+
+
+def _looked_up(trace: Any, real: Callable[..., Any]) -> Callable[..., Any]:
+    """``os.access`` of what a prepare call returns, which was never made here: refused."""
+
+    def looked_up(path: Any, *args: Any, **kwargs: Any) -> Any:
+        refuse_prepared(trace, path, "looks up")
+        return real(path, *args, **kwargs)
+
+    return looked_up
 
 
 def _recorded_file_io(trace: Any, real: type[_io.FileIO]) -> type[_io.FileIO]:
