@@ -3,9 +3,10 @@ test's own code goes on with it.
 
 In the sandbox the call returns a stand-in path (``returned.Prepared``) that a spec hands to a
 launch's flags as ``$${prepared:FUNCTION}``: joined to more text it is what the node's result would
-give, but a comparison, a method or a slice of its text (``returned.PreparedText``), or a path
-function that gives another path for another result (``prepared_paths.py``) is refused at the
-script's line. The checkout is ``fake-miles`` with ``own-checks`` laid over it (see its README).
+give, but a comparison, a method or a slice of its text (``returned.PreparedText``), a path function
+that gives another path for another result (``prepared_paths.py``), or a text that reaches the launch
+changed (``prepared_results.py``) is refused at the script's line. The checkout is ``fake-miles``
+with ``own-checks`` laid over it (see its README).
 """
 
 from __future__ import annotations
@@ -99,6 +100,41 @@ def test_names_joined_to_what_a_prepare_call_returns_reach_the_launch_joined_to_
     ],
 )
 def test_what_the_test_makes_of_a_prepare_calls_result_that_a_spec_cannot_is_refused_at_its_line(
+    checkout, test, line, reason
+):
+    assert refusal(checkout, test) == (
+        f"{checkout / OWN / test}:{line}: error [import]: {test} cannot be imported: it {reason}\n"
+        "  ==> nothing was written"
+    )
+
+
+@pytest.mark.parametrize(
+    ("test", "line", "reason"),
+    [
+        (  # f"{cycled(6)}/{{rollout_id}}.pt".replace("-", "_"): a method of a longer text, not followed
+            "test_prepared_listing_renamed.py",
+            12,
+            "launches with '/run_matrix_prepared_1_5089417263/{rollout_id}.pt' (its args.train_args), a text"
+            " made of what cycled() returns and changed in code of its own, which import cannot follow (a"
+            f" method, a slice, a part of the path): it did not run here, and {FORM}, whole or with more"
+            " joined to it ($${prepared:cycled})",
+        ),
+        (
+            "test_prepared_listing_forged.py",
+            11,
+            "launches with '/run-matrix-prepared-2-5089417263' (its args.train_args), which holds"
+            " run-matrix's stand-in for what a prepare step of kind call returns, though no prepare call"
+            " returned it: a spec cannot hold it",
+        ),
+        (
+            "test_prepared_listing_twice.py",
+            11,
+            "calls cycled() again (line 10 called it) and uses what a call of it returns: a spec's"
+            " $${prepared:cycled} takes what one call of cycled() returns",
+        ),
+    ],
+)
+def test_a_launch_that_holds_a_prepare_calls_result_but_as_one_call_whole_is_refused(
     checkout, test, line, reason
 ):
     assert refusal(checkout, test) == (
