@@ -1,5 +1,5 @@
 """run-matrix import of what a function of the test's own recorded as a prepare call returns, as the
-test's own code goes on with it.
+test's own code goes on with it, and of the listings of a download that make a function such a call.
 
 In the sandbox the call returns a stand-in path (``returned.Prepared``) that a spec hands to a
 launch's flags as ``$${prepared:FUNCTION}``: joined to more text it is what the node's result would
@@ -140,4 +140,39 @@ def test_a_launch_that_holds_a_prepare_calls_result_but_as_one_call_whole_is_ref
     assert refusal(checkout, test) == (
         f"{checkout / OWN / test}:{line}: error [import]: {test} cannot be imported: it {reason}\n"
         "  ==> nothing was written"
+    )
+
+
+@pytest.mark.parametrize(
+    ("test", "listed"),
+    [
+        # glob("/root/datasets/*/*.pt"): the folder the download lies in, whose listing shows it
+        ("test_prepared_listing_parent_folder.py", "/root/datasets, which holds /root/datasets/own-rollouts"),
+        # os.listdir(os.fsencode(LINK)) of a link the function made to the download's folder
+        ("test_prepared_listing_linked.py", "/tmp/own-rollouts-link"),
+    ],
+)
+def test_a_listing_of_a_download_by_another_name_makes_its_function_a_prepare_call(checkout, test, listed):
+    data, text = imported(checkout, test)
+    assert data["prepare"]["steps"] == {"kind": "call", "call": f"{OWN}/{test}:steps"}
+    assert data["args"]["misc"]["num-epoch"] == "$${prepared:steps}"
+    assert (
+        f"# note: steps() lists {listed}, which `hf download own/rollouts` would have written (import does"
+        " not know which files the repo holds): the spec calls steps() itself"
+    ) in text
+
+
+def test_a_downloads_folder_is_there_once_the_download_ran(checkout):
+    data, _ = imported(checkout, "test_prepared_listing_probed.py")  # steps = 6 if isdir(ROLLOUTS) else 3
+    assert data["args"]["misc"]["num-epoch"] == 6
+
+
+def test_a_generator_that_lists_a_download_is_refused_as_a_prepare_call(checkout):
+    test = "test_prepared_listing_generated.py"
+    assert refusal(checkout, test) == (
+        f"{checkout / OWN / test}:16: error [import]: {test} cannot be imported: it prepares the node in"
+        " rollouts(), which is a generator or coroutine function: calling it runs none of its code, and a"
+        " launch takes what a prepare step of kind call returns as text or a path: a spec's prepare step"
+        " of kind call names a top-level function of a test of the checkout (PATH.py:function) with JSON"
+        " arguments\n  ==> nothing was written"
     )
