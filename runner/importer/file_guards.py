@@ -1,11 +1,12 @@
 """The import sandbox's guards of files (installed by ``guards.py``): writing, moving or deleting a
 file is recorded and not done (a whole file the test's own code writes goes to a private copy,
 ``Trace.capture``, any other write to ``/dev/null``); a file of a recorded download reads as the
-content import knows of it (``miles/import.yaml``), else is refused by name; listing a download's
-folder is refused (which files a Hub repo holds is not known here), and the function of the test's
-own that lists it is noted for capture.py, which records it as a prepare call; and a path made of
-what such a call returns (``returned.Prepared``) is refused whatever is done with it. Loaded by
-path by ``harness.py``; standard library only.
+content import knows of it (``miles/import.yaml``), else is refused by name, and the download's folder
+is there; listing a download's folder, a folder it lies in or a link to it is refused (which files a
+Hub repo holds is not known here), and the function of the test's own that lists it is noted for
+capture.py, which records it as a prepare call; and a path made of what such a call returns
+(``returned.Prepared``) is refused whatever is done with it. Loaded by path by ``harness.py``;
+standard library only.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ FILE_CHANGES: Guarded = (
     (posix, FILE_CHANGE_NAMES),
     (shutil, ("rmtree", "move", "copytree", "copy", "copy2", "copyfile")),
 )
+_REAL_STAT = os.stat  # before the guards
 PREPARED_MARK = "/run-matrix-prepared-"  # how returned.PREPARED_STAND_IN, a prepare call's result, starts
 
 
@@ -49,22 +51,28 @@ def install(trace: Any, skip: Callable[[str], Callable[..., None]]) -> None:
 
 
 def _refuse_listing_downloads(trace: Any) -> None:
-    """Listing a download's folder asks which files the Hub repo holds, which import does not know
+    """Listing a download's folder, or a folder it lies in (``os.walk("/root/datasets")``, a glob with a
+    pattern in the download's name), asks which files the Hub repo holds, which import does not know
     (it knows the content of the files ``miles/import.yaml`` names, not the repo's file list)."""
 
     def refuse_download(folder: Any) -> None:
         refuse_prepared(trace, folder, "lists")
-        found = None if isinstance(folder, int) else trace.downloaded(folder)
-        if found is not None and not os.path.exists(folder):
-            first = trace.refusal is None
-            refusal = trace.refuse(
-                f"lists {os.fspath(folder)}, which `hf download {found[0]}` would have written: import"
-                " does not know which files the repo holds"
-            )
-            if first:  # capture.py records the function of the test's that lists it as a prepare call
-                listed = [os.fspath(folder), found[0]]
-                trace.refusal.update(lists=trace.within(sys._getframe(2)), listed=listed)
-            raise refusal
+        if not isinstance(folder, (str, bytes, os.PathLike)):
+            return  # a folder's descriptor, or None for the working folder
+        shown, found = os.fsdecode(os.fspath(folder)), trace.downloaded(folder)
+        inside = None if found else trace.download_in(folder)
+        if inside is not None:
+            shown, found = f"{shown}, which holds {inside[0]}", (inside[1], "")
+        if found is None or _there(inside[0] if inside else folder):
+            return  # not a download's, or a real folder there (--trust-checkout on a prepared node)
+        first = trace.refusal is None
+        refusal = trace.refuse(
+            f"lists {shown}, which `hf download {found[0]}` would have written: import does not know"
+            " which files the repo holds"
+        )
+        if first:  # capture.py records the function of the test's that lists it as a prepare call
+            trace.refusal.update(lists=trace.within(sys._getframe(2)), listed=[shown, found[0]])
+        raise refusal
 
     def listing(real: Callable[..., Any]) -> Callable[..., Any]:
         def guarded(path: Any = ".", *args: Any, **kwargs: Any) -> Any:
@@ -82,7 +90,7 @@ def _refuse_listing_downloads(trace: Any) -> None:
 
     def glob_(real: Callable[..., Any]) -> Callable[..., Any]:
         def guarded(pattern: Any, *args: Any, **kwargs: Any) -> Any:
-            parts = os.fspath(pattern).split(os.sep)
+            parts = os.fsdecode(os.fspath(pattern)).split(os.sep)
             literal = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
             refuse_download(os.sep.join(parts[:literal]) or ".")
             return real(pattern, *args, **kwargs)
@@ -91,6 +99,7 @@ def _refuse_listing_downloads(trace: Any) -> None:
 
     os.listdir = listing(os.listdir)  # not posix's: the import system's own stay as they are
     os.scandir = listing(os.scandir)
+    os.fwalk = listing(os.fwalk)  # it opens the folder and lists what it opened
     pathlib.Path.glob = path_glob(pathlib.Path.glob)  # type: ignore[method-assign]
     pathlib.Path.rglob = path_glob(pathlib.Path.rglob)  # type: ignore[method-assign]
     glob.glob, glob.iglob = glob_(glob.glob), glob_(glob.iglob)
@@ -124,7 +133,10 @@ def _record_file_changes(trace: Any, skip: Callable[[str], Callable[..., None]])
     io.open = _io.open = recorded_open
     io.FileIO = _io.FileIO = _recorded_file_io(trace, _io.FileIO)  # type: ignore[misc]
     os.open = posix.open = _recorded_os_open(trace, os.open)
-    os.stat = _stat_downloads(trace, os.stat)  # not posix.stat: the import system's own stays as it is
+    # not posix's: the import system's own stay as they are
+    os.stat, os.lstat = _stat_downloads(trace, os.stat), _stat_downloads(trace, os.lstat)
+    os.access = _looked_up(trace, os.access)
+    os.symlink = posix.symlink = _linked(trace, os.symlink)
     accessor = getattr(pathlib, "_NormalAccessor", None)
     if accessor is not None:  # Python 3.10's pathlib bound io.open and os.* when it was imported
         accessor.open = staticmethod(recorded_open)
@@ -155,7 +167,7 @@ def _recorded_open(trace: Any, real_open: Callable[..., Any]) -> Callable[..., A
 def _downloaded_file(trace: Any, file: Any, mode: str, real_open: Callable[..., Any]) -> Any:
     """A file of a recorded download: the content import knows of it, else a refusal that names it."""
     text = trace.stand_in(file)
-    if text is None and os.path.exists(file):  # a real file there (--trust-checkout on a prepared node)
+    if text is None and _there(file):  # a real file there (--trust-checkout on a prepared node)
         return real_open(file, mode)
     if text is None:
         repo, name = trace.downloaded(file)
@@ -167,15 +179,55 @@ def _downloaded_file(trace: Any, file: Any, mode: str, real_open: Callable[..., 
 
 
 def _stat_downloads(trace: Any, real_stat: Callable[..., Any]) -> Callable[..., Any]:
-    """``Path.exists()`` and ``os.path.isfile`` of a downloaded file import knows: it is there."""
+    """``Path.exists()`` and ``os.path.isfile`` of a downloaded file import knows: it is there; of a
+    download's folder: it is there, a folder (``if not isdir(DIR): download`` downloads once)."""
 
     def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
         refuse_prepared(trace, path, "looks up")
-        if not isinstance(path, int) and trace.stand_in(path) is not None:
+        found = None if isinstance(path, int) else trace.downloaded(path)
+        if found is None or _there(path):
+            return real_stat(path, *args, **kwargs)
+        if trace.stand_in(path) is not None:
             return real_stat(__file__)  # a regular file
-        return real_stat(path, *args, **kwargs)
+        if not found[1]:
+            return real_stat(os.path.dirname(__file__))  # a folder
+        return real_stat(path, *args, **kwargs)  # not there: whether the repo holds it is not known
 
     return stat
+
+
+def _looked_up(trace: Any, real: Callable[..., Any]) -> Callable[..., Any]:
+    """``os.access`` of what a prepare call returns, which was never made here: refused."""
+
+    def looked_up(path: Any, *args: Any, **kwargs: Any) -> Any:
+        refuse_prepared(trace, path, "looks up")
+        return real(path, *args, **kwargs)
+
+    return looked_up
+
+
+def _linked(trace: Any, skipped: Callable[..., None]) -> Callable[..., None]:
+    """``os.symlink``, recorded and not done (``skipped``); a link to a download's folder is that
+    download's folder too, whose listing is refused and whose files read as the download's."""
+
+    def symlink(source: Any, link: Any, *args: Any, **kwargs: Any) -> None:
+        skipped(source, link, *args, **kwargs)
+        if isinstance(source, (str, bytes, os.PathLike)) and isinstance(link, (str, bytes, os.PathLike)):
+            made = os.path.abspath(os.fsdecode(os.fspath(link)))
+            found = trace.downloaded(os.path.join(os.path.dirname(made), os.fsdecode(os.fspath(source))))
+            if found is not None and not found[1]:  # relative to the link's folder, as a link's target is
+                trace.downloads[made] = found[0]
+
+    return symlink
+
+
+def _there(path: Any) -> bool:
+    """Whether ``path`` is there for real (os.stat's own answer, past the guard's stand-ins)."""
+    try:
+        _REAL_STAT(path)
+    except (OSError, ValueError, TypeError):
+        return False
+    return True
 
 
 def _recorded_file_io(trace: Any, real: type[_io.FileIO]) -> type[_io.FileIO]:

@@ -20,8 +20,9 @@ checkout, its own PID namespace, resource limits). Before the script runs:
   (``script_checks.py``);
 * reads of environment variables are recorded (the variant switches are found that way), and so
   are functions of the script that ``prepare()`` calls which use no helper and touch no file
-  (their effect is invisible to the recorder); the guards themselves are in ``guards.py`` and
-  ``file_guards.py``.
+  (their effect is invisible to the recorder); the guards themselves are in ``guards.py``,
+  ``file_guards.py`` and ``prepared_paths.py`` (what ``os.path`` and ``pathlib`` make of what a
+  function recorded as a prepare call returns).
 
 The guards turn an attempt into a refusal that names the script's line; the sandbox makes the
 attempt harmless where they miss it. The trace goes to ``$RUN_MATRIX_OUT/trace.json``.
@@ -70,6 +71,7 @@ SANDBOX = (
     "script_checks.py",
     "own_calls.py",
     "returned.py",
+    "prepared_paths.py",
 )  # what runs in the sandbox
 # Stand-ins for the packages a miles test imports besides the helpers (CI registration only).
 STUB_PACKAGES = ("miles", "miles.utils", "miles.utils.external_utils", "tests", "tests.ci")
@@ -106,6 +108,8 @@ def main(argv: Sequence[str]) -> int:
         trace.stdlib = tuple({sysconfig.get_paths()[key] + os.sep for key in ("stdlib", "platstdlib")})
         _same_temporary_names()
         guards.install(trace, file_guards)
+        returned = _load("_run_matrix_returned", "returned.py")
+        _load("_run_matrix_prepared_paths", "prepared_paths.py").install(trace, returned.PREPARED_FORM)
         checks = _load("_run_matrix_verifiers", "verifiers.py")
         own = _load("_run_matrix_script_checks", "script_checks.py")
 
@@ -116,7 +120,6 @@ def main(argv: Sequence[str]) -> int:
         hooks = _load("_run_matrix_hooks", "hooks.py")
         hooks.install(trace, checks.held)
         own_calls = _load("_run_matrix_own_calls", "own_calls.py")
-        returned = _load("_run_matrix_returned", "returned.py")
         recorded = json.loads(os.environ.pop(RECORDED_CALLS, "[]"))
         own_calls.install(trace, recorded, hooks, checks.held, returned)
         keep_hooks = functools.partial(hooks.hooked, trace)

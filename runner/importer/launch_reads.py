@@ -19,7 +19,7 @@ between the cells (the async-save cell after save and load). Pure.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,7 +105,10 @@ def leaves(value: Any, key: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, .
         yield key, value
 
 
-def replace(events: list[dict[str, Any]], word: re.Pattern[str], reference: str) -> None:
+Reference = str | Callable[[re.Match[str]], str]  # the text, or what makes it of the match
+
+
+def replace(events: list[dict[str, Any]], word: re.Pattern[str], reference: Reference) -> None:
     """Each match of ``word`` in the train events' carriers replaced by ``reference``, in place."""
     for event in (e for e in events if e["kind"] == "train"):
         for prefix in CARRIERS:
@@ -115,16 +118,16 @@ def replace(events: list[dict[str, Any]], word: re.Pattern[str], reference: str)
             parent[prefix[-1]] = _replaced(parent[prefix[-1]], word, reference)
 
 
-def _replaced(value: Any, word: re.Pattern[str], reference: str) -> Any:
+def _replaced(value: Any, word: re.Pattern[str], reference: Reference) -> Any:
     if isinstance(value, dict):
         return {name: _replaced(child, word, reference) for name, child in value.items()}
     if isinstance(value, list):
         return [_replaced(child, word, reference) for child in value]
+    fill = reference if callable(reference) else lambda _: reference
     if isinstance(value, str):
-        return word.sub(lambda _: reference, value)
-    if isinstance(value, int) and not isinstance(value, bool) and word.fullmatch(str(value)):
-        return reference
-    return value
+        return word.sub(fill, value)
+    found = word.fullmatch(str(value)) if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if found is None else fill(found)
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from typing import Any
 RECORDER = "__run_matrix_own_call__"  # the recorder's name in a swapped function's module
 ORIGINAL_CODE = "__run_matrix_original_code__"  # script_checks.py's, where a swapped function keeps its code
 ROLES = ("prepare", "beside", "replay")
+_SUSPENDS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 Held = Callable[[Any, str, Any], tuple[Any, str | None]]
 # frames of code written inside a function's own lines (a comprehension, a lambda): that function's
 INLINE = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>"})
@@ -183,6 +184,11 @@ class _Recorded:
         why = self.why
         if why is None and self.role == "prepare" and any(e["kind"] == "train" for e in trace.events):
             why = "which it calls after launching (a prepare step runs before the launch)"
+        if why is None and self.role == "prepare" and self.function.__code__.co_flags & _SUSPENDS:
+            why = (
+                "which is a generator or coroutine function: calling it runs none of its code, and a launch"
+                " takes what a prepare step of kind call returns as text or a path"
+            )
         if why is None and self.role == "replay":
             return self._replayed(trace, args, kwargs, hooks, held)
         if why is None and self.role == "beside" and _beside_once_more(trace.events, name):

@@ -15,20 +15,19 @@ From one run's trace, ``to_record`` finds the functions to record in the next ru
 ``before_submit`` of the launch it runs beside, with the one method the test calls on what it
 returned after that launch as its ``stop``; each attribute the test reads of it, a digit stand-in in
 the sandbox, must reach only ``verify:`` arguments of that launch's checks, as a whole value, and
-becomes ``${hook:FUNCTION.ATTRIBUTE}`` there. Anything else is refused with the reason. Pure.
+becomes ``${hook:FUNCTION.ATTRIBUTE}`` there; what each prepare call returned goes into the flags it
+reached (``prepared_results.py``). Anything else is refused with the reason. Pure.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import re
 from typing import Any
 
-from runner import prepared
-from runner.importer import groups, launch_reads, notes, prepare
+from runner.importer import launch_reads, notes, prepare, prepared_results
 from runner.importer.events import location, refused
-from runner.importer.returned import ONLY_VERIFY, PREPARED_FORM
+from runner.importer.returned import ONLY_VERIFY
 
 MAX_RUNS = 3  # runs of a script: each may find a function to record that the one before could not reach
 
@@ -121,9 +120,7 @@ def attach(events: list[dict[str, Any]]) -> None:
     """Each beside hook into the ``before_submit`` of its launch, with its stop; each attribute read
     of it into the verify arguments it reached; what each prepare call returned into the flags it
     reached; refused where a spec cannot hold what the test did."""
-    for index, call in enumerate(events):
-        if call["kind"] == "prepare-call":
-            _handed_to_launches(events, index)
+    prepared_results.place(events)
     launches = [i for i, e in enumerate(events) if e["kind"] == "train"]
     for index, call in enumerate(events):
         if call["kind"] != "beside-call":
@@ -187,42 +184,3 @@ def _replaced(value: Any, stand_in: int, reference: str) -> tuple[Any, int]:
         found = {key: _replaced(item, stand_in, reference) for key, item in value.items()}
         return {key: item for key, (item, _) in found.items()}, sum(count for _, count in found.values())
     return value, 0
-
-
-# what the test did with what a prepare call returned, where it reached anything but a launch's flags
-_USED = {"command": "runs a command with", "verify": "checks with", "write": "writes a file with"}
-
-
-def _handed_to_launches(events: list[dict[str, Any]], index: int) -> None:
-    """What the prepare call at ``index`` returned, a stand-in text (``returned.Prepared``), as
-    ``${prepared:FUNCTION}`` in the launches after it, which it may reach only through their flags
-    (train args, and the variables and arguments that carried them); refused where it reached
-    anything else. The flags it reached are kept on the call, for its note."""
-    call = events[index]
-    stand_in, function = call["stand_in"], call["function"]
-    for at, event in enumerate(events):
-        for key, value in launch_reads.leaves(event):
-            if at == index or stand_in not in str(value):
-                continue
-            if event["kind"] != "train" or not launch_reads.carrier(key):
-                use = _USED.get(event["kind"], "launches with" if event["kind"] == "train" else "uses")
-                inside = f" (its {'.'.join(key)})" if event["kind"] == "train" else ""
-                raise refused(
-                    location(event["at"]),
-                    f"{use} what {function}() returns{inside}: {PREPARED_FORM} ($${{prepared:{function}}})",
-                )
-    reference = prepared.reference(function)
-    launch_reads.replace(events[index + 1 :], re.compile(re.escape(stand_in)), reference)
-    launched = [e["args"]["train_args"] for e in events[index + 1 :] if e["kind"] == "train"]
-    reached = [
-        f"--{flag}" for text in launched for flag, values in _flags(text) if reference in " ".join(values)
-    ]
-    call["flags"] = list(dict.fromkeys(reached))
-
-
-def _flags(train_args: Any) -> list[tuple[str, tuple[str, ...]]]:
-    """The flags of a launch's train args as the script gave them (none when they do not parse)."""
-    try:
-        return groups.flags(str(train_args).split())
-    except ValueError:
-        return []

@@ -50,7 +50,7 @@ def recording(name: str, signature_of: Callable[..., Any]) -> Callable[..., None
         given = plain(arguments(signature_of, args, kwargs))
         TRACE.record("helper", name=name, args=given)
         if name == "hf_download_dataset":  # miles' `hf download --repo-type dataset` into data_dir
-            TRACE.downloads[os.path.normpath(f"{given['data_dir']}/{given['full_name'].split('/')[-1]}")] = (
+            TRACE.downloads[os.path.abspath(f"{given['data_dir']}/{given['full_name'].split('/')[-1]}")] = (
                 given["full_name"]
             )
 

@@ -7,8 +7,9 @@
   DIR/{rollout_id}.pt``), and run fills it with what the call returned, text or a path, and fails
   the step on anything else (None, an empty text). So it is a stand-in path here (``str()``, an
   f-string, ``os.fspath``, ``+`` give it) and it is true; anything else the test does with it (a
-  method, a comparison, a length, reading the path) is refused at its line, and
-  ``recorded_calls.py`` checks that its text reaches only launches' flags;
+  method, a comparison, a length, reading the path) is refused at its line, and so is any of these
+  of the text ``str()`` gives (``PreparedText``), and ``recorded_calls.py`` checks that its text
+  reaches only launches' flags, whole;
 * a beside hook's handle (``Returned``) gives, for each attribute the test reads, a digit stand-in
   (``Read``) that only run-matrix's own code may compute with (the test's comparing, branching or
   computing with it is refused at its line: the digits would decide it silently), and that must
@@ -48,7 +49,7 @@ class Prepared:
         trace, function, text = object.__getattribute__(self, "_run_matrix")
         if args and args[0] != "":  # a format spec: f"{x:>40}" pads, truncates or converts it
             raise trace.refuse(f"formats what {function}() returns with {args[0]!r}: {PREPARED_FORM}, whole")
-        return str(text)
+        return PreparedText(trace, function, text)
 
     def _true(self) -> bool:
         return True
@@ -75,6 +76,72 @@ class Prepared:
     __getattr__ = __setattr__ = __getitem__ = __call__ = __eq__ = __ne__ = __hash__ = _used
     __lt__ = __le__ = __gt__ = __ge__ = __mod__ = __rmod__ = __mul__ = __rmul__ = _used
     __truediv__ = __rtruediv__ = __int__ = __float__ = __index__ = __bytes__ = _used
+
+
+class PreparedText(str):
+    """What ``str()``, an f-string, ``format`` or ``os.fspath`` give of a ``Prepared``: its stand-in
+    path, as text the test may pass on, print, or join to other text (``+``, an f-string, ``%``,
+    ``"".join``), whose text ``recorded_calls.py`` then follows. What the test's own code does with it
+    besides (a method, a comparison, a length, a hash, an item, ``repr``) is refused at its line: it
+    would decide on, or make, a text that what the call returns on the node would not give. The
+    standard library's, miles' and run-matrix's own code use it as the text it is."""
+
+    _run_matrix: tuple[Any, str]  # the trace, the function
+
+    def __new__(cls, trace: Any, function: str, text: str) -> PreparedText:
+        made = super().__new__(cls, text)
+        made._run_matrix = (trace, function)
+        return made
+
+    def __str__(self) -> str:
+        return self  # str(str(x)) is what str(x) is
+
+    def __format__(self, spec: str) -> str:
+        if spec:
+            _refuse_text_use(self, f"formats it with {spec!r}")
+        return self
+
+    def __bool__(self) -> bool:
+        return True  # as Prepared is: run fails the step on an empty result
+
+
+def _text_use(name: str) -> Callable[..., Any]:
+    """``str``'s ``name`` for code that is not the test's own; a refusal at the script's line for the
+    test's."""
+    plain = getattr(str, name)
+
+    def used(self: PreparedText, *args: Any, **kwargs: Any) -> Any:
+        caller = sys._getframe(1).f_code.co_filename
+        if self._run_matrix[0].is_test_code(caller):
+            _refuse_text_use(self, _TEXT_USES.get(name) or f"calls .{name}() on it")
+        return plain(self, *args, **kwargs)
+
+    used.__name__ = name
+    return used
+
+
+def _refuse_text_use(text: PreparedText, how: str) -> None:
+    trace, function = text._run_matrix
+    raise trace.refuse(
+        f"makes text of what {function}() returns and {how} in code of its own, which import cannot"
+        f" follow: it did not run here, and {PREPARED_FORM}, whole ($${{prepared:{function}}})"
+    )
+
+
+# what the test's own code may not do with a PreparedText, and how its refusal says it
+_TEXT_USES = {
+    **dict.fromkeys(("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"), "compares it"),
+    "__hash__": "hashes it (a key of a mapping, a member of a set)",
+    "__len__": "takes its length",
+    "__contains__": "looks for text in it",
+    **dict.fromkeys(("__getitem__", "__iter__"), "takes characters of it"),
+    # not __rmod__: "%s" % x is str's own __mod__, which would call a subclass's __rmod__ first
+    **dict.fromkeys(("__mul__", "__rmul__", "__mod__"), "computes with it"),
+    "__repr__": "takes its repr()",
+    **dict.fromkeys((name for name in dir(str) if not name.startswith("_")), None),
+}
+for _name in _TEXT_USES:
+    setattr(PreparedText, _name, _text_use(_name))
 
 
 class Returned:

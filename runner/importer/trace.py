@@ -183,17 +183,23 @@ class Trace:
             elif not word.startswith("-"):
                 repo = word
         if repo is not None:
-            self.downloads[os.path.normpath(words[words.index("--local-dir") + 1])] = repo
+            self.downloads[os.path.abspath(words[words.index("--local-dir") + 1])] = repo
 
     def downloaded(self, path: Any) -> tuple[str, str] | None:
-        """(repo, file) when ``path`` lies in a recorded download's folder (file "" for the folder)."""
-        try:
-            text = os.path.normpath(os.fspath(path))
-        except TypeError:
-            return None
+        """(repo, file) when ``path`` lies in a recorded download's folder (file "" for the folder):
+        text or bytes, named from the root or from the working folder, as the download's was."""
+        text = _absolute(path)
         for folder, repo in self.downloads.items():
-            if text == folder or text.startswith(folder + os.sep):
+            if text is not None and (text == folder or text.startswith(folder + os.sep)):
                 return repo, text[len(folder) + 1 :]
+        return None
+
+    def download_in(self, path: Any) -> tuple[str, str] | None:
+        """(folder, repo) of a recorded download inside the folder ``path``, which listing it shows."""
+        text = _absolute(path)
+        for folder, repo in self.downloads.items():
+            if text is not None and folder.startswith(text.rstrip(os.sep) + os.sep):
+                return folder, repo
         return None
 
     def test_caller(self) -> list[Any] | None:
@@ -238,6 +244,14 @@ class Trace:
         found = self.downloaded(path)
         content = self.checkpoints.get(found[0], {}).get(found[1]) if found else None
         return None if content is None else json.dumps(content)
+
+
+def _absolute(path: Any) -> str | None:
+    """``path`` as an absolute, normal path text; None when it is no path."""
+    try:
+        return os.path.abspath(os.fsdecode(os.fspath(path)))
+    except (TypeError, ValueError):
+        return None
 
 
 def written_by(path: str, events: list[dict[str, Any]]) -> tuple[str, int | None] | None:
