@@ -33,13 +33,18 @@ TODAY = datetime.date(2026, 12, 1)
 OWN = "tests/e2e/own"
 
 
-@pytest.fixture
-def checkout(tmp_path: Path) -> Path:
+def own_checks_checkout(tmp_path: Path) -> Path:
+    """``fake-miles`` with ``own-checks`` laid over it, in ``tmp_path``."""
     tmp_path.chmod(0o755)  # read in the sandbox as the unprivileged user nobody
     root = tmp_path / "miles"
     shutil.copytree(DATA / "fake-miles", root)
     shutil.copytree(DATA / "own-checks", root, dirs_exist_ok=True)
     return root
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    return own_checks_checkout(tmp_path)
 
 
 def imported(checkout: Path, test: str) -> tuple[dict, str]:

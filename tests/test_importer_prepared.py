@@ -11,45 +11,26 @@ with ``own-checks`` laid over it (see its README).
 
 from __future__ import annotations
 
-import datetime
-import shutil
 from pathlib import Path
 
 import pytest
 
-from runner.errors import SpecError
-from runner.importer import Request, import_test
-from runner.load import load
-from tests.conftest import DATA
+from tests.test_importer_own_calls import OWN, imported, own_checks_checkout
+from tests.test_importer_own_calls import refusal as refused
 
 pytestmark = pytest.mark.allow_subprocess  # the import runs each script in a sandbox interpreter
 
-TODAY = datetime.date(2026, 12, 1)
-OWN = "tests/e2e/own"
 FORM = "a spec hands what a prepare step of kind call returns only to a launch's flags, as text"
 
 
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
-    tmp_path.chmod(0o755)  # read in the sandbox as the unprivileged user nobody
-    root = tmp_path / "miles"
-    shutil.copytree(DATA / "fake-miles", root)
-    shutil.copytree(DATA / "own-checks", root, dirs_exist_ok=True)
-    return root
-
-
-def imported(checkout: Path, test: str) -> tuple[dict, str]:
-    spec = checkout.parent / "out" / "spec.yaml"
-    import_test(Request(checkout / OWN / test, spec, hardware="h200", miles_root=checkout, today=TODAY))
-    return load(spec).data, spec.read_text()
+    return own_checks_checkout(tmp_path)
 
 
 def refusal(checkout: Path, test: str) -> str:
-    out = checkout.parent / "out" / "spec.yaml"
-    with pytest.raises(SpecError) as caught:
-        import_test(Request(checkout / OWN / test, out, hardware="h200", miles_root=checkout, today=TODAY))
-    assert not out.exists()  # nothing was written
-    return str(caught.value)
+    """Why importing ``test`` of the checkout's own tests is refused (nothing is written)."""
+    return refused(checkout, checkout / OWN / test)
 
 
 def test_names_joined_to_what_a_prepare_call_returns_reach_the_launch_joined_to_its_reference(checkout):
