@@ -40,7 +40,6 @@ FILE_CHANGES: Guarded = (
     (shutil, ("rmtree", "move", "copytree", "copy", "copy2", "copyfile")),
 )
 _REAL_STAT = os.stat  # before the guards
-PREPARED_MARK = "/run-matrix-prepared-"  # how returned.PREPARED_STAND_IN, a prepare call's result, starts
 
 
 def install(trace: Any, skip: Callable[[str], Callable[..., None]]) -> None:
@@ -112,15 +111,14 @@ def refuse_prepared(trace: Any, path: Any, does: str) -> None:
         text = path if isinstance(path, str) else os.fsdecode(os.fspath(path))
     except TypeError:
         return
-    if PREPARED_MARK not in text:
-        return
-    for event in trace.events:
-        if event["kind"] == "prepare-call" and event["stand_in"] in text:
-            raise trace.refuse(
-                f"{does} {text}, made of what {event['function']}() returns: recorded as a prepare step of"
-                f" kind call, it did not run here, and a spec hands what it returns only to a launch's"
-                f" flags ($${{prepared:{event['function']}}}), which nothing before the launch reads"
-            )
+    held = trace.prepared_in(text)
+    if held:
+        function = held[0][1]
+        raise trace.refuse(
+            f"{does} {text}, made of what {function}() returns: recorded as a prepare step of kind call, it"
+            f" did not run here, and a spec hands what it returns only to a launch's flags"
+            f" ($${{prepared:{function}}}), which nothing before the launch reads"
+        )
 
 
 def _record_file_changes(trace: Any, skip: Callable[[str], Callable[..., None]]) -> None:

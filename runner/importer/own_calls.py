@@ -219,6 +219,7 @@ class _Recorded:
                 )
                 if handle:
                     return returned.Returned(trace, name, held, made)
+                trace.stand_ins[stand_in["stand_in"]] = name
                 return returned.Prepared(trace, name, stand_in["stand_in"])
             why = found
         raise trace.refuse(f"{WHAT[self.role]} {name}(), {why}: {FORMS[self.role]}")

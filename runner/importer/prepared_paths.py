@@ -37,7 +37,6 @@ PURE_MADE_BY = (
 PURE_ASKED = ("is_absolute", "is_relative_to", "match", "is_reserved", "__eq__", "__hash__")
 PURE_ORDER = ("__lt__", "__le__", "__gt__", "__ge__")
 PATH_MADE_BY = ("absolute", "expanduser")  # Path's own, past PurePath's
-MARK = "/run-matrix-prepared-"  # how returned.PREPARED_STAND_IN starts
 EXAMPLES = "os.path.join(x, NAME), Path(x) / NAME, f'{x}/NAME'"
 
 
@@ -96,11 +95,9 @@ def _shown(name: str) -> str:
 
 def _held(trace: Any, value: Any) -> list[tuple[str, str]]:
     """(stand-in, function) of each prepare call whose stand-in ``value``'s path text holds."""
-    texts = [text for text in _texts(value) if MARK in text]
-    if not texts:
-        return []  # most calls: no stand-in, no look at the trace
-    calls = [(e["stand_in"], e["function"]) for e in trace.events if e["kind"] == "prepare-call"]
-    return [(stand_in, function) for stand_in, function in calls if any(stand_in in t for t in texts)]
+    if not trace.stand_ins:
+        return []  # most scripts: no prepare call recorded, no look at the arguments
+    return list(dict.fromkeys(found for text in _texts(value) for found in trace.prepared_in(text)))
 
 
 def _texts(value: Any) -> Iterator[str]:

@@ -64,6 +64,8 @@ class Trace:
     # (PATH.py:function, the function) of each function of the test's own a spec names (hooks.rebound)
     named: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
     hook_entry: Callable[[object], Any] | None = None  # a hook's launch.before_submit entry (hooks.py)
+    # stand-in path -> function, of each prepare call own_calls.py recorded (its "prepare-call" event's)
+    stand_ins: dict[str, str] = dataclasses.field(default_factory=dict)
     launching: Callable[[FrameType], None] | None = None  # told of each launch's caller (script_checks.py)
     # the top-level functions of the test's own from a frame outward, [file, name, id] (own_calls.py)
     functions: Callable[[FrameType | None], list[list[Any]]] | None = None
@@ -141,6 +143,10 @@ class Trace:
         event = {"kind": kind, "at": self.where(), **data}
         self.events.append(event)
         return event
+
+    def prepared_in(self, text: str) -> list[tuple[str, str]]:
+        """(stand-in, function) of each recorded prepare call whose result's stand-in ``text`` holds."""
+        return [(stand_in, function) for stand_in, function in self.stand_ins.items() if stand_in in text]
 
     def refuse(self, reason: str) -> Refused:
         if self.refusal is None:  # the first reason is the one to report
