@@ -41,7 +41,7 @@ def returned(found: Mapping[str, Mapping[str, Any]], results: Mapping[str, str])
     """What the prepare calls the flags take returned (``Launch.prepared``; ``results``: by step name),
     by function; Unreadable at the first whose step did not run (``--skip-prepare``): nothing fills
     its flags."""
-    values = {}
+    taken = {}
     for entry in found.values():
         if entry["step"] not in results:
             raise Unreadable(
@@ -49,8 +49,8 @@ def returned(found: Mapping[str, Mapping[str, Any]], results: Mapping[str, str])
                 " returns, but --skip-prepare skipped that step: nothing fills it; run without"
                 " --skip-prepare"
             )
-        values[entry["function"]] = results[entry["step"]]
-    return values
+        taken[entry["function"]] = results[entry["step"]]
+    return taken
 
 
 def filled(argv: Sequence[str], records: Sequence[ReadRecord]) -> tuple[str, ...]:
