@@ -54,35 +54,16 @@ def _refuse_listing_downloads(trace: Any) -> None:
     pattern in the download's name), asks which files the Hub repo holds, which import does not know
     (it knows the content of the files ``miles/import.yaml`` names, not the repo's file list)."""
 
-    def refuse_download(folder: Any) -> None:
-        refuse_prepared(trace, folder, "lists")
-        if not isinstance(folder, (str, bytes, os.PathLike)):
-            return  # a folder's descriptor, or None for the working folder
-        shown, found = os.fsdecode(os.fspath(folder)), trace.downloaded(folder)
-        inside = None if found else trace.download_in(folder)
-        if inside is not None:
-            shown, found = f"{shown}, which holds {inside[0]}", (inside[1], "")
-        if found is None or _there(inside[0] if inside else folder):
-            return  # not a download's, or a real folder there (--trust-checkout on a prepared node)
-        first = trace.refusal is None
-        refusal = trace.refuse(
-            f"lists {shown}, which `hf download {found[0]}` would have written: import does not know"
-            " which files the repo holds"
-        )
-        if first:  # capture.py records the function of the test's that lists it as a prepare call
-            trace.refusal.update(lists=trace.within(sys._getframe(2)), listed=[shown, found[0]])
-        raise refusal
-
     def listing(real: Callable[..., Any]) -> Callable[..., Any]:
         def guarded(path: Any = ".", *args: Any, **kwargs: Any) -> Any:
-            refuse_download(path)
+            _refuse_listing(trace, path)
             return real(path, *args, **kwargs)
 
         return guarded
 
     def path_glob(real: Callable[..., Any]) -> Callable[..., Any]:
         def guarded(self: pathlib.Path, *args: Any, **kwargs: Any) -> Any:
-            refuse_download(self)
+            _refuse_listing(trace, self)
             return real(self, *args, **kwargs)
 
         return guarded
@@ -91,7 +72,7 @@ def _refuse_listing_downloads(trace: Any) -> None:
         def guarded(pattern: Any, *args: Any, **kwargs: Any) -> Any:
             parts = os.fsdecode(os.fspath(pattern)).split(os.sep)
             literal = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
-            refuse_download(os.sep.join(parts[:literal]) or ".")
+            _refuse_listing(trace, os.sep.join(parts[:literal]) or ".")
             return real(pattern, *args, **kwargs)
 
         return guarded
@@ -102,6 +83,28 @@ def _refuse_listing_downloads(trace: Any) -> None:
     pathlib.Path.glob = path_glob(pathlib.Path.glob)  # type: ignore[method-assign]
     pathlib.Path.rglob = path_glob(pathlib.Path.rglob)  # type: ignore[method-assign]
     glob.glob, glob.iglob = glob_(glob.glob), glob_(glob.iglob)
+
+
+def _refuse_listing(trace: Any, folder: Any) -> None:
+    """Refuse listing ``folder``, a download's or one a download lies in (the function of the test's
+    that lists it is noted, two frames out: the caller of the guarded function)."""
+    refuse_prepared(trace, folder, "lists")
+    if not isinstance(folder, (str, bytes, os.PathLike)):
+        return  # a folder's descriptor, or None for the working folder
+    shown, found = os.fsdecode(os.fspath(folder)), trace.downloaded(folder)
+    inside = None if found else trace.download_in(folder)
+    if inside is not None:
+        shown, found = f"{shown}, which holds {inside[0]}", (inside[1], "")
+    if found is None or _there(inside[0] if inside else folder):
+        return  # not a download's, or a real folder there (--trust-checkout on a prepared node)
+    first = trace.refusal is None
+    refusal = trace.refuse(
+        f"lists {shown}, which `hf download {found[0]}` would have written: import does not know"
+        " which files the repo holds"
+    )
+    if first:  # capture.py records the function of the test's that lists it as a prepare call
+        trace.refusal.update(lists=trace.within(sys._getframe(2)), listed=[shown, found[0]])
+    raise refusal
 
 
 def refuse_prepared(trace: Any, path: Any, does: str) -> None:
