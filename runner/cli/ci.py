@@ -25,7 +25,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         description="`ci plan` routes every runnable cell to one runner class of runners.yaml that has "
         "its hardware and at least its GPUs (the smallest that fits), then spreads each class's cells "
         "over its runners, longest est_time first onto the least-loaded one; `--format github` prints the "
-        "GitHub Actions matrix, `--format json` the whole plan.",
+        "GitHub Actions matrix, `--format json` the whole plan. `ci sync` rebuilds what run-matrix knows "
+        "of miles' own CI (each platform's environment, each suite's runners) from a checkout.",
     )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     each = actions.add_parser(
@@ -67,6 +68,20 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "(default: $RUN_MATRIX_HISTORY_URL; without either, from the specs)",
     )
     each.set_defaults(handler=run)
+    sync = actions.add_parser(
+        "sync",
+        help="rebuild the CI knowledge of a miles version from a checkout (miles/ci/<date>-<commit>.yaml)",
+        description="Read what each platform's CI sets for a test's process (the env: of the reusable "
+        "workflow that runs its suites, the ENV lines of its image: docker/Dockerfile, docker/Dockerfile.rocm) "
+        "and which runner labels, GPU model and GPU count each suite runs on (.github/workflows/, "
+        "tests/ci/run_suite.py), each with its file:line, and write it as miles/ci/<date>-<commit8>.yaml. "
+        "Import records a test once per platform it registers for, with that platform's environment. "
+        "Nothing of the checkout is run; a file that does not parse is reported and the others are read.",
+    )
+    sync.add_argument("--miles-root", type=Path, required=True, metavar="DIR", help="the miles checkout (a git clone)")
+    sync.add_argument("--check", action="store_true", help="write nothing; exit 1 when the shipped file differs")
+    sync.add_argument("--trust-checkout", action="store_true", help="ask git for the commit without the sandbox")
+    sync.set_defaults(handler=run_sync)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,6 +102,24 @@ def run(args: argparse.Namespace) -> int:
     for left in result.unplaced:
         print(f"run-matrix: no runner for {left.id}: {left.reason}", file=sys.stderr)
     return ExitCode.RUN_FAILED if args.strict and result.unplaced else ExitCode.OK
+
+
+def run_sync(args: argparse.Namespace) -> int:
+    from runner.knowledge import ci_platforms
+
+    if not args.miles_root.is_dir():
+        raise UsageError(f"--miles-root {args.miles_root}: no such directory")
+    planned = ci_platforms.plan(args.miles_root, trust=args.trust_checkout)
+    for problem in planned.problems:
+        print(f"run-matrix: {problem}", file=sys.stderr)
+    if args.check:
+        print(f"{display_path(planned.path)}: {'differs from the checkout' if planned.changed else 'in sync'}")
+        return ExitCode.RUN_FAILED if planned.changed else ExitCode.OK
+    from runner import atomic
+
+    atomic.write_all({planned.path: planned.text})
+    print(f"{display_path(planned.path)}: written")
+    return ExitCode.OK
 
 
 def once(cells: list[Cell]) -> list[Cell]:

@@ -1,0 +1,169 @@
+"""ci_platforms: what each platform's CI of miles sets for a test, and which hardware runs each suite.
+
+Shipped per miles version as ``miles/ci/<date>-<commit8>.yaml`` (written by ``run-matrix ci sync``
+from a checkout, :mod:`runner.knowledge.ci_sources` reads it), or read live from ``--miles-root``,
+where the user's checkout decides. Import records a test once per platform it registers for, with
+that platform's environment (:meth:`CIKnowledge.environment`): miles' ROCm CI sets
+``MILES_HARDWARE_PLATFORM=rocm``, which some tests read to pick an AMD launcher.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from runner import locate
+from runner.errors import Location, Problem, SpecError
+from runner.knowledge import ci_sources, versions
+from runner.knowledge.ci_sources import Setting, Suite
+
+FOLDER = locate.PROJECT / "miles" / "ci"
+MAX_FILE_BYTES = 1 << 20  # a workflow is a few kB; a checkout's file past this is not read
+MAX_WORKFLOWS = 200
+# what the sandbox sets itself, and what no recording may be given (the caller's paths, secrets)
+NOT_GIVEN = frozenset({"PATH", "HOME", "PYTHONPATH", "PYTHONHOME", "LD_PRELOAD", "LD_LIBRARY_PATH"})
+
+
+@dataclass(frozen=True)
+class CIKnowledge:
+    source: str  # the shipped file, or the checkout it was read from
+    platforms: dict[str, dict[str, Setting]] = field(default_factory=dict)  # platform -> its env
+    suites: dict[str, Suite] = field(default_factory=dict)
+    problems: tuple[Problem, ...] = ()
+
+    def environment(self, platform: str, secrets: frozenset[str] = frozenset()) -> dict[str, Setting]:
+        """What the platform's CI sets for the test process that a recording may be given: known
+        values only, none the sandbox decides, no secret."""
+        return {
+            name: setting
+            for name, setting in self.platforms.get(platform, {}).items()
+            if setting.value is not None and name not in NOT_GIVEN and name not in secrets
+        }
+
+    def suite(self, name: str) -> Suite | None:
+        return self.suites.get(name)
+
+
+def from_sources(found: ci_sources.CISources, source: str) -> CIKnowledge:
+    return CIKnowledge(
+        source,
+        {name: dict(p.env) for name, p in found.platforms.items()},
+        dict(found.suites),
+        tuple(found.problems),
+    )
+
+
+def of_checkout(root: Path) -> CIKnowledge:
+    """Read live from a checkout: its workflows, images and ``run_suite.py``, bounded, in the tree."""
+    return from_sources(_read(root), str(root))
+
+
+def _read(root: Path) -> ci_sources.CISources:
+    workflows = root / ".github" / "workflows"
+    listed = workflows.iterdir() if _inside(workflows, root) and workflows.is_dir() else iter(())
+    files = sorted(f".github/workflows/{p.name}" for p in listed if p.is_file())[:MAX_WORKFLOWS]
+    return ci_sources.read(files, lambda relative: read_text(root, relative))
+
+
+def read_text(root: Path, relative: str) -> str | None:
+    """A checkout file's text; None where it is missing, not a regular file inside the tree, or too big."""
+    path = root / relative
+    if not _inside(path, root) or not path.is_file():
+        return None
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    return data[:MAX_FILE_BYTES].decode("utf-8", errors="replace") if len(data) <= MAX_FILE_BYTES else None
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def shipped() -> list[versions.Version]:
+    return versions.shipped(FOLDER.glob("*.yaml")) if FOLDER.is_dir() else []
+
+
+def for_version(version: str | None) -> CIKnowledge:
+    """The shipped knowledge of miles ``version`` (None, or one no file names: the newest)."""
+    found = shipped()
+    if not found:
+        return CIKnowledge("(none shipped)")
+    named = versions.matching(version, found) if version else []
+    return load(named[0].path if len(named) == 1 else found[-1].path)
+
+
+def load(path: Path) -> CIKnowledge:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        platforms = {
+            name: {
+                **{k: Setting(str(v["value"]), str(v["source"])) for k, v in (p.get("env") or {}).items()},
+                **{k: Setting(None, str(v["source"]), str(v["why"])) for k, v in (p.get("unknown") or {}).items()},
+            }
+            for name, p in (data.get("platforms") or {}).items()
+        }
+        suites = {name: _suite(s) for name, s in (data.get("suites") or {}).items()}
+    except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError, ValueError) as error:
+        raise SpecError.one(
+            "ci-knowledge", f"{path.name} is not CI knowledge run-matrix wrote: {error!r}", at=[Location(path)]
+        ) from None
+    return CIKnowledge(str(path), platforms, suites)
+
+
+def _suite(data: dict[str, Any]) -> Suite:
+    return Suite(
+        str(data["platform"]),
+        data.get("hardware"),
+        int(data["gpus"]) if data.get("gpus") is not None else None,
+        str(data["source"]),
+        tuple(data.get("runs_on") or ()),
+        str(data.get("note") or ""),
+    )
+
+
+def text(found: ci_sources.CISources, commit: str, date: str) -> str:
+    """The shipped file: plain YAML (a value such as ``${MILES_ROOT}`` is a fact about miles' CI, not a
+    spec's reference to resolve)."""
+    header = [
+        f"miles' CI per platform at {commit[:8]} ({date}): what each platform's CI sets for a test's process",
+        "(its reusable workflow's env: and its image's ENV) and where each suite runs. Written by",
+        "`run-matrix ci sync` from the checkout's .github/workflows/, docker/ and tests/ci/run_suite.py.",
+    ]
+    data = {"miles_commit": commit, **ci_sources.as_data(found)}
+    body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)
+    return "".join(f"# {line}\n" for line in header) + body
+
+
+def entry(commit: str, date: str) -> Path:
+    return FOLDER / f"{versions.entry_name(commit, date)}.yaml"
+
+
+
+@dataclass(frozen=True)
+class SyncPlan:
+    """What ``ci sync`` would write for one checkout, and whether it differs from what is shipped."""
+
+    path: Path
+    text: str
+    problems: tuple[Problem, ...]
+
+    @property
+    def changed(self) -> bool:
+        return not self.path.is_file() or self.path.read_text(encoding="utf-8") != self.text
+
+
+def plan(checkout: Path, *, trust: bool = False) -> SyncPlan:
+    from runner.knowledge.presets import identity
+
+    commit, date = identity(checkout, trust=trust)
+    found = _read(checkout)
+    return SyncPlan(entry(commit, date), text(found, commit, date), tuple(found.problems))

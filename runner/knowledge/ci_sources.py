@@ -1,0 +1,349 @@
+"""ci_sources: what each platform's CI sets for a test's process, and where each suite runs, read
+from a miles checkout's own files as data (nothing of them is run).
+
+* **A platform's environment** — the ``env:`` of the job in the reusable workflow that runs a suite
+  of that platform (``.github/workflows/_run-ci-rocm.yml``: ``MILES_HARDWARE_PLATFORM: rocm``), and
+  the ``ENV`` lines of the platform's image (``docker/Dockerfile.rocm``; the image is chosen by the
+  file's name, which the workflow does not say: it pulls a prebuilt tag). A GitHub expression is
+  mapped where run-matrix has the value (``${{ github.workspace }}`` -> ``${MILES_ROOT}``); any other
+  (a secret, the event's sha) is listed as set but unknown, with the reason, never guessed.
+* **Suites** — each job of a workflow that calls a reusable CI workflow with ``runs_on`` labels and
+  ``run_suite.py --hw HW --suite NAME``: the platform, the runner labels, the GPU model and count the
+  labels name. Suites that ``tests/ci/run_suite.py`` lists but no workflow of the checkout runs (the
+  MI350 nightly suites) get their hardware from the suite's name, and say so.
+
+Hostile input: every file is read bounded, a workflow or Dockerfile that does not parse is a
+problem at its ``file:line`` and the others are still read.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+import yaml
+
+from runner.errors import Location, Problem
+
+Read = Callable[[str], str | None]  # a checkout-relative path -> its text (None: no such file)
+PLATFORMS = ("cuda", "rocm")
+IMAGES = {"cuda": "docker/Dockerfile", "rocm": "docker/Dockerfile.rocm"}
+RUN_SUITE = "tests/ci/run_suite.py"
+MAX_NODES = 20_000  # a workflow is a few hundred nodes; aliases could make a walk explode
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+KNOWN_EXPRESSIONS = {"github.workspace": "${MILES_ROOT}"}
+SUITE = re.compile(r"--suite\s+([A-Za-z0-9_.-]+)")
+HW = re.compile(r"--hw\s+([a-z]+)")
+SUITE_NAME = re.compile(r"-(\d+)-gpu(?:-([a-z]+\d+[a-z0-9]*))?$")  # stage-c-4-gpu-mi350: 4 GPUs of an mi350
+GPU_LABEL = re.compile(r"^(\d+)gpu$")
+GPU_MODEL = re.compile(r"^(?:[a-z]+\d+[a-z0-9]*)$")
+NO_MODEL = "the workflow's runner labels name no GPU model"
+NOT_MODELS = {"self-hosted", "amd", "nvidia", "linux", "x64", "arm64"}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One variable a platform's CI sets for the test process."""
+
+    value: str | None  # None: set, but to a value only the CI run knows
+    source: str  # checkout-relative file:line
+    why: str = ""  # for a value of None: why it is unknown
+
+
+@dataclass(frozen=True)
+class Suite:
+    platform: str
+    hardware: str | None  # the GPU model the runner labels (or the suite's name) give: mi350, h200
+    gpus: int | None
+    source: str
+    runs_on: tuple[str, ...] = ()
+    note: str = ""  # where the facts come from, when not from a workflow's labels
+
+
+@dataclass
+class Platform:
+    workflow: str = ""
+    image: str = ""
+    env: dict[str, Setting] = field(default_factory=dict)
+
+
+@dataclass
+class CISources:
+    platforms: dict[str, Platform] = field(default_factory=dict)
+    suites: dict[str, Suite] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def read(files: list[str], read_text: Read) -> CISources:
+    """The CI knowledge of a checkout whose workflow files are ``files`` (checkout-relative)."""
+    found = CISources()
+    callers = []
+    for path in sorted(f for f in files if f.startswith(".github/workflows/") and f.endswith((".yml", ".yaml"))):
+        node = _parsed(path, read_text(path), found.problems)
+        if node is not None:
+            callers += list(_suite_jobs(path, node, found.problems))
+    for suite_name, platform, labels, gpus, workflow, source in callers:
+        found.suites.setdefault(suite_name, Suite(platform, _from_labels(labels)[0], gpus, source, labels))
+        entry = found.platforms.setdefault(platform, Platform())
+        if not entry.workflow:
+            entry.workflow = workflow
+    for platform, entry in found.platforms.items():
+        node = _parsed(entry.workflow, read_text(entry.workflow), found.problems)
+        entry.env = _job_env(entry.workflow, node, found.problems) if node is not None else {}
+    for platform in PLATFORMS:
+        image = IMAGES[platform]
+        text = read_text(image)
+        if text is not None:
+            entry = found.platforms.setdefault(platform, Platform())
+            entry.image = image
+            entry.env = {**dockerfile_env(image, text, found.problems), **entry.env}
+    _listed_suites(read_text(RUN_SUITE), found)
+    return found
+
+
+def _parsed(path: str, text: str | None, problems: list[Problem]) -> yaml.Node | None:
+    if text is None:
+        problems.append(Problem("ci-sources", f"{path}: no such file in the checkout", at(path)))
+        return None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        reason = getattr(error, "problem", None) or str(error).splitlines()[0]
+        problems.append(Problem("ci-sources", f"{path} does not parse as YAML: {reason}", at(path, line)))
+        return None
+    return node if isinstance(node, yaml.MappingNode) else None
+
+
+def at(path: str, line: int | None = None) -> tuple[Location, ...]:
+    return (Location(PurePosixPath(path), line),)  # type: ignore[arg-type]
+
+
+def _items(node: yaml.Node | None) -> Iterator[tuple[str, yaml.Node]]:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value[:MAX_NODES]:
+            if isinstance(key, yaml.ScalarNode):
+                yield str(key.value), value
+
+
+def _get(node: yaml.Node | None, *names: str) -> yaml.Node | None:
+    for name in names:
+        node = next((value for key, value in _items(node) if key == name), None)
+    return node
+
+
+def _scalar(node: yaml.Node | None) -> str | None:
+    return str(node.value) if isinstance(node, yaml.ScalarNode) else None
+
+
+def _line(path: str, node: yaml.Node) -> str:
+    return f"{path}:{node.start_mark.line + 1}"
+
+
+def _suite_jobs(
+    path: str, root: yaml.Node, problems: list[Problem]
+) -> Iterator[tuple[str, str, tuple[str, ...], int | None, str, str]]:
+    """(suite, platform, runner labels, GPUs, reusable workflow, file:line) of each job that runs
+    ``run_suite.py --hw HW --suite NAME`` through a reusable CI workflow (``NAME`` may be the job's
+    ``${{ matrix.suite }}``: each value of it)."""
+    for _, job in _items(_get(root, "jobs")):
+        uses = _scalar(_get(job, "uses")) or ""
+        given = _get(job, "with")
+        command = _scalar(_get(given, "execute_command")) or ""
+        suite, hw = SUITE.search(command), HW.search(command)
+        if not uses.startswith("./.github/workflows/") or hw is None or hw[1] not in PLATFORMS:
+            continue
+        labels_node = _get(given, "runs_on")
+        labels = _labels(path, labels_node, problems) if labels_node is not None else ()
+        if labels is None:
+            continue
+        count = _scalar(_get(given, "gpu_count"))
+        gpus = int(count) if count is not None and count.isdigit() else _from_labels(labels)[1]
+        where = _line(path, labels_node if labels_node is not None else given or job)
+        for name in _suite_names(command, job):
+            yield name, hw[1], labels, gpus, uses.removeprefix("./"), where
+
+
+def _suite_names(command: str, job: yaml.Node) -> list[str]:
+    if "${{ matrix.suite }}" in command:
+        values = _get(job, "strategy", "matrix", "suite")
+        return [str(v.value) for v in values.value if isinstance(v, yaml.ScalarNode)] if isinstance(
+            values, yaml.SequenceNode
+        ) else []
+    found = SUITE.search(command)
+    return [found[1]] if found and "${{" not in found[1] else []
+
+
+def _labels(path: str, node: yaml.Node, problems: list[Problem]) -> tuple[str, ...] | None:
+    """``'["self-hosted", "amd", "mi350", "4gpu"]'`` (JSON text for fromJSON) or a YAML list."""
+    if isinstance(node, yaml.SequenceNode):
+        return tuple(str(item.value) for item in node.value if isinstance(item, yaml.ScalarNode))
+    text = _scalar(node) or ""
+    try:
+        labels = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        labels = None
+    if isinstance(labels, list) and all(isinstance(label, str) for label in labels):
+        return tuple(labels)
+    problems.append(
+        Problem("ci-sources", f"runs_on {text[:80]!r} is not a list of runner labels", at(path, node.start_mark.line + 1))
+    )
+    return None
+
+
+def _from_labels(labels: tuple[str, ...]) -> tuple[str | None, int | None]:
+    gpus = next((int(m[1]) for label in labels if (m := GPU_LABEL.match(label))), None)
+    models = [label for label in labels if GPU_MODEL.match(label) and label not in NOT_MODELS and not GPU_LABEL.match(label)]
+    return (models[0] if models else None), gpus
+
+
+def _job_env(path: str, root: yaml.Node, problems: list[Problem]) -> dict[str, Setting]:
+    """The ``env:`` of the workflow's jobs (the first that has one), each value or why it is unknown."""
+    found: dict[str, Setting] = {}
+    for _, job in _items(_get(root, "jobs")):
+        for name, value in _items(_get(job, "env")):
+            found.setdefault(name, _setting(path, value))
+        if found:
+            break
+    return found
+
+
+def _setting(path: str, node: yaml.Node) -> Setting:
+    text = _scalar(node)
+    source = _line(path, node)
+    if text is None:
+        return Setting(None, source, "not a single value")
+    unknown = [e for e in EXPRESSION.findall(text) if e not in KNOWN_EXPRESSIONS]
+    if unknown:
+        kind = "a secret of the repository" if unknown[0].startswith("secrets.") else "a GitHub expression"
+        return Setting(None, source, f"{kind} (${{{{ {unknown[0]} }}}}), known only to the CI run")
+    return Setting(EXPRESSION.sub(lambda m: KNOWN_EXPRESSIONS[m[1]], text), source)
+
+
+def dockerfile_env(path: str, text: str, problems: list[Problem]) -> dict[str, Setting]:
+    """The ``ENV`` of the Dockerfile's last stage, ``${ARG}`` filled from the stage's ``ARG`` defaults
+    (a global one redeclared without a default keeps it); a value naming what the file does not set
+    is listed as unknown."""
+    global_args: dict[str, str | None] = {}
+    args: dict[str, str | None] | None = None  # None before the first FROM
+    env: dict[str, Setting] = {}
+    for line, instruction, rest in _instructions(text):
+        if instruction == "FROM":
+            args, env = {}, {}
+        elif instruction == "ARG":
+            name, equals, default = rest.partition("=")
+            value = _unquoted(default) if equals else global_args.get(name.strip())
+            (global_args if args is None else args)[name.strip()] = value
+        elif instruction == "ENV" and args is not None:
+            known = {**args, **{name: setting.value for name, setting in env.items()}}
+            for name, value in _env_pairs(path, line, rest, problems):
+                env[name] = _filled(value, known, f"{path}:{line}")
+    return env
+
+
+def _instructions(text: str) -> Iterator[tuple[int, str, str]]:
+    """(first line, INSTRUCTION, the rest) with ``\\`` continuations joined and comments left out."""
+    pending: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.splitlines()[:MAX_NODES], 1):
+        line = raw.strip()
+        if not pending and (not line or line.startswith("#")):
+            continue
+        if not pending:
+            start = number
+        pending.append(line.removesuffix("\\").strip())
+        if line.endswith("\\"):
+            continue
+        instruction, _, rest = " ".join(pending).partition(" ")
+        pending = []
+        yield start, instruction.upper(), rest.strip()
+
+
+def _env_pairs(path: str, line: int, rest: str, problems: list[Problem]) -> list[tuple[str, str]]:
+    try:
+        words = shlex.split(rest, posix=True)
+    except ValueError as error:
+        problems.append(Problem("ci-sources", f"{path}: ENV {rest[:60]!r}: {error}", at(path, line)))
+        return []
+    if words and "=" not in words[0]:  # ENV NAME value (the legacy form)
+        return [(words[0], " ".join(words[1:]))]
+    return [(w.partition("=")[0], w.partition("=")[2]) for w in words if "=" in w]
+
+
+def _unquoted(text: str) -> str:
+    text = text.strip()
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" else text
+
+
+REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _filled(value: str, known: dict[str, str | None], source: str) -> Setting:
+    missing = [m[1] or m[2] for m in REFERENCE.finditer(value) if known.get(m[1] or m[2]) is None]
+    if missing:
+        return Setting(None, source, f"names ${{{missing[0]}}}, which the Dockerfile does not set")
+    return Setting(REFERENCE.sub(lambda m: str(known[m[1] or m[2]]), value), source)
+
+
+def _listed_suites(text: str | None, found: CISources) -> None:
+    """Suites ``run_suite.py``'s ``CI_SUITES`` lists that no workflow runs: hardware from the name."""
+    if text is None:
+        return
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as error:
+        found.problems.append(Problem("ci-sources", f"{RUN_SUITE} does not parse: {error}", at(RUN_SUITE)))
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id.endswith("SUITES") for t in node.targets
+        ):
+            for backend, suites in _backend_lists(node.value):
+                for name, line in suites:
+                    if name not in found.suites and (m := SUITE_NAME.search(name)):
+                        found.suites[name] = Suite(
+                            backend, m[2], int(m[1]), f"{RUN_SUITE}:{line}",
+                            note="no workflow of the checkout runs this suite; its"
+                            + (" hardware and" if m[2] else "")
+                            + " GPUs are read from its name",
+                        )
+
+
+def _backend_lists(value: ast.expr) -> Iterator[tuple[str, list[tuple[str, int]]]]:
+    if not isinstance(value, ast.Dict):
+        return
+    for key, item in zip(value.keys, value.values, strict=False):
+        backend = key.attr.lower() if isinstance(key, ast.Attribute) else None
+        if backend in PLATFORMS and isinstance(item, ast.List):
+            yield backend, [(e.value, e.lineno) for e in item.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+
+
+def as_data(sources: CISources) -> dict[str, Any]:
+    """The knowledge as the shipped file holds it."""
+    platforms: dict[str, Any] = {}
+    for name in sorted(sources.platforms):
+        entry = sources.platforms[name]
+        platforms[name] = {
+            "workflow": entry.workflow or None,
+            "image": entry.image or None,
+            "env": {k: {"value": s.value, "source": s.source} for k, s in entry.env.items() if s.value is not None},
+            "unknown": {k: {"why": s.why, "source": s.source} for k, s in entry.env.items() if s.value is None},
+        }
+    suites = {
+        name: {
+            "platform": s.platform,
+            "hardware": s.hardware,
+            "gpus": s.gpus,
+            **({"runs_on": list(s.runs_on)} if s.runs_on else {}),
+            "source": s.source,
+            **({"note": s.note or NO_MODEL} if s.note or s.hardware is None else {}),
+        }
+        for name, s in sorted(sources.suites.items())
+    }
+    return {"platforms": platforms, "suites": suites}
