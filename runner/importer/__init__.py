@@ -35,12 +35,12 @@ from runner import hardware, locate, pipeline
 from runner.cell import Cell
 from runner.compose import compose
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
-from runner.importer import capture, plan, registrations, roundtrip, write
+from runner.importer import capture, plan, platforms, registrations, roundtrip, sides, write
+from runner.importer.residual import data_residual
 from runner.importer.events import refused
 from runner.importer.fit import Destination, built, cell_of, final_texts, grow
-from runner.importer.knowledge import knowledge
 from runner.importer.notes import Note
-from runner.importer.variants import Variants, explore
+from runner.importer.variants import Variants
 from runner.importer.version import miles_version
 from runner.load import DELETE
 from runner.sandbox.secrets import caller_secrets, redact
@@ -84,11 +84,13 @@ def import_test(request: Request) -> Imported:
     )
     version = miles_version(request.miles_root, record)
     conventions = pipeline.conventions(version)
-    variants = explore(request.script, record, conventions, knowledge())
-    request = _with_hardware(request, variants)
-    draft = _plan(request, variants, version)
+    recorded = sides.record(request, record, conventions, version)
+    variants = recorded.variants
+    request = _with_hardware(request, variants, recorded)
+    draft = _plan(request, variants, version, recorded)
     render = functools.partial(plan.texts, header=_header(request, variants), notes=variants.notes)
-    grow(draft, variants.cells, request.hardware, destination, render)
+    grow(draft, variants.cells, recorded.hardware_of(request.hardware), destination, render)
+    sides.explain(draft, recorded)
     warnings = _checked(built(draft, destination, render), variants, request)
     files, scrubbed = _without_secrets(
         final_texts(draft, destination, render), conventions.secrets, request.script
@@ -130,10 +132,12 @@ def _check_request(request: Request) -> None:
     write.refuse_existing([request.output], request.force)
 
 
-def _with_hardware(request: Request, variants: Variants) -> Request:
-    """``--hardware``, else the one the test's CI suite names (``stage-c-8-gpu-h100``), else the base's."""
+def _with_hardware(request: Request, variants: Variants, recorded: sides.Recorded) -> Request:
+    """``--hardware``, else the first side's (its CI suite's: ``stage-c-8-gpu-h100``), else the base's."""
     if request.hardware is not None:
         return request
+    if recorded.sides and recorded.sides[0].hardware is not None:
+        return dataclasses.replace(request, hardware=recorded.sides[0].hardware)
     suite, named = registrations.hardware_of(variants.registrations, request.output)
     if named is not None:
         return dataclasses.replace(request, hardware=named)
@@ -156,7 +160,9 @@ def _platform(request: Request) -> str:
     return str(hardware.load(path).platform)
 
 
-def _plan(request: Request, variants: Variants, version: str | None) -> plan.ImportPlan:
+def _plan(
+    request: Request, variants: Variants, version: str | None, recorded: sides.Recorded
+) -> plan.ImportPlan:
     """The spec's fixed keys, and the axes it must declare itself (a base may declare some)."""
     spec: dict[str, Any] = {"description": _description(request.script)}
     base_matrix: dict[str, Any] = {}
@@ -175,15 +181,21 @@ def _plan(request: Request, variants: Variants, version: str | None) -> plan.Imp
     spec_path = request.output.resolve().with_suffix("")
     prefix = os.path.relpath(spec_path, components_folder(request.output).parent).replace(os.sep, "-")
     draft = plan.ImportPlan(prefix, spec, axes, sources=_sources(variants), taken=taken)
-    _ci(draft, request, variants, base)
+    _ci(draft, request, variants, base, recorded)
+    if len(recorded.sides) > 1:
+        _other_side_ci(draft, request, variants, recorded)
     return draft
 
 
-def _ci(draft: plan.ImportPlan, request: Request, variants: Variants, base: dict[str, Any]) -> None:
+def _ci(
+    draft: plan.ImportPlan, request: Request, variants: Variants, base: dict[str, Any], recorded: sides.Recorded
+) -> None:
     """The ci: block, the gates as expect: entries, and the skip of a test miles' CI disables (with
-    a base: what differs from the base's)."""
+    a base: what differs from the base's; with two sides, the default side's)."""
     today = request.today or datetime.date.today()
-    found = registrations.spec_data(variants.registrations, _platform(request), request.script, today)
+    others = frozenset(side.platform for side in recorded.sides[1:])
+    platform = _platform(request)
+    found = registrations.spec_data(variants.registrations, platform, request.script, today, others)
     variants.notes.extend(found.notes)
     ci = {k: v for k, v in found.ci.items() if (base.get("ci") or {}).get(k) != v}
     ci |= {k: DELETE for k in base.get("ci") or {} if k not in found.ci}
@@ -192,10 +204,27 @@ def _ci(draft: plan.ImportPlan, request: Request, variants: Variants, base: dict
     draft.spec |= {"ci": ci} if ci else {}
     draft.spec |= {"expect": expect} if expect else {}
     base_skip = ((base.get("matrix") or {}).get("adjust") or {}).get(plan.SKIP_ENTRY)
-    if found.skip is not None and (base_skip or {}).get("skip") != found.skip:
+    if others and found.skip is not None:  # this side's cells only
+        draft.skips[f"{plan.SKIP_ENTRY}-{platform}"] = ({platforms.AXIS: platform}, found.skip)
+    elif found.skip is not None and (base_skip or {}).get("skip") != found.skip:
         draft.skip = found.skip
     elif found.skip is None and base_skip is not None:
         draft.skip = DELETE
+
+
+def _other_side_ci(draft: plan.ImportPlan, request: Request, variants: Variants, recorded: sides.Recorded) -> None:
+    """The second side's ci: block, as its component's change of the default side's, and its skip."""
+    default, other = recorded.sides
+    today = request.today or datetime.date.today()
+    regs = variants.registrations
+    mine = registrations.spec_data(regs, default.platform, request.script, today, frozenset({other.platform}))
+    theirs = registrations.spec_data(regs, other.platform, request.script, today, frozenset({default.platform}))
+    variants.notes.extend(note for note in theirs.notes if note not in variants.notes)
+    defaults = variants.cells[0][0]
+    draft.add({**defaults, platforms.AXIS: other.platform}, defaults, {"ci": data_residual(mine.ci, theirs.ci)})
+    if theirs.skip is not None:
+        entry = f"{plan.SKIP_ENTRY}-{other.platform}"
+        draft.skips[entry] = ({platforms.AXIS: other.platform}, theirs.skip)
 
 
 def _sources(variants: Variants) -> dict[str, str]:

@@ -26,6 +26,7 @@ from runner.load import DELETE
 
 MAX_PASSES = 64
 Texts = Callable[[ImportPlan, Path, dict[str, Path]], dict[Path, str]]
+HardwareOf = Callable[[Combo], "str | None"]  # the hardware a cell must run on (None: any)
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Destination:
 def grow(
     plan: ImportPlan,
     cells: list[tuple[Combo, Target]],
-    hardware: str | None,
+    hardware: HardwareOf,
     destination: Destination,
     render: Texts,
 ) -> None:
@@ -50,7 +51,7 @@ def grow(
     defaults = cells[0][0]
     ordered = sorted(cells, key=lambda cell: sum(v != defaults[a] for a, v in cell[0].items()))
     own_steps = {name for _, target in cells for name in target.prepare}
-    plan.spec = {**skeleton(cells[0][1], hardware), **plan.spec}
+    plan.spec = {**skeleton(cells[0][1], hardware(defaults)), **plan.spec}
     for _ in range(MAX_PASSES):
         built_cells = built(plan, destination, render)
         pending = _first_difference(built_cells, ordered, hardware, own_steps)
@@ -65,10 +66,10 @@ def grow(
 
 
 def _first_difference(
-    built: list[Cell], ordered: list[tuple[Combo, Target]], hardware: str | None, own: set[str]
+    built: list[Cell], ordered: list[tuple[Combo, Target]], hardware: HardwareOf, own: set[str]
 ) -> tuple[Combo, dict[str, Any]] | None:
     for combo, target in ordered:
-        edit = residual(cell_of(built, combo).spec, target, hardware, own)
+        edit = residual(cell_of(built, combo).spec, target, hardware(combo), own)
         if edit:
             return combo, edit
     return None
@@ -90,7 +91,7 @@ def _drop_redundant(
     destination: Destination,
     render: Texts,
     ordered: list[tuple[Combo, Target]],
-    hardware: str | None,
+    hardware: HardwareOf,
     own: set[str],
 ) -> None:
     """Keys of the skeleton the base already gives: dropped when every cell stays on target."""

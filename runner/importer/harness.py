@@ -204,6 +204,7 @@ def _run(
             return {"reason": f"exits with status {stop.code!r}", "at": _last_line(stop, trace)}
     except BaseException as error:  # the script's own failure, reported with its line
         failure = {"reason": f"raises {type(error).__name__}: {error}", "at": _last_line(error, trace)}
+        failure["deepest"] = _deepest_checkout_line(error, trace)
         if isinstance(error, FileNotFoundError) and error.filename:
             failure["missing"] = str(error.filename)
         return failure
@@ -220,6 +221,17 @@ def _last_line(error: BaseException, trace: Any) -> list[Any]:
     ]
     last = (own or frames)[-1] if frames else None
     return [last.filename, last.lineno] if last else [trace.script, None]
+
+
+def _deepest_checkout_line(error: BaseException, trace: Any) -> list[Any] | None:
+    """The deepest line of the checkout's own code (not the script's) in the error's traceback: where
+    miles itself raised, when it did."""
+    frames = [
+        f
+        for f in traceback.extract_tb(error.__traceback__)
+        if trace.checkout and f.filename.startswith(trace.checkout + os.sep) and f.filename != trace.script
+    ]
+    return [frames[-1].filename, frames[-1].lineno] if frames else None
 
 
 class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):

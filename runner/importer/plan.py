@@ -53,6 +53,7 @@ class ImportPlan:
     sources: dict[str, str] = field(default_factory=dict)  # flag -> the script variable it came from
     taken: set[str] = field(default_factory=set)  # adjust entry names the base already uses
     skip: Any = None  # every cell's skip ({reason, expires}), or DELETE to drop a base's
+    skips: dict[str, tuple[Combo, Any]] = field(default_factory=dict)  # entry -> (match, skip): some cells'
 
     def add(self, combo: Combo, defaults: Combo, edit: Edit) -> None:
         """Merge ``edit`` into the file that decides this cell: the spec, or the cell's component."""
@@ -91,7 +92,7 @@ def texts(
 ) -> dict[Path, str]:
     """The YAML of every file, components named by ``components`` (entry -> path)."""
     data = dict(plan.spec)
-    if plan.axes or plan.adjust or plan.skip is not None:
+    if plan.axes or plan.adjust or plan.skip is not None or plan.skips:
         data["matrix"] = _matrix(plan, spec, components)
     ordered = {key: _pruned(data[key]) for key in sorted(data, key=_rank) if _pruned(data[key]) != {}}
     schema = _schema_line(spec)
@@ -120,6 +121,8 @@ def _matrix(plan: ImportPlan, spec: Path, components: dict[str, Path]) -> Edit:
             name: {"match": match, "overlay": os.path.relpath(components[name], spec.parent)}
             for name, match in plan.adjust.items()
         }
+    for name, (match, skip) in plan.skips.items():
+        matrix.setdefault("adjust", {})[name] = {"match": match, "skip": skip}
     if plan.skip is not None:  # no match: every cell
         skip = plan.skip if plan.skip is DELETE else {"skip": plan.skip}
         matrix["adjust"] = {**matrix.get("adjust", {}), SKIP_ENTRY: skip}

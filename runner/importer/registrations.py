@@ -29,6 +29,7 @@ from runner.importer.events import refused
 from runner.importer.notes import Note
 from runner.importer.traced import Registration
 
+PLATFORM_NAMES = {"cuda": "CUDA", "rocm": "ROCm"}
 SKIP_DAYS = 90  # how long an imported skip lasts before validate calls it expired
 BACKENDS = {"register_cuda_ci": "cuda", "register_rocm_ci": "rocm", "register_cpu_ci": "cpu"}
 BAND = ("rel_up", "abs_floor_up", "rel_down", "abs_floor_down")
@@ -46,10 +47,17 @@ class FromCI:
 
 
 def spec_data(
-    registrations: Sequence[Registration], platform: str, script: Path, today: datetime.date
+    registrations: Sequence[Registration],
+    platform: str,
+    script: Path,
+    today: datetime.date,
+    written: frozenset[str] = frozenset(),
 ) -> FromCI:
+    """What the registrations of ``platform`` put in the spec (``written``: other platforms whose
+    registration the spec holds too, as a side of its own)."""
     found = FromCI()
-    _registration(found, [r for r in registrations if r.kind == "ci"], platform, script, today)
+    calls = [r for r in registrations if r.kind == "ci" and BACKENDS.get(r.name) not in written]
+    _registration(found, calls, platform, script, today, bool(written))
     for gate in (r for r in registrations if r.kind == "gate"):
         metric, expectation = _expectation(gate)
         found.expect[metric] = expectation
@@ -85,7 +93,7 @@ def hardware_of(registrations: Sequence[Registration], spec: Path) -> tuple[str 
 
 
 def _registration(
-    found: FromCI, calls: list[Registration], platform: str, script: Path, today: datetime.date
+    found: FromCI, calls: list[Registration], platform: str, script: Path, today: datetime.date, sided: bool
 ) -> None:
     mine = [c for c in calls if BACKENDS.get(c.name) == platform]
     for other in [c for c in calls if c not in mine[:1]]:
@@ -117,7 +125,8 @@ def _registration(
         }
         found.notes.append(
             Note(
-                f"miles' CI disables this test; the skip's expires: {expires} was set by import"
+                f"miles' {PLATFORM_NAMES.get(platform, platform) + ' ' if sided else ''}CI disables this test;"
+                f" the skip's expires: {expires} was set by import"
                 f" ({SKIP_DAYS} days): confirm it, or re-enable the test",
                 mine[0].at,
             )

@@ -5,6 +5,7 @@ its CI registrations, its notes; or why it cannot be imported, at the script's l
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from runner.importer.notes import Note
 from runner.knowledge import own_checks
 from schemas import calls
 
+UPSTREAM = "a line of the miles checkout's own code"
 PYTHON_VERSION = "{}.{}".format(*sys.version_info)  # the sandbox runs the script with this interpreter
 
 
@@ -77,7 +79,7 @@ def of_trace(script: Path, switches: dict[str, str], trace: dict[str, Any], outp
         raise refused(location(trace["refusal"]["at"]), trace["refusal"]["reason"])
     events = trace["events"]
     if trace["failure"]:
-        raise _failed(trace["failure"], events, output)
+        raise _failed(trace["failure"], events, output, trace["root"])
     launches = [i for i, e in enumerate(events) if e["kind"] == "train"]
     if not launches:
         raise refused(
@@ -123,7 +125,7 @@ def of_trace(script: Path, switches: dict[str, str], trace: dict[str, Any], outp
     )
 
 
-def _failed(failure: dict[str, Any], events: list[dict[str, Any]], output: str) -> RunMatrixError:
+def _failed(failure: dict[str, Any], events: list[dict[str, Any]], output: str, root: str) -> RunMatrixError:
     """Why a script that raised cannot be imported: the environment's fault, what its own launch
     would have written, or its exception (before or after launching)."""
     if failure.get("environment"):
@@ -147,9 +149,14 @@ def _failed(failure: dict[str, Any], events: list[dict[str, Any]], output: str) 
             " runs, became a prepare step of kind call and did not run here: what it leaves behind is not"
             " there)"
         )
+    deepest = failure.get("deepest")
+    inside = ""
+    if deepest and not launched:  # miles' own code raised, not the test's
+        shown = os.path.relpath(deepest[0], root) if deepest[0].startswith(root + os.sep) else deepest[0]
+        inside = f" at {shown}:{deepest[1]} ({UPSTREAM})"
     return refused(
         location(failure["at"]),
-        failure["reason"] + after + (f"; its last output:\n{tail}" if tail else ""),
+        failure["reason"] + inside + after + (f"; its last output:\n{tail}" if tail else ""),
     )
 
 

@@ -47,6 +47,8 @@ class Variants:
     switches: dict[str, str]  # environment variable -> axis
     notes: list[Note]
     registrations: tuple[Registration, ...] = ()  # register_*_ci and register_ci_gate, at module level
+    run: Run | None = None  # the run with no switch set
+    reads: frozenset[str] = frozenset()  # every variable a run read
 
 
 def explore(script: Path, record: Record, conventions: LaunchConventions, known: Knowledge) -> Variants:
@@ -67,7 +69,8 @@ def explore(script: Path, record: Record, conventions: LaunchConventions, known:
     if not unset.wandb:
         notes.append(Note(NO_WANDB, Location(script)))
     used = {name: known.switches[name].axis for name in switches if known.switches[name].axis in axes}
-    return Variants(axes, cells, used, _unique(notes), unset.registrations)
+    reads = frozenset(name for run in (unset, *runs.values()) for name in run.env_reads)
+    return Variants(axes, cells, used, _unique(notes), unset.registrations, unset, reads)
 
 
 def _runs(
@@ -179,6 +182,7 @@ def _other_reads(run: Run, switches: list[str], known: Knowledge) -> list[Note]:
         Note(f"reads {name}, which is no known switch; imported as the script runs with it unset", at)
         for name, at in run.env_reads.items()
         if name not in switches
+        and name not in run.switches  # set for every run: a platform's CI environment
         and name not in known.helper_env
         and name not in known.switches
         and name not in capture.SANDBOX_VARIABLES

@@ -1,0 +1,195 @@
+"""sides: a test recorded once per platform it registers for, as one set of cells.
+
+    explore (unset) -> sides (platforms.py) -> explore per side, in its CI's environment -> combine
+
+One side is today's import. Two sides (CUDA and ROCm) become a ``platform`` axis whose first value
+is the CUDA side: the spec holds what the CUDA cells need, and the ROCm cells get a component that
+holds what differs — its hardware, its ``ci:`` block, every flag and variable the ROCm CI's
+environment changed — each with a ``why:`` (:func:`explain`). A ROCm side the recorder refuses (the
+test raises under that environment, as in miles' own AMD launcher) is a note at its line, and the
+CUDA side is imported alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.errors import SpecError
+from runner.importer import platforms
+from runner.importer.knowledge import knowledge
+from runner.importer.notes import Note
+from runner.importer.plan import Combo, ImportPlan
+from runner.importer.platforms import AXIS, NAMES, Side
+from runner.importer.traced import UPSTREAM, Run
+from runner.importer.variants import Record, Variants, explore
+from runner.knowledge import ci_platforms
+from runner.knowledge.ci_platforms import CIKnowledge
+from schemas import LaunchConventions
+
+BUILD_VARIABLE = "RUN_MATRIX_BUILD"  # the platform the sandbox's stand-ins answer as (torch.version.hip)
+NO_SWITCH = "which is no known switch"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    variants: Variants  # every cell of every side
+    sides: tuple[Side, ...]  # the sides imported: none (no registration), one, or CUDA then ROCm
+    runs: dict[str, Run]  # each side's run with no switch set
+    ci: CIKnowledge
+
+    def hardware_of(self, default: str | None) -> Callable[[Combo], str | None]:
+        """The hardware of a cell: its side's, on a platform axis; else ``default``."""
+        if len(self.sides) < 2:
+            return lambda combo: default
+        chosen = {side.platform: side.hardware for side in self.sides}
+        return lambda combo: chosen.get(str(combo.get(AXIS)), default)
+
+
+def knowledge_of(miles_root: Path | None, version: str | None) -> CIKnowledge:
+    """miles' CI as the user's checkout has it, else as shipped for ``version``."""
+    return ci_platforms.of_checkout(miles_root) if miles_root is not None else ci_platforms.for_version(version)
+
+
+def record(request: Any, record: Record, conventions: LaunchConventions, version: str | None) -> Recorded:
+    known = knowledge()
+    ci = knowledge_of(request.miles_root, version)
+    unset = explore(request.script, record, conventions, known)
+    secrets = frozenset(conventions.secrets)
+    chosen, notes = platforms.sides(unset.registrations, ci, request.output, request.hardware, secrets)
+    recorded: list[tuple[Side, Variants]] = []
+    for side in chosen:
+        try:
+            recorded.append((side, _explored(request.script, side, unset, record, conventions)))
+        except SpecError as refusal:
+            if len(chosen) == 1:
+                raise
+            notes.append(_not_imported(side, refusal, request.script))
+    if not recorded:
+        return Recorded(dataclasses.replace(unset, notes=[*unset.notes, *notes]), (), {}, ci)
+    return _combined(recorded, notes, ci)
+
+
+def _explored(
+    script: Path, side: Side, unset: Variants, record: Record, conventions: LaunchConventions
+) -> Variants:
+    """The side's variants: recorded again with its CI's environment, unless nothing of it can matter
+    (a CUDA side whose variables the test never reads)."""
+    if side.platform == "cuda" and not set(side.env) & unset.reads:
+        return unset
+    extra = {**side.switches, BUILD_VARIABLE: side.platform}
+
+    def in_environment(switches: Any) -> Run:
+        return record({**extra, **switches})
+
+    return explore(script, in_environment, conventions, knowledge())
+
+
+def _not_imported(side: Side, refusal: SpecError, script: Path) -> Note:
+    problem = refusal.problems[0]
+    at = problem.locations[0] if problem.locations else None
+    reason = problem.message.partition(" cannot be imported: it ")[2] or problem.message
+    upstream = UPSTREAM in reason
+    return Note(
+        f"the {NAMES[side.platform]} side is not imported: under miles' {NAMES[side.platform]} CI environment"
+        f" the test {reason}"
+        + ("; miles raises it itself: an upstream bug to report" if upstream else ""),
+        at or (side.registration.at if side.registration else problem.locations[0]),
+    )
+
+
+def _combined(recorded: list[tuple[Side, Variants]], notes: list[Note], ci: CIKnowledge) -> Recorded:
+    sides = tuple(side for side, _ in recorded)
+    runs = {side.platform: v.run for side, v in recorded if v.run is not None}
+    if len(recorded) == 1:
+        variants = recorded[0][1]
+        return Recorded(dataclasses.replace(variants, notes=[*variants.notes, *notes]), sides, runs, ci)
+    (first, a), (second, b) = recorded
+    if a.axes != b.axes:
+        notes.append(
+            Note(
+                f"the {NAMES[second.platform]} side is not imported: it has other variants than the"
+                f" {NAMES[first.platform]} side ({_axes(b.axes)} against {_axes(a.axes)})",
+                second.registration.at if second.registration else a.notes[0].at,
+            )
+        )
+        return Recorded(dataclasses.replace(a, notes=[*a.notes, *notes]), sides[:1], runs, ci)
+    axes = {**a.axes, AXIS: [first.platform, second.platform]}
+    own = {first.platform: dict(_keyed(a)), second.platform: dict(_keyed(b))}
+    cells = []
+    for values in itertools.product(*axes.values()):
+        combo = dict(zip(axes, values, strict=True))
+        rest = tuple((k, v) for k, v in combo.items() if k != AXIS)
+        cells.append((combo, own[str(combo[AXIS])][rest]))
+    set_by_ci = {name for side in sides for name in side.env}
+    kept = [n for n in [*a.notes, *b.notes] if not any(f"reads {name}, {NO_SWITCH}" in n.message for name in set_by_ci)]
+    variants = Variants(
+        axes,
+        cells,
+        {**a.switches, **b.switches},
+        list(dict.fromkeys([*kept, *notes])),
+        a.registrations,
+        a.run,
+        a.reads | b.reads,
+    )
+    return Recorded(variants, sides, runs, ci)
+
+
+def _keyed(variants: Variants) -> list[tuple[tuple[tuple[str, Any], ...], Any]]:
+    return [(tuple(combo.items()), target) for combo, target in variants.cells]
+
+
+def _axes(axes: dict[str, Any]) -> str:
+    return ", ".join(f"{axis}: {values}" for axis, values in axes.items()) or "no axes"
+
+
+def explain(draft: ImportPlan, recorded: Recorded) -> None:
+    """The ``why:`` of each component a non-default side's cells get: every key it sets, with its cause."""
+    if len(recorded.sides) < 2:
+        return
+    default, other = recorded.sides
+    for name, match in draft.adjust.items():
+        if match.get(AXIS) != other.platform or name not in draft.components:
+            continue
+        component = draft.components[name]
+        keys = sorted(_keys(component), key=lambda key: key.split(".")[0] not in ("hardware", "ci"))
+        run = recorded.runs.get(other.platform)
+        if run is None or not keys:
+            continue
+        reasons = platforms.reasons(other, run, recorded.runs.get(default.platform), keys, recorded.ci)
+        grouped: dict[str, list[str]] = {}
+        for key, reason in reasons.items():
+            grouped.setdefault(reason, []).append(key)
+        component["why"] = {_named(keys): reason for reason, keys in grouped.items()}
+
+
+def _named(keys: list[str]) -> str:
+    """``args.misc.a, args.misc.b, env.C`` as ``args.misc.{a, b}, env.C``: one entry, short."""
+    parents: dict[str, list[str]] = {}
+    for key in keys:
+        parent, _, leaf = key.rpartition(".")
+        parents.setdefault(parent, []).append(leaf)
+    return ", ".join(
+        ", ".join(leaves)
+        if not parent
+        else f"{parent}." + (leaves[0] if len(leaves) == 1 else "{" + ", ".join(leaves) + "}")
+        for parent, leaves in parents.items()
+    )
+
+
+def _keys(component: dict[str, Any], prefix: Sequence[str] = ()) -> list[str]:
+    """The dotted keys a component sets: whole sections for hardware and ci, else each leaf."""
+    found: list[str] = []
+    for key, value in component.items():
+        if key == "why":
+            continue
+        dotted = [*prefix, key]
+        if isinstance(value, dict) and value and not (not prefix and key == "ci"):
+            found += _keys(value, dotted)
+        else:
+            found.append(".".join(dotted))
+    return found
