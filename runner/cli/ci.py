@@ -72,15 +72,21 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "sync",
         help="rebuild the CI knowledge of a miles version from a checkout (miles/ci/<date>-<commit>.yaml)",
         description="Read what each platform's CI sets for a test's process (the env: of the reusable "
-        "workflow that runs its suites, the ENV lines of its image: docker/Dockerfile, docker/Dockerfile.rocm) "
+        "workflow that runs its suites, the ENV lines of its image: docker/Dockerfile[.rocm]) "
         "and which runner labels, GPU model and GPU count each suite runs on (.github/workflows/, "
         "tests/ci/run_suite.py), each with its file:line, and write it as miles/ci/<date>-<commit8>.yaml. "
         "Import records a test once per platform it registers for, with that platform's environment. "
         "Nothing of the checkout is run; a file that does not parse is reported and the others are read.",
     )
-    sync.add_argument("--miles-root", type=Path, required=True, metavar="DIR", help="the miles checkout (a git clone)")
-    sync.add_argument("--check", action="store_true", help="write nothing; exit 1 when the shipped file differs")
-    sync.add_argument("--trust-checkout", action="store_true", help="ask git for the commit without the sandbox")
+    sync.add_argument(
+        "--miles-root", type=Path, required=True, metavar="DIR", help="the miles checkout (a git clone)"
+    )
+    sync.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 when the shipped file differs"
+    )
+    sync.add_argument(
+        "--trust-checkout", action="store_true", help="ask git for the commit without the sandbox"
+    )
     sync.set_defaults(handler=run_sync)
 
 
@@ -113,7 +119,9 @@ def run_sync(args: argparse.Namespace) -> int:
     for problem in planned.problems:
         print(f"run-matrix: {problem}", file=sys.stderr)
     if args.check:
-        print(f"{display_path(planned.path)}: {'differs from the checkout' if planned.changed else 'in sync'}")
+        print(
+            f"{display_path(planned.path)}: {'differs from the checkout' if planned.changed else 'in sync'}"
+        )
         return ExitCode.RUN_FAILED if planned.changed else ExitCode.OK
     from runner import atomic
 

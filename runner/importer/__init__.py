@@ -36,10 +36,10 @@ from runner.cell import Cell
 from runner.compose import compose
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
 from runner.importer import capture, plan, platforms, registrations, roundtrip, sides, write
-from runner.importer.residual import data_residual
 from runner.importer.events import refused
 from runner.importer.fit import Destination, built, cell_of, final_texts, grow
 from runner.importer.notes import Note
+from runner.importer.residual import data_residual
 from runner.importer.variants import Variants
 from runner.importer.version import miles_version
 from runner.load import DELETE
@@ -188,7 +188,11 @@ def _plan(
 
 
 def _ci(
-    draft: plan.ImportPlan, request: Request, variants: Variants, base: dict[str, Any], recorded: sides.Recorded
+    draft: plan.ImportPlan,
+    request: Request,
+    variants: Variants,
+    base: dict[str, Any],
+    recorded: sides.Recorded,
 ) -> None:
     """The ci: block, the gates as expect: entries, and the skip of a test miles' CI disables (with
     a base: what differs from the base's; with two sides, the default side's)."""
@@ -212,16 +216,22 @@ def _ci(
         draft.skip = DELETE
 
 
-def _other_side_ci(draft: plan.ImportPlan, request: Request, variants: Variants, recorded: sides.Recorded) -> None:
+def _other_side_ci(
+    draft: plan.ImportPlan, request: Request, variants: Variants, recorded: sides.Recorded
+) -> None:
     """The second side's ci: block, as its component's change of the default side's, and its skip."""
     default, other = recorded.sides
     today = request.today or datetime.date.today()
     regs = variants.registrations
     mine = registrations.spec_data(regs, default.platform, request.script, today, frozenset({other.platform}))
-    theirs = registrations.spec_data(regs, other.platform, request.script, today, frozenset({default.platform}))
+    theirs = registrations.spec_data(
+        regs, other.platform, request.script, today, frozenset({default.platform})
+    )
     variants.notes.extend(note for note in theirs.notes if note not in variants.notes)
     defaults = variants.cells[0][0]
-    draft.add({**defaults, platforms.AXIS: other.platform}, defaults, {"ci": data_residual(mine.ci, theirs.ci)})
+    draft.add(
+        {**defaults, platforms.AXIS: other.platform}, defaults, {"ci": data_residual(mine.ci, theirs.ci)}
+    )
     if theirs.skip is not None:
         entry = f"{plan.SKIP_ENTRY}-{other.platform}"
         draft.skips[entry] = ({platforms.AXIS: other.platform}, theirs.skip)

@@ -203,8 +203,8 @@ def _run(
         if stop.code not in (None, 0):
             return {"reason": f"exits with status {stop.code!r}", "at": _last_line(stop, trace)}
     except BaseException as error:  # the script's own failure, reported with its line
-        failure = {"reason": f"raises {type(error).__name__}: {error}", "at": _last_line(error, trace)}
-        failure["deepest"] = _deepest_checkout_line(error, trace)
+        failure: dict[str, Any] = {"reason": f"raises {type(error).__name__}: {error}"}
+        failure |= {"at": _last_line(error, trace), "deepest": _deepest_checkout_line(error, trace)}
         if isinstance(error, FileNotFoundError) and error.filename:
             failure["missing"] = str(error.filename)
         return failure

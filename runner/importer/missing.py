@@ -13,10 +13,26 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any
+
+BUILD_VARIABLE = "RUN_MATRIX_BUILD"  # the platform a run is recorded for: cuda (default) or rocm
+# Where a test asks which build it runs on (``torch.version.hip is not None``), the stand-in answers
+# as that platform's build would: None for the other's version. The version texts are placeholders
+# (no test reads more than whether they are None).
+BUILDS: dict[str, dict[str, str | None]] = {
+    "cuda": {"torch.version.hip": None, "torch.version.cuda": "12.9"},
+    "rocm": {"torch.version.hip": "7.2", "torch.version.cuda": None},
+}
+ANSWERS: dict[str, str | None] = dict(BUILDS["cuda"])
+
+
+def _attribute(owner: str, attribute: str) -> Any:
+    name = f"{owner}.{attribute}"
+    return ANSWERS[name] if name in ANSWERS else Anything(name)
 
 
 class Anything:
@@ -25,10 +41,10 @@ class Anything:
     def __init__(self, name: str) -> None:
         self._name = name
 
-    def __getattr__(self, attribute: str) -> Anything:
+    def __getattr__(self, attribute: str) -> Any:
         if attribute.startswith("__") and attribute.endswith("__"):
             raise AttributeError(attribute)
-        return Anything(f"{self._name}.{attribute}")
+        return _attribute(self._name, attribute)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if len(args) == 1 and not kwargs and callable(args[0]) and not isinstance(args[0], Anything):
@@ -57,10 +73,10 @@ class Anything:
 
 
 class StandInModule(ModuleType):
-    def __getattr__(self, attribute: str) -> Anything:
+    def __getattr__(self, attribute: str) -> Any:
         if attribute.startswith("__") and attribute.endswith("__"):
             raise AttributeError(attribute)
-        return Anything(f"{self.__name__}.{attribute}")
+        return _attribute(self.__name__, attribute)
 
 
 class Missing(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -69,6 +85,8 @@ class Missing(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def __init__(self, own: Sequence[str], used: Callable[[str], None]) -> None:
         self.own = tuple(own)  # folders whose imports may be stood in for
         self.used = used
+        ANSWERS.clear()
+        ANSWERS.update(BUILDS.get(os.environ.pop(BUILD_VARIABLE, "cuda"), BUILDS["cuda"]))
 
     def find_spec(
         self, name: str, path: Any = None, target: Any = None

@@ -125,7 +125,8 @@ def reasons(side: Side, run: Run, other: Run | None, keys: Sequence[str], ci: CI
             runs = f" on runners labelled {list(known.runs_on)}" if known.runs_on else f" ({known.note})"
             runs += f" ({known.source})"
         where = f"{registration.at.file.name}:{registration.at.line}"
-        ran = f"miles' {NAMES[side.platform]} CI runs the test in suite {suite}{runs} ({registration.name} at {where})"
+        ran = f"miles' {NAMES[side.platform]} CI runs the test in suite {suite}{runs}"
+        ran += f" ({registration.name} at {where})"
         why |= {key: ran for key in keys if key == "hardware" or key.startswith("ci.") or key == "ci"}
     cause = _cause(side, run, other)
     why |= {key: cause for key in keys if key not in why}
@@ -154,8 +155,19 @@ def selected_module(at: Location, name: str, value: str, root: Path) -> str | No
             tree = ast.parse(stream.read(MAX_SOURCE_BYTES))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    branch = next((_taken(node, value) for node in ast.walk(tree) if isinstance(node, ast.If) and node.lineno == at.line), None)
-    modules = [n.module for n in ast.walk(ast.Module(body=branch or [], type_ignores=[])) if isinstance(n, ast.ImportFrom) and n.module]
+    branch = next(
+        (
+            _taken(node, value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and node.lineno == at.line
+        ),
+        None,
+    )
+    modules = [
+        n.module
+        for n in ast.walk(ast.Module(body=branch or [], type_ignores=[]))
+        if isinstance(n, ast.ImportFrom) and n.module
+    ]
     files = [Path(*m.split(".")).with_suffix(".py") for m in modules]
     found = [str(f) for f in files if (root / f).is_file()]
     return found[0] if len(found) == 1 else None
@@ -163,7 +175,9 @@ def selected_module(at: Location, name: str, value: str, root: Path) -> str | No
 
 def _taken(node: ast.If, value: str) -> list[ast.stmt] | None:
     test = node.test
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant)):
+    if not (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant)
+    ):
         return None
     equal = test.comparators[0].value == value
     if isinstance(test.ops[0], ast.Eq):

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import SpecError
-from runner.importer import platforms
+from runner.importer import capture, platforms
 from runner.importer.knowledge import knowledge
 from runner.importer.notes import Note
 from runner.importer.plan import Combo, ImportPlan
@@ -30,8 +30,8 @@ from runner.importer.variants import Record, Variants, explore
 from runner.knowledge import ci_platforms
 from runner.knowledge.ci_platforms import CIKnowledge
 from schemas import LaunchConventions
+from schemas.matrix import AxisValue
 
-BUILD_VARIABLE = "RUN_MATRIX_BUILD"  # the platform the sandbox's stand-ins answer as (torch.version.hip)
 NO_SWITCH = "which is no known switch"
 
 
@@ -52,7 +52,9 @@ class Recorded:
 
 def knowledge_of(miles_root: Path | None, version: str | None) -> CIKnowledge:
     """miles' CI as the user's checkout has it, else as shipped for ``version``."""
-    return ci_platforms.of_checkout(miles_root) if miles_root is not None else ci_platforms.for_version(version)
+    return (
+        ci_platforms.of_checkout(miles_root) if miles_root is not None else ci_platforms.for_version(version)
+    )
 
 
 def record(request: Any, record: Record, conventions: LaunchConventions, version: str | None) -> Recorded:
@@ -81,7 +83,7 @@ def _explored(
     (a CUDA side whose variables the test never reads)."""
     if side.platform == "cuda" and not set(side.env) & unset.reads:
         return unset
-    extra = {**side.switches, BUILD_VARIABLE: side.platform}
+    extra = {**side.switches, capture.BUILD_VARIABLE: side.platform}
 
     def in_environment(switches: Any) -> Run:
         return record({**extra, **switches})
@@ -96,8 +98,7 @@ def _not_imported(side: Side, refusal: SpecError, script: Path) -> Note:
     upstream = UPSTREAM in reason
     return Note(
         f"the {NAMES[side.platform]} side is not imported: under miles' {NAMES[side.platform]} CI environment"
-        f" the test {reason}"
-        + ("; miles raises it itself: an upstream bug to report" if upstream else ""),
+        f" the test {reason}" + ("; miles raises it itself: an upstream bug to report" if upstream else ""),
         at or (side.registration.at if side.registration else problem.locations[0]),
     )
 
@@ -118,7 +119,7 @@ def _combined(recorded: list[tuple[Side, Variants]], notes: list[Note], ci: CIKn
             )
         )
         return Recorded(dataclasses.replace(a, notes=[*a.notes, *notes]), sides[:1], runs, ci)
-    axes = {**a.axes, AXIS: [first.platform, second.platform]}
+    axes: dict[str, list[AxisValue]] = {**a.axes, AXIS: [first.platform, second.platform]}
     own = {first.platform: dict(_keyed(a)), second.platform: dict(_keyed(b))}
     cells = []
     for values in itertools.product(*axes.values()):
@@ -126,7 +127,11 @@ def _combined(recorded: list[tuple[Side, Variants]], notes: list[Note], ci: CIKn
         rest = tuple((k, v) for k, v in combo.items() if k != AXIS)
         cells.append((combo, own[str(combo[AXIS])][rest]))
     set_by_ci = {name for side in sides for name in side.env}
-    kept = [n for n in [*a.notes, *b.notes] if not any(f"reads {name}, {NO_SWITCH}" in n.message for name in set_by_ci)]
+    kept = [
+        n
+        for n in [*a.notes, *b.notes]
+        if not any(f"reads {name}, {NO_SWITCH}" in n.message for name in set_by_ci)
+    ]
     variants = Variants(
         axes,
         cells,

@@ -107,14 +107,19 @@ def load(path: Path) -> CIKnowledge:
         platforms = {
             name: {
                 **{k: Setting(str(v["value"]), str(v["source"])) for k, v in (p.get("env") or {}).items()},
-                **{k: Setting(None, str(v["source"]), str(v["why"])) for k, v in (p.get("unknown") or {}).items()},
+                **{
+                    k: Setting(None, str(v["source"]), str(v["why"]))
+                    for k, v in (p.get("unknown") or {}).items()
+                },
             }
             for name, p in (data.get("platforms") or {}).items()
         }
         suites = {name: _suite(s) for name, s in (data.get("suites") or {}).items()}
     except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError, ValueError) as error:
         raise SpecError.one(
-            "ci-knowledge", f"{path.name} is not CI knowledge run-matrix wrote: {error!r}", at=[Location(path)]
+            "ci-knowledge",
+            f"{path.name} is not CI knowledge run-matrix wrote: {error!r}",
+            at=[Location(path)],
         ) from None
     return CIKnowledge(str(path), platforms, suites)
 
@@ -145,7 +150,6 @@ def text(found: ci_sources.CISources, commit: str, date: str) -> str:
 
 def entry(commit: str, date: str) -> Path:
     return FOLDER / f"{versions.entry_name(commit, date)}.yaml"
-
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -83,7 +83,9 @@ def read(files: list[str], read_text: Read) -> CISources:
     """The CI knowledge of a checkout whose workflow files are ``files`` (checkout-relative)."""
     found = CISources()
     callers = []
-    for path in sorted(f for f in files if f.startswith(".github/workflows/") and f.endswith((".yml", ".yaml"))):
+    for path in sorted(
+        f for f in files if f.startswith(".github/workflows/") and f.endswith((".yml", ".yaml"))
+    ):
         node = _parsed(path, read_text(path), found.problems)
         if node is not None:
             callers += list(_suite_jobs(path, node, found.problems))
@@ -92,7 +94,7 @@ def read(files: list[str], read_text: Read) -> CISources:
         entry = found.platforms.setdefault(platform, Platform())
         if not entry.workflow:
             entry.workflow = workflow
-    for platform, entry in found.platforms.items():
+    for entry in found.platforms.values():
         node = _parsed(entry.workflow, read_text(entry.workflow), found.problems)
         entry.env = _job_env(entry.workflow, node, found.problems) if node is not None else {}
     for platform in PLATFORMS:
@@ -108,7 +110,7 @@ def read(files: list[str], read_text: Read) -> CISources:
 
 def _parsed(path: str, text: str | None, problems: list[Problem]) -> yaml.Node | None:
     if text is None:
-        problems.append(Problem("ci-sources", f"{path}: no such file in the checkout", at(path)))
+        problems.append(Problem("ci-sources", f"{path}: no such file in the checkout", locations=at(path)))
         return None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -116,13 +118,16 @@ def _parsed(path: str, text: str | None, problems: list[Problem]) -> yaml.Node |
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         reason = getattr(error, "problem", None) or str(error).splitlines()[0]
-        problems.append(Problem("ci-sources", f"{path} does not parse as YAML: {reason}", at(path, line)))
+        problems.append(
+            Problem("ci-sources", f"{path} does not parse as YAML: {reason}", locations=at(path, line))
+        )
         return None
     return node if isinstance(node, yaml.MappingNode) else None
 
 
 def at(path: str, line: int | None = None) -> tuple[Location, ...]:
-    return (Location(PurePosixPath(path), line),)  # type: ignore[arg-type]
+    """A place in the checkout, relative to its root."""
+    return (Location(Path(path), line),)
 
 
 def _items(node: yaml.Node | None) -> Iterator[tuple[str, yaml.Node]]:
@@ -156,7 +161,7 @@ def _suite_jobs(
         uses = _scalar(_get(job, "uses")) or ""
         given = _get(job, "with")
         command = _scalar(_get(given, "execute_command")) or ""
-        suite, hw = SUITE.search(command), HW.search(command)
+        hw = HW.search(command)
         if not uses.startswith("./.github/workflows/") or hw is None or hw[1] not in PLATFORMS:
             continue
         labels_node = _get(given, "runs_on")
@@ -173,9 +178,11 @@ def _suite_jobs(
 def _suite_names(command: str, job: yaml.Node) -> list[str]:
     if "${{ matrix.suite }}" in command:
         values = _get(job, "strategy", "matrix", "suite")
-        return [str(v.value) for v in values.value if isinstance(v, yaml.ScalarNode)] if isinstance(
-            values, yaml.SequenceNode
-        ) else []
+        return (
+            [str(v.value) for v in values.value if isinstance(v, yaml.ScalarNode)]
+            if isinstance(values, yaml.SequenceNode)
+            else []
+        )
     found = SUITE.search(command)
     return [found[1]] if found and "${{" not in found[1] else []
 
@@ -192,14 +199,22 @@ def _labels(path: str, node: yaml.Node, problems: list[Problem]) -> tuple[str, .
     if isinstance(labels, list) and all(isinstance(label, str) for label in labels):
         return tuple(labels)
     problems.append(
-        Problem("ci-sources", f"runs_on {text[:80]!r} is not a list of runner labels", at(path, node.start_mark.line + 1))
+        Problem(
+            "ci-sources",
+            f"runs_on {text[:80]!r} is not a list of runner labels",
+            locations=at(path, node.start_mark.line + 1),
+        )
     )
     return None
 
 
 def _from_labels(labels: tuple[str, ...]) -> tuple[str | None, int | None]:
     gpus = next((int(m[1]) for label in labels if (m := GPU_LABEL.match(label))), None)
-    models = [label for label in labels if GPU_MODEL.match(label) and label not in NOT_MODELS and not GPU_LABEL.match(label)]
+    models = [
+        label
+        for label in labels
+        if GPU_MODEL.match(label) and label not in NOT_MODELS and not GPU_LABEL.match(label)
+    ]
     return (models[0] if models else None), gpus
 
 
@@ -269,7 +284,9 @@ def _env_pairs(path: str, line: int, rest: str, problems: list[Problem]) -> list
     try:
         words = shlex.split(rest, posix=True)
     except ValueError as error:
-        problems.append(Problem("ci-sources", f"{path}: ENV {rest[:60]!r}: {error}", at(path, line)))
+        problems.append(
+            Problem("ci-sources", f"{path}: ENV {rest[:60]!r}: {error}", locations=at(path, line))
+        )
         return []
     if words and "=" not in words[0]:  # ENV NAME value (the legacy form)
         return [(words[0], " ".join(words[1:]))]
@@ -298,7 +315,9 @@ def _listed_suites(text: str | None, found: CISources) -> None:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError) as error:
-        found.problems.append(Problem("ci-sources", f"{RUN_SUITE} does not parse: {error}", at(RUN_SUITE)))
+        found.problems.append(
+            Problem("ci-sources", f"{RUN_SUITE} does not parse: {error}", locations=at(RUN_SUITE))
+        )
         return
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and any(
@@ -308,7 +327,10 @@ def _listed_suites(text: str | None, found: CISources) -> None:
                 for name, line in suites:
                     if name not in found.suites and (m := SUITE_NAME.search(name)):
                         found.suites[name] = Suite(
-                            backend, m[2], int(m[1]), f"{RUN_SUITE}:{line}",
+                            backend,
+                            m[2],
+                            int(m[1]),
+                            f"{RUN_SUITE}:{line}",
                             note="no workflow of the checkout runs this suite; its"
                             + (" hardware and" if m[2] else "")
                             + " GPUs are read from its name",
@@ -321,7 +343,14 @@ def _backend_lists(value: ast.expr) -> Iterator[tuple[str, list[tuple[str, int]]
     for key, item in zip(value.keys, value.values, strict=False):
         backend = key.attr.lower() if isinstance(key, ast.Attribute) else None
         if backend in PLATFORMS and isinstance(item, ast.List):
-            yield backend, [(e.value, e.lineno) for e in item.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            yield (
+                backend,
+                [
+                    (e.value, e.lineno)
+                    for e in item.elts
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                ],
+            )
 
 
 def as_data(sources: CISources) -> dict[str, Any]:
@@ -332,8 +361,12 @@ def as_data(sources: CISources) -> dict[str, Any]:
         platforms[name] = {
             "workflow": entry.workflow or None,
             "image": entry.image or None,
-            "env": {k: {"value": s.value, "source": s.source} for k, s in entry.env.items() if s.value is not None},
-            "unknown": {k: {"why": s.why, "source": s.source} for k, s in entry.env.items() if s.value is None},
+            "env": {
+                k: {"value": s.value, "source": s.source} for k, s in entry.env.items() if s.value is not None
+            },
+            "unknown": {
+                k: {"why": s.why, "source": s.source} for k, s in entry.env.items() if s.value is None
+            },
         }
     suites = {
         name: {
