@@ -85,16 +85,27 @@ def import_test(request: Request) -> Imported:
     version = miles_version(request.miles_root, record)
     conventions = pipeline.conventions(version)
     recorded = sides.record(request, record, conventions, version)
+    try:
+        return _imported(request, recorded, version, conventions.secrets, destination)
+    except sides.SideRejected as rejected:  # the other side alone, with the reason in a note
+        return _imported(request, rejected.remaining, version, conventions.secrets, destination)
+
+
+def _imported(
+    request: Request,
+    recorded: sides.Recorded,
+    version: str | None,
+    secrets: Sequence[str],
+    destination: Destination,
+) -> Imported:
     variants = recorded.variants
     request = _with_hardware(request, variants, recorded)
     draft = _plan(request, variants, version, recorded)
     render = functools.partial(plan.texts, header=_header(request, variants), notes=variants.notes)
     grow(draft, variants.cells, recorded.hardware_of(request.hardware), destination, render)
     sides.explain(draft, recorded)
-    warnings = _checked(built(draft, destination, render), variants, request)
-    files, scrubbed = _without_secrets(
-        final_texts(draft, destination, render), conventions.secrets, request.script
-    )
+    warnings = _checked(built(draft, destination, render), variants, request, recorded)
+    files, scrubbed = _without_secrets(final_texts(draft, destination, render), secrets, request.script)
     write.write_all(files, request.force)
     ids = [cell.id for cell in pipeline.cells(request.output)]
     return Imported(files, ids, variants.axes, variants.switches, [*variants.notes, *scrubbed], warnings)
@@ -197,10 +208,10 @@ def _ci(
     """The ci: block, the gates as expect: entries, and the skip of a test miles' CI disables (with
     a base: what differs from the base's; with two sides, the default side's)."""
     today = request.today or datetime.date.today()
-    others = frozenset(side.platform for side in recorded.sides[1:])
+    others = frozenset(side.platform for side in recorded.sides[1:]) | recorded.dropped
     platform = _platform(request)
     found = registrations.spec_data(variants.registrations, platform, request.script, today, others)
-    variants.notes.extend(found.notes)
+    variants.notes.extend(note for note in found.notes if note not in variants.notes)
     ci = {k: v for k, v in found.ci.items() if (base.get("ci") or {}).get(k) != v}
     ci |= {k: DELETE for k in base.get("ci") or {} if k not in found.ci}
     expect: dict[str, Any] = {m: e for m, e in found.expect.items() if (base.get("expect") or {}).get(m) != e}
@@ -208,7 +219,7 @@ def _ci(
     draft.spec |= {"ci": ci} if ci else {}
     draft.spec |= {"expect": expect} if expect else {}
     base_skip = ((base.get("matrix") or {}).get("adjust") or {}).get(plan.SKIP_ENTRY)
-    if others and found.skip is not None:  # this side's cells only
+    if len(recorded.sides) > 1 and found.skip is not None:  # this side's cells only
         draft.skips[f"{plan.SKIP_ENTRY}-{platform}"] = ({platforms.AXIS: platform}, found.skip)
     elif found.skip is not None and (base_skip or {}).get("skip") != found.skip:
         draft.skip = found.skip
@@ -268,19 +279,25 @@ def _header(request: Request, variants: Variants) -> list[str]:
     return lines
 
 
-def _checked(cells: list[Cell], variants: Variants, request: Request) -> list[Problem]:
-    """The rules on every cell (an error stops the import), then the round trip of each."""
+def _checked(
+    cells: list[Cell], variants: Variants, request: Request, recorded: sides.Recorded
+) -> list[Problem]:
+    """The rules on every cell (an error stops the import), then the round trip of each. An error
+    only in the cells of a second side drops that side (:class:`sides.SideRejected`)."""
     warnings: list[Problem] = []
-    errors: list[Problem] = []
+    errors: dict[str, list[Problem]] = {}
     for cell in cells:
         try:  # with the checkout the test came from: a test's own function is checked in it (L16)
             warnings += pipeline.problems(dataclasses.replace(cell, miles_root=request.miles_root))
         except SpecError as exc:
-            errors += exc.problems
+            errors[cell.id] = list(exc.problems)
+    found = _unique([p for problems in errors.values() for p in problems])
+    first = f"[{found[0].rule}] {found[0].key}: {found[0].message}" if found else ""
     if errors:
+        recorded.reject([c.axes for c in cells if c.id in errors], f"run-matrix's rules reject it: {first}")
         at = Location(request.script)
-        broken = refused(at, f"launches what run-matrix's rules reject ({len(set(errors))} error(s) below)")
-        raise SpecError([*broken.problems, *_unique(errors)])
+        broken = refused(at, f"launches what run-matrix's rules reject ({len(found)} error(s) below)")
+        raise SpecError([*broken.problems, *found])
     wrong = {
         _shown(combo): roundtrip.differences(
             cell_of(cells, combo), target, request.miles_root, request.trust_checkout
@@ -289,6 +306,8 @@ def _checked(cells: list[Cell], variants: Variants, request: Request) -> list[Pr
     }
     if any(wrong.values()):
         lines = [f"{cell}: {line}" for cell, found in wrong.items() for line in found]
+        differing = [combo for combo, target in variants.cells if wrong[_shown(combo)]]
+        recorded.reject(differing, "its spec does not render what the test launches: " + lines[0])
         raise SpecError.one(
             "import-roundtrip",
             "the imported spec does not render what the script launches:\n  " + "\n  ".join(lines),

@@ -164,4 +164,6 @@ def _schema_line(spec: Path) -> list[str]:
 
 
 def _note(note: Note) -> str:
-    return f"{note.message} ({note.at.file.name}{f':{note.at.line}' if note.at.line else ''})"
+    return (
+        f"{' '.join(note.message.split())} ({note.at.file.name}{f':{note.at.line}' if note.at.line else ''})"
+    )

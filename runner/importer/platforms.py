@@ -29,6 +29,7 @@ from runner.knowledge.ci_sources import Setting
 AXIS = "platform"
 ORDER = ("cuda", "rocm")  # the first is the spec's default cell, the other an overlay
 NAMES = {"cuda": "NVIDIA (CUDA)", "rocm": "AMD (ROCm)"}
+REGISTER = {platform: name for name, platform in BACKENDS.items()}  # cuda -> register_cuda_ci
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,11 @@ def _registration(
             Note(
                 f"{other.name}(suite={other.args.get('suite')!r}, est_time={other.args.get('est_time')!r})"
                 f" is not written: the spec's ci: block is the {platform} registration"
-                + (" (an overlay for that platform carries it)" if BACKENDS.get(other.name) != "cpu" else ""),
+                + (
+                    " (import it without --hardware, or with hardware of that platform, to write its cells)"
+                    if BACKENDS.get(other.name) != "cpu"
+                    else ""
+                ),
                 other.at,
             )
         )

@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.errors import SpecError
+from runner.errors import Location, SpecError
 from runner.importer import capture, platforms
 from runner.importer.knowledge import knowledge
 from runner.importer.notes import Note
 from runner.importer.plan import Combo, ImportPlan
 from runner.importer.platforms import AXIS, NAMES, Side
+from runner.importer.registrations import PLATFORM_NAMES
 from runner.importer.traced import UPSTREAM, Run
 from runner.importer.variants import Record, Variants, explore
 from runner.knowledge import ci_platforms
@@ -41,6 +42,42 @@ class Recorded:
     sides: tuple[Side, ...]  # the sides imported: none (no registration), one, or CUDA then ROCm
     runs: dict[str, Run]  # each side's run with no switch set
     ci: CIKnowledge
+    dropped: frozenset[str] = (
+        frozenset()
+    )  # platforms whose side was recorded and not imported (a note says why)
+
+    def reject(self, combos: Sequence[Mapping[str, Any]], reason: str) -> None:
+        """Raise :class:`SideRejected` when every cell of ``combos`` is of the second side (the first
+        side then imports alone); else return, and the import is refused as a whole."""
+        if len(self.sides) < 2 or not combos or any(c.get(AXIS) != self.sides[1].platform for c in combos):
+            return
+        first, second = self.sides
+        note = Note(
+            f"the {NAMES[second.platform]} side is not imported: {reason}",
+            second.registration.at if second.registration else self.variants.notes[0].at,
+        )
+        alone = Variants(
+            {axis: values for axis, values in self.variants.axes.items() if axis != AXIS},
+            [
+                ({k: v for k, v in combo.items() if k != AXIS}, target)
+                for combo, target in self.variants.cells
+                if combo.get(AXIS) == first.platform
+            ],
+            self.variants.switches,
+            [*self.notes_without_ci(second), note],
+            self.variants.registrations,
+            self.variants.run,
+            self.variants.reads,
+        )
+        runs = {first.platform: self.runs[first.platform]}
+        raise SideRejected(Recorded(alone, (first,), runs, self.ci, self.dropped | {second.platform}))
+
+    def notes_without_ci(self, side: Side) -> list[Note]:
+        return [
+            n
+            for n in self.variants.notes
+            if not n.message.startswith(f"miles' {PLATFORM_NAMES[side.platform]} CI")
+        ]
 
     def hardware_of(self, default: str | None) -> Callable[[Combo], str | None]:
         """The hardware of a cell: its side's, on a platform axis; else ``default``."""
@@ -48,6 +85,14 @@ class Recorded:
             return lambda combo: default
         chosen = {side.platform: side.hardware for side in self.sides}
         return lambda combo: chosen.get(str(combo.get(AXIS)), default)
+
+
+class SideRejected(Exception):
+    """The second side's cells fail where the first side's do not: import the first alone."""
+
+    def __init__(self, remaining: Recorded) -> None:
+        super().__init__("a side of the import was rejected")
+        self.remaining = remaining
 
 
 def knowledge_of(miles_root: Path | None, version: str | None) -> CIKnowledge:
@@ -63,7 +108,13 @@ def record(request: Any, record: Record, conventions: LaunchConventions, version
     unset = explore(request.script, record, conventions, known)
     secrets = frozenset(conventions.secrets)
     chosen, notes = platforms.sides(unset.registrations, ci, request.output, request.hardware, secrets)
+    notes += _unread(ci, request.miles_root)
     recorded: list[tuple[Side, Variants]] = []
+    registered = {r.name for r in unset.registrations if r.kind == "ci"}
+    dropped = (
+        set() if request.hardware else {p for p in platforms.ORDER if platforms.REGISTER[p] in registered}
+    )
+    dropped -= {side.platform for side in chosen}
     for side in chosen:
         try:
             recorded.append((side, _explored(request.script, side, unset, record, conventions)))
@@ -71,9 +122,21 @@ def record(request: Any, record: Record, conventions: LaunchConventions, version
             if len(chosen) == 1:
                 raise
             notes.append(_not_imported(side, refusal, request.script))
+            dropped.add(side.platform)
     if not recorded:
         return Recorded(dataclasses.replace(unset, notes=[*unset.notes, *notes]), (), {}, ci)
-    return _combined(recorded, notes, ci)
+    combined = _combined(recorded, notes, ci)
+    return dataclasses.replace(combined, dropped=combined.dropped | frozenset(dropped))
+
+
+def _unread(ci: CIKnowledge, root: Path | None) -> list[Note]:
+    """What of the checkout's CI files could not be read: each a note at its line, and import goes on."""
+    found = []
+    for problem in ci.problems:
+        at = problem.locations[0] if problem.locations else Location(Path(".github/workflows"))
+        where = Location(root / at.file, at.line) if root is not None else at
+        found.append(Note(f"miles' CI is known without it: {problem.message}", where))
+    return found
 
 
 def _explored(
@@ -118,7 +181,8 @@ def _combined(recorded: list[tuple[Side, Variants]], notes: list[Note], ci: CIKn
                 second.registration.at if second.registration else a.notes[0].at,
             )
         )
-        return Recorded(dataclasses.replace(a, notes=[*a.notes, *notes]), sides[:1], runs, ci)
+        alone = dataclasses.replace(a, notes=[*a.notes, *notes])
+        return Recorded(alone, sides[:1], runs, ci, frozenset({second.platform}))
     axes: dict[str, list[AxisValue]] = {**a.axes, AXIS: [first.platform, second.platform]}
     own = {first.platform: dict(_keyed(a)), second.platform: dict(_keyed(b))}
     cells = []

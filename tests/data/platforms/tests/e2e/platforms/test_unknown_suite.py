@@ -1,0 +1,8 @@
+from scripts.run_tiny import train
+from tests.ci.ci_register import register_cuda_ci, register_rocm_ci
+
+register_cuda_ci(est_time=600, suite="stage-c-4-gpu-h200", labels=["megatron"])
+register_rocm_ci(est_time=600, suite="stage-c-4-gpu-zz9", labels=["megatron", "amd"])
+
+if __name__ == "__main__":
+    train()
