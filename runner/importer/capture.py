@@ -33,6 +33,7 @@ RECORDER_MILES_VERSION = "dc8b499b"  # whose command helpers recorder.py stands 
 CHECKPOINTS_VARIABLE = "RUN_MATRIX_CHECKPOINTS"  # what downloads hold (the harness takes it out at once)
 VERIFIERS_VARIABLE = "RUN_MATRIX_VERIFIERS"  # the checks it records (the harness takes it out at once)
 BUILD_VARIABLE = "RUN_MATRIX_BUILD"  # missing.py's: the platform whose build the stand-ins answer as
+BUILD_QUESTIONS = frozenset({"torch.version.hip", "torch.version.cuda"})  # missing.py's BUILDS, asked
 RECORDED_CALLS_VARIABLE = "RUN_MATRIX_RECORDED_CALLS"  # functions it records as calls (likewise)
 CPU_LIMIT_SIGNALS = (signal.SIGXCPU, signal.SIGKILL)  # what ends a child at its CPU time limit
 CPU_HEADROOM_S = 2  # CPU seconds a script may use beyond its wall clock's

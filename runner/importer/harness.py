@@ -100,7 +100,9 @@ def main(argv: Sequence[str]) -> int:
         trace.library = tuple(f"{miles_root / part}{os.sep}" for part in LIBRARY) if miles_root else ()
         registry = _load("_run_matrix_registry", "registry.py")
         missing = _load("_run_matrix_missing", "missing.py")
-        sys.meta_path.append(missing.Missing(trace.own_code, lambda name: None))
+        sys.meta_path.append(
+            missing.Missing(trace.own_code, lambda name: None, functools.partial(_asked, trace))
+        )
         guards = _load("_run_matrix_guards", "guards.py")
         file_guards = _load("_run_matrix_file_guards", "file_guards.py")
         guards.record_environment_reads(trace)
@@ -221,6 +223,13 @@ def _last_line(error: BaseException, trace: Any) -> list[Any]:
     ]
     last = (own or frames)[-1] if frames else None
     return [last.filename, last.lineno] if last else [trace.script, None]
+
+
+def _asked(trace: Any, name: str) -> None:
+    """The test's own code asked which build it runs on (``torch.version.hip``): a read, like a variable's."""
+    reader = trace.own_reader(name)
+    if reader is not None:
+        trace.env_reads.setdefault(name, reader)
 
 
 def _deepest_checkout_line(error: BaseException, trace: Any) -> list[Any] | None:

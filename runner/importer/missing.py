@@ -28,11 +28,16 @@ BUILDS: dict[str, dict[str, str | None]] = {
     "rocm": {"torch.version.hip": "7.2", "torch.version.cuda": None},
 }
 ANSWERS: dict[str, str | None] = dict(BUILDS["cuda"])
+ASKED: list[Callable[[str], None]] = []  # told each question of ANSWERS, to record who asked
 
 
 def _attribute(owner: str, attribute: str) -> Any:
     name = f"{owner}.{attribute}"
-    return ANSWERS[name] if name in ANSWERS else Anything(name)
+    if name not in ANSWERS:
+        return Anything(name)
+    for asked in ASKED:
+        asked(name)
+    return ANSWERS[name]
 
 
 class Anything:
@@ -82,11 +87,14 @@ class StandInModule(ModuleType):
 class Missing(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Last on ``sys.meta_path``: reached only by modules no other finder has."""
 
-    def __init__(self, own: Sequence[str], used: Callable[[str], None]) -> None:
+    def __init__(
+        self, own: Sequence[str], used: Callable[[str], None], asked: Callable[[str], None] = lambda _: None
+    ) -> None:
         self.own = tuple(own)  # folders whose imports may be stood in for
         self.used = used
         ANSWERS.clear()
         ANSWERS.update(BUILDS.get(os.environ.pop(BUILD_VARIABLE, "cuda"), BUILDS["cuda"]))
+        ASKED[:] = [asked]
 
     def find_spec(
         self, name: str, path: Any = None, target: Any = None

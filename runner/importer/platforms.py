@@ -20,6 +20,7 @@ from pathlib import Path
 
 from runner import hardware, locate
 from runner.errors import Location
+from runner.importer.capture import BUILD_QUESTIONS
 from runner.importer.notes import Note
 from runner.importer.registrations import BACKENDS, SUITE_HARDWARE
 from runner.importer.traced import Registration, Run
@@ -123,7 +124,9 @@ def reasons(side: Side, run: Run, other: Run | None, keys: Sequence[str], ci: CI
         known = ci.suite(suite)
         runs = ""
         if known is not None:
-            runs = f" on runners labelled {list(known.runs_on)}" if known.runs_on else f" ({known.note})"
+            runs = (
+                f" on runners labelled [{', '.join(known.runs_on)}]" if known.runs_on else f" ({known.note})"
+            )
             runs += f" ({known.source})"
         where = f"{registration.at.file.name}:{registration.at.line}"
         ran = f"miles' {NAMES[side.platform]} CI runs the test in suite {suite}{runs}"
@@ -136,6 +139,11 @@ def reasons(side: Side, run: Run, other: Run | None, keys: Sequence[str], ci: CI
 
 def _cause(side: Side, run: Run, other: Run | None) -> str:
     read = [(name, at) for name, at in run.env_reads.items() if name in side.env]
+    asked = [(name, at) for name, at in run.env_reads.items() if name in BUILD_QUESTIONS]
+    if not read and asked:
+        name, at = asked[0]
+        where = f"{at.file.name}:{at.line}"
+        return f"the test asks {name} (at {where}), answered as an {NAMES[side.platform]} build of torch does"
     if not read:
         return f"what the test launches under miles' {NAMES[side.platform]} CI environment"
     name, at = read[0]

@@ -186,6 +186,7 @@ def _other_reads(run: Run, switches: list[str], known: Knowledge) -> list[Note]:
         and name not in known.helper_env
         and name not in known.switches
         and name not in capture.SANDBOX_VARIABLES
+        and name not in capture.BUILD_QUESTIONS
     ]
 
 
