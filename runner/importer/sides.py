@@ -225,7 +225,8 @@ def explain(draft: ImportPlan, recorded: Recorded) -> None:
         if match.get(AXIS) != other.platform or name not in draft.components:
             continue
         component = draft.components[name]
-        keys = sorted(_keys(component), key=lambda key: key.split(".")[0] not in ("hardware", "ci"))
+        first = ("hardware", "ci")  # where the side runs, then the rest
+        keys = sorted(_keys(component), key=lambda key: first.index(key) if key in first else len(first))
         run = recorded.runs.get(other.platform)
         if run is None or not keys:
             continue
