@@ -123,7 +123,9 @@ def in_repo(monkeypatch: pytest.MonkeyPatch) -> Path:
     return ROOT
 
 
-POSTGRES_URL = "RUN_MATRIX_TEST_POSTGRES_URL"  # a server the tests may create databases on (.ci/run starts one)
+POSTGRES_URL = (
+    "RUN_MATRIX_TEST_POSTGRES_URL"  # a server the tests may create databases on (.ci/run starts one)
+)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -177,3 +179,37 @@ def alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
     except OSError:
         return False
+
+
+UPSTREAM = ROOT.parent / "shared" / "upstream"  # miles at two commits, as git archives (see its README)
+UPSTREAM_COMMITS = {"31f1ca96": "miles-31f1ca96.tar.gz", "dc8b499b": "miles-dc8b499b.tar.gz"}
+
+
+@pytest.fixture(scope="session")
+def upstream_miles(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """A real miles tree at a commit of UPSTREAM_COMMITS, extracted once per test run and readable by
+    the sandbox's user (skipped without the archives, unless RUN_MATRIX_UPSTREAM=required, as .ci/run sets)."""
+    import os
+    import tarfile
+
+    trees: dict[str, Path] = {}
+
+    def tree(commit: str) -> Path:
+        if commit in trees:
+            return trees[commit]
+        archive = UPSTREAM / UPSTREAM_COMMITS[commit]
+        if not archive.is_file():
+            if os.environ.get("RUN_MATRIX_UPSTREAM") == "required":
+                pytest.fail(f"RUN_MATRIX_UPSTREAM=required but {archive} is not there")
+            pytest.skip(f"no upstream miles archive {archive}")
+        folder = tmp_path_factory.mktemp(f"miles-{commit}")
+        folder.chmod(0o755)
+        with tarfile.open(archive) as opened:
+            opened.extractall(folder, filter="data")
+        (top,) = folder.iterdir()
+        for path in [top, *top.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        trees[commit] = top
+        return top
+
+    return tree

@@ -85,6 +85,13 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "--check", action="store_true", help="write nothing; exit 1 when the shipped file differs"
     )
     sync.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="DIR",
+        help="the folder to write to (default: run-matrix's miles/ci/)",
+    )
+    sync.add_argument(
         "--trust-checkout", action="store_true", help="ask git for the commit without the sandbox"
     )
     sync.set_defaults(handler=run_sync)
@@ -115,7 +122,9 @@ def run_sync(args: argparse.Namespace) -> int:
 
     if not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
-    planned = ci_platforms.plan(args.miles_root, trust=args.trust_checkout)
+    planned = ci_platforms.plan(
+        args.miles_root, args.output or ci_platforms.FOLDER, trust=args.trust_checkout
+    )
     for problem in planned.problems:
         print(f"run-matrix: {problem}", file=sys.stderr)
     if args.check:

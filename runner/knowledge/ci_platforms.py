@@ -148,10 +148,6 @@ def text(found: ci_sources.CISources, commit: str, date: str) -> str:
     return "".join(f"# {line}\n" for line in header) + body
 
 
-def entry(commit: str, date: str) -> Path:
-    return FOLDER / f"{versions.entry_name(commit, date)}.yaml"
-
-
 @dataclass(frozen=True)
 class SyncPlan:
     """What ``ci sync`` would write for one checkout, and whether it differs from what is shipped."""
@@ -165,9 +161,11 @@ class SyncPlan:
         return not self.path.is_file() or self.path.read_text(encoding="utf-8") != self.text
 
 
-def plan(checkout: Path, *, trust: bool = False) -> SyncPlan:
+def plan(checkout: Path, folder: Path = FOLDER, *, trust: bool = False) -> SyncPlan:
+    """What ``ci sync`` writes for ``checkout``: ``<folder>/<date>-<commit8>.yaml``."""
     from runner.knowledge.presets import identity
 
     commit, date = identity(checkout, trust=trust)
     found = _read(checkout)
-    return SyncPlan(entry(commit, date), text(found, commit, date), tuple(found.problems))
+    path = folder / f"{versions.entry_name(commit, date)}.yaml"
+    return SyncPlan(path, text(found, commit, date), tuple(found.problems))

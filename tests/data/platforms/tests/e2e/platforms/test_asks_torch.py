@@ -1,5 +1,4 @@
 import torch
-
 from scripts.amd.run_tiny import train as train_on_amd
 from scripts.run_tiny import train
 from tests.ci.ci_register import register_cuda_ci, register_rocm_ci
