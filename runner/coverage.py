@@ -35,10 +35,13 @@ class Row:
     ci: dict[str, CI] = field(default_factory=dict)  # each cell's ci: block
 
 
+PLATFORM_AXIS = "platform"  # import's axis of a test's cells per CI platform (runner.importer.platforms)
+
+
 def coverage(cells: Iterable[Cell], hardware: list[str]) -> list[Row]:
     rows: dict[tuple[str, str], Row] = {}
     for cell in cells:
-        key = (_test(cell), cell.id.partition("[")[2].rstrip("]"))
+        key = (_test(cell), _variant(cell))
         row = rows.setdefault(key, Row(*key, {name: Entry() for name in hardware}))
         entry = row.entries.setdefault(cell.profile.name, Entry())
         entry.cells.append(cell.id)
@@ -52,6 +55,13 @@ def coverage(cells: Iterable[Cell], hardware: list[str]) -> list[Row]:
         else:
             entry.status = "runs"
     return [rows[key] for key in sorted(rows)]
+
+
+def _variant(cell: Cell) -> str:
+    """The cell's axis values but its platform's: a test's CUDA and ROCm cells are one row, told apart
+    by the hardware column."""
+    values = cell.id.partition("[")[2].rstrip("]").split(",")
+    return ",".join(v for v in values if v and not v.startswith(f"{PLATFORM_AXIS}="))
 
 
 def _test(cell: Cell) -> str:

@@ -127,7 +127,7 @@ def test_a_platform_miles_ci_disables_is_skipped_on_that_side_only(checkout, tmp
     adjust = load(spec).data["matrix"]["adjust"]
     assert adjust["ci-disabled-rocm"]["match"] == {"platform": "rocm"}
     assert adjust["ci-disabled-rocm"]["skip"]["reason"] == "disabled in miles' CI: hangs on MI350"
-    assert "# note: miles' ROCm CI disables the test; the skip's expires:" in text
+    assert "# note: miles' ROCm CI disables this test; the skip's expires:" in text
     listed = json.loads(cli("list", str(spec), "--format", "json").out)["cells"]
     assert [(c["id"], c["status"]) for c in listed] == [
         ("test_rocm_disabled", "runnable"),

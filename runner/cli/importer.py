@@ -22,6 +22,9 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "vars, train script, GPUs, model type, prepare steps. Variant switches the script reads "
         "(MILES_TEST_USE_FP8_ROLLOUT, MILES_TEST_FEW_GPU, ...) and repeated execute_train calls become "
         "matrix axes. The test's CI registrations become the ci: block, its metric gates expect: bands. "
+        "A test registered for CUDA and ROCm is recorded once per platform, each with what that platform's "
+        "CI sets (MILES_HARDWARE_PLATFORM=rocm), as one spec with a platform axis: the AMD cells' component "
+        "holds only what differs, each difference with its why:. "
         "Given a folder (-o OUT/), every test_*.py in it: a base spec of what the cases share "
         "(OUT/base/<OUT>.yaml), one overlay per case, and each test_amd_*.py as a ROCm overlay of the CUDA "
         "case its docstring names. The round trip is checked for every case before anything is written.",
@@ -42,7 +45,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser.add_argument(
         "--hardware",
         metavar="NAME",
-        help="the hardware profile (default: the one the test's CI suite names, else the base's);"
+        help="the hardware profile, and so the one platform imported, in its CI's environment (default:"
+        " each platform the test registers for, on the hardware its CI suite names; else the base's);"
         " for a folder, that of its CUDA cases",
     )
     parser.add_argument(

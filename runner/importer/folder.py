@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import Location, Problem, SpecError, UsageError
-from runner.importer import Imported, Request, emit, import_test, write
+from runner.importer import Imported, Request, components_folder, emit, import_test, write
 from runner.load import WrittenFloat, load
 
 AMD_PREFIX = "test_amd_"
@@ -59,27 +59,69 @@ def import_folder(request: Folder) -> FolderImported:
     family = request.output.resolve().name
     final_base = request.output / "base" / f"{family}.yaml"
     write.refuse_existing([final_base, *(request.output / _case(t) for t in [*cuda, *amd])], request.force)
-    staging = Path(tempfile.mkdtemp(prefix=f".{family}.import-", dir=_existing_parent(request.output)))
+    hidden = Path(tempfile.mkdtemp(prefix=f".{family}.import-", dir=_existing_parent(request.output)))
     try:
-        return _import(request, cuda, amd, staging, final_base)
+        return _import(request, cuda, amd, _Staging(hidden, family, request.output), final_base)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(hidden, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class _Staging:
+    """A hidden tree beside OUT laid out as the written one will be, so that every relative path an
+    import writes (``extends:``, a component's ``overlay:`` and its file name) is already the final one:
+    ``<hidden>/<family>/`` becomes OUT, ``<hidden>/components/`` OUT's tree's components folder (when OUT
+    lies in a matrices tree), and ``<hidden>/alone/`` holds the single imports the base is taken from."""
+
+    hidden: Path
+    family: str
+    output: Path
+
+    def __post_init__(self) -> None:
+        self.cases.mkdir(parents=True)
+        if self.in_tree:
+            (self.hidden / "components").mkdir()
+
+    @property
+    def in_tree(self) -> bool:
+        return components_folder(self.output / "x.yaml") != self.output.resolve() / "components"
+
+    @property
+    def cases(self) -> Path:
+        return self.hidden / self.family
+
+    def alone(self, test: Path) -> Path:
+        return self.hidden / "alone" / self.family / _case(test)
+
+    def written(self) -> dict[Path, str]:
+        """What lands: the family's files under OUT, components in OUT's tree's components folder."""
+        found = {
+            self.output / path.relative_to(self.cases): path.read_text(encoding="utf-8")
+            for path in self.cases.rglob("*.yaml")
+        }
+        if self.in_tree:
+            final = components_folder(self.output / "x.yaml")
+            folder = self.hidden / "components"
+            found |= {
+                final / p.relative_to(folder): p.read_text(encoding="utf-8") for p in folder.rglob("*.yaml")
+            }
+        return found
 
 
 def _import(
-    request: Folder, cuda: list[Path], amd: list[Path], staging: Path, final_base: Path
+    request: Folder, cuda: list[Path], amd: list[Path], staging: _Staging, final_base: Path
 ) -> FolderImported:
     refused: dict[str, list[Problem]] = {}
     attempt = _attempt(request, refused)
-    alone = {t: r for t in cuda if (r := attempt(t, staging / "alone" / _case(t), None, request.hardware))}
+    alone = {t: r for t in cuda if (r := attempt(t, staging.alone(t), None, request.hardware))}
     if not alone:
         raise _all_refused(request, refused)
-    base = staging / "base" / final_base.name
+    base = staging.cases / "base" / final_base.name
     base.parent.mkdir(parents=True)
     base.write_text(_base_text(request, alone, refused), encoding="utf-8")
     cases: dict[str, Imported] = {}
     for test in alone:
-        found = attempt(test, staging / _case(test), base, request.hardware)
+        found = attempt(test, staging.cases / _case(test), base, request.hardware)
         if found:
             cases[test.name] = found
     siblings = {}
@@ -87,12 +129,14 @@ def _import(
         sibling = _sibling(test, [t for t in alone if t.name in cases], staging, attempt, request)
         if sibling is None:
             continue
-        found = attempt(test, staging / _case(test), staging / _case(sibling), request.rocm_hardware)
+        found = attempt(
+            test, staging.cases / _case(test), staging.cases / _case(sibling), request.rocm_hardware
+        )
         if found:
             cases[test.name], siblings[test.name] = found, sibling.name
     if refused and not request.skip_refused:
         raise _all_refused(request, refused)
-    files = _moved(staging, request.output, [p for p in staging.rglob("*.yaml") if "alone" not in p.parts])
+    files = staging.written()
     write.write_all(files, request.force)
     return FolderImported(list(files), cases, siblings, refused)
 
@@ -147,7 +191,7 @@ def _existing_parent(output: Path) -> Path:
 def _sibling(
     test: Path,
     cuda: list[Path],
-    staging: Path,
+    staging: _Staging,
     attempt: Callable[[Path, Path, Path | None, str | None], Imported | None],
     request: Folder,
 ) -> Path | None:
@@ -156,11 +200,11 @@ def _sibling(
     for mention in SIBLING.findall(_docstring(test)):
         if mention in named:
             return named[mention]
-    alone = staging / "alone" / _case(test)
+    alone = staging.alone(test)
     if not cuda or attempt(test, alone, None, request.rocm_hardware) is None:
         return None
     flags = _flags(load(alone).data)
-    return min(cuda, key=lambda t: _distance(flags, _flags(load(staging / "alone" / _case(t)).data)))
+    return min(cuda, key=lambda t: _distance(flags, _flags(load(staging.alone(t)).data)))
 
 
 def _docstring(test: Path) -> str:
@@ -236,10 +280,6 @@ def why(problems: list[Problem]) -> str:
     ]
     message = problems[0].message.split(" cannot be imported: it ", 1)[-1].replace(" below)", ")")
     return message + (f": {'; '.join(rules)}" if rules else "")
-
-
-def _moved(staging: Path, output: Path, paths: list[Path]) -> dict[Path, str]:
-    return {output / path.relative_to(staging): path.read_text(encoding="utf-8") for path in paths}
 
 
 def _all_refused(request: Folder, refused: dict[str, list[Problem]]) -> SpecError:

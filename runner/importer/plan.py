@@ -155,6 +155,17 @@ def _comments(data: Edit, sources: dict[str, str]) -> dict[Key, str]:
     return comments
 
 
+def with_schema_line(text: str, spec: Path) -> str:
+    """``text`` with the editors' schema line for a file at ``spec`` (where it was written elsewhere)."""
+    lines = text.splitlines(keepends=True)
+    if lines and lines[0].startswith(SCHEMA_LINE):
+        lines = lines[1:]
+    return "".join([*(f"# {line}\n" for line in _schema_line(spec)), *lines])
+
+
+SCHEMA_LINE = "# yaml-language-server: $schema="
+
+
 def _schema_line(spec: Path) -> list[str]:
     """For editors, when the spec lies in run-matrix's own tree (elsewhere the path would not travel)."""
     schema = locate.PROJECT / "schemas" / "spec.schema.json"

@@ -129,7 +129,8 @@ def _registration(
         }
         found.notes.append(
             Note(
-                f"miles' {PLATFORM_NAMES.get(platform, platform) + ' ' if sided else ''}CI disables the test;"
+                f"miles' {PLATFORM_NAMES.get(platform, platform) + ' ' if sided else ''}CI disables"
+                " this test;"
                 f" the skip's expires: {expires} was set by import"
                 f" ({SKIP_DAYS} days): confirm it, or re-enable the test",
                 mine[0].at,

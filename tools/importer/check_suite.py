@@ -2,7 +2,7 @@
 """Import every end-to-end test of a real miles checkout and count what imports and round-trips.
 
   python tools/importer/check_suite.py MILES_CHECKOUT [--only-with-root] [--jobs N] [--timeout S]
-                                       [--only GLOB]
+                                       [--only GLOB] [--expect FILE [--write-expect]]
 
 The tests are every ``test_*.py`` under ``tests/e2e/`` and any other ``tests/**/test_*.py`` that
 calls ``execute_train``. Each is imported with ``--miles-root MILES_CHECKOUT`` and without it
@@ -17,6 +17,13 @@ transitively, names ``execute_train``), refused by a rule (per rule id and key; 
 num-gpus-per-node, P3 on attention-backend and P4 are issue 15's false alarms on 4-GPU shares and
 AMD), and refused for another reason
 (grouped).
+
+Both platforms: a test that registers for CUDA and ROCm imports as one spec with a cell per platform
+(the AMD one recorded with the ROCm CI's environment). Per platform the figures count the tests that
+register for it (enabled, disabled), those whose cells of that platform were written, and why the
+others' were not (the import's note). ``--expect FILE`` compares each test's outcome per platform with
+the JSON FILE and exits 1 on a regression (a platform's cells a test had and lost, a test that
+imported and no longer does); ``--write-expect`` writes FILE from this run instead.
 """
 
 from __future__ import annotations
@@ -26,19 +33,25 @@ import ast
 import collections
 import concurrent.futures
 import fnmatch
+import json
 import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-NO_PROFILE = {"mi350": "mi355x"}  # suite hardware without a profile -> the profile used instead
+NO_PROFILE: dict[str, str] = {}  # suite hardware without a profile -> the profile used instead
 # issue 15's false alarms: miles' --num-gpus-per-node default on 4-GPU shares, flash attention and
 # SGLang's custom all-reduce on AMD (rule, the key it names)
 ISSUE_15 = {("L3", "args.*.num-gpus-per-node"), ("P3", "args.misc.attention-backend")}
 ISSUE_15 |= {("P4", "args.*.sglang-disable-custom-all-reduce")}
 NEVER_LAUNCHES = "never calls execute_train"
+
+
+PLATFORMS = ("cuda", "rocm")
+SIDE_NOT_IMPORTED = re.compile(r"note: the (NVIDIA \(CUDA\)|AMD \(ROCm\)) side is not imported: (.*)$")
+SIDE_NAMES = {"NVIDIA (CUDA)": "cuda", "AMD (ROCm)": "rocm"}
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,9 @@ class Outcome:
     kind: str  # imported | no-launch | rule | refused | environment
     reason: str
     rules: tuple[str, ...] = ()
+    registered: dict[str, bool] = field(default_factory=dict)  # platform -> enabled (False: disabled=)
+    written: tuple[str, ...] = ()  # the platforms the spec has cells of
+    sides: dict[str, str] = field(default_factory=dict)  # platform -> why its cells were not written
 
 
 def tests_of(checkout: Path, only: str | None) -> list[Path]:
@@ -107,24 +123,46 @@ def hardware_of(path: Path) -> str | None:
     return NO_PROFILE.get(match.group(1))
 
 
+def registered(path: Path) -> dict[str, bool]:
+    """The platforms a test's module-level ``register_<platform>_ci`` calls name: enabled or disabled."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except SyntaxError:
+        return {}
+    found: dict[str, bool] = {}
+    for node in tree.body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+            platform = call.func.id.removeprefix("register_").removesuffix("_ci")
+            if platform in PLATFORMS:
+                found[platform] = not any(k.arg == "disabled" for k in call.keywords)
+    return found
+
+
+def written_platforms(spec: Path) -> tuple[str, ...]:
+    from runner import pipeline
+
+    return tuple(sorted({str(cell.profile.platform) for cell in pipeline.cells(spec)}))
+
+
 def import_one(path: Path, checkout: Path, root: bool, timeout: str) -> Outcome:
     hardware = hardware_of(path)
     with tempfile.TemporaryDirectory() as folder:
-        command = [
-            "run-matrix",
-            "import",
-            str(path),
-            "-o",
-            f"{folder}/{path.stem}.yaml",
-            "--timeout",
-            timeout,
-        ]
+        spec = Path(folder) / f"{path.stem}.yaml"
+        command = ["run-matrix", "import", str(path), "-o", str(spec), "--timeout", timeout]
         command += (["--hardware", hardware] if hardware else []) + (
             ["--miles-root", str(checkout)] if root else []
         )
         done = subprocess.run(command, capture_output=True, text=True)
+        written = written_platforms(spec) if done.returncode == 0 else ()
     test = str(path.relative_to(checkout)) + (f" (as {hardware})" if hardware else "")
     mode = "--miles-root" if root else "shipped"
+    sides = {
+        SIDE_NAMES[m[1]]: m[2][:200]
+        for line in done.stderr.splitlines()
+        if (m := SIDE_NOT_IMPORTED.search(line))
+    }
+    platforms = {"registered": registered(path), "written": written, "sides": sides}
     errors = [
         line for line in done.stderr.splitlines() if " error [" in line or line.startswith("run-matrix:")
     ]
@@ -136,16 +174,54 @@ def import_one(path: Path, checkout: Path, root: bool, timeout: str) -> Outcome:
         )
     )
     if done.returncode == 0:
-        return Outcome(test, mode, 0, "imported", "ok")
+        return Outcome(test, mode, 0, "imported", "ok", **platforms)  # type: ignore[arg-type]
     if NEVER_LAUNCHES in reason:
-        return Outcome(test, mode, done.returncode, "no-launch", reason)
+        return Outcome(test, mode, done.returncode, "no-launch", reason, **platforms)  # type: ignore[arg-type]
     if rules:
-        return Outcome(test, mode, done.returncode, "rule", reason, rules)
+        return Outcome(test, mode, done.returncode, "rule", reason, rules, **platforms)  # type: ignore[arg-type]
     if not reaches_execute_train(path, checkout):
         reason = f"{NEVER_LAUNCHES} (nor does a module it imports), and it {reason}"
-        return Outcome(test, mode, done.returncode, "no-launch", reason)
+        return Outcome(test, mode, done.returncode, "no-launch", reason, **platforms)  # type: ignore[arg-type]
     kind = "environment" if done.returncode == 3 else "refused"
-    return Outcome(test, mode, done.returncode, kind, reason)
+    return Outcome(test, mode, done.returncode, kind, reason, **platforms)  # type: ignore[arg-type]
+
+
+def platform_figures(outcomes: list[Outcome], mode: str) -> list[str]:
+    """Per platform: the tests that register for it, and those whose cells of it were written."""
+    mine = [o for o in outcomes if o.mode == mode and o.kind != "no-launch"]
+    lines = []
+    for platform in PLATFORMS:
+        having = [o for o in mine if platform in o.registered]
+        enabled = [o for o in having if o.registered[platform]]
+        wrote = [o for o in having if platform in o.written]
+        wrote_enabled = [o for o in enabled if platform in o.written]
+        lines.append(
+            f"{mode} {platform}: {len(having)} launching tests register for it ({len(enabled)} enabled);"
+            f" {len(wrote)} have its cells ({len(wrote_enabled)} of the enabled)"
+        )
+        reasons = collections.Counter(
+            _gist(o.sides.get(platform) or o.reason) for o in having if platform not in o.written
+        )
+        lines += [f"    {count:3d}  no {platform} cells: {gist}" for gist, count in reasons.most_common()]
+    return lines
+
+
+def expectation(outcomes: list[Outcome]) -> dict[str, dict[str, list[str]]]:
+    """Per mode and test: the platforms whose cells it imported."""
+    found: dict[str, dict[str, list[str]]] = {}
+    for o in outcomes:
+        found.setdefault(o.mode, {})[o.test] = list(o.written)
+    return found
+
+
+def regressions(outcomes: list[Outcome], expected: dict[str, dict[str, list[str]]]) -> list[str]:
+    lines = []
+    for o in outcomes:
+        wanted = set(expected.get(o.mode, {}).get(o.test, []))
+        lost = sorted(wanted - set(o.written))
+        if lost:
+            lines.append(f"{o.mode} {o.test}: no longer imports its {', '.join(lost)} cells: {o.reason}")
+    return lines
 
 
 def figures(outcomes: list[Outcome], mode: str) -> list[str]:
@@ -189,6 +265,8 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", default="60")
     parser.add_argument("--only", help="a glob over the tests' paths in the checkout")
+    parser.add_argument("--expect", type=Path, help="a JSON file of what each test imported before")
+    parser.add_argument("--write-expect", action="store_true", help="write --expect from this run")
     args = parser.parse_args()
     checkout = args.checkout.resolve()
     tests = tests_of(checkout, args.only)
@@ -200,7 +278,13 @@ def main() -> int:
         print(f"{o.code} {o.mode:<12} {o.kind:<11} {o.test}{rules}: {o.reason}")
     print()
     for mode in dict.fromkeys(o.mode for o in outcomes):
-        print("\n".join(figures(outcomes, mode)))
+        print("\n".join([*figures(outcomes, mode), *platform_figures(outcomes, mode)]))
+    if args.expect and args.write_expect:
+        args.expect.write_text(json.dumps(expectation(outcomes), indent=1, sort_keys=True) + "\n")
+    elif args.expect:
+        lost = regressions(outcomes, json.loads(args.expect.read_text()))
+        print("\n".join(["", f"{len(lost)} regression(s) against {args.expect}", *lost]))
+        return 1 if lost else 0
     return 0
 
 
