@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import Location, Problem, SpecError, UsageError
-from runner.importer import Imported, Request, components_folder, emit, import_test, write
+from runner.importer import Imported, Request, components_folder, emit, import_test, plan, write
 from runner.load import WrittenFloat, load
 
 AMD_PREFIX = "test_amd_"
@@ -95,17 +95,12 @@ class _Staging:
 
     def written(self) -> dict[Path, str]:
         """What lands: the family's files under OUT, components in OUT's tree's components folder."""
-        found = {
-            self.output / path.relative_to(self.cases): path.read_text(encoding="utf-8")
-            for path in self.cases.rglob("*.yaml")
-        }
+        found = {self.output / path.relative_to(self.cases): path for path in self.cases.rglob("*.yaml")}
         if self.in_tree:
             final = components_folder(self.output / "x.yaml")
             folder = self.hidden / "components"
-            found |= {
-                final / p.relative_to(folder): p.read_text(encoding="utf-8") for p in folder.rglob("*.yaml")
-            }
-        return found
+            found |= {final / path.relative_to(folder): path for path in folder.rglob("*.yaml")}
+        return {to: plan.with_schema_line(path.read_text(encoding="utf-8"), to) for to, path in found.items()}
 
 
 def _import(
