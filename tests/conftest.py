@@ -28,6 +28,8 @@ QWEN3_CASES = (
     "r3_baseline",
     "r3_deepep_fp8",
 )
+# the cases that register for miles' ROCm CI too: each has an AMD cell, [platform=rocm]
+QWEN3_AMD_CASES = ("baseline", "disagg_broadcast", "fully_async", "r3_baseline")
 GOLDEN = Path(__file__).parent / "golden"
 T = TypeVar("T")
 

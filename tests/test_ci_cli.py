@@ -19,6 +19,7 @@ runners:
 """
 MI355X = "  - {label: mi355x-8gpu, hardware: mi355x, gpus: 8, count: 1}\n"
 H100 = "  - {label: h100-8gpu, hardware: h100, gpus: 8, count: 1}\n"  # the shipped qwen3-30b-a3b family
+MI350_8 = "  - {label: mi350-8gpu, hardware: mi350x, gpus: 8, count: 1}\n"  # its AMD cells of 8 GPUs
 
 
 @pytest.fixture
@@ -45,7 +46,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             for flag in ("rollout-num-gpus-per-engine", "sglang-dp-size", "sglang-ep-size")
         )
     )
-    (tmp_path / "runners.yaml").write_text(RUNNERS + MI355X + H100)
+    (tmp_path / "runners.yaml").write_text(RUNNERS + MI355X + H100 + MI350_8)
     return tmp_path
 
 
@@ -60,7 +61,7 @@ def test_every_runnable_cell_is_on_exactly_one_runner_of_its_hardware_within_the
     listed = json.loads(cli("list", "gen", "matrices", "--format", "json").out)["cells"]
     runnable = [c["id"] for c in listed if c["status"] == "runnable"]
     skipped = sorted(c["id"] for c in listed if c["status"] != "runnable")  # disabled in miles' CI
-    assert (len(listed), skipped) == (55, ["qwen3-30b-a3b/amd_moriep_fp8_bridge", "qwen3-30b-a3b/r3_deepep_fp8"])
+    assert (len(listed), skipped) == (59, ["qwen3-30b-a3b/amd_moriep_fp8_bridge", "qwen3-30b-a3b/r3_deepep_fp8"])
     assert made["unplaced"] == [] and sorted(c["id"] for c in made["left_out"]) == skipped
     cells = {c["id"]: c for c in made["cells"]}
     classes = {c["label"]: c for c in made["classes"]}
@@ -74,10 +75,11 @@ def test_every_runnable_cell_is_on_exactly_one_runner_of_its_hardware_within_the
         assert shard["load"] == sum(cells[c]["est_time"] for c in shard["cells"]) <= runner["bound"]
     assert [(c["label"], c["cells"], c["total"], len(c["shards"])) for c in made["classes"]] == [
         ("self-hosted,nvidia,h200,8gpu", 17, 16800, 3),
-        ("self-hosted,amd,mi350,4gpu", 20, 15600, 4),
+        ("self-hosted,amd,mi350,4gpu", 22, 18000, 4),  # the qwen3 family's AMD cells on 4-GPU shares
         ("b200-8gpu", 10, 9600, 2),
         ("mi355x-8gpu", 2, 1200, 1),
         ("h100-8gpu", 4, 4500, 1),
+        ("mi350-8gpu", 2, 1700, 1),
     ]
     assert cells["gen/amd[gpus=2,est=1500]"] | {"content_hash": "-"} == {
         "id": "gen/amd[gpus=2,est=1500]",
@@ -105,7 +107,7 @@ def test_every_runnable_cell_is_on_exactly_one_runner_of_its_hardware_within_the
 
 
 def test_cells_no_runner_can_take_are_listed_and_strict_fails(cli, tree):
-    (tree / "runners.yaml").write_text(RUNNERS + H100)  # no MI355X class
+    (tree / "runners.yaml").write_text(RUNNERS + H100 + MI350_8)  # no MI355X class
     made = plan(cli, "gen", "matrices", "--runners", "runners.yaml")
     reason = "no runner class has hardware mi355x (they have: b200, h100, h200, mi350x)"
     assert made["unplaced"] == [

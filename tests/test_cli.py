@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli import parser
-from tests.conftest import DATA, QWEN3_CASES
+from tests.conftest import DATA, QWEN3_AMD_CASES, QWEN3_CASES
 from tests.test_model import VALID
 
 ROOT = Path(__file__).parents[1]
@@ -19,7 +19,7 @@ def test_validate_the_shipped_matrices(cli, in_repo):
     result = cli("validate", "matrices/")
     assert result.code == 0, result.out
     # 9 profiles, 4 profile families, 3 bases
-    assert result.out.splitlines()[-1].startswith("15 cells, 16 supporting files checked in ")
+    assert result.out.splitlines()[-1].startswith("19 cells, 20 supporting files checked in ")
     # upstream's own: qwen3-30B-A3B's flex dispatcher over its preset's alltoall, sequence-parallel at TP 1
     assert result.out.endswith(": 0 errors, 7 warnings\n")
 
@@ -28,14 +28,17 @@ def test_validate_json(cli, in_repo):
     result = cli("validate", "matrices/", "--format", "json")
     data = json.loads(result.out)
     assert data["ok"] is True and {p["severity"] for p in data["problems"]} == {"warning"}
-    assert sorted(f["cell"] for f in data["files"] if f["cell"]) == [
-        "nv/glm5-colocate",
-        "nv/glm5-colocate[fp8_rollout=true]",
-        "nv/glm5-main-ci",
-        *(f"qwen3-30b-a3b/{case}" for case in QWEN3_CASES),
-        "rocm/glm5-async",
-        "rocm/glm5-async[fp8_rollout=true]",
-    ]
+    assert sorted(f["cell"] for f in data["files"] if f["cell"]) == sorted(
+        [
+            "nv/glm5-colocate",
+            "nv/glm5-colocate[fp8_rollout=true]",
+            "nv/glm5-main-ci",
+            *(f"qwen3-30b-a3b/{case}" for case in QWEN3_CASES),
+            *(f"qwen3-30b-a3b/{case}[platform=rocm]" for case in QWEN3_AMD_CASES),
+            "rocm/glm5-async",
+            "rocm/glm5-async[fp8_rollout=true]",
+        ]
+    )
 
 
 def test_validate_reports_problems_and_exits_2(cli, write):
@@ -303,7 +306,7 @@ def test_list_selection_errors(cli, in_repo):
     )
     empty = cli("list", "-k", "fp8_rollout and not fp8_rollout")
     assert empty.code == 2 and empty.err.startswith(
-        "run-matrix: -k 'fp8_rollout and not fp8_rollout' matches none of 15 cells: "
+        "run-matrix: -k 'fp8_rollout and not fp8_rollout' matches none of 19 cells: "
     )
 
 
