@@ -139,13 +139,14 @@ def _parents(path: Path, made: set[Path]) -> list[str]:
 
 
 @functools.cache
-def isolation_problem() -> str | None:
-    """Why checkout code cannot be isolated here, or ``None`` when it can (tried once per process)."""
+def isolation_problem(machine: str | None = None) -> str | None:
+    """Why checkout code cannot be isolated here (on ``machine``, default: this one's architecture),
+    or ``None`` when it can (tried once per process)."""
     if shutil.which("bwrap") is None:
         return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
     if os.geteuid() == 0 and shutil.which("setpriv") is None:
         return "setpriv (util-linux) is not installed, so the sandbox cannot drop root"
-    unsupported = seccomp.unsupported(platform.machine())
+    unsupported = seccomp.unsupported(machine or platform.machine())
     if unsupported is not None:
         return unsupported
     channels = Channels(filter_pipe(), results=1)  # the probe's results go to its captured output
