@@ -194,19 +194,22 @@ from pathlib import Path
 from runner import sandbox
 code = "import os, time\\nopen(os.environ['RUN_MATRIX_OUT'] + '/big', 'wb').write(b'x' * (20 << 20))\\ntime.sleep({sleep})"
 folder = Path(sys.argv[1])
-sandbox.run([sys.executable, '-I', '-c', code, {marker!r}], cwd=folder, reads=[folder], trust={trust})
+sandbox.run([sys.executable, '-I', '-c', code, {marker!r}[::-1]], cwd=folder, reads=[folder], trust={trust})
 """
 
 
 def start_and_kill(tmp_path: Path, trust: bool, sleep: float) -> tuple[Path, str]:
     """A run-matrix whose sandboxed child wrote 20 MiB of results, SIGKILLed before it could clean up."""
-    temp, marker = tmp_path / "tmp", f"run-matrix-killed-{os.getpid()}-{trust}"
+    temp, checkout, marker = tmp_path / "tmp", tmp_path / "checkout", f"run-matrix-killed-{os.getpid()}-{trust}"
     temp.mkdir()
-    tmp_path.chmod(0o755)
-    program = KILLED_RUN.format(marker=marker, trust=trust, sleep=sleep)
+    checkout.mkdir(mode=0o755)
+    program = KILLED_RUN.format(marker=marker[::-1], trust=trust, sleep=sleep)  # only the child's names it
     env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(Path(__file__).parents[1])}
-    process = subprocess.Popen([sys.executable, "-c", program, str(tmp_path)], env=env)
-    time.sleep(3)
+    process = subprocess.Popen([sys.executable, "-c", program, str(checkout)], env=env)
+    deadline = time.monotonic() + 30
+    while not running(marker) and time.monotonic() < deadline:  # the child has started
+        time.sleep(0.05)
+    time.sleep(1)  # and written its results
     process.kill()
     process.wait()
     return temp, marker
@@ -231,7 +234,7 @@ def test_an_isolated_run_killed_by_sigkill_leaves_nothing_behind(tmp_path):
 
 
 def test_a_trusted_run_killed_by_sigkill_is_cleaned_up_at_the_next_start(tmp_path):
-    temp, marker = start_and_kill(tmp_path, trust=True, sleep=4)  # trusted, the child is not ended: it ends itself
+    temp, marker = start_and_kill(tmp_path, trust=True, sleep=2)  # trusted, the child is not ended: it ends itself
     [left] = temp.iterdir()
     alive = temp / f"run-matrix-sandbox-{os.getpid()}-{results._started(os.getpid())}-inuse"
     alive.mkdir()  # a folder of a run-matrix still running (this one)
