@@ -200,7 +200,11 @@ sandbox.run([sys.executable, '-I', '-c', code, {marker!r}[::-1]], cwd=folder, re
 
 def start_and_kill(tmp_path: Path, trust: bool, sleep: float) -> tuple[Path, str]:
     """A run-matrix whose sandboxed child wrote 20 MiB of results, SIGKILLed before it could clean up."""
-    temp, checkout, marker = tmp_path / "tmp", tmp_path / "checkout", f"run-matrix-killed-{os.getpid()}-{trust}"
+    temp, checkout, marker = (
+        tmp_path / "tmp",
+        tmp_path / "checkout",
+        f"run-matrix-killed-{os.getpid()}-{trust}",
+    )
     temp.mkdir()
     checkout.mkdir(mode=0o755)
     program = KILLED_RUN.format(marker=marker[::-1], trust=trust, sleep=sleep)  # only the child's names it
@@ -234,7 +238,9 @@ def test_an_isolated_run_killed_by_sigkill_leaves_nothing_behind(tmp_path):
 
 
 def test_a_trusted_run_killed_by_sigkill_is_cleaned_up_at_the_next_start(tmp_path):
-    temp, marker = start_and_kill(tmp_path, trust=True, sleep=2)  # trusted, the child is not ended: it ends itself
+    temp, marker = start_and_kill(
+        tmp_path, trust=True, sleep=2
+    )  # trusted, the child is not ended: it ends itself
     [left] = temp.iterdir()
     alive = temp / f"run-matrix-sandbox-{os.getpid()}-{results._started(os.getpid())}-inuse"
     alive.mkdir()  # a folder of a run-matrix still running (this one)

@@ -8,7 +8,9 @@ from runner.sandbox.binds import script_reads
 
 
 def test_only_the_script_and_the_modules_and_packages_it_imports_are_bound(tmp_path):
-    (tmp_path / "test_x.py").write_text("import _helper, os\nfrom pkg.sub import y\nimport _link\nimport _absent\n")
+    (tmp_path / "test_x.py").write_text(
+        "import _helper, os\nfrom pkg.sub import y\nimport _link\nimport _absent\n"
+    )
     (tmp_path / "_helper.py").write_text("from _deeper import z\n")
     (tmp_path / "_deeper.py").write_text("")
     (tmp_path / "pkg").mkdir()

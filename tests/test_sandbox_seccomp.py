@@ -22,7 +22,10 @@ from runner.sandbox import bwrap, seccomp
 pytestmark = pytest.mark.allow_subprocess
 
 MACHINE = platform.machine()
-HEADERS = {"x86_64": "/usr/include/x86_64-linux-gnu/asm/unistd_64.h", "aarch64": "/usr/include/asm-generic/unistd.h"}
+HEADERS = {
+    "x86_64": "/usr/include/x86_64-linux-gnu/asm/unistd_64.h",
+    "aarch64": "/usr/include/asm-generic/unistd.h",
+}
 KEY = "run-matrix-canary"
 SECRET = "a-key-of-the-callers-0123456789"
 KEYCTL_SEARCH, KEYCTL_READ, SESSION_KEYRING = 10, 11, -3
@@ -106,7 +109,9 @@ def test_the_refused_calls_fail_as_though_the_kernel_had_none(tmp_path):
 
 def test_no_unix_socket_of_the_host_can_be_reached_and_socketpair_works(tmp_path):
     daemon = socket.socket(socket.AF_UNIX)
-    daemon.bind(str(tmp_path / "daemon.sock"))  # in a folder the child is given, as a checkout's git fsmonitor
+    daemon.bind(
+        str(tmp_path / "daemon.sock")
+    )  # in a folder the child is given, as a checkout's git fsmonitor
     daemon.listen()
     daemon.setblocking(False)
     os.chmod(tmp_path / "daemon.sock", 0o777)
@@ -151,7 +156,9 @@ def caller_key() -> int:
         pytest.skip("this machine has no keyrings")
     libc = ctypes.CDLL(None, use_errno=True)
     [add_key] = seccomp.numbers(MACHINE, ["add_key"])
-    key = libc.syscall(ctypes.c_long(add_key), b"user", KEY.encode(), SECRET.encode(), len(SECRET), SESSION_KEYRING)
+    key = libc.syscall(
+        ctypes.c_long(add_key), b"user", KEY.encode(), SECRET.encode(), len(SECRET), SESSION_KEYRING
+    )
     assert key > 0
     return int(key)
 
@@ -175,5 +182,7 @@ def test_the_callers_keys_are_out_of_reach_and_none_is_planted(tmp_path, caller_
     assert SECRET not in done.output
     # isolated: the filter refuses the call; trusted: a fresh session keyring holds no such key
     assert done.output == f"no key {errno.ENOSYS if not trust else errno.ENOKEY}\n", done.output
-    planted, why = keyctl(ctypes.c_long(KEYCTL_SEARCH), ctypes.c_long(SESSION_KEYRING), b"user", b"planted", 0)
+    planted, why = keyctl(
+        ctypes.c_long(KEYCTL_SEARCH), ctypes.c_long(SESSION_KEYRING), b"user", b"planted", 0
+    )
     assert (planted, why) == (-1, errno.ENOKEY)

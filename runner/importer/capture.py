@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from runner import sandbox
-from runner.sandbox.binds import script_reads
 from runner.errors import Location, RunMatrixError
 from runner.importer import launch_reads, recorded_calls, traced
 from runner.importer.events import location, refused
 from runner.importer.knowledge import knowledge
+from runner.sandbox.binds import script_reads
 
 HARNESS = Path(__file__).with_name("harness.py")
 TIMEOUT_S = 60.0

@@ -70,8 +70,9 @@ def command(
     if not root:
         line.append("--unshare-user")
     line += ["--ro-bind", "/usr", "/usr", *_system_links(), "--proc", "/proc", "--dev", "/dev"]
-    line += ["--perms", "1777", "--size", str(limits.scratch), "--tmpfs", "/tmp", "--perms", "0777", "--dir", HOME]
-    line += ["--perms", "0777", "--size", str(limits.results), "--tmpfs", OUT]
+    line += ["--perms", "1777", "--size", str(limits.scratch), "--tmpfs", "/tmp"]
+    line += ["--perms", "0777", "--dir", HOME]
+    line += ["--perms", "0777", "--size", str(limits.results), "--tmpfs", OUT]  # the results folder
     made: set[Path] = {Path("/"), Path("/usr"), Path("/tmp")}
     for path in _outermost([*_runtime(), *reads]):
         line += [*_parents(path, made), "--ro-bind", str(path), str(path)]
@@ -150,8 +151,8 @@ def isolation_problem(machine: str | None = None) -> str | None:
     if unsupported is not None:
         return unsupported
     channels = Channels(filter_pipe(), results=1)  # the probe's results go to its captured output
-    probe = command([sys.executable, "-I", "-S", "-c", "pass"], reads=[], cwd=Path("/"), env={}, limits=Limits(),
-                    channels=channels)  # fmt: skip
+    python = [sys.executable, "-I", "-S", "-c", "pass"]
+    probe = command(python, reads=[], cwd=Path("/"), env={}, limits=Limits(), channels=channels)
     try:
         done = subprocess.run(
             probe, stdin=subprocess.DEVNULL, capture_output=True, pass_fds=[channels.seccomp], timeout=30
@@ -161,8 +162,8 @@ def isolation_problem(machine: str | None = None) -> str | None:
     finally:
         os.close(channels.seccomp)
     if done.returncode != 0:
-        reason = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
-        return f"bubblewrap cannot create the namespaces it needs here ({reason[0]})"
+        said = done.stderr.decode(errors="replace").strip().splitlines() or [f"exit status {done.returncode}"]
+        return f"bubblewrap cannot create the namespaces it needs here ({said[-1]})"
     return None
 
 

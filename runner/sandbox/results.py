@@ -32,7 +32,8 @@ class Results:
 
 
 def too_many() -> str:
-    return f"left more than {MAX_FILES} files in its results folder, where run-matrix reads back {MAX_FILES} at most"
+    most = MAX_FILES
+    return f"left more than {most} files in its results folder, where run-matrix reads back {most} at most"
 
 
 def decode(data: bytes, cut: bool, max_bytes: int) -> Results:

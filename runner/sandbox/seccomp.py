@@ -50,27 +50,19 @@ class Arch:
     x32: bool = False  # calls with X32_BIT set are another ABI under the same audit value
 
 
-ARCHES = {
-    "x86_64": Arch(
-        0xC000003E,
-        {
-            "keyctl": 250, "add_key": 248, "request_key": 249, "ptrace": 101,
-            "process_vm_readv": 310, "process_vm_writev": 311, "bpf": 321, "perf_event_open": 298,
-            "userfaultfd": 323, "mount": 165, "umount2": 166, "pivot_root": 155, "unshare": 272,
-            "setns": 308, "socket": 41, "socketpair": 53, **_SHARED,
-        },  # fmt: skip
-        x32=True,
-    ),
-    "aarch64": Arch(
-        0xC00000B7,
-        {
-            "keyctl": 219, "add_key": 217, "request_key": 218, "ptrace": 117,
-            "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280, "perf_event_open": 241,
-            "userfaultfd": 282, "mount": 40, "umount2": 39, "pivot_root": 41, "unshare": 97,
-            "setns": 268, "socket": 198, "socketpair": 199, **_SHARED,
-        },  # fmt: skip
-    ),
-}
+_X86_64 = {
+    "keyctl": 250, "add_key": 248, "request_key": 249, "ptrace": 101,
+    "process_vm_readv": 310, "process_vm_writev": 311, "bpf": 321, "perf_event_open": 298,
+    "userfaultfd": 323, "mount": 165, "umount2": 166, "pivot_root": 155, "unshare": 272,
+    "setns": 308, "socket": 41, "socketpair": 53, **_SHARED,
+}  # fmt: skip
+_AARCH64 = {  # the generic table (asm-generic/unistd.h)
+    "keyctl": 219, "add_key": 217, "request_key": 218, "ptrace": 117,
+    "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280, "perf_event_open": 241,
+    "userfaultfd": 282, "mount": 40, "umount2": 39, "pivot_root": 41, "unshare": 97,
+    "setns": 268, "socket": 198, "socketpair": 199, **_SHARED,
+}  # fmt: skip
+ARCHES = {"x86_64": Arch(0xC000003E, _X86_64, x32=True), "aarch64": Arch(0xC00000B7, _AARCH64)}
 
 # classic BPF, as <linux/filter.h> and <linux/seccomp.h> spell it
 _LOAD_WORD = 0x20  # BPF_LD | BPF_W | BPF_ABS
@@ -125,9 +117,7 @@ def program(machine: str) -> bytes:
     return b"".join(_encode(index, *line, labels) for index, line in enumerate(code))
 
 
-def _encode(
-    index: int, op: int, k: int, true: int | str, false: int | str, labels: dict[str, int]
-) -> bytes:
+def _encode(index: int, op: int, k: int, true: int | str, false: int | str, labels: dict[str, int]) -> bytes:
     """One instruction; a jump to a label becomes the offset from the next instruction."""
 
     def offset(target: int | str) -> int:
