@@ -16,7 +16,9 @@ then checks what must hold whatever the script did:
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
+import platform
 import resource
 import shutil
 import socket
@@ -30,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.sandbox import Limits
+from runner.sandbox import Limits, seccomp
 from tests.conftest import DATA, Result
 
 pytestmark = pytest.mark.allow_subprocess
@@ -220,6 +222,14 @@ REFUSED: dict[str, tuple[str, int | None, str]] = {
     "read the parent's environ": ("open('/proc/{parent}/environ').read()", 3, "raises FileNotFoundError"),
     "read the caller's HOME": ("open('{token}').read()", 3, "raises FileNotFoundError"),
     "read a root-only file": ("open('/etc/shadow').read()", 3, "raises FileNotFoundError"),
+    # the sandbox shows the script's own file and the modules it imports (_glm5.py), not its neighbours
+    "read a file beside the script": ("open('{beside}').read()", 3, "raises FileNotFoundError"),
+    "hide the trace among thousands of files": (
+        "import ctypes, os\nlibc = ctypes.CDLL(None)\nfor n in range(5000):\n"
+        "    libc.creat(os.environ['RUN_MATRIX_OUT'].encode() + b'/%05d' % n, 0o644)",
+        None,
+        "left more than 16 files in its results folder, where run-matrix reads back 16 at most",
+    ),
 }
 # Imported: the guards record these (nothing done) or are walked around, and the sandbox makes
 # the attempt harmless; the script goes on and launches.
@@ -286,3 +296,22 @@ def test_a_fork_bomb_stops_at_the_process_limit(cli, world):
     assert result.code == 0, result.err
     forked = int((world.folder.parent / "out.yaml").read_text().split("    seed: ")[1].split()[0])
     assert 0 < forked <= Limits().processes
+
+
+def test_a_script_reaches_no_key_of_the_callers_and_no_refused_kernel_interface(cli, world):
+    keyring = ctypes.CDLL(None, use_errno=True)
+    keyctl, add_key = seccomp.numbers(platform.machine(), ["keyctl", "add_key"])
+    if keyring.syscall(ctypes.c_long(keyctl), ctypes.c_long(1), None) < 0:  # this process's own keyring
+        pytest.skip("this machine has no keyrings")
+    assert keyring.syscall(ctypes.c_long(add_key), b"user", b"canary", SECRET.encode(), len(SECRET), -3) > 0
+    calls = dict(zip(seccomp.REFUSED, seccomp.numbers(platform.machine(), seccomp.REFUSED), strict=True))
+    body = (
+        "import ctypes, errno\nlibc = ctypes.CDLL(None, use_errno=True)\nL = ctypes.c_long\nreached = 0\n"
+        f"for nr in {sorted(calls.values())}:\n"
+        "    reached += libc.syscall(L(nr), *[L(0)] * 6) >= 0 or ctypes.get_errno() != errno.ENOSYS\n"
+        f"reached += libc.syscall(L({keyctl}), L(10), L(-3), b'user', b'canary', L(0)) > 0\n"
+        "MISC = f'--seed {{1000 + reached}} '"
+    )
+    result, _ = import_hostile(cli, world, body)
+    assert result.code == 0, result.err
+    assert "    seed: 1000\n" in (world.folder.parent / "out.yaml").read_text()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from runner import sandbox
 from runner.errors import EnvironmentProblem, ExitCode
-from runner.sandbox import bwrap
+from runner.sandbox import bwrap, results
 from runner.sandbox.secrets import caller_secrets, redact
 
 pytestmark = pytest.mark.allow_subprocess
@@ -160,3 +161,95 @@ def test_the_childs_output_is_scrubbed_of_the_callers_secrets(tmp_path, monkeypa
     monkeypatch.setenv("SERVICE_TOKEN", "tok-123456789")
     done = python("print('tok-' + '123456789')", tmp_path)  # what it could only have guessed
     assert done.output == "${SERVICE_TOKEN}\n"
+
+
+def test_the_results_folder_holds_a_bounded_size_and_nothing_of_it_lands_on_the_host(tmp_path):
+    code = (
+        "import os\nout, written = os.environ['RUN_MATRIX_OUT'], 0\n"
+        "for n in range(4):\n    with open(f'{out}/f{n}', 'wb') as f:\n        for _ in range(24):\n"
+        "            try:\n                f.write(b'x' * (1 << 20)); f.flush(); written += 1\n"
+        "            except OSError:\n                break\n"
+        "print(written, out)"
+    )
+    done = python(code, tmp_path)
+    written, out = done.output.split()
+    assert int(written) <= sandbox.Limits().results >> 20 < 96  # MiB: it asked for 96
+    assert sum(map(len, done.files.values())) <= sandbox.Limits().results
+    assert not Path(out).exists()  # the folder was the sandbox's own
+
+
+def test_a_results_folder_of_too_many_files_is_refused_whole_with_the_reason(tmp_path):
+    code = "import os\nfor n in range(5000):\n    open(f\"{os.environ['RUN_MATRIX_OUT']}/{n:05}\", 'w')"
+    for trust in (False, True):
+        done = python(code, tmp_path, trust=trust)
+        assert (done.returncode, done.files) == (0, {})
+        assert done.results_problem == (
+            "left more than 16 files in its results folder, where run-matrix reads back 16 at most"
+        )
+
+
+KILLED_RUN = """
+import sys
+from pathlib import Path
+from runner import sandbox
+code = "import os, time\\nopen(os.environ['RUN_MATRIX_OUT'] + '/big', 'wb').write(b'x' * (20 << 20))\\ntime.sleep({sleep})"
+folder = Path(sys.argv[1])
+sandbox.run([sys.executable, '-I', '-c', code, {marker!r}[::-1]], cwd=folder, reads=[folder], trust={trust})
+"""
+
+
+def start_and_kill(tmp_path: Path, trust: bool, sleep: float) -> tuple[Path, str]:
+    """A run-matrix whose sandboxed child wrote 20 MiB of results, SIGKILLed before it could clean up."""
+    temp, checkout, marker = (
+        tmp_path / "tmp",
+        tmp_path / "checkout",
+        f"run-matrix-killed-{os.getpid()}-{trust}",
+    )
+    temp.mkdir()
+    checkout.mkdir(mode=0o755)
+    program = KILLED_RUN.format(marker=marker[::-1], trust=trust, sleep=sleep)  # only the child's names it
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(Path(__file__).parents[1])}
+    process = subprocess.Popen([sys.executable, "-c", program, str(checkout)], env=env)
+    deadline = time.monotonic() + 30
+    while not running(marker) and time.monotonic() < deadline:  # the child has started
+        time.sleep(0.05)
+    time.sleep(1)  # and written its results
+    process.kill()
+    process.wait()
+    return temp, marker
+
+
+def running(marker: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(entry.name)
+    return found
+
+
+def test_an_isolated_run_killed_by_sigkill_leaves_nothing_behind(tmp_path):
+    temp, marker = start_and_kill(tmp_path, trust=False, sleep=60)
+    deadline = time.monotonic() + 5
+    while running(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert running(marker) == []  # bubblewrap's sandbox dies with its parent
+    assert list(temp.iterdir()) == []  # its results were in the sandbox's own tmpfs
+
+
+def test_a_trusted_run_killed_by_sigkill_is_cleaned_up_at_the_next_start(tmp_path):
+    temp, marker = start_and_kill(
+        tmp_path, trust=True, sleep=2
+    )  # trusted, the child is not ended: it ends itself
+    [left] = temp.iterdir()
+    alive = temp / f"run-matrix-sandbox-{os.getpid()}-{results._started(os.getpid())}-inuse"
+    alive.mkdir()  # a folder of a run-matrix still running (this one)
+    (temp / "run-matrix-sandbox-1-2-link").symlink_to(tmp_path)  # named so, but a link
+    (temp / "run-matrix-sandbox-keep").mkdir()  # named as older versions did: whose it is cannot be told
+    deadline = time.monotonic() + 5
+    while running(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert results.remove_leftovers(temp) == [left]
+    assert sorted(p.name for p in temp.iterdir()) == sorted(
+        [alive.name, "run-matrix-sandbox-1-2-link", "run-matrix-sandbox-keep"]
+    )

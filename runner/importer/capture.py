@@ -24,6 +24,7 @@ from runner.errors import Location, RunMatrixError
 from runner.importer import launch_reads, recorded_calls, traced
 from runner.importer.events import location, refused
 from runner.importer.knowledge import knowledge
+from runner.sandbox.binds import script_reads
 
 HARNESS = Path(__file__).with_name("harness.py")
 TIMEOUT_S = 60.0
@@ -75,7 +76,7 @@ def record(
         left = deadline - time.monotonic()
         done = sandbox.run(
             argv,
-            reads=[script.parent, *([miles_root] if miles_root else [])],
+            reads=script_reads(script, miles_root),
             cwd=miles_root or script.parent,
             env=env,
             limits=sandbox.Limits(wall_s=max(left, 0.0), cpu_s=cpu_seconds(max(left, 0.0))),
@@ -138,6 +139,8 @@ def _trace_text(script: Path, done: sandbox.Outcome, timeout: float, again: bool
         runs = " in all its runs together (it ran again with functions of its own recorded as calls):"
         asked = f"{runs} does it wait for something?" if again else " (does it wait for something?)"
         raise refused(Location(script), f"did not finish within {timeout:g} s under the recorder{asked}")
+    if done.results_problem:  # what the script did to the recorder's one results folder
+        raise refused(Location(script), done.results_problem)
     text = done.files.get("trace.json")
     if not text and _ended_by_its_cpu_limit(done.returncode):
         raise refused(

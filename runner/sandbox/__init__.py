@@ -6,10 +6,12 @@ system isolates (``bwrap.py``):
 
 * no network (a network namespace of its own, loopback only);
 * a file system that holds only what the run needs, read-only: the system's ``/usr``, the Python
-  installation, run-matrix's own package, and the paths the caller names (the checkout, the
-  script's folder) — plus a private, size-limited ``/tmp`` with the child's ``HOME`` and one
-  writable results folder (``$RUN_MATRIX_OUT``). The caller's home, ``/root``, ``/etc`` and the
-  rest of the machine do not exist there;
+  installation, run-matrix's own package, and the paths the caller names (the checkout; for a script
+  outside it, the script and the modules it imports: ``binds.py``) — plus a private, size-limited
+  ``/tmp`` with the child's ``HOME``, and a results folder (``$RUN_MATRIX_OUT``) that is a bounded
+  tmpfs of the sandbox's own, whose files ``collect.py`` sends back (``results.py``);
+* a system call filter (``seccomp.py``): no keyrings, ptrace, io_uring, bpf, perf events,
+  userfaultfd, mounts, namespaces, nor Unix sockets; and a fresh session keyring (``keyring.py``);
 * its own PID namespace: it sees no process of the caller's (so no ``/proc/<pid>/environ``) and
   everything it starts dies with it;
 * started as ``root``, run-matrix drops the child to the unprivileged ``nobody`` user;

@@ -10,17 +10,24 @@ from __future__ import annotations
 
 import functools
 import os
+import platform
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import EnvironmentProblem
+from runner.sandbox import seccomp
+from runner.sandbox.limits import Limits
+from runner.sandbox.results import MAX_FILES
 
 NOBODY = 65534
 HOME = "/tmp/home"
+OUT = "/run-matrix-out"  # the child's results folder: a tmpfs of the sandbox's own
+OUT_VARIABLE = "RUN_MATRIX_OUT"  # names OUT to the child; the files it leaves there come back
+COLLECT = Path(__file__).resolve().parent / "collect.py"
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 DROP_TO_NOBODY = (
@@ -39,35 +46,54 @@ class IsolationUnavailable(EnvironmentProblem):
     """This machine cannot isolate checkout code; only ``--trust-checkout`` runs it."""
 
 
+@dataclass(frozen=True)
+class Channels:
+    """The descriptors bubblewrap inherits: the filter it loads, and where the results go."""
+
+    seccomp: int  # read end of a pipe holding seccomp.program()
+    results: int  # collect.py writes the results folder's files to it
+
+
 def command(
     argv: Sequence[str],
     *,
     reads: Iterable[Path],
-    out: Path,
     cwd: Path,
     env: Mapping[str, str],
-    scratch: int,
+    limits: Limits,
+    channels: Channels,
 ) -> list[str]:
-    """``bwrap ... -- argv``: ``argv`` run in ``cwd`` with only ``reads`` (read-only), ``out``
-    (writable) and a private ``/tmp`` of ``scratch`` bytes visible."""
+    """``bwrap ... -- collect.py ... -- argv``: ``argv`` run in ``cwd`` under the system call filter,
+    with only ``reads`` (read-only), a private ``/tmp`` and a private results folder (``OUT``)."""
     root = os.geteuid() == 0
     line = ["bwrap", *NAMESPACES, "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     if not root:
         line.append("--unshare-user")
     line += ["--ro-bind", "/usr", "/usr", *_system_links(), "--proc", "/proc", "--dev", "/dev"]
-    line += ["--perms", "1777", "--size", str(scratch), "--tmpfs", "/tmp", "--perms", "0777", "--dir", HOME]
+    line += ["--perms", "1777", "--size", str(limits.scratch), "--tmpfs", "/tmp"]
+    line += ["--perms", "0777", "--dir", HOME]
+    line += ["--perms", "0777", "--size", str(limits.results), "--tmpfs", OUT]  # the results folder
     made: set[Path] = {Path("/"), Path("/usr"), Path("/tmp")}
     for path in _outermost([*_runtime(), *reads]):
         line += [*_parents(path, made), "--ro-bind", str(path), str(path)]
-    line += [*_parents(out, made), "--bind", str(out), str(out)]
-    line += ["--chdir", str(cwd), "--clearenv"]
-    for name, value in env.items():
+    line += ["--chdir", str(cwd), "--clearenv", "--seccomp", str(channels.seccomp)]
+    for name, value in {**env, OUT_VARIABLE: OUT}.items():
         line += ["--setenv", name, value]
     if root:  # bwrap keeps these two for setpriv alone, which drops them and every other
         line += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", *DROP_TO_NOBODY]
     else:
         line.append("--")
-    return [*line, *argv]
+    collector = [sys.executable, "-I", "-S", "-B", str(COLLECT), str(channels.results)]
+    return [*line, *collector, str(MAX_FILES), str(limits.file_size), OUT, "--", *argv]
+
+
+def filter_pipe() -> int:
+    """The read end of a pipe that holds the system call filter for this machine, for ``--seccomp``."""
+    program = seccomp.program(platform.machine())
+    read, write = os.pipe()
+    with os.fdopen(write, "wb") as pipe:  # far below a pipe's buffer: written whole, never blocks
+        pipe.write(program)
+    return read
 
 
 def _system_links() -> list[str]:
@@ -114,28 +140,30 @@ def _parents(path: Path, made: set[Path]) -> list[str]:
 
 
 @functools.cache
-def isolation_problem() -> str | None:
-    """Why checkout code cannot be isolated here, or ``None`` when it can (tried once per process)."""
+def isolation_problem(machine: str | None = None) -> str | None:
+    """Why checkout code cannot be isolated here (on ``machine``, default: this one's architecture),
+    or ``None`` when it can (tried once per process)."""
     if shutil.which("bwrap") is None:
         return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
     if os.geteuid() == 0 and shutil.which("setpriv") is None:
         return "setpriv (util-linux) is not installed, so the sandbox cannot drop root"
+    unsupported = seccomp.unsupported(machine or platform.machine())
+    if unsupported is not None:
+        return unsupported
+    channels = Channels(filter_pipe(), results=1)  # the probe's results go to its captured output
+    python = [sys.executable, "-I", "-S", "-c", "pass"]
+    probe = command(python, reads=[], cwd=Path("/"), env={}, limits=Limits(), channels=channels)
     try:
-        with tempfile.TemporaryDirectory(prefix="run-matrix-probe-") as out:
-            probe = command(
-                [sys.executable, "-I", "-c", "pass"],
-                reads=[],
-                out=Path(out),
-                cwd=Path("/"),
-                env={},
-                scratch=1 << 20,
-            )
-            done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+        done = subprocess.run(
+            probe, stdin=subprocess.DEVNULL, capture_output=True, pass_fds=[channels.seccomp], timeout=30
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"bubblewrap could not start: {error}"
+    finally:
+        os.close(channels.seccomp)
     if done.returncode != 0:
-        reason = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
-        return f"bubblewrap cannot create the namespaces it needs here ({reason[0]})"
+        said = done.stderr.decode(errors="replace").strip().splitlines() or [f"exit status {done.returncode}"]
+        return f"bubblewrap cannot create the namespaces it needs here ({said[-1]})"
     return None
 
 

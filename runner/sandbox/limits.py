@@ -19,6 +19,7 @@ class Limits:
     address_space: int = 2048 * MiB  # virtual memory of each process
     file_size: int = 64 * MiB  # the largest file it may write (its results included)
     scratch: int = 64 * MiB  # the private /tmp (and HOME) in the isolated mode
+    results: int = 64 * MiB  # the results folder, all its files together, in the isolated mode
     processes: int = 64  # processes and threads it may have at once, beyond what its user runs
     open_files: int = 256
     output: int = 1 * MiB  # stdout and stderr kept; the rest is read and dropped, with a note

@@ -9,22 +9,22 @@ import shutil
 import signal
 import stat
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from runner.errors import EnvironmentProblem
-from runner.sandbox import bwrap
+from runner.sandbox import bwrap, keyring, results
 from runner.sandbox.limits import Limits, tasks_of
 from runner.sandbox.secrets import caller_secrets, redact
 
-OUT_VARIABLE = "RUN_MATRIX_OUT"  # the child's one writable folder; the files it leaves there come back
-MAX_RESULTS = 16
+OUT_VARIABLE = bwrap.OUT_VARIABLE  # the child's one writable folder; the files it leaves there come back
 END_WAIT_S = 5.0  # how long the end of what the child started is waited for, at the most
 DEFAULT_LIMITS = Limits()
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
+FRAMING = 4096 + results.MAX_FILES * 512  # collect.py's bytes besides the files' own, at the most
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,21 @@ class Outcome:
     timed_out: bool  # killed at Limits.wall_s
     isolated: bool  # False only under trust=True
     files: dict[str, bytes] = field(default_factory=dict)  # regular files left in $RUN_MATRIX_OUT
+    results_problem: str = ""  # why ``files`` is empty although the child left some (too many, ...)
+
+
+@dataclass
+class _Stream:
+    """One pipe read until its end, ``room`` bytes of it kept."""
+
+    room: int
+    kept: bytearray = field(default_factory=bytearray)
+    cut: bool = False  # more came than ``room``; the rest was read and dropped
+
+    def take(self, chunk: bytes) -> None:
+        left = self.room - len(self.kept)
+        self.kept += chunk[: max(left, 0)]
+        self.cut = self.cut or len(chunk) > left
 
 
 def run(
@@ -52,32 +67,77 @@ def run(
     """Run ``argv`` in ``cwd`` with ``env`` (and nothing of the caller's environment), seeing only
     ``reads`` besides the system and Python; refuses (``IsolationUnavailable``) where the machine
     cannot isolate it, unless ``trust``."""
+    results.remove_leftovers()
+    if trust:
+        return _trusted(list(argv), cwd, env or {}, limits, secret_names)
     reads = [Path(path) for path in reads]
-    user = os.getuid() if trust else _isolated_user(reads)
-    with tempfile.TemporaryDirectory(prefix="run-matrix-sandbox-") as folder:
-        out, home = Path(folder) / "out", Path(folder) / "home"
+    tasks = tasks_of(_isolated_user(reads))
+    pipe, write_end = os.pipe()
+    channels = bwrap.Channels(bwrap.filter_pipe(), write_end)
+    child_env = {**BASE_ENV, "HOME": bwrap.HOME, **(env or {})}
+    line = bwrap.command(argv, reads=reads, cwd=cwd, env=child_env, limits=limits, channels=channels)
+    try:
+        child = _start(argv[0], line, {}, None, limits, tasks, (channels.seccomp, channels.results))
+    finally:
+        os.close(channels.seccomp)
+        os.close(write_end)  # collect.py holds it now: the pipe ends when the sandbox does
+    with os.fdopen(pipe, "rb", buffering=0) as sent:
+        output, back, timed_out = _capture(child, limits, sent)
+    found = results.decode(bytes(back.kept), back.cut, limits.file_size)
+    return _outcome(child, output, timed_out, limits, secret_names, found, isolated=True)
+
+
+def _trusted(
+    argv: list[str], cwd: Path, env: Mapping[str, str], limits: Limits, secret_names: Iterable[str]
+) -> Outcome:
+    """``argv`` as the caller, with the same limits and environment, its results folder and HOME in
+    a host folder of its own (removed after, or at the next start if run-matrix is killed first)."""
+    folder = results.host_folder()
+    try:
+        out, home = folder / "out", folder / "home"
         out.mkdir()
         home.mkdir()
-        os.chown(out, user, user)
-        child_env = {**BASE_ENV, "HOME": bwrap.HOME, OUT_VARIABLE: str(out), **(env or {})}
-        if trust:
-            line, popen_env, popen_cwd = list(argv), {**child_env, "HOME": str(home)}, cwd
-        else:
-            line = bwrap.command(argv, reads=reads, out=out, cwd=cwd, env=child_env, scratch=limits.scratch)
-            popen_env, popen_cwd = {}, None
-        child = _start(argv[0], line, popen_env, popen_cwd, limits, tasks_of(user))
-        output, cut, timed_out = _capture(child, limits)
-        text, _ = redact(output.decode("utf-8", "replace"), caller_secrets(secret_names))
-        if cut:
-            text += f"\n[run-matrix: output cut at {limits.output} bytes]"
-        return Outcome(child.returncode, text, cut, timed_out, not trust, _results(out, limits))
+        child_env = {**BASE_ENV, OUT_VARIABLE: str(out), **env, "HOME": str(home)}
+        child = _start(argv[0], argv, child_env, cwd, limits, tasks_of(os.getuid()), ())
+        output, _, timed_out = _capture(child, limits, None)
+        found = results.read_folder(out, limits.file_size)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return _outcome(child, output, timed_out, limits, secret_names, found, isolated=False)
+
+
+def _outcome(
+    child: subprocess.Popen[bytes],
+    output: _Stream,
+    timed_out: bool,
+    limits: Limits,
+    secret_names: Iterable[str],
+    found: results.Results,
+    isolated: bool,
+) -> Outcome:
+    text, _ = redact(bytes(output.kept).decode("utf-8", "replace"), caller_secrets(secret_names))
+    if output.cut:
+        text += f"\n[run-matrix: output cut at {limits.output} bytes]"
+    return Outcome(child.returncode, text, output.cut, timed_out, isolated, found.files, found.problem)
 
 
 def _start(
-    name: str, line: list[str], env: dict[str, str], cwd: Path | None, limits: Limits, tasks: int
+    name: str,
+    line: list[str],
+    env: dict[str, str],
+    cwd: Path | None,
+    limits: Limits,
+    tasks: int,
+    pass_fds: Sequence[int],
 ) -> subprocess.Popen[bytes]:
-    """The child, in a process session of its own (it and all it starts are ended together), its
-    limits set before it execs, its output (stderr too) on one pipe."""
+    """The child, in a process session and a session keyring of its own (it and all it starts are
+    ended together), its limits set before it execs, its output (stderr too) on one pipe."""
+    join_keyring = keyring.joiner()
+
+    def before_exec() -> None:
+        limits.apply(tasks)
+        join_keyring()
+
     try:
         return subprocess.Popen(
             line,
@@ -87,7 +147,8 @@ def _start(
             env=env,
             cwd=cwd,
             start_new_session=True,
-            preexec_fn=lambda: limits.apply(tasks),
+            pass_fds=pass_fds,
+            preexec_fn=before_exec,
         )
     except (OSError, subprocess.SubprocessError) as error:
         raise EnvironmentProblem(f"cannot start the sandbox for {name}: {error}") from None
@@ -118,33 +179,37 @@ def _check_readable(reads: Sequence[Path]) -> None:
             )
 
 
-def _capture(child: subprocess.Popen[bytes], limits: Limits) -> tuple[bytes, bool, bool]:
-    """Read the child's output until it ends (keeping ``limits.output`` bytes) or its time is up;
-    then end its process group, whatever is left of it."""
+def _capture(
+    child: subprocess.Popen[bytes], limits: Limits, sent: BinaryIO | None
+) -> tuple[_Stream, _Stream, bool]:
+    """Read the child's output (keeping ``limits.output`` bytes) and what collect.py ``sent``
+    (within the results' bound) until both end, the child has ended or its time is up; then end
+    its process group, whatever is left of it."""
     assert child.stdout is not None
     deadline = time.monotonic() + limits.wall_s
-    kept = bytearray()
-    cut = timed_out = False
+    output, back = _Stream(limits.output), _Stream(limits.results + FRAMING)
+    streams = {child.stdout.fileno(): output, **({sent.fileno(): back} if sent else {})}
+    timed_out = False
     with selectors.DefaultSelector() as selector:
-        selector.register(child.stdout, selectors.EVENT_READ)
-        while True:
+        for fd in streams:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map():
             left = deadline - time.monotonic()
             if left <= 0:
                 timed_out = True
                 break
-            if not selector.select(timeout=min(left, 0.2)):
-                if child.poll() is not None:  # ended; only something it left behind holds the pipe
-                    break
-                continue
-            chunk = os.read(child.stdout.fileno(), 1 << 16)
-            if not chunk:
+            ready = selector.select(timeout=min(left, 0.2))
+            if not ready and child.poll() is not None:  # ended; only something it left holds a pipe
                 break
-            room = limits.output - len(kept)
-            kept += chunk[: max(room, 0)]
-            cut = cut or len(chunk) > room
+            for key, _ in ready:
+                chunk = os.read(key.fd, 1 << 16)
+                if chunk:
+                    streams[key.fd].take(chunk)
+                else:
+                    selector.unregister(key.fd)
     _end(child)
     child.stdout.close()
-    return bytes(kept), cut, timed_out
+    return output, back, timed_out
 
 
 def _end(child: subprocess.Popen[bytes]) -> None:
@@ -185,19 +250,3 @@ def _stat_fields(pid: int) -> list[str] | None:
             return file.read().rpartition(b")")[2].decode().split()
     except OSError:
         return None
-
-
-def _results(out: Path, limits: Limits) -> dict[str, bytes]:
-    """The regular files the child left in ``out``: never through a link, never a FIFO, bounded."""
-    files: dict[str, bytes] = {}
-    for entry in sorted(os.listdir(out))[:MAX_RESULTS]:
-        try:
-            fd = os.open(out / entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            continue
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(fd)
-            if stat.S_ISREG(info.st_mode) and info.st_size <= limits.file_size:
-                files[entry] = handle.read(limits.file_size)
-    shutil.rmtree(out, ignore_errors=True)
-    return files
