@@ -174,7 +174,7 @@ def test_a_test_that_asks_torch_which_build_it_is_gets_the_answer_of_each_platfo
     amd = load(spec.parent / "components" / "test_asks_torch-platform-rocm.yaml").data
     assert amd["args"]["misc"]["sglang-attention-backend"] == "triton"
     assert list(amd["why"].values())[1] == (
-        "the test asks torch.version.hip (at test_asks_torch.py:11), answered as an AMD (ROCm) build of"
+        "the test asks torch.version.hip (at test_asks_torch.py:10), answered as an AMD (ROCm) build of"
         " torch does"
     )
 
