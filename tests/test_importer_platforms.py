@@ -212,3 +212,29 @@ def test_the_rocm_environment_never_gives_the_recording_a_secret(checkout, tmp_p
     _, text = imported(checkout, tmp_path, "test_env.py")  # the secret stays the sandbox's stand-in
     assert "literal-secret" not in text
     assert "    wandb-group: $${WANDB_API_KEY}\n" in text
+
+
+def test_miles_mains_amd_launchers_become_amd_cells_and_its_upstream_bug_a_note(upstream_miles, tmp_path):
+    """At miles main 31f1ca96: MILES_HARDWARE_PLATFORM=rocm picks scripts/amd/run_inkling.py (SGLang's
+    attention on triton) and scripts/amd/run_deepseek_v4.py; GLM-5.2's AMD launcher calls a helper main
+    does not have."""
+    main = upstream_miles("31f1ca96")
+    scripts = main / "tests/e2e/megatron/model_scripts"
+    out = tmp_path / "out"
+    inkling = out / "inkling.yaml"
+    import_test(Request(scripts / "test_inkling_small_4layer_ci.py", inkling, miles_root=main))
+    amd = load(out / "components" / "inkling-platform-rocm.yaml").data
+    assert amd["hardware"] == "mi350x"
+    assert amd["args"] == {"sglang": {"sglang-attention-backend": "triton"}}
+    assert amd["why"]["args.sglang.sglang-attention-backend"] == (
+        "MILES_HARDWARE_PLATFORM=rocm selects scripts/amd/run_inkling.py (read at"
+        " test_inkling_small_4layer_ci.py:3; set by .github/workflows/_run-ci-rocm.yml:68)"
+    )
+    glm = out / "glm52.yaml"
+    import_test(Request(scripts / "test_glm5_2_744b_a40b_5layer_ci.py", glm, miles_root=main))
+    text = glm.read_text()
+    assert "matrix" not in load(glm).data
+    assert (
+        "'exec_command' at scripts/amd/run_glm5_2_744b_a40b.py:105 (a line of the miles checkout's own code)"
+        in text
+    )
