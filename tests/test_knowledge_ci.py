@@ -9,8 +9,9 @@ import textwrap
 import pytest
 import yaml
 
-from runner.knowledge import ci_platforms, ci_sources
-from runner.knowledge.ci_sources import Setting, Suite
+from runner.knowledge import ci_images, ci_platforms, ci_sources
+from runner.knowledge.ci_images import Setting
+from runner.knowledge.ci_sources import Suite
 
 ROCM_WORKFLOW = """\
 on: {workflow_call: {}}
@@ -104,7 +105,7 @@ def test_dockerfile_env_fills_args_of_its_last_stage_and_lists_what_it_cannot():
         """
     )
     problems: list = []
-    assert ci_sources.dockerfile_env("docker/Dockerfile.rocm", text, problems) == {
+    assert ci_images.dockerfile_env("docker/Dockerfile.rocm", text, problems) == {
         "ARCH_LIST": Setting("gfx950", "docker/Dockerfile.rocm:9"),
         "TAGGED": Setting("v1", "docker/Dockerfile.rocm:9"),
         "LEGACY": Setting("one two", "docker/Dockerfile.rocm:11"),

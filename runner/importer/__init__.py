@@ -35,14 +35,12 @@ from runner import hardware, locate, pipeline
 from runner.cell import Cell
 from runner.compose import compose
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
-from runner.importer import capture, plan, platforms, registrations, roundtrip, sides, write
+from runner.importer import capture, ci_block, plan, registrations, roundtrip, sides, write
 from runner.importer.events import refused
 from runner.importer.fit import Destination, built, cell_of, final_texts, grow
 from runner.importer.notes import Note
-from runner.importer.residual import data_residual
 from runner.importer.variants import Variants
 from runner.importer.version import miles_version
-from runner.load import DELETE
 from runner.sandbox.secrets import caller_secrets, redact
 from schemas.matrix import AxisValue
 
@@ -192,60 +190,11 @@ def _plan(
     spec_path = request.output.resolve().with_suffix("")
     prefix = os.path.relpath(spec_path, components_folder(request.output).parent).replace(os.sep, "-")
     draft = plan.ImportPlan(prefix, spec, axes, sources=_sources(variants), taken=taken)
-    _ci(draft, request, variants, base, recorded)
+    today = request.today or datetime.date.today()
+    ci_block.default_side(draft, variants, base, recorded, _platform(request), request.script, today)
     if len(recorded.sides) > 1:
-        _other_side_ci(draft, request, variants, recorded)
+        ci_block.other_side(draft, variants, recorded, request.script, today)
     return draft
-
-
-def _ci(
-    draft: plan.ImportPlan,
-    request: Request,
-    variants: Variants,
-    base: dict[str, Any],
-    recorded: sides.Recorded,
-) -> None:
-    """The ci: block, the gates as expect: entries, and the skip of a test miles' CI disables (with
-    a base: what differs from the base's; with two sides, the default side's)."""
-    today = request.today or datetime.date.today()
-    others = frozenset(side.platform for side in recorded.sides[1:]) | recorded.dropped
-    platform = _platform(request)
-    found = registrations.spec_data(variants.registrations, platform, request.script, today, others)
-    variants.notes.extend(note for note in found.notes if note not in variants.notes)
-    ci = {k: v for k, v in found.ci.items() if (base.get("ci") or {}).get(k) != v}
-    ci |= {k: DELETE for k in base.get("ci") or {} if k not in found.ci}
-    expect: dict[str, Any] = {m: e for m, e in found.expect.items() if (base.get("expect") or {}).get(m) != e}
-    expect |= {m: DELETE for m in base.get("expect") or {} if m not in found.expect}
-    draft.spec |= {"ci": ci} if ci else {}
-    draft.spec |= {"expect": expect} if expect else {}
-    base_skip = ((base.get("matrix") or {}).get("adjust") or {}).get(plan.SKIP_ENTRY)
-    if len(recorded.sides) > 1 and found.skip is not None:  # this side's cells only
-        draft.skips[f"{plan.SKIP_ENTRY}-{platform}"] = ({platforms.AXIS: platform}, found.skip)
-    elif found.skip is not None and (base_skip or {}).get("skip") != found.skip:
-        draft.skip = found.skip
-    elif found.skip is None and base_skip is not None:
-        draft.skip = DELETE
-
-
-def _other_side_ci(
-    draft: plan.ImportPlan, request: Request, variants: Variants, recorded: sides.Recorded
-) -> None:
-    """The second side's ci: block, as its component's change of the default side's, and its skip."""
-    default, other = recorded.sides
-    today = request.today or datetime.date.today()
-    regs = variants.registrations
-    mine = registrations.spec_data(regs, default.platform, request.script, today, frozenset({other.platform}))
-    theirs = registrations.spec_data(
-        regs, other.platform, request.script, today, frozenset({default.platform})
-    )
-    variants.notes.extend(note for note in theirs.notes if note not in variants.notes)
-    defaults = variants.cells[0][0]
-    draft.add(
-        {**defaults, platforms.AXIS: other.platform}, defaults, {"ci": data_residual(mine.ci, theirs.ci)}
-    )
-    if theirs.skip is not None:
-        entry = f"{plan.SKIP_ENTRY}-{other.platform}"
-        draft.skips[entry] = ({platforms.AXIS: other.platform}, theirs.skip)
 
 
 def _sources(variants: Variants) -> dict[str, str]:

@@ -24,8 +24,8 @@ from runner.importer.capture import BUILD_QUESTIONS
 from runner.importer.notes import Note
 from runner.importer.registrations import BACKENDS, SUITE_HARDWARE
 from runner.importer.traced import Registration, Run
+from runner.knowledge.ci_images import Setting
 from runner.knowledge.ci_platforms import CIKnowledge
-from runner.knowledge.ci_sources import Setting
 
 AXIS = "platform"
 ORDER = ("cuda", "rocm")  # the first is the spec's default cell, the other an overlay

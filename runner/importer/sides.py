@@ -17,7 +17,7 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from runner.errors import Location, SpecError
 from runner.importer import capture, platforms
@@ -102,7 +102,21 @@ def knowledge_of(miles_root: Path | None, version: str | None) -> CIKnowledge:
     )
 
 
-def record(request: Any, record: Record, conventions: LaunchConventions, version: str | None) -> Recorded:
+class Asked(Protocol):
+    """What of import's request the sides depend on (``runner.importer.Request``)."""
+
+    @property
+    def script(self) -> Path: ...
+    @property
+    def output(self) -> Path: ...
+    @property
+    def hardware(self) -> str | None: ...
+    @property
+    def miles_root(self) -> Path | None: ...
+
+
+def record(request: Asked, record: Record, conventions: LaunchConventions, version: str | None) -> Recorded:
+    """The test recorded in the unset environment, then once per side (:func:`platforms.sides`)."""
     known = knowledge()
     ci = knowledge_of(request.miles_root, version)
     unset = explore(request.script, record, conventions, known)

@@ -18,7 +18,8 @@ import yaml
 from runner import locate
 from runner.errors import Location, Problem, SpecError
 from runner.knowledge import ci_sources, versions
-from runner.knowledge.ci_sources import Setting, Suite
+from runner.knowledge.ci_images import Setting
+from runner.knowledge.ci_sources import Suite
 
 FOLDER = locate.PROJECT / "miles" / "ci"
 MAX_FILE_BYTES = 1 << 20  # a workflow is a few kB; a checkout's file past this is not read

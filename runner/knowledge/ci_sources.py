@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import ast
 import re
-import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-from runner.errors import Location, Problem
+from runner.errors import Problem
+from runner.knowledge import ci_images
+from runner.knowledge.ci_images import Setting, at
 
 Read = Callable[[str], str | None]  # a checkout-relative path -> its text (None: no such file)
 PLATFORMS = ("cuda", "rocm")
@@ -44,15 +44,6 @@ GPU_LABEL = re.compile(r"^(\d+)gpu$")
 GPU_MODEL = re.compile(r"^(?:[a-z]+\d+[a-z0-9]*)$")
 NO_MODEL = "the workflow's runner labels name no GPU model"
 NOT_MODELS = {"self-hosted", "amd", "nvidia", "linux", "x64", "arm64"}
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One variable a platform's CI sets for the test process."""
-
-    value: str | None  # None: set, but to a value only the CI run knows
-    source: str  # checkout-relative file:line
-    why: str = ""  # for a value of None: why it is unknown
 
 
 @dataclass(frozen=True)
@@ -103,7 +94,7 @@ def read(files: list[str], read_text: Read) -> CISources:
         if text is not None:
             entry = found.platforms.setdefault(platform, Platform())
             entry.image = image
-            entry.env = {**dockerfile_env(image, text, found.problems), **entry.env}
+            entry.env = {**ci_images.dockerfile_env(image, text, found.problems), **entry.env}
     _listed_suites(read_text(RUN_SUITE), found)
     return found
 
@@ -123,11 +114,6 @@ def _parsed(path: str, text: str | None, problems: list[Problem]) -> yaml.Node |
         )
         return None
     return node if isinstance(node, yaml.MappingNode) else None
-
-
-def at(path: str, line: int | None = None) -> tuple[Location, ...]:
-    """A place in the checkout, relative to its root."""
-    return (Location(Path(path), line),)
 
 
 def _items(node: yaml.Node | None) -> Iterator[tuple[str, yaml.Node]]:
@@ -239,73 +225,6 @@ def _setting(path: str, node: yaml.Node) -> Setting:
         kind = "a secret of the repository" if unknown[0].startswith("secrets.") else "a GitHub expression"
         return Setting(None, source, f"{kind} (${{{{ {unknown[0]} }}}}), known only to the CI run")
     return Setting(EXPRESSION.sub(lambda m: KNOWN_EXPRESSIONS[m[1]], text), source)
-
-
-def dockerfile_env(path: str, text: str, problems: list[Problem]) -> dict[str, Setting]:
-    """The ``ENV`` of the Dockerfile's last stage, ``${ARG}`` filled from the stage's ``ARG`` defaults
-    (a global one redeclared without a default keeps it); a value naming what the file does not set
-    is listed as unknown."""
-    global_args: dict[str, str | None] = {}
-    args: dict[str, str | None] | None = None  # None before the first FROM
-    env: dict[str, Setting] = {}
-    for line, instruction, rest in _instructions(text):
-        if instruction == "FROM":
-            args, env = {}, {}
-        elif instruction == "ARG":
-            name, equals, default = rest.partition("=")
-            value = _unquoted(default) if equals else global_args.get(name.strip())
-            (global_args if args is None else args)[name.strip()] = value
-        elif instruction == "ENV" and args is not None:
-            known = {**args, **{name: setting.value for name, setting in env.items()}}
-            for name, value in _env_pairs(path, line, rest, problems):
-                env[name] = _filled(value, known, f"{path}:{line}")
-    return env
-
-
-def _instructions(text: str) -> Iterator[tuple[int, str, str]]:
-    """(first line, INSTRUCTION, the rest) with ``\\`` continuations joined and comments left out."""
-    pending: list[str] = []
-    start = 0
-    for number, raw in enumerate(text.splitlines()[:MAX_NODES], 1):
-        line = raw.strip()
-        if not pending and (not line or line.startswith("#")):
-            continue
-        if not pending:
-            start = number
-        pending.append(line.removesuffix("\\").strip())
-        if line.endswith("\\"):
-            continue
-        instruction, _, rest = " ".join(pending).partition(" ")
-        pending = []
-        yield start, instruction.upper(), rest.strip()
-
-
-def _env_pairs(path: str, line: int, rest: str, problems: list[Problem]) -> list[tuple[str, str]]:
-    try:
-        words = shlex.split(rest, posix=True)
-    except ValueError as error:
-        problems.append(
-            Problem("ci-sources", f"{path}: ENV {rest[:60]!r}: {error}", locations=at(path, line))
-        )
-        return []
-    if words and "=" not in words[0]:  # ENV NAME value (the legacy form)
-        return [(words[0], " ".join(words[1:]))]
-    return [(w.partition("=")[0], w.partition("=")[2]) for w in words if "=" in w]
-
-
-def _unquoted(text: str) -> str:
-    text = text.strip()
-    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" else text
-
-
-REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
-
-
-def _filled(value: str, known: dict[str, str | None], source: str) -> Setting:
-    missing = [m[1] or m[2] for m in REFERENCE.finditer(value) if known.get(m[1] or m[2]) is None]
-    if missing:
-        return Setting(None, source, f"names ${{{missing[0]}}}, which the Dockerfile does not set")
-    return Setting(REFERENCE.sub(lambda m: str(known[m[1] or m[2]]), value), source)
 
 
 def _listed_suites(text: str | None, found: CISources) -> None:
