@@ -26,6 +26,7 @@ from typing import Any
 from runner import sandbox
 from runner.errors import RunMatrixError
 from runner.knowledge import cache
+from runner.knowledge import checkout as door
 
 MODELS = Path("scripts/models")
 UTILS = Path("miles/utils/external_utils/model_args_utils.py")
@@ -87,48 +88,14 @@ def expand(checkout: Path, *, trust: bool = False) -> dict[str, Expanded]:
 
 
 def identity(checkout: Path, *, trust: bool = False) -> tuple[str, str]:
-    """The checkout's commit and its date (YYYY-MM-DD), asked of git in the sandbox."""
-    found = git_identity(checkout, trust=trust)
+    """The checkout's commit and its date (YYYY-MM-DD), asked of the door (``trust`` is unused: no
+    code of the checkout runs for it)."""
+    found = door.identity(checkout)
     if found is None:
         raise PresetError(
             f"{checkout} is not a git checkout that git can read: presets are named by its commit and date"
         )
     return found
-
-
-def git_identity(root: Path, *, trust: bool = False) -> tuple[str, str] | None:
-    """``(commit, YYYY-MM-DD)`` of the git checkout whose top folder is ``root``, else None. git runs in
-    the sandbox: a checkout's own git config may name programs to run."""
-    git = ["git", "-c", "safe.directory=*", "--no-pager"]
-    script = f'{" ".join(git)} rev-parse --show-toplevel && {" ".join(git)} log -1 "--format=%H %cs"'
-    alternates = root / ".git/objects/info/alternates"
-    shared = alternates.read_text(encoding="utf-8").split() if alternates.is_file() else []
-    done = sandbox.run(
-        ["sh", "-c", script],
-        reads=[root, *(Path(p) for p in shared if Path(p).is_dir())],
-        cwd=root,
-        trust=trust,
-    )
-    words = done.output.split()
-    if done.returncode != 0 or len(words) != 3 or Path(words[0]) != root.resolve() or len(words[1]) != 40:
-        return None
-    return words[1], words[2]
-
-
-def commit_of(checkout: Path) -> str | None:
-    """The checkout's commit, read from ``.git`` (no git command: a checkout's config can run code)."""
-    git = checkout / ".git"
-    try:
-        head = (git / "HEAD").read_text(encoding="ascii").strip()
-        if not head.startswith("ref: "):
-            return head or None
-        ref = head[5:]
-        if (git / ref).is_file():
-            return (git / ref).read_text(encoding="ascii").strip()
-        packed = (git / "packed-refs").read_text(encoding="ascii").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return next((line.split()[0] for line in packed if line.endswith(f" {ref}")), None)
 
 
 def _expanded(name: str, source: Path, found: Any) -> Expanded:

@@ -226,9 +226,9 @@ def describe(root: Path, what: str) -> str:
 
 
 def _commit(root: Path) -> tuple[str, str]:
-    from runner.knowledge.presets import git_identity
+    from runner.knowledge.checkout import identity
 
-    found = git_identity(root.resolve())
+    found = identity(root)
     if found is None:
         return root.name[:12], "0000-00-00"  # not a git checkout: named by its folder, older than any
     return found[0][:8], found[1]
