@@ -11,7 +11,7 @@ import pytest
 
 from runner import pipeline
 from runner.history.recorder import miles_commit
-from runner.knowledge import checkout, presets
+from runner.knowledge import checkout
 from runner.run.requires import check
 from tests.test_model import VALID
 
@@ -52,8 +52,13 @@ def hostile_repo(root: Path, marker: Path) -> Path:
 def test_a_git_requirement_runs_no_program_of_the_checkout(write, tmp_path):
     marker = tmp_path / "ran"
     repo = hostile_repo(tmp_path, marker)
-    cell = pipeline.cell(write("spec.yaml", VALID + "requires:\n  a: {kind: git, contains: evil}\n"
-                               f"  b: {{kind: git, contains: {MISSING}}}\n  c: {{kind: git, contains: main}}\n"))
+    cell = pipeline.cell(
+        write(
+            "spec.yaml",
+            VALID + "requires:\n  a: {kind: git, contains: evil}\n"
+            f"  b: {{kind: git, contains: {MISSING}}}\n  c: {{kind: git, contains: main}}\n",
+        )
+    )
     found = check(cell, repo, {})
     assert not marker.exists()
     assert [r.met for r in found] == [False, False, True]
