@@ -4,7 +4,8 @@
 a run-time reference, like ``$${NAME}`` (written with ``$$`` so the resolver leaves it alone),
 whose value is the file's text when the cell launches (a regular file, no link on the way; what
 it holds is never quoted in a message, as the path may name any file of the node) — stripped of
-surrounding whitespace and required to be ASCII digits (``integer``, as miles' checkpoint tests check with ``isdigit()``).
+surrounding whitespace and required to be ASCII digits (``integer``, as miles' checkpoint tests
+check with ``isdigit()``).
 The cells of a spec run in order on one node, so a later cell reads what an earlier one saved
 (``--save``). Nothing is evaluated: the form is matched, the path checked, the text converted.
 Pure; ``run/reads.py`` reads the file on the node.
