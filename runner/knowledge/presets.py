@@ -20,7 +20,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner import sandbox
@@ -65,9 +65,11 @@ class PresetError(RunMatrixError):
 
 def types(checkout: Path) -> dict[str, Path]:
     """Every model type of the checkout and its preset file (``.py`` over ``.sh``)."""
-    folder = checkout / MODELS
-    found = {p.stem: p for p in sorted(folder.glob("*.sh")) if p.is_file()}
-    found |= {p.stem: p for p in sorted(folder.glob("*.py")) if p.is_file() and not p.stem.startswith("_")}
+    tree = door.Tree.at(checkout)
+    found = {p.stem: tree.root / p for p in tree.files(MODELS.as_posix(), "*.sh")}
+    found |= {
+        p.stem: tree.root / p for p in tree.files(MODELS.as_posix(), "*.py") if not p.stem.startswith("_")
+    }
     return found
 
 
@@ -150,7 +152,7 @@ def _netstrings(data: bytes) -> Iterable[str]:
 
 
 def _run_py(checkout: Path, names: list[str], trust: bool) -> dict[str, Any]:
-    if not (checkout / UTILS).is_file():
+    if not door.Tree.at(checkout).is_file(UTILS.as_posix()):
         raise PresetError(f"{checkout} has scripts/models/*.py but no {UTILS}, which loads them")
     done = sandbox.run(
         [sandbox.PYTHON, "-I", "-B", str(DRIVER), str(checkout), *names],
@@ -169,10 +171,9 @@ def _content_hash(checkout: Path, suffix: str, names: list[str]) -> str:
     """Every file the expansion may read: the presets folder (siblings are sourced or loaded), the
     loader, run-matrix's own side of it."""
     digest = hashlib.sha256(f"{CACHE_VERSION}\0{suffix}\0{' '.join(names)}\0".encode())
-    readable = sorted(p for p in (checkout / MODELS).rglob("*") if p.is_file())
-    for path in [*readable, checkout / UTILS, DRIVER]:
-        if path.is_file():
-            digest.update(f"{path.relative_to(path.anchor)}\0".encode())
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    tree = door.Tree.at(checkout)
+    readable: list[str | PurePosixPath] = [*tree.files(MODELS.as_posix(), recursive=True), UTILS.as_posix()]
+    digest.update(f"{tree.root}\0{tree.digest(readable)}\0".encode())
+    digest.update(hashlib.sha256(DRIVER.read_bytes()).digest())  # run-matrix's own file
     digest.update(EXPAND_SH.encode())
     return digest.hexdigest()
