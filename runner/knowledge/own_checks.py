@@ -69,14 +69,14 @@ def read(root: Path, call: str) -> OwnCheck | str:
 
 
 @cache
-def _parsed(checkout: Tree, relative: str, stamp: int) -> dict[str, ast.FunctionDef | int | None] | str:
+def _parsed(door: Tree, relative: str, stamp: int) -> dict[str, ast.FunctionDef | int | None] | str:
     """The top-level functions of ``path`` by name, the last ``def`` of each; the line of a later
     statement of the module's own that binds the name to something else (an assignment, an import, a
     class), as the module the call loads then holds that; None for a name it imports before any def
     of it (``from X import name``: a name of the module a ``launched_by`` may leave out); why not, if
     it cannot be read. ``stamp`` (the file's mtime) makes an edited file a new cache entry."""
     try:
-        tree = ast.parse(checkout.read_bytes(relative, MAX_BYTES), filename=str(checkout.root / relative))
+        tree = ast.parse(door.read_bytes(relative, MAX_BYTES), filename=str(door.root / relative))
     except TooLarge:
         return f"is over {MAX_BYTES // (1024 * 1024)} MiB: not read"
     except CheckoutError as error:
