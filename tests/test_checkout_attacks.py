@@ -4,6 +4,7 @@ the tree."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -114,3 +115,51 @@ def test_presets_show_never_prints_a_host_file_as_the_commit(cli, tmp_path):
     assert done.code == 0, done.err
     assert done.out.splitlines()[0] == "# tiny: scripts/models/tiny.sh (miles commit unknown)"
     assert SECRET not in done.out + done.err
+
+
+def test_the_door_keeps_every_read_in_the_tree_and_bounded(tmp_path):
+    from runner.knowledge.checkout import CheckoutError, OutsideCheckout, TooLarge, Tree
+
+    secret = tmp_path / "shadow"
+    secret.write_text(SECRET)
+    root = tmp_path / "miles"
+    (root / "scripts/models").mkdir(parents=True)
+    (root / "scripts/models/a.sh").write_text("MODEL_ARGS=()\n")
+    (root / "scripts/models/out.sh").symlink_to(secret)
+    (root / "scripts/models/linked").symlink_to(tmp_path)
+    (root / "big").write_bytes(b"x" * 101)
+    os.mkfifo(root / "fifo")
+    tree = Tree.at(root)
+    assert [str(p) for p in tree.files("scripts/models", recursive=True)] == ["scripts/models/a.sh"]
+    for relative in ("scripts/models/out.sh", "../shadow", str(secret), "scripts/models/linked/shadow"):
+        with pytest.raises(OutsideCheckout):
+            tree.read_text(relative)
+        assert not tree.exists(relative)
+    with pytest.raises(TooLarge):
+        tree.read_bytes("big", limit=100)
+    with pytest.raises(CheckoutError, match="is not a regular file"):
+        tree.read_bytes("fifo")  # opened without blocking: a FIFO does not hang the read
+
+
+@pytest.mark.parametrize(
+    ("name", "valid"),
+    [
+        ("refs/heads/main", True),
+        ("refs/heads/fix/clamp", True),
+        ("refs/tags/v1.0", True),
+        ("refs/../../etc/shadow", False),
+        ("/etc/shadow", False),
+        ("refs/heads/.hidden", False),
+        ("refs/heads/x.lock", False),
+        ("refs/heads/a b", False),
+        ("refs/heads/a@{1}", False),
+        ("refs/heads/a//b", False),
+        ("refs/heads/a\x00b", False),
+        ("refs/heads/", False),
+        ("@", False),
+    ],
+)
+def test_ref_names_are_validated_as_git_validates_them(name, valid):
+    from runner.knowledge.checkout import valid_ref
+
+    assert valid_ref(name) is valid
