@@ -125,7 +125,16 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
     OPENED.append((target, where))
 
 
-sys.addaudithook(_audit)  # hooks cannot be removed: WATCHING switches it on for one test at a time
+HOOKED: list[bool] = []
+
+
+def watch(roots: list[Path]) -> None:
+    """Record what is opened below ``roots`` from now on (the hook, once added, stays: WATCHING
+    switches it off again)."""
+    if not HOOKED:
+        sys.addaudithook(_audit)
+        HOOKED.append(True)
+    WATCHING[:] = roots
 
 
 @pytest.fixture
@@ -153,7 +162,7 @@ def test_what_the_commands_that_take_a_checkout_open_of_it_is_opened_by_the_door
     spec.write_text(
         f"extends: {in_repo / 'matrices/rocm/glm5-async.yaml'}\nrequires:\n  base: {{kind: git, contains: main}}\n"
     )
-    WATCHING[:] = [git_checkout, git_checkout.resolve()]
+    watch([git_checkout, git_checkout.resolve()])
     try:
         root = str(git_checkout)
         done = [
