@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from runner import why
+from runner import repository, why
 from runner.errors import Collector, Location, Problem, SpecError, did_you_mean
 from runner.load import DELETE, NO_DOCUMENTS, Document, Documents, Key, dotted, is_document, load_from, walk
 from runner.paths import readable_file
@@ -75,6 +75,16 @@ def _compose(path: Path, stack: Chain, named_at: Location, documents: Documents)
 
 
 def _compose_file(path: Path, stack: Chain, named_at: Location, documents: Documents) -> Composed:
+    spec = stack[0][0] if stack else path
+    try:
+        return _composed_file(path, stack, documents)
+    except SpecError as exc:
+        if stack and repository.outside(spec, path):  # a base elsewhere: none of its text is quoted
+            raise repository.unreadable(exc, path, spec) from None
+        raise
+
+
+def _composed_file(path: Path, stack: Chain, documents: Documents) -> Composed:
     try:
         doc = load_from(path, documents)
     except SpecError as exc:

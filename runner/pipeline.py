@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from runner import adjust, check, hardware, locate, selection
+from runner import adjust, check, hardware, locate, repository, selection
 from runner.cell import Cell
 from runner.check import reads as read_checks
 from runner.compose import Composed, compose
@@ -42,6 +42,15 @@ def cells(
     are checked against ``miles_root``'s own when given (else the spec's miles_version). Files of
     ``documents`` (the spec, its components) are read from there: candidates not written yet."""
     composed = compose(path, documents)
+    try:
+        return _cells(composed, path, today, miles_root, documents)
+    except SpecError as exc:  # a value of a base outside the spec's repository is never quoted
+        raise repository.quiet(exc, composed.path, composed.files) from None
+
+
+def _cells(
+    composed: Composed, path: Path, today: datetime.date | None, miles_root: Path | None, documents: Documents
+) -> list[Cell]:
     matrix = build(MatrixBlock, {"matrix": composed.data.get("matrix", {})}, composed).matrix
     combos = expand(matrix, composed.location) if matrix.axes or matrix.include else [{}]
     name = locate.cell_name(path)

@@ -2,8 +2,10 @@
 
 ``ckpt-step: $${read-integer:/root/models/Qwen3-4B_miles/latest_checkpointed_iteration.txt}``:
 a run-time reference, like ``$${NAME}`` (written with ``$$`` so the resolver leaves it alone),
-whose value is the file's text when the cell launches — stripped of surrounding whitespace and
-required to be ASCII digits (``integer``, as miles' checkpoint tests check with ``isdigit()``).
+whose value is the file's text when the cell launches (a regular file, no link on the way; what
+it holds is never quoted in a message, as the path may name any file of the node) — stripped of
+surrounding whitespace and required to be ASCII digits (``integer``, as miles' checkpoint tests
+check with ``isdigit()``).
 The cells of a spec run in order on one node, so a later cell reads what an earlier one saved
 (``--save``). Nothing is evaluated: the form is matched, the path checked, the text converted.
 Pure; ``run/reads.py`` reads the file on the node.
@@ -78,9 +80,8 @@ def convert(text: str, conversion: str) -> str:
     if conversion != "integer":
         raise ValueError(conversion_problem(conversion))
     value = text.strip()
-    if not value or not value.isascii() or not value.isdigit():
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        raise ValueError(f"holds {shown!r}, not an integer (digits only, surrounding whitespace stripped)")
+    if not value or not value.isascii() or not value.isdigit():  # what it holds is never quoted: any file
+        raise ValueError("does not hold an integer (digits only, surrounding whitespace stripped)")
     return value
 
 

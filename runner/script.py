@@ -94,10 +94,17 @@ def _filling(command: Command, found: Sequence[Mapping[str, str]]) -> tuple[str,
     return fill, replace(command, argv=argv)
 
 
-# a file read at launch: a regular file of at most reads.MAX_BYTES, its text stripped, digits only;
+# a file read at launch: a regular file (no link on the way) of at most reads.MAX_BYTES, its text
+# stripped, digits only;
 # else the script stops with the reason (set -e: a failing assignment ends it)
 READ_FUNCTION = """run_matrix_read_integer() {  # FILE FLAG: the integer FILE holds, else a clear error
-  local text said="run-matrix: $2 reads $1 at launch, which"
+  local text said="run-matrix: $2 reads $1 at launch, which" walked="" rest="${1#/}"
+  while [[ $rest == */* ]]; do  # no link on the way: a link could name any file of the node
+    walked="$walked/${rest%%/*}"; rest="${rest#*/}"
+    [ ! -L "$walked" ] || { echo "$said is reached through a link ($walked):" \
+      "only a regular file is read, with no link on the way" >&2; return 1; }
+  done
+  [ ! -L "$1" ] || { echo "$said is a link: only a regular file is read" >&2; return 1; }
   [ -e "$1" ] || { echo "$said is missing: an earlier cell of the spec writes it (run the spec whole)" >&2
     return 1; }
   [ -f "$1" ] || { echo "$said is not a regular file" >&2; return 1; }

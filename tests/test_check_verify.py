@@ -89,8 +89,7 @@ def test_a_link_out_of_the_checkout_or_a_file_that_does_not_parse_is_an_error(
     outside.write_text("def verify():\n    pass\n")
     (checkout / "tests" / "linked.py").symlink_to(outside)
     assert l16(write, "    call: tests/linked.py:verify\n", checkout) == [
-        f"spec.yaml:3: error [L16] verify.own.call: tests/linked.py leads out of the checkout at {checkout} (to"
-        f" {outside})\n{HINT}"
+        f"spec.yaml:3: error [L16] verify.own.call: tests/linked.py leads out of the checkout at {checkout}\n{HINT}"
     ]
     (checkout / "tests" / "broken.py").write_text("def verify(:\n")
     (found,) = l16(write, "    call: tests/broken.py:verify\n", checkout)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from runner import sandbox
-from runner.knowledge import presets
+from runner.knowledge import checkout, presets
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.allow_subprocess
@@ -86,8 +86,8 @@ def test_the_commit_is_read_without_running_git(tmp_path, head, files, commit):
     for name, text in files.items():
         (git / name).parent.mkdir(parents=True, exist_ok=True)
         (git / name).write_text(text)
-    assert presets.commit_of(tmp_path) == commit
-    assert presets.commit_of(tmp_path / "none") is None
+    assert checkout.head_commit(tmp_path) == commit
+    assert checkout.head_commit(tmp_path / "none") is None
 
 
 def test_presets_list_and_show(cli, in_repo):

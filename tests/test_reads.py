@@ -21,10 +21,10 @@ def test_a_read_reference_names_its_file_and_conversion():
     assert reads.parse(f"x${{read-integer:{LATEST}}}") is None
     assert reads.convert(" 12\n", "integer") == "12"
     with pytest.raises(
-        ValueError, match=r"^holds '1e3', not an integer \(digits only, surrounding whitespace stripped\)$"
+        ValueError, match=r"^does not hold an integer \(digits only, surrounding whitespace stripped\)$"
     ):
         reads.convert("1e3", "integer")
-    with pytest.raises(ValueError, match="not an integer"):
+    with pytest.raises(ValueError, match="not hold an integer"):
         reads.convert("\u0662", "integer")  # an Arabic-Indic two: isdigit(), but no ASCII digit
 
 
@@ -141,7 +141,7 @@ def test_the_node_reads_the_value_and_fills_the_argv(tmp_path):
         ),
         (
             lambda p: p.write_text("step 4\n"),
-            "holds 'step 4', not an integer (digits only, surrounding whitespace stripped)",
+            "does not hold an integer (digits only, surrounding whitespace stripped)",
         ),
         (lambda p: p.write_text("1" * 5000), "holds more than 4096 bytes"),
         (lambda p: p.write_bytes(b"\xff\xfe"), "is not UTF-8 text"),
@@ -211,3 +211,58 @@ def test_the_rendered_read_stops_the_script_with_the_reason(tmp_path, make, said
     else:
         assert (done.returncode, done.stdout) == (1, "")
         assert done.stderr == f"run-matrix: --ckpt-step reads {latest} at launch, which {said}\n"
+
+
+def link_to_secret(latest: Path) -> None:
+    """The file read at launch is a link to a file of the host's (an attack: issue 32)."""
+    secret = latest.parent / "secret"
+    secret.write_text("s3cret\n")
+    latest.symlink_to(secret)
+
+
+def linked_folder_on_the_way(latest: Path) -> Path:
+    """The file lies below a folder reached through a link: the path as written is read."""
+    real = latest.parent / "real"
+    real.mkdir()
+    (real / "latest.txt").write_text("4\n")
+    (latest.parent / "via").symlink_to(real)
+    return latest.parent / "via" / "latest.txt"
+
+
+def test_a_value_read_at_launch_is_a_regular_file_with_no_link_on_the_way(tmp_path):
+    latest = tmp_path / "latest.txt"
+    link_to_secret(latest)
+    with pytest.raises(run_reads.Unreadable) as caught:
+        run_reads.values(launch_read(latest))
+    assert (
+        str(caught.value)
+        == f"--ckpt-step reads {latest} at launch, which is a link: only a regular file is read"
+    )
+    via = linked_folder_on_the_way(latest)
+    with pytest.raises(run_reads.Unreadable) as caught:
+        run_reads.values(launch_read(via))
+    assert str(caught.value) == (
+        f"--ckpt-step reads {via} at launch, which is reached through a link ({tmp_path / 'via'})"
+        ": only a regular file is read, with no link on the way"
+    )
+
+
+def test_no_message_quotes_what_the_file_holds(tmp_path):
+    latest = tmp_path / "latest.txt"
+    latest.write_text("s3cret\n")
+    with pytest.raises(run_reads.Unreadable) as caught:
+        run_reads.values(launch_read(latest))
+    assert "s3cret" not in str(caught.value)
+
+
+@pytest.mark.allow_subprocess
+def test_the_rendered_read_refuses_a_link_on_the_way(tmp_path):
+    latest = tmp_path / "latest.txt"
+    link_to_secret(latest)
+    via = linked_folder_on_the_way(latest)
+    through = f"is reached through a link ({tmp_path / 'via'}): only a regular file is read, with no link on the way"
+    for path, said in ((latest, "is a link: only a regular file is read"), (via, through)):
+        program = f"set -euo pipefail\n{script.READ_FUNCTION}\nV=$(run_matrix_read_integer {path} --ckpt-step)\necho $V"
+        done = subprocess.run(["bash", "-c", program], capture_output=True, text=True, check=False)
+        assert (done.returncode, done.stdout) == (1, "")
+        assert done.stderr == f"run-matrix: --ckpt-step reads {path} at launch, which {said}\n"

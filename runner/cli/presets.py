@@ -9,7 +9,7 @@ from typing import Any
 from runner import locate, pipeline
 from runner.cli.output import add_format, add_miles_root, add_trust_checkout, print_json
 from runner.errors import Location, SpecError, UsageError, did_you_mean, display_path
-from runner.knowledge import preset_data, versions
+from runner.knowledge import checkout, preset_data, versions
 
 
 def add_parser(subcommands: Any, name: str, summary: str) -> None:
@@ -103,7 +103,7 @@ def _from_checkout(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     root: Path = args.miles_root
     if not root.is_dir():
         raise UsageError(f"--miles-root {root}: no such directory")
-    commit = presets.commit_of(root)
+    commit = checkout.head_commit(root)
     return {
         name: {
             "model_args": list(e.tokens),

@@ -15,6 +15,7 @@ from pathlib import Path
 from runner import __version__
 from runner.history import gates
 from runner.history.store import AttemptRecord, Identity, Store
+from runner.knowledge import checkout
 from runner.run.plan import Planned
 from runner.run.results import CellResult, Gate, Sample, Status
 from schemas.run import Baseline, Expectation
@@ -101,34 +102,6 @@ def _baseline_of(expectation: Expectation) -> Baseline:
 
 
 def miles_commit(miles_root: Path | None) -> str:
-    """HEAD of the miles checkout, read from ``.git`` (no process started); "" when unknown."""
-    if miles_root is None:
-        return ""
-    git = miles_root / ".git"
-    if git.is_file():  # a worktree: "gitdir: <path>"
-        text = git.read_text(encoding="utf-8", errors="replace").strip()
-        git = (miles_root / text.removeprefix("gitdir:").strip()).resolve()
-    try:
-        head = (git / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return ""
-    if not head.startswith("ref: "):
-        return head
-    return _ref(git, head.removeprefix("ref: "))
-
-
-def _ref(git: Path, ref: str) -> str:
-    common = git
-    if (git / "commondir").is_file():
-        common = (git / (git / "commondir").read_text(encoding="utf-8").strip()).resolve()
-    for folder in (git, common):
-        path = folder / ref
-        if path.is_file():
-            return path.read_text(encoding="utf-8").strip()
-    packed = common / "packed-refs"
-    if packed.is_file():
-        for line in packed.read_text(encoding="utf-8").splitlines():
-            commit, _, name = line.partition(" ")
-            if name == ref:
-                return commit
-    return ""
+    """HEAD of the miles checkout, read from ``.git`` through the door (no process started); ""
+    when unknown."""
+    return (checkout.head_commit(miles_root) or "") if miles_root is not None else ""

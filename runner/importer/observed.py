@@ -22,6 +22,7 @@ from runner.errors import Location, RunMatrixError
 from runner.importer import capture
 from runner.importer.launch import launched
 from runner.knowledge import cache
+from runner.knowledge.checkout import Tree
 from schemas import LaunchConventions
 from schemas.conventions import EnvDefault
 
@@ -113,7 +114,6 @@ def _record(miles_root: Path, probe: str, secrets: tuple[str, ...], trust: bool)
 
 def _cache_path(miles_root: Path, probe: str) -> Path:
     digest = hashlib.sha256(f"{CACHE_VERSION}\0{probe}\0".encode())
-    for path in (miles_root / COMMAND_UTILS, Path(capture.__file__).with_name("recorder.py")):
-        if path.is_file():
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    digest.update(Tree.at(miles_root).digest([COMMAND_UTILS.as_posix()]).encode())
+    digest.update(hashlib.sha256(Path(capture.__file__).with_name("recorder.py").read_bytes()).digest())
     return cache.folder("launch") / f"{digest.hexdigest()}.json"

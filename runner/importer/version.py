@@ -18,14 +18,14 @@ from runner import pipeline
 from runner.importer.capture import RECORDER_MILES_VERSION
 from runner.importer.launch import launched
 from runner.importer.traced import Run
-from runner.knowledge import preset_data, presets, versions
+from runner.knowledge import checkout, preset_data, versions
 from schemas import LaunchConventions
 
 
 def miles_version(miles_root: Path | None, record: Callable[[dict[str, str]], Run]) -> str | None:
     if miles_root is None:
         return RECORDER_MILES_VERSION
-    commit = presets.commit_of(miles_root)
+    commit = checkout.head_commit(miles_root)
     shipped = preset_data.shipped()
     named = versions.matching(commit, shipped) if commit else []
     if len(named) == 1:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import ast
 import difflib
-import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from runner.knowledge.checkout import CheckoutError, OutsideCheckout, TooLarge, Tree
 from schemas import calls
 
 MAX_BYTES = 4 * 1024 * 1024  # a test file is kilobytes; a bigger one is not parsed
@@ -39,16 +39,18 @@ def read(root: Path, call: str) -> OwnCheck | str:
     """The check ``call`` names in the checkout at ``root``, or why there is none to read."""
     relative = calls.file_of(call)
     name = calls.function_of(call)
-    path = root / relative
     try:
-        resolved, base = path.resolve(strict=True), root.resolve(strict=True)
-    except (OSError, RuntimeError):
+        tree = Tree.at(root)
+        resolved = tree.locate(relative)
+    except OutsideCheckout:
+        return f"{relative} leads out of the checkout at {root}"
+    except CheckoutError:
         return f"the checkout at {root} has no file {relative}"
-    if not resolved.is_relative_to(base):
-        return f"{relative} leads out of the checkout at {root} (to {resolved})"
+    if not resolved.exists():
+        return f"the checkout at {root} has no file {relative}"
     if not resolved.is_file():
         return f"{relative} in the checkout at {root} is not a file"
-    found = _parsed(resolved, resolved.stat().st_mtime_ns)
+    found = _parsed(tree, relative, tree.stamp(relative))
     if isinstance(found, str):
         return f"{relative} in the checkout at {root} {found}"
     defined = [key for key, node in found.items() if isinstance(node, ast.FunctionDef)]
@@ -67,18 +69,18 @@ def read(root: Path, call: str) -> OwnCheck | str:
 
 
 @cache
-def _parsed(path: Path, stamp: int) -> dict[str, ast.FunctionDef | int | None] | str:
+def _parsed(door: Tree, relative: str, stamp: int) -> dict[str, ast.FunctionDef | int | None] | str:
     """The top-level functions of ``path`` by name, the last ``def`` of each; the line of a later
     statement of the module's own that binds the name to something else (an assignment, an import, a
     class), as the module the call loads then holds that; None for a name it imports before any def
     of it (``from X import name``: a name of the module a ``launched_by`` may leave out); why not, if
     it cannot be read. ``stamp`` (the file's mtime) makes an edited file a new cache entry."""
     try:
-        if os.stat(path).st_size > MAX_BYTES:
-            return f"is over {MAX_BYTES // (1024 * 1024)} MiB: not read"
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    except OSError as error:
-        return f"cannot be read: {error.strerror or error}"
+        tree = ast.parse(door.read_bytes(relative, MAX_BYTES), filename=str(door.root / relative))
+    except TooLarge:
+        return f"is over {MAX_BYTES // (1024 * 1024)} MiB: not read"
+    except CheckoutError as error:
+        return f"cannot be read: {error}"
     except (SyntaxError, ValueError) as error:
         return f"cannot be parsed: {type(error).__name__}: {error}"
     found: dict[str, ast.FunctionDef | int | None] = {}

@@ -18,6 +18,7 @@ from runner import locate
 from runner.errors import SpecError
 from runner.importer.emit import dump, flag_value
 from runner.knowledge import versions
+from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.preset_data import shipped
 from runner.knowledge.presets import Expanded, expand, identity
 from runner.load import load
@@ -119,14 +120,14 @@ def _carried(model_type: str) -> dict[str, Any]:
 
 def _snapshots(checkout: Path, good: dict[str, Expanded]) -> dict[str, bool]:
     """Each type with a ``tests/snapshots/model_args/<type>.txt`` (miles' oracle): equal to it or not."""
-    folder = checkout / "tests/snapshots/model_args"
+    tree = Tree.at(checkout)
     found: dict[str, bool] = {}
     for name, e in good.items():
-        snapshot = folder / f"{name}.txt"
-        if snapshot.is_file():
+        snapshot = f"tests/snapshots/model_args/{name}.txt"
+        if tree.is_file(snapshot):
             try:
-                lines = snapshot.read_text(encoding="utf-8").splitlines()
+                lines = tree.read_text(snapshot).splitlines()
                 found[name] = tuple(json.loads(line) for line in lines if line.strip()) == e.tokens
-            except (OSError, ValueError):
+            except (CheckoutError, ValueError):
                 found[name] = False
     return found

@@ -20,12 +20,13 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner import sandbox
 from runner.errors import RunMatrixError
 from runner.knowledge import cache
+from runner.knowledge import checkout as door
 
 MODELS = Path("scripts/models")
 UTILS = Path("miles/utils/external_utils/model_args_utils.py")
@@ -64,9 +65,11 @@ class PresetError(RunMatrixError):
 
 def types(checkout: Path) -> dict[str, Path]:
     """Every model type of the checkout and its preset file (``.py`` over ``.sh``)."""
-    folder = checkout / MODELS
-    found = {p.stem: p for p in sorted(folder.glob("*.sh")) if p.is_file()}
-    found |= {p.stem: p for p in sorted(folder.glob("*.py")) if p.is_file() and not p.stem.startswith("_")}
+    tree = door.Tree.at(checkout)
+    found = {p.stem: tree.root / p for p in tree.files(MODELS.as_posix(), "*.sh")}
+    found |= {
+        p.stem: tree.root / p for p in tree.files(MODELS.as_posix(), "*.py") if not p.stem.startswith("_")
+    }
     return found
 
 
@@ -87,48 +90,14 @@ def expand(checkout: Path, *, trust: bool = False) -> dict[str, Expanded]:
 
 
 def identity(checkout: Path, *, trust: bool = False) -> tuple[str, str]:
-    """The checkout's commit and its date (YYYY-MM-DD), asked of git in the sandbox."""
-    found = git_identity(checkout, trust=trust)
+    """The checkout's commit and its date (YYYY-MM-DD), asked of the door (``trust`` is unused: no
+    code of the checkout runs for it)."""
+    found = door.identity(checkout)
     if found is None:
         raise PresetError(
             f"{checkout} is not a git checkout that git can read: presets are named by its commit and date"
         )
     return found
-
-
-def git_identity(root: Path, *, trust: bool = False) -> tuple[str, str] | None:
-    """``(commit, YYYY-MM-DD)`` of the git checkout whose top folder is ``root``, else None. git runs in
-    the sandbox: a checkout's own git config may name programs to run."""
-    git = ["git", "-c", "safe.directory=*", "--no-pager"]
-    script = f'{" ".join(git)} rev-parse --show-toplevel && {" ".join(git)} log -1 "--format=%H %cs"'
-    alternates = root / ".git/objects/info/alternates"
-    shared = alternates.read_text(encoding="utf-8").split() if alternates.is_file() else []
-    done = sandbox.run(
-        ["sh", "-c", script],
-        reads=[root, *(Path(p) for p in shared if Path(p).is_dir())],
-        cwd=root,
-        trust=trust,
-    )
-    words = done.output.split()
-    if done.returncode != 0 or len(words) != 3 or Path(words[0]) != root.resolve() or len(words[1]) != 40:
-        return None
-    return words[1], words[2]
-
-
-def commit_of(checkout: Path) -> str | None:
-    """The checkout's commit, read from ``.git`` (no git command: a checkout's config can run code)."""
-    git = checkout / ".git"
-    try:
-        head = (git / "HEAD").read_text(encoding="ascii").strip()
-        if not head.startswith("ref: "):
-            return head or None
-        ref = head[5:]
-        if (git / ref).is_file():
-            return (git / ref).read_text(encoding="ascii").strip()
-        packed = (git / "packed-refs").read_text(encoding="ascii").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return next((line.split()[0] for line in packed if line.endswith(f" {ref}")), None)
 
 
 def _expanded(name: str, source: Path, found: Any) -> Expanded:
@@ -183,7 +152,7 @@ def _netstrings(data: bytes) -> Iterable[str]:
 
 
 def _run_py(checkout: Path, names: list[str], trust: bool) -> dict[str, Any]:
-    if not (checkout / UTILS).is_file():
+    if not door.Tree.at(checkout).is_file(UTILS.as_posix()):
         raise PresetError(f"{checkout} has scripts/models/*.py but no {UTILS}, which loads them")
     done = sandbox.run(
         [sandbox.PYTHON, "-I", "-B", str(DRIVER), str(checkout), *names],
@@ -202,10 +171,9 @@ def _content_hash(checkout: Path, suffix: str, names: list[str]) -> str:
     """Every file the expansion may read: the presets folder (siblings are sourced or loaded), the
     loader, run-matrix's own side of it."""
     digest = hashlib.sha256(f"{CACHE_VERSION}\0{suffix}\0{' '.join(names)}\0".encode())
-    readable = sorted(p for p in (checkout / MODELS).rglob("*") if p.is_file())
-    for path in [*readable, checkout / UTILS, DRIVER]:
-        if path.is_file():
-            digest.update(f"{path.relative_to(path.anchor)}\0".encode())
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    tree = door.Tree.at(checkout)
+    readable: list[str | PurePosixPath] = [*tree.files(MODELS.as_posix(), recursive=True), UTILS.as_posix()]
+    digest.update(f"{tree.root}\0{tree.digest(readable)}\0".encode())
+    digest.update(hashlib.sha256(DRIVER.read_bytes()).digest())  # run-matrix's own file
     digest.update(EXPAND_SH.encode())
     return digest.hexdigest()

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import EnvironmentProblem
-from runner.knowledge import own_checks
+from runner.knowledge import checkout, own_checks
 from runner.run import prepare, services
 from runner.run.plan import Options, Planned
 from schemas import calls
@@ -84,10 +84,11 @@ def _checkout(planned: Planned, miles_root: Path | None) -> list[str]:
     for name, step in planned.cell.spec.prepare.items():
         if isinstance(step, Conversion) and prepare.skip_reason(step) is None:
             needed.setdefault(f"tools/{step.tool}", f" (prepare step {name})")
+    tree = checkout.Tree.at(miles_root)
     return [
         f"the miles checkout {miles_root} has no {path}{why}"
         for path, why in needed.items()
-        if not (miles_root / path).is_file()
+        if not tree.is_file(path)
     ]
 
 

@@ -3,8 +3,9 @@ those its own prepare calls returned (``$${prepared:FUNCTION}``).
 
 Read where run-matrix runs (the node, or the head of a cluster: see README "Running"), just before
 the cell's job is submitted: a regular file of at most ``reads.MAX_BYTES``, opened without blocking
-(a FIFO would wait forever), UTF-8 text, converted as the reference says. Anything else fails the
-cell with the file and the reason; nothing is guessed.
+(a FIFO would wait forever), reached through no link (a link could name any file of the node),
+UTF-8 text, converted as the reference says. Anything else fails the cell with the file and the
+reason; nothing is guessed.
 """
 
 from __future__ import annotations
@@ -62,13 +63,15 @@ def filled(argv: Sequence[str], records: Sequence[ReadRecord]) -> tuple[str, ...
 def _text(flag: str, path: str) -> str:
     said = f"{flag} reads {path} at launch"
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        descriptor = _open(path, said)
     except OSError as exc:
         if exc.errno == errno.ENOENT:
             raise Unreadable(
                 f"{said}, which is missing: an earlier cell of the spec writes it (run the spec whole;"
                 " a cell selected alone with -k has no earlier cell)"
             ) from None
+        if exc.errno == errno.ELOOP:
+            raise Unreadable(f"{said}, which is a link: only a regular file is read") from None
         raise Unreadable(f"{said}, which cannot be opened: {exc.strerror}") from None
     if not stat.S_ISREG(os.fstat(descriptor).st_mode):
         os.close(descriptor)
@@ -81,3 +84,34 @@ def _text(flag: str, path: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise Unreadable(f"{said}, which is not UTF-8 text") from None
+
+
+def _open(path: str, said: str) -> int:
+    """``path`` opened one folder at a time from ``/``, none of them, nor the file, through a link
+    (``O_NOFOLLOW`` on each step: a link swapped in between two steps is refused too)."""
+    if not path.startswith("/"):
+        raise Unreadable(f"{said}, which is not an absolute path")
+    *folders, name = path.split("/")[1:]
+    at = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        walked = ""
+        for folder in folders:
+            walked += f"/{folder}"
+            try:
+                step = os.open(folder, _FOLDER, dir_fd=at)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(walked):
+                    raise Unreadable(
+                        f"{said}, which is reached through a link ({walked}){_NO_LINK}"
+                    ) from None
+                raise
+            os.close(at)
+            at = step
+        return os.open(name, _FILE, dir_fd=at)
+    finally:
+        os.close(at)
+
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_NO_LINK = ": only a regular file is read, with no link on the way"

@@ -8,11 +8,11 @@ an unmet optional one is only reported. The reason of a requirement is the spec'
 from __future__ import annotations
 
 import importlib.metadata
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 from runner.cell import Cell
+from runner.knowledge import checkout
 from runner.run.results import RequirementResult
 from schemas.run import EnvRequirement, FileRequirement, GitRequirement, PackageRequirement, Requirement
 
@@ -72,6 +72,7 @@ def _package(requirement: PackageRequirement) -> tuple[bool, str]:
 
 
 def _git(requirement: GitRequirement, miles_root: Path | None) -> tuple[bool, str]:
+    """Asked of the door: it reads refs as files and runs no program the checkout configures."""
     repo = Path(requirement.repo) if requirement.repo else miles_root
     what = "the miles checkout" if requirement.repo is None else "the checkout"
     if repo is None:
@@ -79,31 +80,8 @@ def _git(requirement: GitRequirement, miles_root: Path | None) -> tuple[bool, st
             False,
             f"{requirement.contains} cannot be checked: no miles checkout (--miles-root or MILES_ROOT)",
         )
-    top = _git_output(repo, "rev-parse", "--show-toplevel")
-    if top is None or Path(top).resolve() != repo.resolve():
-        return False, f"{what} {repo} is not a git checkout, so {requirement.contains} cannot be checked"
-    ref = requirement.contains
-    commit = _commit(repo, ref) or _commit(repo, f"origin/{ref}")
-    if commit is None:
-        return False, f"{what} {repo} does not know {ref}: fetch it (git fetch origin {ref})"
-    contained = _git_ok(repo, "merge-base", "--is-ancestor", commit, "HEAD")
-    verb = "contains" if contained else "does not contain"
-    return contained, f"{what} {repo} {verb} {ref} ({commit[:12]})"
-
-
-def _commit(repo: Path, ref: str) -> str | None:
-    return _git_output(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-
-
-def _git_output(repo: Path, *args: str) -> str | None:
-    if not repo.is_dir():
-        return None
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
-    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
-
-
-def _git_ok(repo: Path, *args: str) -> bool:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False).returncode == 0
+    found = checkout.contains(repo, requirement.contains, what)
+    return found.met, found.detail
 
 
 def _file(requirement: FileRequirement) -> tuple[bool, str]:

@@ -8,7 +8,6 @@ spec's ``miles_version``, else the newest shipped — and the choice says which 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -18,6 +17,7 @@ import yaml
 from runner import locate
 from runner.errors import EnvironmentProblem, Location, SpecError
 from runner.knowledge import versions
+from runner.knowledge.checkout import Tree
 from runner.knowledge.flags.catalog import Catalog, Flag
 
 SHIPPED = locate.PROJECT / "miles" / "flags"
@@ -111,10 +111,8 @@ def _branch_file() -> dict[str, list[dict[str, str]]]:
 
 
 def _from_checkout(root: Path, version: str | None, where: Location) -> Choice:
-    arguments = root / "miles" / "utils" / "arguments.py"
-    try:
-        stamp = os.stat(arguments).st_mtime_ns
-    except OSError:
+    stamp = Tree.at(root).stamp("miles/utils/arguments.py")
+    if stamp < 0:
         shipped_choice = _shipped_choice(version) or _no_such_version(version, where)
         reason = f"{shipped_choice.reason}; the checkout at {root} has no miles/utils/arguments.py to read"
         return Choice(shipped_choice.catalog, reason)

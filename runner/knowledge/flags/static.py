@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runner.knowledge.checkout import Tree
+
 MAX_DEPTH = 40  # constants that refer to constants; a cycle or a deep chain is Unknown
 
 
@@ -52,7 +54,12 @@ class Module:
 
     @classmethod
     def parse(cls, path: Path, root: Path | None = None) -> Module:
-        source = path.read_text(encoding="utf-8")
+        """``path`` parsed; below ``root`` (a checkout: a source tree from elsewhere) it is read through
+        the door, bounded and kept in the tree."""
+        if root is not None:
+            source = Tree.at(root).read_bytes(path.relative_to(root).as_posix()).decode("utf-8")
+        else:
+            source = path.read_text(encoding="utf-8")  # run-matrix's own file (sync's SGLang prefixes)
         label = str(path.relative_to(root)) if root else path.name
         module = cls(path, ast.parse(source, filename=str(path)), label)
         for node in module.tree.body:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.flags import dataclass_args
 from runner.knowledge.flags.argparse_calls import RawArgument, calls, prefixed, to_flags
 from runner.knowledge.flags.catalog import Catalog, Flag, merged
@@ -80,9 +81,10 @@ def combined(megatron: list[Flag], own: list[Flag], rest: list[Flag]) -> tuple[F
 
 def miles_flags(miles_root: Path, report: Report) -> Iterator[Flag]:
     """miles' own flags, from the checkout's argument modules (its SGLang prefixing aside)."""
+    tree = Tree.at(miles_root)
     for relative in MILES_FILES:
         path = miles_root / relative
-        if not path.is_file():
+        if not tree.is_file(relative):
             continue
         module = Module.parse(path, miles_root)
         yield from _flags_of(calls(Scope([module]), module.tree, module.label), "miles", report)
@@ -91,9 +93,10 @@ def miles_flags(miles_root: Path, report: Report) -> Iterator[Flag]:
 
 def fsdp_flags(miles_root: Path, report: Report) -> Iterator[Flag]:
     """The flags of miles' FSDP backend parser (``--train-backend fsdp``): its FSDPArgs fields."""
+    tree = Tree.at(miles_root)
     for relative in FSDP_ARGUMENTS:
         path = miles_root / relative
-        if path.is_file():
+        if tree.is_file(relative):
             module = Module.parse(path, miles_root)
             found = [*dataclass_args.fsdp_fields(Scope([module]), "FSDPArgs")]
             found += [
@@ -118,7 +121,8 @@ def megatron_flags(root: Path, report: Report) -> Iterator[Flag]:
 
 def sglang_flags(root: Path, miles_root: Path, report: Report) -> Iterator[Flag]:
     """ServerArgs' flags as miles registers them: under each of its prefixes, minus what it skips."""
-    path = next((root / p for p in SGLANG_SERVER_ARGS if (root / p).is_file()), root / SGLANG_SERVER_ARGS[0])
+    tree = Tree.at(root)
+    path = root / next((p for p in SGLANG_SERVER_ARGS if tree.is_file(p)), SGLANG_SERVER_ARGS[0])
     module = Module.parse(path, root)
     scope = Scope([module])
     raw: list[RawArgument | str] = list(dataclass_args.sglang_fields(scope, "ServerArgs"))
@@ -175,9 +179,10 @@ def miles_prefixes(miles_root: Path, report: Report) -> list[Prefix]:
 
 def router_flags(root: Path, report: Report) -> Iterator[Flag]:
     """sglang-router's RouterArgs, as miles adds them: ``use_router_prefix=True`` (``--router-*``)."""
+    tree = Tree.at(root)
     for relative in ROUTER_ARGS:
         path = root / relative
-        if path.is_file():
+        if tree.is_file(relative):
             module = Module.parse(path, root)
             function = module.function("RouterArgs.add_cli_args")
             if function is not None:
@@ -207,13 +212,13 @@ def _local_constants(scope: Scope, function: ast.FunctionDef) -> dict[str, objec
 
 
 def _modules(root: Path) -> list[Module]:
+    """The modules of one package folder of a source tree (``root.parent``), read through the door."""
+    tree = Tree.at(root.parent)
     modules = []
-    for count, path in enumerate(sorted(root.rglob("*.py"))):
-        if count >= MAX_FILES:
-            break
+    for relative in tree.files(root.name, "*.py", recursive=True, limit=MAX_FILES * 4)[:MAX_FILES]:
         try:
-            modules.append(Module.parse(path, root.parent))
-        except (SyntaxError, UnicodeDecodeError, ValueError):
+            modules.append(Module.parse(root.parent / relative, root.parent))
+        except (SyntaxError, UnicodeDecodeError, ValueError, CheckoutError):
             continue
     return modules
 
@@ -226,18 +231,18 @@ def describe(root: Path, what: str) -> str:
 
 
 def _commit(root: Path) -> tuple[str, str]:
-    from runner.knowledge.presets import git_identity
+    from runner.knowledge.checkout import identity
 
-    found = git_identity(root.resolve())
+    found = identity(root)
     if found is None:
         return root.name[:12], "0000-00-00"  # not a git checkout: named by its folder, older than any
     return found[0][:8], found[1]
 
 
 def _version(root: Path) -> str:
+    tree = Tree.at(root)
     for name in ("VERSION", "version.txt", "python/sglang/version.py", "sglang_router/version.py"):
-        path = root / name
-        if path.is_file():
-            text = path.read_text(encoding="utf-8", errors="replace").strip()
+        if tree.is_file(name):
+            text = tree.read_text(name, limit=64 * 1024).strip()
             return text.rsplit("=", 1)[-1].strip().strip("'\"")[:40]
     return ""

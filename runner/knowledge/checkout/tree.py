@@ -1,0 +1,165 @@
+"""tree: the files of a miles checkout, read as a stranger's files.
+
+Every path is relative to the checkout's root and is resolved (links followed) before use; one that
+ends outside the root is refused (:class:`OutsideCheckout`), whatever the link or ``..`` that led
+there. A read opens the resolved path with ``O_NOFOLLOW`` (a link swapped in after the check is not
+followed) and ``O_NONBLOCK`` (a FIFO does not hang), takes a regular file only, and reads at most
+its limit (:class:`TooLarge` past it). A listing stops at its limit of entries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import hashlib
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from runner.errors import EnvironmentProblem
+
+MAX_BYTES = 4 * 1024 * 1024  # a source file of miles is kilobytes; a bigger one is not read
+MAX_FILES = 20_000  # entries of one listing (miles main holds about 1,500 files in all)
+MAX_DEPTH = 16  # folders below the one listed
+
+
+class CheckoutError(EnvironmentProblem):
+    """A file of the checkout cannot be read as asked: the message says which and why."""
+
+
+class OutsideCheckout(CheckoutError):
+    """A path that leads out of the checkout (``..``, an absolute path, a link)."""
+
+
+class TooLarge(CheckoutError):
+    """A file over the read's limit, or a listing over its count."""
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A checkout's root (resolved) and the only ways run-matrix reads below it."""
+
+    root: Path
+
+    @classmethod
+    def at(cls, root: Path) -> Tree:
+        resolved = root.resolve()
+        if not resolved.is_dir():
+            raise CheckoutError(f"the miles checkout {root} is not a directory")
+        return cls(resolved)
+
+    def locate(self, relative: str | PurePosixPath) -> Path:
+        """The resolved path of ``relative``, which stays in the tree; else OutsideCheckout."""
+        text = str(relative)
+        if text.startswith("/") or "\0" in text:
+            raise OutsideCheckout(f"{text!r} is not a path relative to the checkout at {self.root}")
+        try:
+            resolved = (self.root / text).resolve()
+        except (OSError, RuntimeError):  # a loop of links
+            raise OutsideCheckout(f"{text} in the checkout at {self.root} is a loop of links") from None
+        if not resolved.is_relative_to(self.root):
+            raise OutsideCheckout(f"{text} leads out of the checkout at {self.root}")
+        return resolved
+
+    def exists(self, relative: str | PurePosixPath) -> bool:
+        """Whether ``relative`` is in the tree (a path leading out of it is not)."""
+        with contextlib.suppress(OutsideCheckout):
+            return self.locate(relative).exists()
+        return False
+
+    def is_file(self, relative: str | PurePosixPath) -> bool:
+        with contextlib.suppress(OutsideCheckout):
+            return self.locate(relative).is_file()
+        return False
+
+    def is_dir(self, relative: str | PurePosixPath) -> bool:
+        with contextlib.suppress(OutsideCheckout):
+            return self.locate(relative).is_dir()
+        return False
+
+    def stamp(self, relative: str | PurePosixPath) -> int:
+        """The file's modification time in ns (-1 when it is missing): a cache key, never content."""
+        try:
+            return self.locate(relative).stat().st_mtime_ns
+        except (OSError, OutsideCheckout):
+            return -1
+
+    def read_bytes(self, relative: str | PurePosixPath, limit: int = MAX_BYTES) -> bytes:
+        """At most ``limit`` bytes of a regular file of the tree; CheckoutError saying why not."""
+        path = self.locate(relative)
+        try:
+            descriptor = os.open(
+                path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+            )
+        except OSError as exc:
+            raise CheckoutError(
+                f"{relative} in the checkout at {self.root} cannot be read: {exc.strerror}"
+            ) from None
+        with contextlib.closing(os.fdopen(descriptor, "rb")) as file:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                raise CheckoutError(f"{relative} in the checkout at {self.root} is not a regular file")
+            data = file.read(limit + 1)
+        if len(data) > limit:
+            raise TooLarge(
+                f"{relative} in the checkout at {self.root} holds more than {limit} bytes: not read"
+            )
+        return data
+
+    def read_text(self, relative: str | PurePosixPath, limit: int = MAX_BYTES) -> str:
+        """The file as UTF-8 text (undecodable bytes replaced), bounded as :meth:`read_bytes`."""
+        return self.read_bytes(relative, limit).decode("utf-8", "replace")
+
+    def files(
+        self,
+        folder: str | PurePosixPath,
+        pattern: str = "*",
+        *,
+        recursive: bool = False,
+        limit: int = MAX_FILES,
+    ) -> tuple[PurePosixPath, ...]:
+        """The files below ``folder`` whose name matches ``pattern``, relative to the root, sorted; a
+        link is listed only when it leads to a file of the tree, and no linked folder is entered.
+        TooLarge past ``limit`` entries."""
+        found: list[PurePosixPath] = []
+        if not self.is_dir(folder):
+            return ()
+        start = self.locate(folder)
+        for path in _walk(start, recursive, limit):
+            relative = PurePosixPath(path.relative_to(self.root).as_posix())
+            if fnmatch.fnmatchcase(path.name, pattern) and (not path.is_symlink() or self.is_file(relative)):
+                found.append(relative)  # a link counts when it leads to a file of the tree
+        return tuple(sorted(found))
+
+    def digest(self, relatives: Iterable[str | PurePosixPath], limit: int = MAX_BYTES) -> str:
+        """One hash over the names and contents of ``relatives`` (a missing file counts as missing):
+        a cache key that changes with any of them."""
+        digest = hashlib.sha256()
+        for relative in relatives:
+            digest.update(f"{relative}\0".encode())
+            try:
+                digest.update(hashlib.sha256(self.read_bytes(relative, limit)).digest())
+            except CheckoutError:
+                digest.update(b"\0missing\0")
+        return digest.hexdigest()
+
+
+def _walk(start: Path, recursive: bool, limit: int) -> Iterable[Path]:
+    """Regular files and links below ``start`` (no link followed), at most ``limit`` entries looked at."""
+    seen = 0
+    folders = [(start, 0)]
+    while folders:
+        folder, depth = folders.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > limit:
+                raise TooLarge(f"{start} holds more than {limit} entries: not listed")
+            if entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                yield Path(entry.path)
+            elif recursive and depth < MAX_DEPTH and entry.is_dir(follow_symlinks=False):
+                folders.append((Path(entry.path), depth + 1))
