@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from runner.knowledge import ci_images, ci_platforms, ci_sources
+from runner.knowledge.checkout import Tree
 from runner.knowledge.ci_images import Setting
 from runner.knowledge.ci_sources import Suite
 
@@ -154,8 +155,8 @@ def test_a_checkout_file_outside_the_tree_or_too_big_is_not_read(tmp_path):
     (tmp_path / "secret.yml").write_text("jobs: {run: {env: {TOKEN: x}}}\n")
     (root / ".github/workflows/_run-ci.yml").symlink_to(tmp_path / "secret.yml")
     (root / ".github/workflows/big.yml").write_text("#" * (ci_platforms.MAX_FILE_BYTES + 1))
-    assert ci_platforms.read_text(root, ".github/workflows/_run-ci.yml") is None
-    assert ci_platforms.read_text(root, ".github/workflows/big.yml") is None
+    assert ci_platforms.read_text(Tree.at(root), ".github/workflows/_run-ci.yml") is None
+    assert ci_platforms.read_text(Tree.at(root), ".github/workflows/big.yml") is None
     assert ci_platforms.of_checkout(root).platforms == {}
 
 
@@ -164,7 +165,7 @@ def test_the_shipped_knowledge_is_what_the_upstream_trees_say(upstream_miles):
         tree = upstream_miles(shipped.commit)
         data = yaml.safe_load(shipped.path.read_text(encoding="utf-8"))
         assert data["miles_commit"].startswith(shipped.commit)
-        assert ci_sources.as_data(ci_platforms._read(tree)) == {
+        assert ci_sources.as_data(ci_platforms._read(Tree.at(tree))) == {
             k: v for k, v in data.items() if k != "miles_commit"
         }
 

@@ -18,6 +18,7 @@ import yaml
 from runner import locate
 from runner.errors import Location, Problem, SpecError
 from runner.knowledge import ci_sources, versions
+from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.ci_images import Setting
 from runner.knowledge.ci_sources import Suite
 
@@ -58,35 +59,26 @@ def from_sources(found: ci_sources.CISources, source: str) -> CIKnowledge:
 
 
 def of_checkout(root: Path) -> CIKnowledge:
-    """Read live from a checkout: its workflows, images and ``run_suite.py``, bounded, in the tree."""
-    return from_sources(_read(root), str(root))
+    """Read live from a checkout, through the door: its workflows, images and ``run_suite.py``."""
+    return from_sources(_read(Tree.at(root)), str(root))
 
 
-def _read(root: Path) -> ci_sources.CISources:
-    workflows = root / ".github" / "workflows"
-    listed = workflows.iterdir() if _inside(workflows, root) and workflows.is_dir() else iter(())
-    files = sorted(f".github/workflows/{p.name}" for p in listed if p.is_file())[:MAX_WORKFLOWS]
-    return ci_sources.read(files, lambda relative: read_text(root, relative))
+def _read(tree: Tree) -> ci_sources.CISources:
+    try:
+        listed = tree.files(".github/workflows", limit=MAX_WORKFLOWS)
+    except CheckoutError:
+        listed = ()
+    return ci_sources.read([str(path) for path in listed], lambda relative: read_text(tree, relative))
 
 
-def read_text(root: Path, relative: str) -> str | None:
-    """A checkout file's text; None where it is missing, not a regular file inside the tree, or too big."""
-    path = root / relative
-    if not _inside(path, root) or not path.is_file():
+def read_text(tree: Tree, relative: str) -> str | None:
+    """A checkout file's text; None where it is missing, leads out of the tree, or is too big."""
+    if not tree.is_file(relative):
         return None
     try:
-        with open(path, "rb") as stream:
-            data = stream.read(MAX_FILE_BYTES + 1)
-    except OSError:
+        return tree.read_text(relative, MAX_FILE_BYTES)
+    except CheckoutError:
         return None
-    return data[:MAX_FILE_BYTES].decode("utf-8", errors="replace") if len(data) <= MAX_FILE_BYTES else None
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError):
-        return False
 
 
 def shipped() -> list[versions.Version]:
@@ -167,6 +159,6 @@ def plan(checkout: Path, folder: Path = FOLDER, *, trust: bool = False) -> SyncP
     from runner.knowledge.presets import identity
 
     commit, date = identity(checkout, trust=trust)
-    found = _read(checkout)
+    found = _read(Tree.at(checkout))
     path = folder / f"{versions.entry_name(commit, date)}.yaml"
     return SyncPlan(path, text(found, commit, date), tuple(found.problems))
