@@ -207,3 +207,10 @@ def test_ci_sync_writes_a_file_per_commit_and_check_reports_drift(cli, tmp_path)
     (root / ".github/workflows/_run-ci-rocm.yml").write_text(ROCM_WORKFLOW.replace("rocm\n", "hip\n"))
     drift = cli("ci", "sync", "--miles-root", str(root), "-o", str(out), "--check")
     assert (drift.code, drift.out.strip()) == (1, f"{shipped}: differs from the checkout")
+
+
+def test_a_recording_is_never_given_a_name_or_value_a_process_environment_cannot_hold():
+    workflow = 'jobs: {run: {env: {"A=B": x, "ok": "fine", "NUL": "a\\0b", "PATH": /evil, "HOME": /root}}}\n'
+    found = read({".github/workflows/_run-ci.yml": workflow, ".github/workflows/pr.yml": CALLER})
+    knowledge = ci_platforms.from_sources(found, "test")
+    assert {name: s.value for name, s in knowledge.environment("cuda").items()} == {"ok": "fine"}

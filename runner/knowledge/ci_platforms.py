@@ -9,6 +9,7 @@ that platform's environment (:meth:`CIKnowledge.environment`): miles' ROCm CI se
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from runner.knowledge.ci_images import Setting
 from runner.knowledge.ci_sources import Suite
 
 FOLDER = locate.PROJECT / "miles" / "ci"
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 MAX_FILE_BYTES = 1 << 20  # a workflow is a few kB; a checkout's file past this is not read
 MAX_WORKFLOWS = 200
 # what the sandbox sets itself, and what no recording may be given (the caller's paths, secrets)
@@ -42,7 +44,11 @@ class CIKnowledge:
         return {
             name: setting
             for name, setting in self.platforms.get(platform, {}).items()
-            if setting.value is not None and name not in NOT_GIVEN and name not in secrets
+            if setting.value is not None
+            and name not in NOT_GIVEN
+            and name not in secrets
+            and ENV_NAME.fullmatch(name)  # a process environment takes nothing else
+            and "\0" not in setting.value
         }
 
     def suite(self, name: str) -> Suite | None:
