@@ -171,6 +171,8 @@ def runtime_env(
             lists.append(default)
         elif default.from_caller and default.name in caller_env:
             env[default.name] = _secret_safe(default.name, caller_env[default.name], conventions.secrets)
+        elif default.probe and default.on_rocm is not None and cell.profile.platform == "rocm":
+            env[default.name] = default.on_rocm  # what the probe prints there: no nvidia-smi on an AMD node
         elif default.probe:
             env[default.name] = f"${{{default.name}}}"
             probes[default.name] = conventions.probes[default.probe]
