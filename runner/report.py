@@ -103,6 +103,7 @@ def properties_of(cell: CellResult) -> list[tuple[str, str]]:
     if cell.log:
         found.append(("log", cell.log))
     found += [(f"attempt_{a.number}", f"{a.submission_id}: {a.outcome}") for a in cell.attempts]
+    found += [(f"attempt_{a.number}_run_id", a.run_id) for a in cell.attempts if a.run_id]
     if cell.history:
         found.append(("history_run", cell.history))
     found += [(f"gate:{g.metric}:{_step(g)}", _gate_property(g)) for g in cell.gates]
@@ -137,7 +138,8 @@ def details(cell: CellResult) -> Iterator[str]:
     for step in cell.prepare:
         yield f"prepare {step.name} ({step.kind}): {step.status}: {step.detail}"
     for attempt in cell.attempts:
-        yield f"attempt {attempt.number} {attempt.submission_id}: {attempt.outcome}: {attempt.detail}"
+        named = f" (run-id {attempt.run_id})" if attempt.run_id else ""
+        yield f"attempt {attempt.number} {attempt.submission_id}{named}: {attempt.outcome}: {attempt.detail}"
     for verify in cell.verified:
         yield f"verify {verify.name} ({verify.call}): {verify.outcome}: {verify.detail}"
     for check in cell.checks:

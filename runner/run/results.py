@@ -42,6 +42,7 @@ class Attempt:
     outcome: AttemptOutcome
     detail: str
     seconds: float
+    run_id: str = ""  # the name its flags' $${run-id} got ("" when no flag names the run)
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,10 @@ class CellResult:
         data["prepare"] = [  # a step's result only where a flag takes it: every other reads as it always has
             {key: value for key, value in asdict(step).items() if key != "result" or value is not None}
             for step in self.prepare
+        ]
+        data["attempts"] = [  # an attempt's run_id only where a flag names the run, as with prepare's result
+            {key: value for key, value in asdict(attempt).items() if key != "run_id" or value}
+            for attempt in self.attempts
         ]
         data["gates"] = [{**asdict(g), "corridor": g.corridor} for g in self.gates]
         data["metrics"] = {
