@@ -17,6 +17,7 @@ from runner import run_id
 from runner.importer import launch_reads
 from runner.importer.events import location, refused
 from runner.importer.returned import RUN_ID_STAND_IN as STAND_IN
+
 _STAND_IN = re.compile(re.escape(STAND_IN))
 _PART = STAND_IN.rsplit("-", 1)[1]  # its digits: a text that holds them holds part of the stand-in
 _USED = {"command": "runs a command with", "verify": "checks with", "write": "writes a file with"}
