@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from runner.errors import ExitCode
 from runner.run.results import CellResult, Gate, RunResult, Status
 
 MARKS = {
@@ -29,7 +30,10 @@ def headline(result: RunResult) -> str:
     """``2 passed, 1 failed in 45 s``."""
     counts = Counter(c.status for c in result.cells)
     parts = [f"{counts[s]} {s.value}" for s in Status if counts[s]]
-    return f"{', '.join(parts) or 'no cells'} in {result.seconds:.0f} s"
+    said = f"{', '.join(parts) or 'no cells'} in {result.seconds:.0f} s"
+    if result.exit_code is ExitCode.NOTHING_RAN:
+        said += f": nothing ran, every selected cell was skipped (exit {int(ExitCode.NOTHING_RAN)})"
+    return said
 
 
 def _checks_summary(cell: CellResult) -> str:

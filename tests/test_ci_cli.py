@@ -214,7 +214,6 @@ def test_run_takes_exactly_the_cells_of_a_shard(cli, tree):
             ("gen", "--cells", "c.json"),
             "c.json: gen/nv named twice; a shard runs each cell once",
         ),
-        ({"c.json": "[]"}, ("gen", "--cells", "c.json"), "c.json: names no cell"),
         (
             {"c.json": '{"cells": 3}'},
             ("gen", "--cells", "c.json"),
@@ -253,6 +252,18 @@ def test_run_refuses_what_names_no_shard(cli, tree, files, argv, message):
         (tree / name).write_text(text)
     result = cli("run", *argv, "--dry-run")
     assert (result.code, result.err) == (2, f"run-matrix: {message}\n")
+
+
+def test_an_empty_cells_list_runs_nothing_and_exits_0_with_empty_reports(cli, tree):
+    (tree / "c.json").write_text("[]")  # a shard, or a plan of what a change touches, with nothing in it
+    result = cli("run", "gen", "--cells", "c.json", "--log-dir", "logs", "--junit", "j.xml", "--format", "json")
+    assert (result.code, json.loads(result.out)["cells"], json.loads(result.out)["exit_code"]) == (0, [], 0)
+    assert result.err.splitlines() == [
+        "run-matrix: --cells c.json names no cell: nothing to run",
+        "run-matrix: no cells in 0 s",
+    ]
+    assert 'tests="0"' in (tree / "j.xml").read_text()
+    assert cli("run", "gen", "-k", "nothing-has-this", "--dry-run").code == 2  # a -k matching nothing
 
 
 def test_a_cell_changed_since_the_plan_is_a_warning(cli, tree):

@@ -195,6 +195,8 @@ class RunResult:
             return ExitCode.INTERRUPTED
         if statuses & {Status.FAILED, Status.ERROR} or (self.strict and Status.SKIPPED in statuses):
             return ExitCode.RUN_FAILED
+        if statuses == {Status.SKIPPED} and self.complete:  # an empty selection (a CI shard) is no failure
+            return ExitCode.NOTHING_RAN
         return ExitCode.OK
 
     def to_json(self) -> dict[str, Any]:
