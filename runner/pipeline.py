@@ -15,12 +15,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from runner import adjust, check, hardware, locate, selection
+from runner import adjust, check, hardware, locate, selection, why
 from runner.cell import Cell
 from runner.check import reads as read_checks
 from runner.compose import Composed, compose
 from runner.errors import Location, Problem, SpecError, UsageError
 from runner.knowledge import flags, preset_data, versions
+from runner.layout import layout
 from runner.load import NO_DOCUMENTS, Documents, Key
 from runner.matrix import Combo, cell_id, expand
 from runner.model import build
@@ -41,7 +42,16 @@ def cells(
     """Every cell of one spec file: its matrix expanded, each cell resolved and modelled; its flags
     are checked against ``miles_root``'s own when given (else the spec's miles_version). Files of
     ``documents`` (the spec, its components) are read from there: candidates not written yet."""
-    composed = compose(path, documents)
+    try:
+        composed = compose(path, documents)
+    except SpecError as error:
+        raise _unknown_flags_first(error, path, today, miles_root, documents) from None
+    return _cells_of(composed, path, today, miles_root, documents)
+
+
+def _cells_of(
+    composed: Composed, path: Path, today: datetime.date | None, miles_root: Path | None, documents: Documents
+) -> list[Cell]:
     matrix = build(MatrixBlock, {"matrix": composed.data.get("matrix", {})}, composed).matrix
     combos = expand(matrix, composed.location) if matrix.axes or matrix.include else [{}]
     name = locate.cell_name(path)
@@ -52,6 +62,22 @@ def cells(
     if unwritten:
         raise SpecError(unwritten)
     return found
+
+
+def _unknown_flags_first(
+    error: SpecError, path: Path, today: datetime.date | None, miles_root: Path | None, documents: Documents
+) -> SpecError:
+    """A ``why:`` that names a flag its file does not set is most often the reason of a flag the file
+    misspelt (``sglang-dp-sise: 2`` under ``why: sglang-dp-size: ...``): composed without that check,
+    the spec's flags that are no flags (rule F1, with did-you-mean) come first, then the why problem."""
+    if not any(p.rule == "why" and why.UNSET in p.message for p in error.problems):
+        return error
+    try:
+        found = _cells_of(compose(path, documents, reasons_checked=False), path, today, miles_root, documents)
+    except SpecError:
+        return error  # the spec has other problems: the why one stands alone
+    unknown = [p for c in found for p in check.RULES["F1"](c, layout(c)) if p.severity == "error"]
+    return SpecError([*dict.fromkeys(unknown), *error.problems]) if unknown else error
 
 
 def cell(path: Path) -> Cell:
