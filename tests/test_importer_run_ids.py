@@ -33,9 +33,9 @@ def test_a_run_named_by_the_clock_is_run_id_in_the_flags_with_a_note(checkout):
     assert (flags["load"], flags["save"]) == ("/root/out/$${run-id}/checkpoints",) * 2
     assert "run-matrix-run" not in text and "6180339887" not in text
     assert (
-        "# note: create_run_id() names each run by the clock; the spec's flags name it $${run-id}, made anew"
-        " for each attempt in the same form (each run saves to and loads from folders of its own, as the"
-        " test's runs do) (test_run_named.py:7)\n"
+        "# note: create_run_id() names each run by the clock; --load, --save name it $${run-id}, made anew"
+        " for each attempt in the same form (each run has folders of its own, as the test's runs do)"
+        " (test_run_named.py:7)\n"
     ) in text
     launch = render(pipeline.cell(checkout.parent / "out" / "spec.yaml"))
     assert launch.run_id == ("--load", "--save")

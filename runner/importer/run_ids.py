@@ -40,6 +40,22 @@ def place(events: list[dict[str, Any]]) -> None:
             if not carried or text.count(_PART) != text.count(STAND_IN):
                 raise refused(location(event["at"]), _why(event, key, text))
     launch_reads.replace(events, _STAND_IN, run_id.REFERENCE)
+    for event in (e for e in events if e["kind"] == "wandb"):  # as the flags it is found among hold it
+        event["text"] = str(event["text"]).replace(STAND_IN, run_id.REFERENCE)
+    for clock in (e for e in events if e["kind"] == "clock"):
+        clock["flags"] = _flags(events)  # for its note
+
+
+def _flags(events: list[dict[str, Any]]) -> list[str]:
+    """The flags of the launches that name the run (``--save``, ...), each once, but the W&B group."""
+    found: list[str] = []
+    for event in (e for e in events if e["kind"] == "train"):
+        flag = ""
+        for word in str(event["args"].get("train_args", "")).split():
+            flag = word if word.startswith("--") else flag
+            if run_id.REFERENCE in word and flag not in (*found, "--wandb-group"):
+                found.append(flag)
+    return found
 
 
 def _why(event: dict[str, Any], key: tuple[str, ...], text: str) -> str:
