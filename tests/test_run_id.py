@@ -80,6 +80,15 @@ def test_render_names_the_flags_and_the_script_sets_the_name_once_unless_the_cal
     assert "run_id" not in plain.to_json() and "RUN_MATRIX_RUN_ID" not in to_shell(plain, "plain.yaml")
 
 
+def test_dry_run_says_which_flags_name_each_attempt(cli, write) -> None:
+    spec_with(write, SAVE)
+    done = cli("run", "spec.yaml", "--dry-run")
+    assert done.code == 0, done.err
+    assert "  run-id --save: a name per attempt (the clock and 3 random digits) at submission\n" in done.out
+    data = json.loads(cli("run", "spec.yaml", "--dry-run", "--format", "json").out)
+    assert data["cells"][0]["run_id"] == ["--save"]
+
+
 def saving(tmp_path: Path) -> str:
     out = tmp_path / "out"
     return f'args:\n  ckpt: {{save: "{out}/$${{run-id}}/checkpoints", load: "{out}/$${{run-id}}/checkpoints", save-interval: 1}}'  # fmt: skip
