@@ -12,6 +12,7 @@ process again. It may stand anywhere inside a flag's text of ``args``, and nowhe
 from __future__ import annotations
 
 import datetime
+import itertools
 import re
 import secrets
 from collections.abc import Sequence
@@ -72,3 +73,13 @@ def filled(argv: Sequence[str], name: str) -> tuple[str, ...]:
 def for_shell(argv: Sequence[str]) -> tuple[str, ...]:
     """``argv`` with each reference as the ``${RUN_MATRIX_RUN_ID}`` a rendered script sets."""
     return tuple(token.replace(REFERENCE, f"${{{VARIABLE}}}") for token in argv)
+
+
+def values(argv: Sequence[str], flags: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """(flag, its value as the job got it) of each of ``flags`` in ``argv`` (a list's items joined)."""
+    found = []
+    for index, token in enumerate(argv):
+        if token in flags:
+            items = itertools.takewhile(lambda item: not item.startswith("--"), argv[index + 1 :])
+            found.append((token, " ".join(items)))
+    return tuple(found)

@@ -109,6 +109,7 @@ def test_two_runs_save_to_two_folders_each_named_in_its_report(cli, specs, users
         assert FORM.match(attempt["run_id"]) and attempt["outcome"] == "succeeded"
         names.append(attempt["run_id"])
         saved = tmp_path / "out" / attempt["run_id"] / "checkpoints"
+        assert attempt["named"] == {"--load": str(saved), "--save": str(saved)}  # the folder, in the report
         assert (saved / "latest_checkpointed_iteration.txt").is_file()
         log = (tmp_path / "logs" / "fake-named.log").read_text()
         assert f"==> run-id --load, --save: {attempt['run_id']} (attempt 1's own)\n" in log

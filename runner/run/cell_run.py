@@ -187,7 +187,9 @@ class CellRun:
         def record(outcome: job.JobOutcome) -> None:
             detail = self.redact(outcome.detail)  # it may quote the job's last line
             seconds = round(time.monotonic() - started, 3)
-            attempts.append(Attempt(number, submission_id, outcome.outcome, detail, seconds, named))
+            argv = run_id.filled(self.planned.entry_argv, named)
+            flags = run_id.values(argv, self.planned.launch.run_id) if named else ()
+            attempts.append(Attempt(number, submission_id, outcome.outcome, detail, seconds, named, flags))
 
         self.series.clear()  # an attempt's metrics are its own
         if not self.read_at_launch():

@@ -43,6 +43,7 @@ class Attempt:
     detail: str
     seconds: float
     run_id: str = ""  # the name its flags' $${run-id} got ("" when no flag names the run)
+    named: tuple[tuple[str, str], ...] = ()  # those flags with the name in them: (--save, /out/NAME/ckpt)
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,8 @@ class CellResult:
             for step in self.prepare
         ]
         data["attempts"] = [  # an attempt's run_id only where a flag names the run, as with prepare's result
-            {key: value for key, value in asdict(attempt).items() if key != "run_id" or value}
+            {key: value for key, value in asdict(attempt).items() if key not in ("run_id", "named") or value}
+            | ({"named": dict(attempt.named)} if attempt.named else {})
             for attempt in self.attempts
         ]
         data["gates"] = [{**asdict(g), "corridor": g.corridor} for g in self.gates]
