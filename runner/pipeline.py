@@ -64,14 +64,18 @@ def _cells_of(
     return found
 
 
+MAX_TYPO_SEARCH = 32  # why: problems of unset keys under which the pipeline looks for misspelt flags
+
+
 def _unknown_flags_first(
     error: SpecError, path: Path, today: datetime.date | None, miles_root: Path | None, documents: Documents
 ) -> SpecError:
     """A ``why:`` that names a flag its file does not set is most often the reason of a flag the file
     misspelt (``sglang-dp-sise: 2`` under ``why: sglang-dp-size: ...``): composed without that check,
     the spec's flags that are no flags (rule F1, with did-you-mean) come first, then the why problem."""
-    if not any(p.rule == "why" and why.UNSET in p.message for p in error.problems):
-        return error
+    unset = [p for p in error.problems if p.rule == "why" and why.UNSET in p.message]
+    if not unset or len(unset) > MAX_TYPO_SEARCH:
+        return error  # none, or more than typos: composing again would cost what the first one did
     try:
         found = _cells_of(compose(path, documents, reasons_checked=False), path, today, miles_root, documents)
     except SpecError:
