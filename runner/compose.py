@@ -24,13 +24,15 @@ MAX_EXTENDS_DEPTH = 32  # files in one extends chain (GLM-5's is 2 deep)
 __all__ = ["MAX_EXTENDS_DEPTH", "Composed", "Provenance", "Step", "compose", "overlay"]
 
 
-def compose(path: Path, documents: Documents = NO_DOCUMENTS) -> Composed:
+def compose(path: Path, documents: Documents = NO_DOCUMENTS, reasons_checked: bool = True) -> Composed:
     """The composed chain of ``path``. Each file is composed once however often it is reached
     (a diamond of extends, a base shared by many specs): the result is kept while no file of
     its chain changed. Callers get their own provenance table; data is shared and never mutated.
     A file of ``documents`` is read from there (a candidate checked before it is written).
+    ``reasons_checked=False`` lets a ``why:`` name a key its file does not set (the pipeline then
+    looks for the typo behind it); such a composition is never kept.
     """
-    composed = _compose(path.resolve(), (), Location(path), documents)
+    composed = _compose(path.resolve(), (), Location(path), (documents, reasons_checked))
     return replace(composed, provenance=dict(composed.provenance))
 
 
@@ -41,7 +43,11 @@ MAX_KEPT = 4096  # composed files kept, as load keeps parsed ones
 Chain = tuple[tuple[Path, Location], ...]  # each file above and its extends: line, the user's first
 
 
-def _compose(path: Path, stack: Chain, named_at: Location, documents: Documents) -> Composed:
+Reading = tuple[Documents, bool]  # the documents, and whether a why: must name keys its file sets
+
+
+def _compose(path: Path, stack: Chain, named_at: Location, reading: Reading) -> Composed:
+    documents = reading[0]
     kept = _COMPOSED.get(path)
     if kept and kept[1] == _stamps(kept[0].files) and not any(f in documents for f in kept[0].files):
         return kept[0]
@@ -65,26 +71,27 @@ def _compose(path: Path, stack: Chain, named_at: Location, documents: Documents)
             hint="extend a base that holds what the chain shares; a chain is a few files deep",
         )
         raise _reached_through(too_deep, stack[:-1])
-    composed = _compose_file(path, stack, named_at, documents)
-    if any(f in documents for f in composed.files):
-        return composed  # a candidate: composed afresh each time
+    composed = _compose_file(path, stack, named_at, reading)
+    if any(f in documents for f in composed.files) or not reading[1]:
+        return composed  # a candidate, or composed leniently: afresh each time
     if len(_COMPOSED) >= MAX_KEPT:
         _COMPOSED.clear()
     _COMPOSED[path] = (composed, _stamps(composed.files))
     return composed
 
 
-def _compose_file(path: Path, stack: Chain, named_at: Location, documents: Documents) -> Composed:
+def _compose_file(path: Path, stack: Chain, named_at: Location, reading: Reading) -> Composed:
     spec = stack[0][0] if stack else path
     try:
-        return _composed_file(path, stack, documents)
+        return _composed_file(path, stack, reading)
     except SpecError as exc:
         if stack and repository.outside(spec, path):  # a base elsewhere: none of its text is quoted
             raise repository.unreadable(exc, path, spec) from None
         raise
 
 
-def _composed_file(path: Path, stack: Chain, documents: Documents) -> Composed:
+def _composed_file(path: Path, stack: Chain, reading: Reading) -> Composed:
+    documents, reasons_checked = reading
     try:
         doc = load_from(path, documents)
     except SpecError as exc:
@@ -95,10 +102,11 @@ def _composed_file(path: Path, stack: Chain, documents: Documents) -> Composed:
     files: list[Path] = []
     for base_path in _extends(doc, stack, documents):
         where = doc.location(("extends",))
-        base = _compose(base_path, (*stack, (path, where)), where, documents)
+        base = _compose(base_path, (*stack, (path, where)), where, reading)
         _merge_composed(data, provenance, base)
         files += [f for f in base.files if f not in files]
-    _apply(data, provenance, why.own(doc), doc, why.reasons(doc, problems), (), problems)
+    reasons = why.reasons(doc, problems if reasons_checked else Collector())  # lenient: none of its problems
+    _apply(data, provenance, why.own(doc), doc, reasons, (), problems)
     if problems.problems and stack:
         problems = Collector(list(_reached_through(SpecError(problems.problems), stack).problems))
     problems.raise_if_errors()

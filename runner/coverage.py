@@ -7,7 +7,7 @@ names the software stacks of the profile its cells target (the miles version's c
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +18,7 @@ from schemas.ci import CI
 
 @dataclass
 class Entry:
-    status: str = "missing"  # runs | skipped | missing
+    status: str = "missing"  # runs | unchecked | skipped | missing (the first that one of its cells is)
     cells: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     stacks: list[str] = field(default_factory=list)  # the software stacks the cells target
@@ -36,9 +36,15 @@ class Row:
 
 
 PLATFORM_AXIS = "platform"  # import's axis of a test's cells per CI platform (runner.importer.platforms)
+UNCHECKED = "requirements unchecked (no --miles-root)"
+_RANK = ("runs", "unchecked", "skipped", "missing")  # an entry is what the best of its cells is
 
 
-def coverage(cells: Iterable[Cell], hardware: list[str]) -> list[Row]:
+def coverage(
+    cells: Iterable[Cell], hardware: list[str], unmet: Mapping[str, list[str]] | None = None
+) -> list[Row]:
+    """The rows of ``cells``; ``unmet``: each cell's unmet requirements, checked against a checkout
+    (None: no checkout, so a cell with ``requires:`` is neither said to run nor to be skipped)."""
     rows: dict[tuple[str, str], Row] = {}
     for cell in cells:
         key = (_test(cell), _variant(cell))
@@ -48,12 +54,9 @@ def coverage(cells: Iterable[Cell], hardware: list[str]) -> list[Row]:
         row.ci[cell.id] = cell.spec.ci
         if cell.profile.stack and cell.profile.stack not in entry.stacks:
             entry.stacks.append(cell.profile.stack)
-        if cell.skip:
-            expiry = f" (until {cell.skip.expires})" if cell.skip.expires else ""
-            entry.reasons.append(f"{cell.skip.reason}{expiry}")
-            entry.status = entry.status if entry.status == "runs" else "skipped"
-        else:
-            entry.status = "runs"
+        status, reasons = _status(cell, unmet)
+        entry.reasons += reasons
+        entry.status = min(entry.status, status, key=_RANK.index)
     return [rows[key] for key in sorted(rows)]
 
 
@@ -62,6 +65,15 @@ def _variant(cell: Cell) -> str:
     by the hardware column."""
     values = cell.id.partition("[")[2].rstrip("]").split(",")
     return ",".join(v for v in values if v and not v.startswith(f"{PLATFORM_AXIS}="))
+
+
+def _status(cell: Cell, unmet: Mapping[str, list[str]] | None) -> tuple[str, list[str]]:
+    if cell.skip:
+        expiry = f" (until {cell.skip.expires})" if cell.skip.expires else ""
+        return "skipped", [f"{cell.skip.reason}{expiry}"]
+    if unmet is None:
+        return ("unchecked", []) if cell.spec.requires else ("runs", [])
+    return ("skipped", unmet[cell.id]) if unmet.get(cell.id) else ("runs", [])
 
 
 def _test(cell: Cell) -> str:
@@ -98,6 +110,8 @@ def _shown(entry: Entry, ci: dict[str, CI], markdown: bool) -> str:
     stacks = f" on {', '.join(entry.stacks)}" if entry.stacks else ""
     if entry.status == "runs":
         return f"runs{stacks}: {cells}"
+    if entry.status == "unchecked":
+        return f"{UNCHECKED}{stacks}: {cells}"
     reasons = "; ".join(entry.reasons)
     return f"skipped{stacks}: {escape(reasons) if markdown else reasons} ({cells})"
 

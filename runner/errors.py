@@ -21,6 +21,7 @@ class ExitCode(IntEnum):
     RUN_FAILED = 1
     INVALID_SPEC = 2
     ENVIRONMENT = 3
+    NOTHING_RAN = 5  # cells were selected and none ran (each skipped or unmet), as pytest's 5: no tests
     INTERRUPTED = 130
 
 

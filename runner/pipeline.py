@@ -15,12 +15,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from runner import adjust, check, hardware, locate, repository, selection
+from runner import adjust, check, hardware, locate, repository, selection, why
 from runner.cell import Cell
 from runner.check import reads as read_checks
 from runner.compose import Composed, compose
 from runner.errors import Location, Problem, SpecError, UsageError
 from runner.knowledge import flags, preset_data, versions
+from runner.layout import layout
 from runner.load import NO_DOCUMENTS, Documents, Key
 from runner.matrix import Combo, cell_id, expand
 from runner.model import build
@@ -41,14 +42,17 @@ def cells(
     """Every cell of one spec file: its matrix expanded, each cell resolved and modelled; its flags
     are checked against ``miles_root``'s own when given (else the spec's miles_version). Files of
     ``documents`` (the spec, its components) are read from there: candidates not written yet."""
-    composed = compose(path, documents)
     try:
-        return _cells(composed, path, today, miles_root, documents)
+        composed = compose(path, documents)
+    except SpecError as error:
+        raise _unknown_flags_first(error, path, today, miles_root, documents) from None
+    try:
+        return _cells_of(composed, path, today, miles_root, documents)
     except SpecError as exc:  # a value of a base outside the spec's repository is never quoted
         raise repository.quiet(exc, composed.path, composed.files) from None
 
 
-def _cells(
+def _cells_of(
     composed: Composed, path: Path, today: datetime.date | None, miles_root: Path | None, documents: Documents
 ) -> list[Cell]:
     matrix = build(MatrixBlock, {"matrix": composed.data.get("matrix", {})}, composed).matrix
@@ -61,6 +65,26 @@ def _cells(
     if unwritten:
         raise SpecError(unwritten)
     return found
+
+
+MAX_TYPO_SEARCH = 32  # why: problems of unset keys under which the pipeline looks for misspelt flags
+
+
+def _unknown_flags_first(
+    error: SpecError, path: Path, today: datetime.date | None, miles_root: Path | None, documents: Documents
+) -> SpecError:
+    """A ``why:`` that names a flag its file does not set is most often the reason of a flag the file
+    misspelt (``sglang-dp-sise: 2`` under ``why: sglang-dp-size: ...``): composed without that check,
+    the spec's flags that are no flags (rule F1, with did-you-mean) come first, then the why problem."""
+    unset = [p for p in error.problems if p.rule == "why" and why.UNSET in p.message]
+    if not unset or len(unset) > MAX_TYPO_SEARCH:
+        return error  # none, or more than typos: composing again would cost what the first one did
+    try:
+        found = _cells_of(compose(path, documents, reasons_checked=False), path, today, miles_root, documents)
+    except SpecError:
+        return error  # the spec has other problems: the why one stands alone
+    unknown = [p for c in found for p in check.RULES["F1"](c, layout(c)) if p.severity == "error"]
+    return SpecError([*dict.fromkeys(unknown), *error.problems]) if unknown else error
 
 
 def cell(path: Path) -> Cell:

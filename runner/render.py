@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from runner import hooks, prepared, programs, reads, steps
+from runner import hooks, prepared, programs, reads, run_id, steps
 from runner.cell import Cell
 from runner.command import Command
 from runner.programs import (
@@ -51,14 +51,19 @@ class Launch:
     hook_reads: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     # flags that take what a prepare call returned: shell variable -> step, call, function, reference, flags
     prepared: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # flags that hold $${run-id}, the name of each attempt (``--save``, ...), in launch order
+    run_id: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """Its fields; ``prepared`` only where a flag takes a call's result, so every other launch reads
-        as it always has."""
+        """Its fields; ``prepared`` only where a flag takes a call's result and ``run_id`` only where a
+        flag names its run, so every other launch reads as it always has."""
         data = asdict(self)
         data["commands"] = [command.to_json() for command in self.commands]
-        if not self.prepared:
-            del data["prepared"]
+        for name in ("prepared", "run_id"):
+            if not data[name]:
+                del data[name]
+        if self.run_id:
+            data["run_id"] = {"variable": run_id.VARIABLE, "flags": list(self.run_id)}
         return data
 
 
@@ -100,6 +105,7 @@ def render(cell: Cell, context: Context = Context()) -> Launch:
         launch_reads(train_args),
         verify_hook_reads(cell),
         launch_prepared(cell),
+        tuple(run_id.flags(cell.spec)),
     )
 
 
@@ -171,6 +177,8 @@ def runtime_env(
             lists.append(default)
         elif default.from_caller and default.name in caller_env:
             env[default.name] = _secret_safe(default.name, caller_env[default.name], conventions.secrets)
+        elif default.probe and default.on_rocm is not None and cell.profile.platform == "rocm":
+            env[default.name] = default.on_rocm  # what the probe prints there: no nvidia-smi on an AMD node
         elif default.probe:
             env[default.name] = f"${{{default.name}}}"
             probes[default.name] = conventions.probes[default.probe]

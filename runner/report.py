@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from runner.errors import ExitCode
 from runner.run.results import CellResult, Gate, RunResult, Status
 
 MARKS = {
@@ -29,7 +30,10 @@ def headline(result: RunResult) -> str:
     """``2 passed, 1 failed in 45 s``."""
     counts = Counter(c.status for c in result.cells)
     parts = [f"{counts[s]} {s.value}" for s in Status if counts[s]]
-    return f"{', '.join(parts) or 'no cells'} in {result.seconds:.0f} s"
+    said = f"{', '.join(parts) or 'no cells'} in {result.seconds:.0f} s"
+    if result.exit_code is ExitCode.NOTHING_RAN:
+        said += f": nothing ran, every selected cell was skipped (exit {int(ExitCode.NOTHING_RAN)})"
+    return said
 
 
 def _checks_summary(cell: CellResult) -> str:
@@ -103,6 +107,7 @@ def properties_of(cell: CellResult) -> list[tuple[str, str]]:
     if cell.log:
         found.append(("log", cell.log))
     found += [(f"attempt_{a.number}", f"{a.submission_id}: {a.outcome}") for a in cell.attempts]
+    found += [(f"attempt_{a.number}_run_id", a.run_id) for a in cell.attempts if a.run_id]
     if cell.history:
         found.append(("history_run", cell.history))
     found += [(f"gate:{g.metric}:{_step(g)}", _gate_property(g)) for g in cell.gates]
@@ -137,7 +142,8 @@ def details(cell: CellResult) -> Iterator[str]:
     for step in cell.prepare:
         yield f"prepare {step.name} ({step.kind}): {step.status}: {step.detail}"
     for attempt in cell.attempts:
-        yield f"attempt {attempt.number} {attempt.submission_id}: {attempt.outcome}: {attempt.detail}"
+        named = f" (run-id {attempt.run_id})" if attempt.run_id else ""
+        yield f"attempt {attempt.number} {attempt.submission_id}{named}: {attempt.outcome}: {attempt.detail}"
     for verify in cell.verified:
         yield f"verify {verify.name} ({verify.call}): {verify.outcome}: {verify.detail}"
     for check in cell.checks:

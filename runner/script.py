@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from runner import prepared, reads, shell
+from runner import prepared, reads, run_id, shell
 from runner.command import Command, report_variable, shell_name, stop_shell
 from runner.programs import FILL_PROGRAM
 from runner.render import Launch
@@ -30,6 +30,7 @@ def to_shell(launch: Launch, source: str) -> str:
     own = {prepared.file_variable(found["function"]) for found in launch.prepared.values()}  # it sets them
     lines += [f': "${{{name}:?set {name}}}"' for name in needed if name not in {*launch.probes, *own}]
     lines += [f'export {name}="${{{name}:-$({probe})}}"' for name, probe in launch.probes.items()]
+    lines += _run_id_lines(launch)
     for command in launch.commands:
         said = [f"skipped when {command.skip_if}"] if command.skip_if else []
         said += [f"from {command.cwd}"] if command.cwd else []
@@ -43,6 +44,8 @@ def to_shell(launch: Launch, source: str) -> str:
             command = _reading(command, launch.reads)
         if command.phase == "submit" and launch.prepared:
             command = replace(command, argv=prepared.for_shell(command.argv))
+        if command.phase == "submit" and launch.run_id:
+            command = replace(command, argv=run_id.for_shell(command.argv))
         if command.phase == "verify" and command.name in launch.hook_reads:
             fill, command = _filling(command, launch.hook_reads[command.name])
             lines.append(fill)
@@ -50,6 +53,18 @@ def to_shell(launch: Launch, source: str) -> str:
         if command.phase == "submit":
             lines += _stop_lines(launch.commands)
     return "\n".join(lines) + "\n"
+
+
+def _run_id_lines(launch: Launch) -> list[str]:
+    """The run's name, set once for the flags that hold it, unless the caller set it (as run makes one
+    per attempt: the clock and three random digits, miles' create_run_id() form)."""
+    if not launch.run_id:
+        return []
+    name, flags = run_id.VARIABLE, ", ".join(launch.run_id)
+    return [
+        shell.comment(f"the run's name, for {flags} (the caller's {name} when set)"),
+        f'export {name}="${{{name}:-{run_id.SHELL_NEW}}}"',
+    ]
 
 
 def _returning(command: Command, found: Mapping[str, Any]) -> list[str]:

@@ -100,12 +100,15 @@ def _reasons_of(
             message = f"why: {name!r} is given a reason twice"
             problems.add(Problem("why", message, key, (where,), hint="name each key once"))
         elif name not in written and problems.room():
-            hint = did_you_mean(name, written) or "a reason belongs in the file that makes the change."
-            message = f"why: gives a reason for {name!r}, which this file does not set"
+            # not a key this entry names already (that one has its reason), nor a mapping above one
+            others = {w for w in written - set(names) if not any(n.startswith(f"{w}.") for n in names)}
+            hint = did_you_mean(name, others) or "a reason belongs in the file that makes the change."
+            message = f"why: gives a reason for {name!r}, {UNSET}"
             problems.add(Problem("why", message, key, (where,), hint=hint))
         reasons[name] = reason
 
 
+UNSET = "which this file does not set"  # a why: naming a key its file does not set: often a typo of it
 MAX_WHY_KEYS = 256  # keys one why: entry may name
 
 

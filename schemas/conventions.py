@@ -16,6 +16,11 @@ class EnvDefault(Model):
     value: str | None = Field(default=None, description="{master_addr} is replaced")
     from_caller: bool = Field(default=False, description="the caller's value wins when set")
     probe: str | None = Field(default=None, description="else decided on the node by this probe (see probes)")
+    on_rocm: str | None = Field(
+        default=None,
+        description="on ROCm hardware, this value in place of the probe (one that asks NVIDIA's tools, which "
+        "a ROCm node lacks, and so always prints it there)",
+    )
     backend: str | None = Field(default=None, description="only for this --train-backend (megatron, fsdp)")
     path_list: bool = Field(
         default=False,

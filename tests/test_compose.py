@@ -186,7 +186,7 @@ def test_one_why_entry_gives_several_keys_one_reason(write):
         (
             "args.misc.{a, c}",
             "over.yaml:6: error [why] why.args.misc.{a, c}: why: gives a reason for 'args.misc.c', which this"
-            " file does not set\n  ==> did you mean 'args.misc.a'?",
+            " file does not set\n  ==> a reason belongs in the file that makes the change.",  # a is named
         ),
         (
             "args.misc.{a",

@@ -42,7 +42,10 @@ def test_markdown_has_every_upstream_substitution_with_its_reason(cli, in_repo):
     assert "| `mode` | `colocate` | `async` | async mode (train_async.py) with 4 train + 4 rollout GPUs |" in table
     assert "| `engines` | `1` | `2` | = rollout GPUs / GPUs per engine |" in table
     assert "| `GPUs per engine` | `8` | `2` | 2 engines x 2 GPUs |" in table
-    assert "### Launch" not in table  # every launch difference is a spec row already
+    # every launch difference is a spec row already, but the one the platform decides (ROCm: not probed)
+    launch = table.split("### Launch")[1].split("###")[0].strip().splitlines()
+    why = "the launch conventions probe it where the probe's tool is (NVIDIA) and set it on ROCm (on_rocm)"
+    assert launch[2:] == [f"| `env NCCL_NVLS_ENABLE` | `${{NCCL_NVLS_ENABLE}}` | `0` | {why} |"]
 
 
 def test_json_shape(cli, in_repo):
@@ -60,7 +63,8 @@ def test_json_shape(cli, in_repo):
     }
     assert by_key["args.sglang.rollout-num-gpus"]["a"] is None
     assert by_key["requires.te-ck-grouped-gemm"]["b"] == {"kind": "package", "name": "transformer_engine", "optional": True}
-    assert data["launch"] == []  # the spec rows show them
+    # the spec rows show them, but what the platform decides: ROCm's NCCL_NVLS_ENABLE is 0, not probed
+    assert [(d["key"], d["a"], d["b"]) for d in data["launch"]] == [("env NCCL_NVLS_ENABLE", "${NCCL_NVLS_ENABLE}", "0")]
     launch = json.loads(cli("diff", NV, ROCM, "--format", "json", "--level", "launch").out)
     assert launch["differences"] == [] and launch["layout"] == []
     assert {d["key"] for d in launch["launch"]} >= {"train_script", "--colocate", "env HIP_VISIBLE_DEVICES"}

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from runner import pipeline
 from tests.conftest import QWEN3_CASES
-from tests.test_model import VALID
+from tests.test_model import MINIMAL, VALID
 
 MATRICES = pipeline.locate.BUNDLED_MATRICES
 
@@ -43,3 +43,38 @@ def test_candidates_are_built_from_memory_and_never_cached(write, tmp_path):
     assert not spec.parent.exists()  # nothing was written
     again = pipeline.cells(spec, documents={**documents, component.resolve(): "description: other\n"})
     assert again[1].spec.description == "other"  # a candidate is composed afresh each time
+
+
+TYPO = """args:
+  misc: {colocate: true}
+  sglang:
+    why:
+      sglang-dp-size, sglang-ep-size: with DP-attention, DP=2 EP=2 split each 2-GPU engine
+    sglang-dp-sise: 2
+    sglang-ep-size: 2
+"""
+
+
+def test_a_misspelt_flag_that_keeps_its_why_is_named_first_with_did_you_mean(cli, write):
+    path = write("spec.yaml", MINIMAL + TYPO)
+    done = cli("validate", str(path))
+    assert (done.code, done.out.split("1 cells, 0 supporting")[0]) == (
+        2,
+        "spec.yaml:10: error [F1] args.sglang.sglang-dp-sise: --sglang-dp-sise is not a flag of miles"
+        " 31f1ca96 (nor of Megatron and the SGLang its container installs)\n"
+        "  ==> did you mean 'sglang-dp-size'?\n"
+        "spec.yaml:9: error [why] args.sglang.why.sglang-dp-size, sglang-ep-size: why: gives a reason for"
+        " 'args.sglang.sglang-dp-size', which this file does not set\n"
+        "  ==> did you mean 'args.sglang.sglang-dp-sise'?\n",
+    )
+
+
+def test_a_why_naming_an_unset_key_of_a_spec_whose_flags_are_known_stands_alone(cli, write):
+    path = write("spec.yaml", VALID + "why: {args.misc.colocated: one node}\n")
+    done = cli("validate", str(path))
+    assert (done.code, done.out.split("1 cells, 0 supporting")[0]) == (
+        2,
+        "spec.yaml:7: error [why] why.args.misc.colocated: why: gives a reason for 'args.misc.colocated',"
+        " which this file does not set\n"
+        "  ==> did you mean 'args.misc.colocate'?\n",
+    )

@@ -173,8 +173,8 @@ def test_coverage_markdown_and_json(cli, tree):
     assert table[2] == (
         "| `glm5-744b-a40b-4layer` | — | — | — | runs on miles-dc8b499b, miles-31f1ca96: `nv/glm5-colocate`,"
         " `nv/glm5-main-ci` (stage-c-2-gpu-h200, 900 s) | skipped on miles-dc8b499b: sparse MLA kernels not"
-        " tuned for gfx942 (until 2999-01-01) (`rocm/glm5-mi300x`) | — | — | runs on miles-dc8b499b:"
-        " `rocm/glm5-async` |"
+        " tuned for gfx942 (until 2999-01-01) (`rocm/glm5-mi300x`) | — | — | requirements unchecked (no"
+        " --miles-root) on miles-dc8b499b: `rocm/glm5-async` |"  # its requires: need a checkout
     )
     data = json.loads(cli("coverage", "matrices", "--format", "json").out)
     assert data["tests"][1]["variant"] == "fp8_rollout=true"

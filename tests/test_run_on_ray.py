@@ -228,9 +228,10 @@ def test_an_unmet_requirement_skips_and_strict_fails(cli, specs):
         "requires: {sg: {kind: package, name: run-matrix-no-such-package}}\nwhy: {requires.sg: NSA kernels}"
     )
     specs("async", base="nv/glm5-colocate", extra=requires)
-    code, report, _ = run(cli, "m/fake/async.yaml")
+    code, report, err = run(cli, "m/fake/async.yaml")
     (cell,) = report["cells"]
-    assert (code, cell["status"], report["clusters"]) == (0, "skipped", [])
+    assert "run-matrix: 1 skipped in 0 s: nothing ran, every selected cell was skipped (exit 5)\n" in err
+    assert (code, cell["status"], report["clusters"], report["ok"]) == (5, "skipped", [], False)  # none ran
     assert cell["reason"] == "requires.sg: run-matrix-no-such-package is not installed (NSA kernels)"
     assert run(cli, "m/fake/async.yaml", "--strict")[0] == 1
 
@@ -246,7 +247,7 @@ def test_a_cell_the_matrix_skips_is_reported_with_its_reason(cli, specs):
     path.write_text(text)
     code, report, _ = run(cli, "m/fake/nv.yaml")
     assert (code, report["cells"][0]["status"], report["cells"][0]["reason"]) == (
-        0,
+        5,
         "skipped",
         "skip: no H200 in this lab (https://example.com/1)",
     )

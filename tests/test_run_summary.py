@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.console import Console
 
 from runner.run.results import CellResult, Check, RequirementResult, RunResult, Status
@@ -59,12 +61,12 @@ def test_in_a_log_two_skipped_cells_print_their_reasons_once_and_a_line_each():
         f"  - {UNMET[0].describe()}",
         f"  - {UNMET[1].describe()}",
         "rocm/glm5-async[fp8_rollout=true]: skipped — the same 2 reasons as rocm/glm5-async",
-        "run-matrix: 2 skipped in 0 s",
+        "run-matrix: 2 skipped in 0 s: nothing ran, every selected cell was skipped (exit 5)",
         "skipped  0 s  rocm/glm5-async  requires.indexer-topk-clamp: /m is not… (+1 more)",
         "skipped  0 s  rocm/glm5-async[fp8_rollout=true]  requires.indexer-topk-cl… (+1 more)",
     ]
     # wrapped at 80 columns, as a CI log viewer shows it
-    assert sum(-(-len(line) // 80) for line in lines) <= 16
+    assert sum(-(-len(line) // 80) for line in lines) <= 17
 
 
 def test_a_passed_cell_says_its_checks_held():
@@ -89,3 +91,12 @@ def test_a_narrow_terminal_gets_lines():
     console = Console(record=True, width=80, force_terminal=True)
     print_summary(console, RunResult(SKIPPED, "2026-11-30T00:00:00+00:00", 0.2))
     assert console.export_text().splitlines()[1].startswith("skipped  0 s  rocm/glm5-async  ")
+
+
+def test_a_run_whose_every_cell_was_skipped_exits_5_unless_strict_and_an_empty_one_exits_0():
+    skipped = RunResult(SKIPPED, "2026-11-30T00:00:00+00:00", 0.2)
+    assert (skipped.exit_code, skipped.to_json()["ok"], skipped.to_json()["exit_code"]) == (5, False, 5)
+    assert replace(skipped, strict=True).exit_code == 1  # --strict: a skip is a failure
+    assert replace(skipped, cells=()).exit_code == 0  # an empty --cells list: a shard with nothing to run
+    assert replace(skipped, cells=(*SKIPPED, PASSED)).exit_code == 0  # one ran
+    assert replace(skipped, complete=False).exit_code == 0  # a report written while the run goes on

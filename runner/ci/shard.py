@@ -104,8 +104,7 @@ def _json(path: Path) -> Any:
 
 
 def _unique(path: Path, ids: list[str]) -> tuple[str, ...]:
-    if not ids:
-        raise UsageError(f"{path}: names no cell")
+    """The ids, each once; none is a selection too (a shard or a change-based plan with nothing to run)."""
     twice = sorted(name for name, seen in Counter(ids).items() if seen > 1)
     if twice:
         raise UsageError(f"{path}: {', '.join(twice[:5])} named twice; a shard runs each cell once")

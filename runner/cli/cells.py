@@ -21,7 +21,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         name,
         help=summary,
         description="List every cell: id, hardware, GPUs it needs (nodes x GPUs per node), status "
-        "(runnable, skipped with its reason, xfail), the content hash of its resolved spec, and its CI block "
+        "(runnable, skipped with its reason, xfail; with requires: and no miles checkout to check them "
+        "against: requirements unchecked), the content hash of its resolved spec, and its CI block "
         "(suite or runner label, est_time and where it comes from, nightly) when a cell has one. With a "
         "miles checkout, each cell's requires: are checked as run checks them: a cell whose requirement "
         "is unmet is listed as unmet, with the reason.",
@@ -50,6 +51,9 @@ def run(args: argparse.Namespace) -> int:
 
         for cell, row in zip(cells, rows, strict=True):
             _with_requirements(row, requires.check(cell, args.miles_root.resolve(), os.environ))
+    else:
+        for cell, row in zip(cells, rows, strict=True):
+            _unchecked(row, cell)
     if args.format == "json":
         print_json({"cells": rows})
         return 0
@@ -110,6 +114,16 @@ def _with_requirements(row: dict[str, Any], checked: tuple[Any, ...]) -> None:
         row["status"], row["reason"] = "unmet", "; ".join(f"requires.{r.name}: {r.detail}" for r in unmet)
 
 
+UNCHECKED = "requirements unchecked (no --miles-root)"  # what list and coverage say of them without one
+
+
+def _unchecked(row: dict[str, Any], cell: Cell) -> None:
+    """A cell whose requires: no checkout checked is not called runnable: run may skip it."""
+    if cell.spec.requires and row["status"] == "runnable":
+        named = ", ".join(f"requires.{name}" for name in cell.spec.requires)
+        row["status"], row["reason"] = "unchecked", f"{UNCHECKED}: {named}"
+
+
 def _status_text(row: dict[str, Any]) -> str:
     if row["status"] == "runnable":
         checked = row.get("requirements")
@@ -119,7 +133,7 @@ def _status_text(row: dict[str, Any]) -> str:
         count = len(checked) - len(optional)
         met = f"runnable ({count} requirement{'s' if count != 1 else ''} met"
         return met + "".join(f"; optional requires.{r['name']}: {r['detail']}" for r in optional) + ")"
-    if row["status"] == "unmet":
-        return f"unmet: {row['reason']}"
+    if row["status"] in ("unmet", "unchecked"):
+        return row["reason"] if row["status"] == "unchecked" else f"unmet: {row['reason']}"
     extra = [part for part in (row["issue"], row["expires"] and f"until {row['expires']}") if part]
     return f"{row['status']}: {row['reason']}" + (f" ({', '.join(extra)})" if extra else "")

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from runner import hardware, pipeline
-from runner.cli.output import add_format, print_json
+from runner.cell import Cell
+from runner.cli.output import add_format, add_miles_root, print_json
 from runner.coverage import coverage, markdown, text
+from runner.errors import UsageError
 
 
 def add_parser(subcommands: Any, name: str, summary: str) -> None:
@@ -20,13 +24,21 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "each cell's CI suite (or runner label), est_time and nightly where its ci: block sets them.",
     )
     parser.add_argument("specs", nargs="*", default=["matrices"], metavar="DIR|SPEC")
+    add_miles_root(
+        parser,
+        "check requires: against it, as run does (a cell whose requirement is unmet is skipped); without "
+        "one, a cell with requires: is listed as 'requirements unchecked (no --miles-root)'",
+    )
     add_format(parser, "text", "markdown", "json")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.miles_root is not None and not args.miles_root.is_dir():
+        raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     names = list(hardware.profiles())
-    rows = coverage(pipeline.select(args.specs), names)
+    cells = pipeline.select(args.specs)
+    rows = coverage(cells, names, _unmet(cells, args.miles_root))
     if args.format == "json":
         print_json(
             {
@@ -45,3 +57,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(markdown(rows, names) if args.format == "markdown" else text(rows, names))
     return 0
+
+
+def _unmet(cells: list[Cell], miles_root: Path | None) -> dict[str, list[str]] | None:
+    """Each cell's unmet requirements, checked against ``miles_root`` as run checks them."""
+    if miles_root is None:
+        return None
+    from runner.run import requires  # checks git, packages, files and env: only when asked
+
+    checked = {c.id: requires.unmet(requires.check(c, miles_root.resolve(), os.environ)) for c in cells}
+    return {cell: [r.describe() for r in found] for cell, found in checked.items()}

@@ -147,6 +147,9 @@ def _selected(args: argparse.Namespace, miles_root: Path | None) -> list[Selecte
         if not number.isdigit():
             raise UsageError(f"--shard-of {path} {number}: K is a shard number (0, 1, ...)")
         given, source = shard.shard_of(Path(path), int(number)), f"--shard-of {path} {number}"
+    if not given.ids:
+        print(f"run-matrix: {source} names no cell: nothing to run", file=sys.stderr)
+        return []
     names = args.specs or list(given.specs or ["matrices"])
     cells = shard.chosen(pipeline.select(names, miles_root=miles_root), given, source)
     for name in shard.changed(cells, given):

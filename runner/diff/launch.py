@@ -39,8 +39,15 @@ def launch_differences(a: Cell, b: Cell, shown: set[str]) -> Iterator[Difference
                 lb.env.get(name),
                 source(a, key),
                 source(b, key),
-                reason(a, b, key, name not in lb.env),
+                reason(a, b, key, name not in lb.env) or _probed_on_one_side(la, lb, name),
             )
+
+
+def _probed_on_one_side(la: Launch, lb: Launch, name: str) -> str:
+    """Why a value is probed on one side's node and a constant on the other: the platform decides."""
+    if (name in la.probes) == (name in lb.probes):
+        return ""
+    return "the launch conventions probe it where the probe's tool is (NVIDIA) and set it on ROCm (on_rocm)"
 
 
 def _flags(launch: Launch) -> dict[str, tuple[str, ...]]:

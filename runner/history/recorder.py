@@ -55,12 +55,12 @@ class Recorder:
         """Write every attempt of ``result``; the result with the last attempt's run id."""
         identity = self.identity(planned)
         # a cell whose prepare step failed has no attempt: it is recorded as attempt 0, not submitted
-        attempts: list[tuple[int, str, str]] = [
-            (a.number, a.submission_id, a.outcome) for a in result.attempts
+        attempts: list[tuple[int, str, str, str]] = [
+            (a.number, a.submission_id, a.outcome, a.run_id) for a in result.attempts
         ]
-        attempts = attempts or [(0, "", "not-submitted")]
+        attempts = attempts or [(0, "", "not-submitted", "")]
         run_id = ""
-        for number, submission_id, outcome in attempts:
+        for number, submission_id, outcome, named in attempts:
             last = number == attempts[-1][0]
             trusted, note = self.trust(result) if last else (False, "retried")
             record = AttemptRecord(
@@ -74,6 +74,7 @@ class Recorder:
                 result.metrics if last else {},
                 result.gates if last else (),
                 result.seconds if last else None,
+                named,
             )
             run_id = self.store.record(record)
         return replace(result, history=run_id)

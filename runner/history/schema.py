@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from runner.errors import EnvironmentProblem
 
-VERSION = 3
+VERSION = 4
 
 metadata = sa.MetaData()
 
@@ -43,6 +43,9 @@ runs = sa.Table(
     # version 2: the cell's wall-clock seconds (prepare, every attempt, checks), on its last attempt's
     # row; NULL on a retried attempt and on runs recorded before version 2. `ci plan` reads it.
     sa.Column("seconds", sa.Double, nullable=True),
+    # version 4: the name the launch's $${run-id} got in this attempt (its --save folder, ...); "" when
+    # no flag names the run, and on runs recorded before version 4
+    sa.Column("launch_run_id", sa.Text, nullable=False, server_default=""),
     sa.Index("rm_runs_baseline", "content_hash", "hardware", "trusted", "seq"),
     sa.Index("rm_runs_cell", "cell", "seq"),
 )
@@ -137,10 +140,18 @@ def _add_last_values(connection: sa.Connection) -> None:
     connection.execute(sa.insert(last_values).from_select(columns, chosen))
 
 
+def _add_launch_run_id(connection: sa.Connection) -> None:
+    # version 1 is created from today's tables, which have the column already
+    if "launch_run_id" not in {c["name"] for c in sa.inspect(connection).get_columns(runs.name)}:
+        added = "ADD COLUMN launch_run_id TEXT NOT NULL DEFAULT ''"
+        connection.execute(sa.text(f"ALTER TABLE {runs.name} {added}"))
+
+
 MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {
     1: _create_version_1,
     2: _add_seconds,
     3: _add_last_values,
+    4: _add_launch_run_id,
 }
 
 

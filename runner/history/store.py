@@ -62,6 +62,7 @@ class AttemptRecord:
     series: Mapping[str, Sequence[Sample]]
     gates: Sequence[Gate] = ()
     seconds: float | None = None  # the cell's wall-clock time, on its last attempt
+    launch_run_id: str = ""  # the name its flags' $${run-id} got ("" when no flag names the run)
 
 
 class Store:
@@ -328,6 +329,7 @@ def _run_row(run_id: str, record: AttemptRecord) -> dict[str, Any]:
         "trusted": record.trusted,
         "note": record.note,
         "seconds": record.seconds,
+        "launch_run_id": record.launch_run_id,
     }
 
 

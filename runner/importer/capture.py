@@ -21,7 +21,7 @@ from typing import Any
 
 from runner import sandbox
 from runner.errors import Location, RunMatrixError
-from runner.importer import launch_reads, recorded_calls, traced
+from runner.importer import launch_reads, recorded_calls, run_ids, traced
 from runner.importer.events import location, refused
 from runner.importer.knowledge import knowledge
 from runner.sandbox.binds import script_reads
@@ -130,6 +130,7 @@ def _place_reads_and_calls(trace: dict[str, Any]) -> None:
     if unread is not None:
         raise refused(location(unread[0]), unread[1])
     recorded_calls.attach(trace["events"])
+    run_ids.place(trace["events"])
 
 
 def _trace_text(script: Path, done: sandbox.Outcome, timeout: float, again: bool = False) -> bytes:

@@ -55,7 +55,6 @@ from typing import Any
 HELPERS_MODULE = "miles.utils.external_utils.command_utils"
 _UNLINK, _RMDIR = os.unlink, os.rmdir  # the real ones, kept before the guards replace them
 MAX_WRITTEN = 64 * 1024  # bytes of a file the test writes that a prepare step may hold
-RUN_ID = "run-matrix-run"  # what create_run_id() gives in the sandbox, and so in the spec
 HERE = Path(__file__).resolve().parent
 SANDBOX = (
     "harness.py",
@@ -299,12 +298,15 @@ def _use_checkout(root: Path, recorder: Any, tracing: Any) -> None:
 
 
 def _fixed_run_id(tracing: Any) -> Callable[[], str]:
-    """miles names a run by the clock (``260821-093015-042``); a spec cannot, so it names it once."""
+    """miles names a run by the clock (``260821-093015-042``): here a stand-in, which the spec's flags
+    hold as ``$${run-id}`` (run_ids.py), named anew in each attempt as upstream names each run."""
+
+    stand_in = sys.modules.get("_run_matrix_returned") or _load("_run_matrix_returned", "returned.py")
 
     def create_run_id() -> str:
         if not any(e["kind"] == "clock" for e in tracing.TRACE.events):
             tracing.TRACE.record("clock", function="create_run_id")
-        return RUN_ID
+        return str(stand_in.RUN_ID_STAND_IN)
 
     return create_run_id
 

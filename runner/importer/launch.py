@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runner import prepared, reads
+from runner import prepared, reads, run_id
 from runner.errors import Location, SpecError
 from runner.importer.events import refused
 
@@ -81,6 +81,7 @@ def _tokens(command: str, secrets: Sequence[str], at: Location) -> list[str]:
         for reference in allowed:
             rest = rest.replace(reference, "")
         rest = prepared.REFERENCE.sub("", rest)  # what a prepare call returned: recorded_calls.py
+        rest = rest.replace(run_id.REFERENCE, "")  # the run's name, made per attempt: run_ids.py
         if "$" in rest or "`" in rest:
             raise _error(f"launches {word!r}, which the shell would expand: its value is not known here", at)
     return words

@@ -106,9 +106,15 @@ def _handed(event: dict[str, Any]) -> str:
 def of_event(event: dict[str, Any]) -> Note:
     """The note of an event of the trace that a spec does not hold (``NOTED``)."""
     if event["kind"] == "clock":
+        flags = ", ".join(event.get("flags") or [])
+        if not flags:
+            return Note(
+                f"{event['function']}() names each run by the clock; no flag of the launch takes it",
+                at(event),
+            )
         return Note(
-            f"{event['function']}() names each run by the clock; the spec names it run-matrix-run, so every"
-            " run of a cell uses the same folders (a --load there resumes from the last run's checkpoint)",
+            f"{event['function']}() names each run by the clock; {flags} name it $${{run-id}}, made anew for"
+            " each attempt in the same form (each run has folders of its own, as the test's runs do)",
             at(event),
         )
     if event["kind"] == "effect":

@@ -35,6 +35,8 @@ Held = Callable[[Any, str, Any], tuple[Any, str | None]]
 # else; its number tells the calls apart (recorded_calls.py turns it into ${prepared:FUNCTION})
 PREPARED_STAND_IN = "/run-matrix-prepared-{}-5089417263"
 PREPARED_FORM = "a spec hands what a prepare step of kind call returns only to a launch's flags, as text"
+# what miles' create_run_id() returns: a name no other text holds; run_ids.py turns it into ${run-id}
+RUN_ID_STAND_IN = "run-matrix-run-id-6180339887"
 
 
 class Prepared:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from runner import hooks, prepared, programs
+from runner import hooks, prepared, programs, run_id
 from runner.errors import EnvironmentProblem, display_path
 from runner.run import cluster, environment, job, metrics, prepare, processes, reads, services
 from runner.run.metrics import Series
@@ -182,11 +182,14 @@ class CellRun:
         """One attempt, into ``attempts`` however it ends (one cut short is recorded, then re-raised)."""
         started = time.monotonic()
         submission_id = f"{job_name(self.id)}-{uuid.uuid4().hex[:8]}"
+        named = run_id.new(attempts[-1].run_id if attempts else "") if self.planned.launch.run_id else ""
 
         def record(outcome: job.JobOutcome) -> None:
             detail = self.redact(outcome.detail)  # it may quote the job's last line
             seconds = round(time.monotonic() - started, 3)
-            attempts.append(Attempt(number, submission_id, outcome.outcome, detail, seconds))
+            argv = run_id.filled(self.planned.entry_argv, named)
+            flags = run_id.values(argv, self.planned.launch.run_id) if named else ()
+            attempts.append(Attempt(number, submission_id, outcome.outcome, detail, seconds, named, flags))
 
         self.series.clear()  # an attempt's metrics are its own
         if not self.read_at_launch():
@@ -203,7 +206,7 @@ class CellRun:
                 with services.running(
                     self.planned.services, self.options.caller_env, self.log_path, self.tracker, self.write
                 ) as up:
-                    outcome = self.submit_and_watch(on, submission_id, number)
+                    outcome = self.submit_and_watch(on, submission_id, number, named)
                     reported = up.reports(outcome.outcome == "succeeded")
                     if outcome.outcome == "succeeded":
                         self.verify(on, submission_id, reported)
@@ -240,10 +243,16 @@ class CellRun:
             self.write(f"==> prepared {flags}: {returned} (what prepare step {entry['step']} returned)")
         return True
 
-    def submit_and_watch(self, on: cluster.Connection, submission_id: str, number: int) -> job.JobOutcome:
+    def submit_and_watch(
+        self, on: cluster.Connection, submission_id: str, number: int, named: str
+    ) -> job.JobOutcome:
         self.enter(f"submit: {submission_id} on {on.record.address}")
+        if named:  # a name of this attempt's own: a retry does not resume from what the failed one saved
+            flags = ", ".join(self.planned.launch.run_id)
+            self.write(f"==> run-id {flags}: {named} (attempt {number}'s own)")
         self.write(f"==> attempt {number}: job {submission_id} on {on.record.address}")
         argv = prepared.filled(reads.filled(self.planned.entry_argv, self.read), self.taken)
+        argv = run_id.filled(argv, named) if named else argv
         return self.job(on, submission_id, environment.entrypoint(argv), self.write)
 
     def verify(self, on: cluster.Connection, submission_id: str, reported: hooks.Reported) -> None:

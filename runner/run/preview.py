@@ -32,6 +32,7 @@ def preview(planned: Planned, options: Options) -> dict[str, Any]:
         "services": [_service(command) for command in planned.services],
         "reads": [_read(read) for read in planned.launch.reads.values()],
         "prepared": _prepared(planned, options.skip_prepare),
+        "run_id": list(planned.launch.run_id),  # the flags that name each attempt ($${run-id})
         "job": {
             "submission_id": f"{job_name(cell.id)}-<8 hex digits>",
             "entrypoint": environment.entrypoint(planned.entry_argv),
@@ -156,6 +157,9 @@ def text(previews: list[dict[str, Any]]) -> str:
         for r in cell["reads"]:
             lines += [f"  read {r['flag']}: {r['as']} of {r['path']} at launch ({r['now']})"]
         lines += [f"  prepared {p['flag']}: takes {p['would']}" for p in cell["prepared"]]
+        named = ", ".join(cell["run_id"])
+        said = f"  run-id {named}: a name per attempt (the clock and 3 random digits) at submission"
+        lines += [said] if named else []
         lines += [f"  job {job['submission_id']}: {job['entrypoint']}"]
         lines += [f"  env {name}={value}" for name, value in job["env"].items()]
         lines += [f"  probe {name}: {command}" for name, command in job["probes"].items()]

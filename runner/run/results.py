@@ -42,6 +42,8 @@ class Attempt:
     outcome: AttemptOutcome
     detail: str
     seconds: float
+    run_id: str = ""  # the name its flags' $${run-id} got ("" when no flag names the run)
+    named: tuple[tuple[str, str], ...] = ()  # those flags with the name in them: (--save, /out/NAME/ckpt)
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,11 @@ class CellResult:
             {key: value for key, value in asdict(step).items() if key != "result" or value is not None}
             for step in self.prepare
         ]
+        data["attempts"] = [  # an attempt's run_id only where a flag names the run, as with prepare's result
+            {key: value for key, value in asdict(attempt).items() if key not in ("run_id", "named") or value}
+            | ({"named": dict(attempt.named)} if attempt.named else {})
+            for attempt in self.attempts
+        ]
         data["gates"] = [{**asdict(g), "corridor": g.corridor} for g in self.gates]
         data["metrics"] = {
             name: [{"kind": s.kind, "step": s.step, "value": s.value} for s in samples]
@@ -190,6 +197,8 @@ class RunResult:
             return ExitCode.INTERRUPTED
         if statuses & {Status.FAILED, Status.ERROR} or (self.strict and Status.SKIPPED in statuses):
             return ExitCode.RUN_FAILED
+        if statuses == {Status.SKIPPED} and self.complete:  # an empty selection (a CI shard) is no failure
+            return ExitCode.NOTHING_RAN
         return ExitCode.OK
 
     def to_json(self) -> dict[str, Any]:
