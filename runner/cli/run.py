@@ -29,7 +29,7 @@ from runner.cli.output import (
 )
 from runner.errors import EnvironmentProblem, Problem, UsageError, display_path, merged
 from runner.render import render
-from runner.run.plan import Options, Planned
+from runner.run.plan import Options, Planned, job_name
 from runner.run.record import new_run_id
 
 if TYPE_CHECKING:
@@ -95,6 +95,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     )
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
     parser.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="--junit or --report is a link: replace the link itself (never write where it points); "
+        "without it a link there is refused (exit 3)",
+    )
     parser.add_argument("--keep-going", action="store_true", help="run the remaining cells after a failure")
     parser.add_argument("--strict", action="store_true", help="a skipped cell fails the run")
     parser.add_argument(
@@ -181,8 +187,8 @@ def run(args: argparse.Namespace) -> int:
     from runner.run.outputs import Outputs, make_log_dir  # checked before any work
 
     summary = options.caller_env.get("GITHUB_STEP_SUMMARY")
-    outputs = Outputs.checked(args.junit, args.report, Path(summary) if summary else None)
-    make_log_dir(options.log_dir)
+    outputs = Outputs.checked(args.junit, args.report, Path(summary) if summary else None, args.force)
+    make_log_dir(options.log_dir, [job_name(p.cell.id) for p in planned])
     try:
         recorder = open_history(
             args, options

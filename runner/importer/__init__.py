@@ -43,7 +43,7 @@ from runner.importer.notes import Note
 from runner.importer.variants import Variants, explore
 from runner.importer.version import miles_version
 from runner.load import DELETE
-from runner.sandbox.secrets import caller_secrets, redact
+from runner.redact import Redactor
 from schemas.matrix import AxisValue
 
 
@@ -102,10 +102,10 @@ def _without_secrets(
     files: dict[Path, str], names: Sequence[str], script: Path
 ) -> tuple[dict[Path, str], list[Note]]:
     """The files with any value of the caller's secrets replaced by its ``${NAME}`` reference."""
-    secrets = caller_secrets(names)
+    redact = Redactor.of(os.environ, names)
     found: dict[str, None] = {}
     for path, text in files.items():
-        files[path], names_found = redact(text, secrets)
+        files[path], names_found = redact.found(text)
         found |= dict.fromkeys(names_found)
     return files, [
         Note(f"the value of your ${name} reached the spec; written as ${{{name}}} instead", Location(script))

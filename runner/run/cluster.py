@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner import atomic
 from runner.command import Command
 from runner.errors import EnvironmentProblem, first_line
 from runner.run import processes
@@ -104,7 +105,7 @@ def start_head(head: Command, log: Path, tracker: Tracker) -> LocalHead:
     env = {**os.environ, RUN_ID_VARIABLE: tracker.run_id}
     with processes.deferred_interrupt():  # started and recorded, or neither
         try:
-            with log.open("ab") as out:
+            with atomic.open_log(log, append=True) as out:
                 process = subprocess.Popen(
                     argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env
                 )

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.errors import EnvironmentProblem
+from runner.redact import Redactor
 from runner.sandbox import bwrap
 from runner.sandbox.limits import Limits, tasks_of
-from runner.sandbox.secrets import caller_secrets, redact
 
 OUT_VARIABLE = "RUN_MATRIX_OUT"  # the child's one writable folder; the files it leaves there come back
 MAX_RESULTS = 16
@@ -67,7 +67,7 @@ def run(
             popen_env, popen_cwd = {}, None
         child = _start(argv[0], line, popen_env, popen_cwd, limits, tasks_of(user))
         output, cut, timed_out = _capture(child, limits)
-        text, _ = redact(output.decode("utf-8", "replace"), caller_secrets(secret_names))
+        text = Redactor.of(os.environ, secret_names)(output.decode("utf-8", "replace"))
         if cut:
             text += f"\n[run-matrix: output cut at {limits.output} bytes]"
         return Outcome(child.returncode, text, cut, timed_out, not trust, _results(out, limits))
