@@ -63,7 +63,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "flags as $${prepared:FUNCTION}), a launch.before_submit hook, or a verify: entry calling it again "
         "(launched_by)",
     )
-    parser.add_argument("--force", action="store_true", help="replace files that exist")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace files that exist (a link among them is replaced itself, never what it points "
+        "to; without --force a link is refused)",
+    )
     parser.add_argument(
         "--timeout",
         type=_seconds,

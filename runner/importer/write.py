@@ -19,4 +19,4 @@ def refuse_existing(paths: list[Path], force: bool) -> None:
 
 def write_all(files: Mapping[Path, str], force: bool) -> None:
     refuse_existing(list(files), force)
-    atomic.write_all(files)
+    atomic.write_all(files, replace_link=force)  # a link: refused, or (--force) replaced, never its target
