@@ -1,0 +1,34 @@
+"""The papercuts of issue 34: hostile inputs that ended in a traceback or said nothing."""
+
+from __future__ import annotations
+
+import os
+
+DEEP = "[" * 200_000 + "]" * 200_000
+
+
+def test_a_deep_json_cells_file_is_an_error_not_a_traceback(cli, in_repo, tmp_path):
+    (tmp_path / "cells.json").write_text(DEEP)
+    result = cli("run", "--cells", str(tmp_path / "cells.json"), "--dry-run")
+    assert result.code == 2 and "Traceback" not in result.err
+    assert result.err == f"run-matrix: --cells {tmp_path}/cells.json: JSON nested too deeply\n"
+
+
+def test_a_deep_json_shard_plan_is_an_error_not_a_traceback(cli, in_repo, tmp_path):
+    (tmp_path / "plan.json").write_text(DEEP)
+    result = cli("run", "--shard-of", str(tmp_path / "plan.json"), "0", "--dry-run")
+    assert result.code == 2 and "Traceback" not in result.err
+    assert result.err == f"run-matrix: --shard-of {tmp_path}/plan.json: JSON nested too deeply\n"
+
+
+def test_a_deep_json_in_the_state_folder_is_passed_over(cli, tmp_path, monkeypatch):
+    runs = tmp_path / "state" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "evil.json").write_text(DEEP)
+    (runs / "evil.lock").touch()
+    os.mkfifo(runs / "fifo.json")  # reading it would wait for a writer forever
+    (runs / "fifo.lock").touch()
+    monkeypatch.setenv("RUN_MATRIX_STATE_DIR", str(tmp_path / "state"))
+    result = cli("cleanup")
+    assert result.code == 0 and "Traceback" not in result.err
+    assert (runs / "evil.json").exists()  # not a record of run-matrix's: left as it is
