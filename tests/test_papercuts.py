@@ -32,3 +32,15 @@ def test_a_deep_json_in_the_state_folder_is_passed_over(cli, tmp_path, monkeypat
     result = cli("cleanup")
     assert result.code == 0 and "Traceback" not in result.err
     assert (runs / "evil.json").exists()  # not a record of run-matrix's: left as it is
+
+
+def test_list_prints_a_cell_id_with_a_newline_escaped(cli, write):
+    from tests.test_model import VALID
+
+    write("hardware/.keep", "")
+    write("spec.yaml", VALID + 'matrix:\n  axes:\n    note: ["x", "a\\nb", "c\\u001b[31m"]\n')
+    result = cli("list", "spec.yaml")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert len(lines) == 4 and "\x1b" not in result.out
+    assert [line.split()[0] for line in lines[1:]] == ["spec", "spec[note=a\\nb]", "spec[note=c\\x1b[31m]"]
