@@ -440,3 +440,18 @@ def test_a_read_value_that_reaches_anything_but_a_later_launchs_flags_is_refused
         " function that launched through functions of its own (verify: launched_by)\n  ==> nothing was written"
     )
     assert not (out / "tiny_ckpt.yaml").exists()
+
+
+def test_a_linked_test_is_left_out_with_skip_refused_and_never_read(cli, checkout, out, tmp_path):
+    secret = tmp_path / "private"
+    secret.mkdir(mode=0o700)
+    (secret / "test_secret.py").write_text("print('never read')\n")
+    (checkout / FAMILY / "test_linked_case.py").symlink_to(secret / "test_secret.py")
+    args = ("import", str(checkout / FAMILY), "-o", str(out / "tiny"), "--miles-root", str(checkout))
+    refused = cli(*args)
+    assert refused.code == 2 and "chmod" not in refused.err
+    assert f"test_linked_case.py is a link (to {secret}/test_secret.py)" in refused.err
+    assert list(out.iterdir()) == []
+    kept = cli(*args, "--skip-refused")
+    assert kept.code == 0, kept.err
+    assert kept.err.startswith("left out test_linked_case.py: test_linked_case.py is a link")

@@ -15,6 +15,7 @@ nothing lands in ``OUT`` until every case has; a refused case stops the whole im
 from __future__ import annotations
 
 import ast
+import os
 import re
 import shutil
 import tempfile
@@ -69,7 +70,10 @@ def import_folder(request: Folder) -> FolderImported:
 def _import(
     request: Folder, cuda: list[Path], amd: list[Path], staging: Path, final_base: Path
 ) -> FolderImported:
-    refused: dict[str, list[Problem]] = {}
+    refused = _linked(cuda + amd)
+    cuda, amd = [t for t in cuda if t.name not in refused], [t for t in amd if t.name not in refused]
+    if refused and not request.skip_refused:
+        raise _all_refused(request, refused)
     attempt = _attempt(request, refused)
     alone = {t: r for t in cuda if (r := attempt(t, staging / "alone" / _case(t), None, request.hardware))}
     if not alone:
@@ -130,6 +134,24 @@ def _tests(folder: Path) -> tuple[list[Path], list[Path]]:
         raise UsageError(f"{folder} holds {len(tests)} tests; import at most {MAX_TESTS} at once")
     amd = [t for t in tests if t.name.startswith(AMD_PREFIX)]
     return [t for t in tests if t not in amd], amd
+
+
+def _linked(tests: list[Path]) -> dict[str, list[Problem]]:
+    """The tests that are links: refused, each with where it points (it may leave the checkout,
+    and the sandbox reads only the checkout)."""
+    return {
+        test.name: [
+            Problem(
+                "import",
+                f"{test.name} is a link (to {os.readlink(test)}): run-matrix imports only the checkout's own "
+                "files",
+                locations=(Location(test),),
+                hint="copy the test into the folder, or leave it out with --skip-refused",
+            )
+        ]
+        for test in tests
+        if test.is_symlink()
+    }
 
 
 def _case(test: Path) -> str:
