@@ -455,3 +455,13 @@ def test_a_linked_test_is_left_out_with_skip_refused_and_never_read(cli, checkou
     kept = cli(*args, "--skip-refused")
     assert kept.code == 0, kept.err
     assert kept.err.startswith("left out test_linked_case.py: test_linked_case.py is a link")
+
+
+def test_a_checkout_whose_path_holds_a_space_is_a_checkout(cli, checkout, out, tmp_path):
+    spaced = tmp_path / "my miles"
+    checkout.rename(spaced)
+    test = spaced / FAMILY / "test_nv_case.py"
+    result = cli("import", str(test), "-o", str(out / "nv_case.yaml"), "--miles-root", str(spaced))
+    assert result.code == 0, result.err
+    assert "not in the miles checkout" not in result.err
+    assert cli("validate", str(out / "nv_case.yaml")).code == 0
