@@ -44,3 +44,35 @@ def test_list_prints_a_cell_id_with_a_newline_escaped(cli, write):
     lines = result.out.splitlines()
     assert len(lines) == 4 and "\x1b" not in result.out
     assert [line.split()[0] for line in lines[1:]] == ["spec", "spec[note=a\\nb]", "spec[note=c\\x1b[31m]"]
+
+
+def test_run_refuses_a_hand_written_spec_whose_steps_touch_the_system(cli, write):
+    from tests.test_model import VALID
+
+    write("hardware/.keep", "")
+    steps = (
+        "vars: {models: /root/models}\n"
+        "prepare:\n"
+        "  cron: {kind: write-file, path: /etc/cron.d/x, text: '* * * * * root sh /tmp/evil'}\n"
+        "  sysrq: {kind: write-file, path: /proc/sysrq-trigger, text: b}\n"
+        "  keys: {kind: remove, paths: [/root/.ssh/authorized_keys]}\n"
+        "  home: {kind: remove, paths: [/home/me/project]}\n"
+        "  stale: {kind: remove, paths: [/root/models/old_torch_dist]}\n"
+        "  shm: {kind: mkdir, paths: [/dev/shm/x]}\n"
+    )
+    write("spec.yaml", VALID + steps)
+    refused = cli("run", "spec.yaml", "--dry-run")
+    assert refused.code == 2 and "Traceback" not in refused.err
+    lines = [line for line in refused.err.splitlines() if "[system-step]" in line]
+    assert lines == [
+        "spec.yaml:9: error [system-step] prepare.cron: it writes /etc/cron.d/x, under /etc, which changes the"
+        " machine rather than the test's data",
+        "spec.yaml:10: error [system-step] prepare.sysrq: it writes /proc/sysrq-trigger, under /proc, which"
+        " changes the machine rather than the test's data",
+        "spec.yaml:11: error [system-step] prepare.keys: it removes /root/.ssh/authorized_keys, under"
+        " /root/.ssh, which changes the machine rather than the test's data",
+        "spec.yaml:12: error [system-step] prepare.home: it removes /home/me/project, which no step creates or"
+        " downloads into and no data folder holds, which changes the machine rather than the test's data",
+    ]
+    allowed = cli("run", "spec.yaml", "--dry-run", "--allow-system-steps")
+    assert allowed.code == 0, allowed.err

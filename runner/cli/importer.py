@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runner.cli.output import add_format, add_miles_root, add_trust_checkout, print_json, print_problems
+from runner.cli.output import (
+    add_allow_system_steps,
+    add_format,
+    add_miles_root,
+    add_trust_checkout,
+    print_json,
+    print_problems,
+)
 from runner.errors import display_path
 
 
@@ -77,6 +84,7 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         help="seconds the script may take in the sandbox, in all its runs together (import runs it again"
         " to record functions of its own as calls; default: 60)",
     )
+    add_allow_system_steps(parser)
     add_trust_checkout(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
@@ -111,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         args.force,
         timeout=args.timeout,
         trust_checkout=args.trust_checkout,
+        allow_system_steps=args.allow_system_steps,
     )
     result = import_test(request)
     print_problems(result.warnings, sys.stderr)
@@ -151,6 +160,7 @@ def _folder(args: argparse.Namespace) -> int:
             args.timeout,
             args.trust_checkout,
             args.skip_refused,
+            args.allow_system_steps,
         )
     )
     if args.format == "json":

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner import pipeline, report
+from runner import pipeline, report, system_steps
 from runner.cell import Cell
 from runner.checkout import launch_context
 from runner.cli.output import (
     SELECT_HELP,
+    add_allow_system_steps,
     add_format,
     add_miles_root,
     add_trust_checkout,
@@ -118,6 +119,7 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         action="store_true",
         help="judge against the history, but keep this run out of every baseline (it is stored untrusted)",
     )
+    add_allow_system_steps(parser)
     add_trust_checkout(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
@@ -179,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     options = _options(args)
     selected = _selected(args, options.miles_root)
+    system_steps.refuse([each.cell for each in selected], args.allow_system_steps)  # before anything runs
     planned = [plan(each, options.miles_root, args.trust_checkout) for each in selected]
     # a warning several cells share is printed once, naming the cells
     print_problems(merged((p.cell.id, w) for p in planned for w in p.warnings), sys.stderr)

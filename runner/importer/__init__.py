@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner import hardware, locate, pipeline
+from runner import hardware, locate, pipeline, system_steps
 from runner.cell import Cell
 from runner.compose import compose
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
@@ -39,7 +39,7 @@ from runner.importer import capture, plan, registrations, roundtrip, write
 from runner.importer.events import refused
 from runner.importer.fit import Destination, built, cell_of, final_texts, grow
 from runner.importer.knowledge import knowledge
-from runner.importer.notes import Note
+from runner.importer.notes import Note, SystemStep
 from runner.importer.variants import Variants, explore
 from runner.importer.version import miles_version
 from runner.load import DELETE
@@ -58,6 +58,7 @@ class Request:
     timeout: float = capture.TIMEOUT_S
     trust_checkout: bool = False  # run the script without the sandbox's isolation (where it has none)
     today: datetime.date | None = None  # sets an imported skip's expiry (default: the real today)
+    allow_system_steps: bool = False  # import prepare steps that write /etc, remove what no step made, ...
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ def import_test(request: Request) -> Imported:
     version = miles_version(request.miles_root, record)
     conventions = pipeline.conventions(version)
     variants = explore(request.script, record, conventions, knowledge())
+    _refuse_system_steps(variants.notes, request.allow_system_steps)
     request = _with_hardware(request, variants)
     draft = _plan(request, variants, version)
     render = functools.partial(plan.texts, header=_header(request, variants), notes=variants.notes)
@@ -111,6 +113,25 @@ def _without_secrets(
         Note(f"the value of your ${name} reached the spec; written as ${{{name}}} instead", Location(script))
         for name in found
     ]
+
+
+def _refuse_system_steps(notes: Sequence[Note], allowed: bool) -> None:
+    """Each prepare step that touches the system, refused at the test's line (unless ``allowed``:
+    then it stays a note of the import)."""
+    found = [note for note in notes if isinstance(note, SystemStep)]
+    if found and not allowed:
+        raise SpecError(
+            [
+                Problem(
+                    "system-step",
+                    f"{note.at.file.name} cannot be imported: it {note.message} before launching, which"
+                    " changes the machine rather than the test's data",
+                    locations=(note.at,),
+                    hint=f"nothing was written; {system_steps.ALLOW_HINT}",
+                )
+                for note in found
+            ]
+        )
 
 
 def components_folder(spec: Path) -> Path:

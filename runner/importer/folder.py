@@ -45,6 +45,7 @@ class Folder:
     timeout: float = 60.0
     trust_checkout: bool = False
     skip_refused: bool = False
+    allow_system_steps: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ def _attempt(
             force=True,
             timeout=request.timeout,
             trust_checkout=request.trust_checkout,
+            allow_system_steps=request.allow_system_steps,
         )
         try:
             return import_test(one)

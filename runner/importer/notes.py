@@ -25,6 +25,11 @@ class Note:
     at: Location
 
 
+@dataclass(frozen=True)
+class SystemStep(Note):
+    """A prepare step that touches the system (``runner.system_steps``): refused unless allowed."""
+
+
 # the kinds of event that are notes
 NOTED = ("effect", "silent", "clock", "setenv", "prepare-call", "beside-call", "replay")
 
