@@ -202,7 +202,8 @@ class CellRun:
         head_log = self.options.log_dir / f"{job_name(self.id)}.ray-head.log"
         try:
             head = self.planned.command("cluster")
-            with cluster.connected(self.options.ray_address, head, head_log, self.tracker) as on:
+            connected = cluster.connected(self.options.ray_address, head, head_log, self.tracker, self.redact)
+            with connected as on:
                 self.clusters.append(on.record)
                 with services.running(
                     self.planned.services,
