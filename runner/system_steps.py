@@ -60,21 +60,32 @@ def writes(step: Mapping[str, Any]) -> list[str]:
 
 def findings(
     steps: Sequence[Mapping[str, Any]], data_folders: Iterable[str] = (), home: str = ""
-) -> list[tuple[int, str]]:
-    """``(index, what it does)`` of each step that touches the system."""
+) -> list[tuple[int, str, str]]:
+    """``(index, what it does, the path it removes or "")`` of each step that touches the system."""
     folders = _data_folders(steps, data_folders)
     found = []
     for index, step in enumerate(steps):
         for path in writes(step):
             if where := system_folder(path, home):
-                found.append((index, f"writes {path}, under {where}"))
+                found.append((index, f"writes {path}, under {where}", ""))
         for path in step.get("paths", []) if step.get("kind") == "remove" else []:
             if where := system_folder(path, home):
-                found.append((index, f"removes {path}, under {where}"))
+                found.append((index, f"removes {path}, under {where}", ""))
             elif not _under(_normal(path), folders):
                 unmade = "which no step creates or downloads into and no data folder holds"
-                found.append((index, f"removes {path}, {unmade}"))
+                found.append((index, f"removes {path}, {unmade}", path))
     return found
+
+
+def holds(folders: Iterable[str], path: str) -> bool:
+    """Whether ``path`` is one of ``folders`` or lies under one."""
+    return _under(_normal(path), tuple(_normal(folder) for folder in folders))
+
+
+def _outputs(cell: Cell) -> list[str]:
+    """The folders the cell's launch writes (``--save``): the test's own data, removed before a run."""
+    output_flags = cell.conventions.output_flags
+    return [str(value) for name, value in cell.spec.args.flags().items() if name in output_flags]
 
 
 def _data_folders(steps: Sequence[Mapping[str, Any]], declared: Iterable[str]) -> tuple[str, ...]:
@@ -103,7 +114,7 @@ def refuse(cells: Sequence[Cell], allowed: bool) -> None:
         names = list(cell.spec.prepare)
         steps = [step.model_dump(mode="json") for step in cell.spec.prepare.values()]
         declared = [value for value in cell.spec.vars.values() if isinstance(value, str)]
-        for index, what in findings(steps, declared):
+        for index, what, _ in findings(steps, declared + _outputs(cell)):
             problem = Problem(
                 "system-step",
                 f"it {what}, which changes the machine rather than the test's data",

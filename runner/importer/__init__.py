@@ -35,7 +35,7 @@ from runner import hardware, locate, pipeline, system_steps
 from runner.cell import Cell
 from runner.compose import compose
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
-from runner.importer import capture, plan, registrations, roundtrip, write
+from runner.importer import capture, launch_reads, plan, registrations, roundtrip, write
 from runner.importer.events import refused
 from runner.importer.fit import Destination, built, cell_of, final_texts, grow
 from runner.importer.knowledge import knowledge
@@ -86,7 +86,7 @@ def import_test(request: Request) -> Imported:
     version = miles_version(request.miles_root, record)
     conventions = pipeline.conventions(version)
     variants = explore(request.script, record, conventions, knowledge())
-    _refuse_system_steps(variants.notes, request.allow_system_steps)
+    variants = _refuse_system_steps(variants, conventions.output_flags, request.allow_system_steps)
     request = _with_hardware(request, variants)
     draft = _plan(request, variants, version)
     render = functools.partial(plan.texts, header=_header(request, variants), notes=variants.notes)
@@ -115,10 +115,20 @@ def _without_secrets(
     ]
 
 
-def _refuse_system_steps(notes: Sequence[Note], allowed: bool) -> None:
+def _refuse_system_steps(variants: Variants, output_flags: Sequence[str], allowed: bool) -> Variants:
     """Each prepare step that touches the system, refused at the test's line (unless ``allowed``:
-    then it stays a note of the import)."""
-    found = [note for note in notes if isinstance(note, SystemStep)]
+    then it stays a note of the import). Removing what a launch of the test writes (``--save``) is
+    the test's own clean-up."""
+    written = [
+        f for _, t in variants.cells for _, f in launch_reads.outputs(t.launched.train_args, output_flags)
+    ]
+    own = [
+        n
+        for n in variants.notes
+        if isinstance(n, SystemStep) and n.removed and system_steps.holds(written, n.removed)
+    ]
+    variants = dataclasses.replace(variants, notes=[n for n in variants.notes if n not in own])
+    found = [note for note in variants.notes if isinstance(note, SystemStep)]
     if found and not allowed:
         raise SpecError(
             [
@@ -132,6 +142,7 @@ def _refuse_system_steps(notes: Sequence[Note], allowed: bool) -> None:
                 for note in found
             ]
         )
+    return variants
 
 
 def components_folder(spec: Path) -> Path:

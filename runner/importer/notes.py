@@ -29,6 +29,8 @@ class Note:
 class SystemStep(Note):
     """A prepare step that touches the system (``runner.system_steps``): refused unless allowed."""
 
+    removed: str = ""  # a removal's path, which a launch's output folder (--save) may still hold
+
 
 # the kinds of event that are notes
 NOTED = ("effect", "silent", "clock", "setenv", "prepare-call", "beside-call", "replay")

@@ -89,7 +89,10 @@ def system_notes(named: dict[str, Step], where: dict[str, Location]) -> list[Not
     told to allow them)."""
     names = list(named)
     found = system_steps.findings(list(named.values()))
-    return [SystemStep(f"{what} (prepare step {names[index]})", where[names[index]]) for index, what in found]
+    return [
+        SystemStep(f"{what} (prepare step {names[index]})", where[names[index]], removed)
+        for index, what, removed in found
+    ]
 
 
 _STEP: TypeAdapter[Any] = TypeAdapter(PrepareStep)
