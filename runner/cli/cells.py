@@ -11,8 +11,7 @@ from runner import pipeline
 from runner.cell import Cell
 from runner.ci import estimate
 from runner.cli.output import SELECT_HELP, add_format, add_miles_root, print_json
-from runner.errors import UsageError
-from runner.history.checks import printable
+from runner.errors import UsageError, printable
 from runner.layout import layout
 from schemas.ci import CI
 

@@ -17,10 +17,10 @@ from runner.cli.output import (
     add_format,
     add_miles_root,
     add_trust_checkout,
-    print_json,
     print_problems,
 )
 from runner.errors import Problem, UsageError, display_path, merged
+from runner.redact import Redactor
 from runner.render import Launch, render
 from runner.script import to_shell
 
@@ -79,10 +79,11 @@ def run(args: argparse.Namespace) -> int:
         for path in write_files(args.output_dir, launches, args.format, args.force):
             print(f"run-matrix: wrote {display_path(path)}", file=sys.stderr)
     elif args.format == "json":
-        print_json({"cells": [_json(launch, problems) for launch, problems, _ in launches]})
+        text = json.dumps({"cells": [_json(launch, problems) for launch, problems, _ in launches]}, indent=2)
+        print(Redactor.of(os.environ)(text))
     else:
         launch, _, path = _one_script(launches, args)
-        sys.stdout.write(to_shell(launch, display_path(path)))
+        sys.stdout.write(Redactor.of(os.environ)(to_shell(launch, display_path(path))))
     return 0
 
 
@@ -127,10 +128,13 @@ def write_files(
     if clashes:
         raise UsageError(f"-o {folder}: cell ids that map to one file name: {', '.join(clashes)}")
     output_folder(folder, force)
+    redact = Redactor.of(os.environ)  # a value of the caller's env a script would carry: its reference
     files = {
-        folder / name: json.dumps(_json(launch, problems), indent=2) + "\n"
-        if form == "json"
-        else to_shell(launch, display_path(path))
+        folder / name: redact(
+            json.dumps(_json(launch, problems), indent=2) + "\n"
+            if form == "json"
+            else to_shell(launch, display_path(path))
+        )
         for name, (launch, problems, path) in zip(names, launches, strict=True)
     }
     atomic.write_all(files, mode=0o644 if form == "json" else 0o755)  # a link in DIR is refused
