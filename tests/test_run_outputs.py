@@ -108,3 +108,14 @@ def test_a_report_path_that_is_a_link_is_refused_unless_force_replaces_the_link(
         Outputs.checked(tmp_path / "junit.xml", None, None)
     assert "pass --force to replace the link itself (never what it points to)" in str(caught.value)
     assert Outputs.checked(tmp_path / "junit.xml", None, None, force=True).force
+
+
+def test_what_the_reports_would_carry_of_a_secret_is_its_reference(tmp_path):
+    from runner.redact import Redactor
+
+    redact = Redactor.of({"CLUSTER_TOKEN": "http://127.0.0.1:8265"})  # a value the reports hold
+    outputs = Outputs.checked(tmp_path / "junit.xml", tmp_path / "report.json", tmp_path / "summary.md", redact=redact)
+    outputs.write(RUN)
+    for name in ("junit.xml", "report.json", "summary.md"):
+        assert "127.0.0.1:8265" not in (tmp_path / name).read_text()
+    assert "${CLUSTER_TOKEN}" in (tmp_path / "report.json").read_text()

@@ -29,6 +29,7 @@ from runner.cli.output import (
     print_problems,
 )
 from runner.errors import EnvironmentProblem, Problem, UsageError, display_path, merged
+from runner.redact import Redactor
 from runner.render import render
 from runner.run.plan import Options, Planned, job_name
 from runner.run.record import new_run_id
@@ -190,7 +191,9 @@ def run(args: argparse.Namespace) -> int:
     from runner.run.outputs import Outputs, make_log_dir  # checked before any work
 
     summary = options.caller_env.get("GITHUB_STEP_SUMMARY")
-    outputs = Outputs.checked(args.junit, args.report, Path(summary) if summary else None, args.force)
+    secrets = {name for each in planned for name in each.cell.conventions.secrets}
+    redact = Redactor.of(options.caller_env, secrets)
+    outputs = Outputs.checked(args.junit, args.report, Path(summary) if summary else None, args.force, redact)
     make_log_dir(options.log_dir, [job_name(p.cell.id) for p in planned])
     try:
         recorder = open_history(

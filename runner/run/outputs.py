@@ -21,6 +21,7 @@ from pathlib import Path
 from runner import report
 from runner.atomic import FORCE_HINT, refuse_link, write_text
 from runner.errors import EnvironmentProblem, display_path
+from runner.redact import Redactor
 from runner.run.results import RunResult
 
 
@@ -36,11 +37,17 @@ class Output:
 class Outputs:
     files: tuple[Output, ...]
     force: bool = False  # the user's paths may be links, which are replaced
+    redact: Redactor = field(default_factory=Redactor)  # results are redacted already: a second guard
     failures: dict[str, str] = field(default_factory=dict)  # option -> why its last write failed
 
     @classmethod
     def checked(
-        cls, junit: Path | None, json_report: Path | None, summary: Path | None, force: bool = False
+        cls,
+        junit: Path | None,
+        json_report: Path | None,
+        summary: Path | None,
+        force: bool = False,
+        redact: Redactor | None = None,
     ) -> Outputs:
         """The report files asked for, each proven writable now; exit 3 naming every one that is not
         (a link among them too, unless ``force``: then the link is replaced, never its target)."""
@@ -54,13 +61,14 @@ class Outputs:
         problems = [f"{f.option} {why}" for f in files if (why := _why_not(f.path, force))]
         if problems:
             raise EnvironmentProblem("cannot write the reports:\n  " + "\n  ".join(problems))
-        return cls(tuple(files), force=force)
+        return cls(tuple(files), force=force, redact=redact or Redactor())
 
     def write(self, result: RunResult) -> None:
         """Write every file; a failure is remembered (``failures``) and does not stop the others."""
         for output in self.files:
             try:
-                write_text(output.path, output.before + output.render(result), replace_link=self.force)
+                text = output.before + self.redact(output.render(result))
+                write_text(output.path, text, replace_link=self.force)
             except OSError as exc:
                 self.failures[output.option] = f"{display_path(output.path)}: {exc.strerror or exc}"
             except EnvironmentProblem as exc:  # a link planted there since the run began
