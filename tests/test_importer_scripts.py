@@ -389,3 +389,15 @@ def test_steps_that_touch_the_system_are_refused_at_their_lines_unless_allowed(c
     assert f"{name}:16: note: removes /root/.ssh, under /root/.ssh (prepare step clean)" in allowed.err
     ran = cli("run", str(here / "sys.yaml"), "--dry-run")
     assert ran.code == 2 and "[system-step]" in ran.err and "--allow-system-steps" in ran.err
+
+
+def test_a_spec_path_that_is_a_link_is_refused_and_force_replaces_the_link_not_its_target(cli, here):
+    victim = here / "victim.yaml"
+    victim.write_text("precious\n")
+    (here / "spec.yaml").symlink_to(victim)
+    refused = run_import(cli, "flag_given_twice.py", here / "spec.yaml", "--hardware", "h200")
+    assert refused.code == 2 and victim.read_text() == "precious\n"
+    assert "Traceback" not in refused.err
+    forced = run_import(cli, "flag_given_twice.py", here / "spec.yaml", "--hardware", "h200", "--force")
+    assert forced.code == 0, forced.err
+    assert victim.read_text() == "precious\n" and not (here / "spec.yaml").is_symlink()

@@ -72,7 +72,7 @@ class Imported:
 
 
 def import_test(request: Request) -> Imported:
-    destination = Destination(request.output.resolve(), components_folder(request.output))
+    destination = Destination(_unlinked(request.output), components_folder(request.output))
     _check_request(request)
     record = functools.partial(
         capture.record,
@@ -95,7 +95,7 @@ def import_test(request: Request) -> Imported:
     files, scrubbed = _without_secrets(
         final_texts(draft, destination, render), conventions.secrets, request.script
     )
-    write.write_all(files, request.force)
+    write.write_all(files, request.force, named=(destination.spec,))
     ids = [cell.id for cell in pipeline.cells(request.output)]
     return Imported(files, ids, variants.axes, variants.switches, [*variants.notes, *scrubbed], warnings)
 
@@ -145,9 +145,15 @@ def _refuse_system_steps(variants: Variants, output_flags: Sequence[str], allowe
     return variants
 
 
+def _unlinked(path: Path) -> Path:
+    """``path`` absolute, its folder's links resolved but not its own: a spec path that is a link
+    names the link (replaced with --force), never what it points to."""
+    return path.absolute().parent.resolve() / path.name
+
+
 def components_folder(spec: Path) -> Path:
     """``matrices/components/`` for a spec in a matrices tree, else ``components/`` beside it."""
-    folder = spec.resolve().parent
+    folder = _unlinked(spec).parent
     tree = any((folder.parent / name).is_dir() for name in ("hardware", "base", "components"))
     return folder.parent / "components" if tree else folder / "components"
 
@@ -195,7 +201,7 @@ def _plan(request: Request, variants: Variants, version: str | None) -> plan.Imp
     base: dict[str, Any] = {}
     base_version = None
     if request.base is not None:
-        spec = {"extends": os.path.relpath(request.base.resolve(), request.output.resolve().parent), **spec}
+        spec = {"extends": os.path.relpath(request.base.resolve(), _unlinked(request.output).parent), **spec}
         base = compose(request.base).data
         base_matrix, base_version = base.get("matrix") or {}, base.get("miles_version")
     if version is not None and version != base_version:
@@ -204,7 +210,7 @@ def _plan(request: Request, variants: Variants, version: str | None) -> plan.Imp
     axes = {axis: values for axis, values in variants.axes.items() if base_axes.get(axis) != values}
     axes |= {axis: values[:1] for axis, values in base_axes.items() if axis not in variants.axes}
     taken = set(base_matrix.get("adjust") or {})
-    spec_path = request.output.resolve().with_suffix("")
+    spec_path = _unlinked(request.output).with_suffix("")
     prefix = os.path.relpath(spec_path, components_folder(request.output).parent).replace(os.sep, "-")
     draft = plan.ImportPlan(prefix, spec, axes, sources=_sources(variants), taken=taken)
     _ci(draft, request, variants, base)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner import atomic
 from runner.errors import Location, Problem, SpecError, UsageError
 from runner.importer import Imported, Request, emit, import_test, write
 from runner.load import WrittenFloat, load
@@ -57,6 +58,9 @@ class FolderImported:
 
 
 def import_folder(request: Folder) -> FolderImported:
+    if request.output.is_symlink():  # -o DIR names a folder to fill, never where a link points
+        atomic.refuse_link(request.output, request.force, f"-o {request.output}: {atomic.FORCE_HINT}")
+        request.output.unlink()
     cuda, amd = _tests(request.tests)
     family = request.output.resolve().name
     final_base = request.output / "base" / f"{family}.yaml"
