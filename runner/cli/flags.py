@@ -105,9 +105,9 @@ def run_sync(args: argparse.Namespace) -> int:
     notes = dict(_note(text) for text in args.source)
     catalog, report = build(args.miles_root, args.megatron, args.sglang, args.router)
     catalog = Catalog(catalog.miles, catalog.date, {**catalog.sources, **notes}, catalog.flags)
-    args.output.mkdir(parents=True, exist_ok=True)
     path = args.output / f"{catalog.date}-{catalog.miles}.json"
     try:
+        args.output.mkdir(parents=True, exist_ok=True)
         atomic.write_text(path, catalog.to_json())
     except OSError as exc:
         raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -79,7 +79,8 @@ def _dead_runs(runs: Path) -> Iterator[tuple[Path, Record, int]]:
     """Each record whose run is gone, with its lock held (so that two cleanups never race)."""
     for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
         try:
-            lock = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CLOEXEC)
+            flags = os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK  # never a link's target, a FIFO
+            lock = os.open(path.with_suffix(".lock"), flags)
         except OSError:
             continue  # its run is ending (it removes the record, then the lock)
         try:
