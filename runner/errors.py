@@ -224,6 +224,12 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
+def printable(text: str) -> str:
+    """``text`` with its control and format characters (an ESC, a bidi override) escaped as
+    ``\\x1b``: text from the store never drives the terminal."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def first_line(error: BaseException | str) -> str:
     """The first line of another library's error (Ray's run to pages); its type when it says nothing."""
     text = str(error).strip()

@@ -24,6 +24,7 @@ from runner.programs import (
     VERIFY_PROGRAM,
     asked,
 )
+from runner.redact import secret_name
 from schemas import GROUPS, calls
 from schemas.calls import Hook, Verify
 from schemas.conventions import EnvDefault, LaunchConventions
@@ -196,7 +197,7 @@ def runtime_env(
 
 
 def _secret_safe(name: str, value: str, secrets: Sequence[str]) -> str:
-    return f"${{{name}}}" if name in secrets else value
+    return f"${{{name}}}" if secret_name(name, secrets) else value
 
 
 def _train_args(cell: Cell, caller_env: Mapping[str, str]) -> Iterator[str]:

@@ -28,6 +28,7 @@ from typing import Any
 
 from runner import inputs
 from runner.atomic import write_text
+from runner.errors import EnvironmentProblem
 from runner.knowledge.cache import folder
 
 FORMAT = 1  # what an entry holds; a new layout is a new number, and old entries are ignored
@@ -90,8 +91,9 @@ def store(
     if records is None or not found_by or key(command, arguments) != found_by:
         return
     entry = {"format": FORMAT, "key": found_by, "inputs": records, "verdict": verdict}
-    # RuntimeError: no home folder; TypeError/ValueError: a verdict JSON cannot hold (then not kept)
-    with contextlib.suppress(OSError, RuntimeError, TypeError, ValueError):
+    # RuntimeError: no home folder; TypeError/ValueError: a verdict JSON cannot hold (then not kept);
+    # EnvironmentProblem: a link planted where the entry goes (then not kept either)
+    with contextlib.suppress(OSError, RuntimeError, TypeError, ValueError, EnvironmentProblem):
         path = _entry(command, found_by)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(path, json.dumps(entry))

@@ -11,15 +11,17 @@ from typing import Literal
 
 from pydantic import Field, PositiveInt
 
-from schemas.values import Model
+from schemas.values import GitHubLabel, Model
 
 
 class CI(Model):
     backend: Literal["cuda", "rocm"] | None = Field(
         default=None, description="miles' register_cuda_ci (cuda) or register_rocm_ci (rocm)"
     )
-    suite: str | None = Field(default=None, description="miles' CI suite, e.g. stage-c-4-gpu-mi350")
-    runs_on: str | None = Field(default=None, description="a runner label, when no suite names the runner")
+    suite: GitHubLabel | None = Field(default=None, description="miles' CI suite, e.g. stage-c-4-gpu-mi350")
+    runs_on: GitHubLabel | None = Field(
+        default=None, description="a runner label, when no suite names the runner"
+    )
     est_time: PositiveInt | None = Field(default=None, description="estimated seconds one run takes")
-    labels: list[str] = Field(default=[], description="free labels, e.g. the model family")
+    labels: list[GitHubLabel] = Field(default=[], description="free labels, e.g. the model family")
     nightly: bool = Field(default=False, description="run only in the nightly CI")

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, field_validator, model_validator
 
-from schemas.values import Model
+from schemas.values import Count, Model
 
 Vendor = Literal["nvidia", "amd"]
 Platform = Literal["cuda", "rocm"]
@@ -99,7 +99,7 @@ class Machine(Model):
     platform: Platform
     arch: str = Field(description="sm90, sm100, gfx942, gfx950, ...")
     compute_capability: tuple[int, int]
-    gpus_per_node: PositiveInt = Field(description="GPUs of one whole node; a runner may get a share of them")
+    gpus_per_node: Count = Field(description="GPUs of one whole node; a runner may get a share of them")
     memory_gb: PositiveInt = Field(description="memory of one GPU")
     interconnect: str = ""
     visible_devices_env: Literal["CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"]

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, field_validator
 
-from schemas.values import Model
+from schemas.values import Count, Model, github_label
 
 MAX_RUNNERS_PER_CLASS = 1000  # a budget: shards are planned one by one
-Label = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Label = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 
 
 class RunnerClass(Model):
@@ -23,13 +23,18 @@ class RunnerClass(Model):
         '(["self-hosted", "amd", "mi350", "4gpu"])'
     )
     hardware: str = Field(description="the hardware profile of its GPUs (matrices/hardware/<name>.yaml)")
-    gpus: int = Field(
-        ge=1, le=1024, description="GPUs each runner owns (4 for a 4-GPU share of an 8-GPU host)"
-    )
-    count: int = Field(ge=1, le=MAX_RUNNERS_PER_CLASS, description="how many such runners exist")
+    gpus: Count = Field(le=1024, description="GPUs each runner owns (4 for a 4-GPU share of an 8-GPU host)")
+    count: Count = Field(le=MAX_RUNNERS_PER_CLASS, description="how many such runners exist")
     suites: list[str] = Field(
         default=[], description="miles CI suites this class serves: a cell whose ci.suite is listed goes here"
     )
+
+    @field_validator("label")
+    @classmethod
+    def _safe(cls, label: str | list[str]) -> str | list[str]:
+        for each in [label] if isinstance(label, str) else label:
+            github_label(each)
+        return label
 
     @property
     def name(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, cast, get_args
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field, field_validator
 
 from schemas import calls
 from schemas.calls import Hook, Verify
@@ -15,7 +15,7 @@ from schemas.prepare import TOOL_STEPS as TOOL_STEPS
 from schemas.prepare import Conversion as Conversion
 from schemas.prepare import PrepareStep as PrepareStep
 from schemas.run import Expectation, Requirement, Retry
-from schemas.values import EnvValue, Flags, FlagValue, Model, ModelArgs, pythonpath
+from schemas.values import Count, EnvValue, Flags, FlagValue, Model, ModelArgs, pythonpath
 
 Group = Literal["ckpt", "rollout", "optimizer", "grpo", "perf", "sglang", "ci", "misc"]
 GROUPS: tuple[Group, ...] = get_args(Group)
@@ -36,8 +36,8 @@ class ModelRef(Model):
 
 
 class Cluster(Model):
-    nodes: PositiveInt = 1
-    gpus_per_node: PositiveInt = Field(description="what `ray start --num-gpus` gets on each node")
+    nodes: Count = 1
+    gpus_per_node: Count = Field(description="what `ray start --num-gpus` gets on each node")
 
 
 Service = Literal["mooncake-master"]

@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, PlainValidator, WithJsonSchema
+from annotated_types import Ge
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    PlainValidator,
+    Strict,
+    StringConstraints,
+    WithJsonSchema,
+)
 
 _FLAG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 _SCALAR_SCHEMA: dict[str, Any] = {"type": ["boolean", "integer", "number", "string"]}
@@ -66,6 +75,29 @@ EnvValue = Annotated[
     str, PlainValidator(_env_value), WithJsonSchema({"type": ["string", "integer", "number"]})
 ]
 Flags = dict[FlagName, FlagValue]
+# a count of GPUs, nodes, runners: an integer, never ``true`` (which a lax int would take as 1)
+Count = Annotated[int, Strict(), Ge(1)]
+
+
+_GITHUB_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def github_label(value: str) -> str:
+    """A label as GitHub's ``runs-on`` and a workflow matrix take it: no space, newline or ``${{``."""
+    if not _GITHUB_LABEL.fullmatch(value):
+        raise ValueError(
+            "a CI label is letters, digits, '.', '_' and '-', starting with a letter or digit (it goes into "
+            "GitHub's runs-on and the workflow's matrix as it is)"
+        )
+    return value
+
+
+GitHubLabel = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=100),
+    AfterValidator(github_label),
+    WithJsonSchema({"type": "string", "pattern": f"^{_GITHUB_LABEL.pattern}$", "maxLength": 100}),
+]
 # model.args: values of the preset's own flags, in their places
 ModelArgs = dict[FlagName, Annotated[Any, PlainValidator(_model_arg_value), _FLAG_VALUE_SCHEMA]]
 

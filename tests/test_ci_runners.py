@@ -36,6 +36,25 @@ def test_runner_classes_load_with_labels_as_text_or_lists(write):
     assert (host.name, host.hardware, host.suites) == ("h200-8gpu", "h200", [])
 
 
+def test_a_runner_label_is_github_label_safe_and_gpus_an_integer(write):
+    assert problems(
+        write,
+        """
+        runners:
+          - {label: "a\\nb", hardware: h200, gpus: 8, count: 1}
+          - {label: ["self-hosted", "${{ github.token }}"], hardware: h200, gpus: true, count: 1}
+        """,
+    ) == [
+        "runners.yaml:2: error [type] runners[0].label: Value error, a CI label is letters, digits, '.', '_' and"
+        " '-', starting with a letter or digit (it goes into GitHub's runs-on and the workflow's matrix as it"
+        " is), got 'a\\nb'",
+        "runners.yaml:3: error [type] runners[1].label: Value error, a CI label is letters, digits, '.', '_' and"
+        " '-', starting with a letter or digit (it goes into GitHub's runs-on and the workflow's matrix as it"
+        " is), got ['self-hosted', '${{ github.token }}']",
+        "runners.yaml:3: error [type] runners[1].gpus: Input should be a valid integer, got True",
+    ]
+
+
 def test_each_mistake_names_its_line_and_item(write):
     assert problems(
         write,

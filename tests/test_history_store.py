@@ -259,3 +259,44 @@ def test_the_last_values_and_the_samples_give_one_baseline(store):
             IDENTITY, Baseline(runs=runs, match=["miles_commit", "hardware"]), {"m": "last"}
         )
         assert default == by_commit != {}
+
+
+HOLDER = (
+    "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+    "c.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(3); c.execute('COMMIT')"
+)
+
+
+@pytest.mark.allow_subprocess
+def test_a_locked_store_says_who_holds_it_within_two_seconds_then_waits(tmp_path, capfd):
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    path = tmp_path / "history.sqlite"
+    opened = Store.open(parse(str(path), "--history", from_command_line=True))
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        said_at: list[float] = []
+        said: list[str] = []
+        started = time.monotonic()
+
+        def watch() -> None:
+            while time.monotonic() - started < 5 and not said_at:
+                err = capfd.readouterr().err
+                if "waiting for the history store" in err:
+                    said_at.append(time.monotonic() - started)
+                    said.append(err)
+                time.sleep(0.05)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        record(opened, 1.0)  # waits for the holder, then writes
+        watcher.join()
+        assert said_at and said_at[0] < 2.0
+        assert said[0].startswith(f"run-matrix: waiting for the history store (locked by pid {holder.pid}: ")
+    finally:
+        holder.wait()
+        opened.close()

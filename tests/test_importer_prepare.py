@@ -8,7 +8,7 @@ import pytest
 from runner.errors import Location, SpecError
 from runner.importer import prepare
 from runner.importer.events import Event
-from runner.importer.notes import Note
+from runner.importer.notes import Note, SystemStep
 
 ROOT = "/root/miles"
 AT = Location(Path("test_x.py"), 7)
@@ -125,7 +125,7 @@ def test_every_conversion_tool_of_miles_main_is_a_step_with_its_own_flags() -> N
         [
             command("rm -rf /root/models/G-NVFP4 /root/models/G_torch_dist"),
             command(
-                "python tools/convert_hf_to_nvfp4.py --model-dir /m/G --save-dir /m/G-NVFP4 --num-layers-at-start-in-bf16 1"
+                "python tools/convert_hf_to_nvfp4.py --model-dir /root/models/G --save-dir /root/models/G-NVFP4 --num-layers-at-start-in-bf16 1"
             ),
             command("python tools/convert_hf_to_mxfp8.py --model-dir /m/J --save-dir /m/J-MXFP8"),
             command(
@@ -141,8 +141,8 @@ def test_every_conversion_tool_of_miles_main_is_a_step_with_its_own_flags() -> N
         "clean": {"kind": "remove", "paths": ["/root/models/G-NVFP4", "/root/models/G_torch_dist"]},
         "nvfp4": {
             "kind": "convert-nvfp4",
-            "model_dir": "/m/G",
-            "save_dir": "/m/G-NVFP4",
+            "model_dir": "/root/models/G",
+            "save_dir": "/root/models/G-NVFP4",
             "extra": {"num-layers-at-start-in-bf16": "1"},
         },
         "mxfp8": {"kind": "convert-mxfp8", "model_dir": "/m/J", "save_dir": "/m/J-MXFP8"},
@@ -176,8 +176,9 @@ def test_miles_clean_up_between_launches_is_a_note_not_a_step(text: str) -> None
     "text", ["rm -fr /root/models/x", "rm -r -f -- /root/models/x", "rm -f -r /root/models/x"]
 )
 def test_rm_rf_in_any_spelling_is_a_remove_step(text: str) -> None:
-    assert steps([command(text)], ROOT, None, "/root/Megatron-LM") == {
-        "clean": {"kind": "remove", "paths": ["/root/models/x"]}
+    assert steps([command("mkdir -p /root/models"), command(text)], ROOT, None, "/root/Megatron-LM") == {
+        "dirs": {"kind": "mkdir", "paths": ["/root/models"]},
+        "clean": {"kind": "remove", "paths": ["/root/models/x"]},
     }
 
 
@@ -189,3 +190,35 @@ def test_a_step_the_spec_would_refuse_is_refused_at_the_scripts_line() -> None:
         " refused: '/root': a path to remove is absolute and plain (no '..', '.', '//' or trailing '/';"
         " no '$', quotes, globs or control characters), at least two levels below / (/root/models/X, not /root)"
     )
+
+
+@pytest.mark.parametrize(
+    ("events", "what"),
+    [
+        ([Event("write", "write", "/etc/cron.d/x", {"text": "* * * * * root evil\n"}, AT)], "writes /etc/cron.d/x, under /etc"),
+        ([Event("write", "write", "/proc/sysrq-trigger", {"text": "b"}, AT)], "writes /proc/sysrq-trigger, under /proc"),
+        ([Event("write", "write", "${HOME}/.ssh/authorized_keys", {"text": "k"}, AT)], "writes ${HOME}/.ssh/authorized_keys, under ${HOME}/.ssh"),
+        ([command("rm -rf /etc/ssh /root/.ssh")], "removes /etc/ssh, under /etc"),
+        ([command("rm -rf /home/me/project")], "removes /home/me/project, which no step creates or downloads into and no data folder holds"),
+        ([command("mkdir -p /dev/sda1/x")], "writes /dev/sda1/x, under /dev"),
+    ],
+)  # fmt: skip
+def test_a_step_that_touches_the_system_is_a_system_step_note_at_the_tests_line(events, what) -> None:
+    _, notes = prepare.steps(events, ROOT, None, "/root/Megatron-LM")
+    assert isinstance(notes[0], SystemStep) and notes[0].at == AT
+    assert notes[0].message.startswith(what + " (prepare step ")
+
+
+def test_data_steps_are_no_system_steps() -> None:
+    found, notes = prepare.steps(
+        [
+            command("rm -rf /root/models/G_torch_dist"),
+            command("mkdir -p /dev/shm/run /root/models"),
+            command("rm -rf /root/models/old /dev/shm/run/x"),
+            Event("write", "write", "/tmp/sglang_config.yaml", {"text": "x"}, AT),
+        ],
+        ROOT,
+        None,
+        "/root/Megatron-LM",
+    )
+    assert notes == [] and len(found) == 4

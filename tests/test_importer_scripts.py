@@ -363,3 +363,41 @@ def test_json_output_and_the_default_file_name(cli, here, monkeypatch):
     assert data["cells"] == ["test_glm5_ppo_critic", "test_glm5_ppo_critic[few_gpu=true]"]
     assert (data["axes"], data["switches"]) == ({"few_gpu": [False, True]}, {"MILES_TEST_FEW_GPU": "few_gpu"})
     assert data["warnings"] == []
+
+
+def test_steps_that_touch_the_system_are_refused_at_their_lines_unless_allowed(cli, here):
+    refused = run_import(cli, "refuse_system_steps.py", here / "sys.yaml", "--hardware", "h200")
+    assert refused.code == 2 and not (here / "sys.yaml").exists()
+    name = "tests/data/import/refuse_system_steps.py"
+    assert refused.err.splitlines() == [
+        f"{name}:15: error [system-step]: refuse_system_steps.py cannot be imported: it writes"
+        " /etc/cron.d/run-matrix-was-here, under /etc (prepare step dirs-2) before launching, which changes the"
+        " machine rather than the test's data",
+        "  ==> nothing was written; --allow-system-steps runs it anyway",
+        f"{name}:16: error [system-step]: refuse_system_steps.py cannot be imported: it removes /etc/ssh, under"
+        " /etc (prepare step clean) before launching, which changes the machine rather than the test's data",
+        "  ==> nothing was written; --allow-system-steps runs it anyway",
+        f"{name}:16: error [system-step]: refuse_system_steps.py cannot be imported: it removes /root/.ssh,"
+        " under /root/.ssh (prepare step clean) before launching, which changes the machine rather than the"
+        " test's data",
+        "  ==> nothing was written; --allow-system-steps runs it anyway",
+    ]
+    allowed = run_import(
+        cli, "refuse_system_steps.py", here / "sys.yaml", "--hardware", "h200", "--allow-system-steps"
+    )
+    assert allowed.code == 0, allowed.err
+    assert f"{name}:16: note: removes /root/.ssh, under /root/.ssh (prepare step clean)" in allowed.err
+    ran = cli("run", str(here / "sys.yaml"), "--dry-run")
+    assert ran.code == 2 and "[system-step]" in ran.err and "--allow-system-steps" in ran.err
+
+
+def test_a_spec_path_that_is_a_link_is_refused_and_force_replaces_the_link_not_its_target(cli, here):
+    victim = here / "victim.yaml"
+    victim.write_text("precious\n")
+    (here / "spec.yaml").symlink_to(victim)
+    refused = run_import(cli, "flag_given_twice.py", here / "spec.yaml", "--hardware", "h200")
+    assert refused.code == 2 and victim.read_text() == "precious\n"
+    assert "Traceback" not in refused.err
+    forced = run_import(cli, "flag_given_twice.py", here / "spec.yaml", "--hardware", "h200", "--force")
+    assert forced.code == 0, forced.err
+    assert victim.read_text() == "precious\n" and not (here / "spec.yaml").is_symlink()

@@ -440,3 +440,28 @@ def test_a_read_value_that_reaches_anything_but_a_later_launchs_flags_is_refused
         " function that launched through functions of its own (verify: launched_by)\n  ==> nothing was written"
     )
     assert not (out / "tiny_ckpt.yaml").exists()
+
+
+def test_a_linked_test_is_left_out_with_skip_refused_and_never_read(cli, checkout, out, tmp_path):
+    secret = tmp_path / "private"
+    secret.mkdir(mode=0o700)
+    (secret / "test_secret.py").write_text("print('never read')\n")
+    (checkout / FAMILY / "test_linked_case.py").symlink_to(secret / "test_secret.py")
+    args = ("import", str(checkout / FAMILY), "-o", str(out / "tiny"), "--miles-root", str(checkout))
+    refused = cli(*args)
+    assert refused.code == 2 and "chmod" not in refused.err
+    assert f"test_linked_case.py is a link (to {secret}/test_secret.py)" in refused.err
+    assert list(out.iterdir()) == []
+    kept = cli(*args, "--skip-refused")
+    assert kept.code == 0, kept.err
+    assert kept.err.startswith("left out test_linked_case.py: test_linked_case.py is a link")
+
+
+def test_a_checkout_whose_path_holds_a_space_is_a_checkout(cli, checkout, out, tmp_path):
+    spaced = tmp_path / "my miles"
+    checkout.rename(spaced)
+    test = spaced / FAMILY / "test_nv_case.py"
+    result = cli("import", str(test), "-o", str(out / "nv_case.yaml"), "--miles-root", str(spaced))
+    assert result.code == 0, result.err
+    assert "not in the miles checkout" not in result.err
+    assert cli("validate", str(out / "nv_case.yaml")).code == 0

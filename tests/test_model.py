@@ -69,8 +69,15 @@ def test_wrong_type_points_at_the_line(write):
     with pytest.raises(SpecError) as caught:
         pipeline.cell(write("spec.yaml", text))
     assert str(caught.value) == (
-        "spec.yaml:3: error [type] cluster.gpus_per_node: Input should be a valid integer,"
-        " unable to parse string as an integer, got 'eight'"
+        "spec.yaml:3: error [type] cluster.gpus_per_node: Input should be a valid integer, got 'eight'"
+    )
+
+
+def test_true_is_no_gpu_count(write):
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", MINIMAL.replace("gpus_per_node: 8", "gpus_per_node: true")))
+    assert str(caught.value) == (
+        "spec.yaml:3: error [type] cluster.gpus_per_node: Input should be a valid integer, got True"
     )
 
 
@@ -260,3 +267,11 @@ def test_a_prepare_call_keeps_its_call_and_arguments(write):
     text = "prepare:\n  own:\n    kind: call\n    call: tests/e2e/long/test_q_0.6B.py:prepare\n    args: {n: 2}\n"
     step = pipeline.cell(write("spec.yaml", MINIMAL + text)).spec.prepare["own"]
     assert (step.kind, step.call, step.args) == ("call", "tests/e2e/long/test_q_0.6B.py:prepare", {"n": 2})
+
+
+def test_a_spec_s_ci_labels_are_github_label_safe(write):
+    with pytest.raises(SpecError) as caught:
+        pipeline.cell(write("spec.yaml", MINIMAL + 'ci: {runs_on: "gpu-1\\nmalicious: true"}\n'))
+    assert str(caught.value).startswith(
+        "spec.yaml:5: error [type] ci.runs_on: a CI label is letters, digits, '.', '_' and '-'"
+    )

@@ -66,6 +66,26 @@ def test_a_reused_pid_is_never_stopped(tmp_path):
     temp_dir.rmdir()
 
 
+def test_a_session_leader_named_in_a_forged_record_is_never_stopped(tmp_path):
+    """pid, start time and command line are public: a record that copies them proves nothing."""
+    victim = subprocess.Popen(["sleep", "300"], start_new_session=True)  # someone else's session leader
+    try:
+        wait_for(lambda: Identity.of(victim.pid) is not None and Identity.of(victim.pid).cmdline == ("sleep", "300"))  # type: ignore[union-attr]
+        identity = Identity.of(victim.pid)
+        assert identity is not None
+        write_record(tmp_path, Record("forged", dead_owner(), "logs", [Session("prepare", identity)]))
+        (cleaned,) = clean(tmp_path)
+        assert cleaned.stopped == []
+        assert cleaned.left == [
+            f"prepare step (pid {victim.pid}: sleep 300): pids [{victim.pid}] are in its session "
+            "but not provably this run's"
+        ]
+        assert victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
+
+
 def test_only_the_members_carrying_the_run_id_are_stopped_and_a_foreign_temp_dir_is_kept(tmp_path):
     env = {**os.environ, RUN_ID_VARIABLE: "r2"}
     leader = subprocess.Popen(["bash", "-c", LEADER], start_new_session=True, stdout=subprocess.PIPE, env=env)

@@ -14,6 +14,7 @@ from runner import pipeline
 from runner.command import Command
 from runner.errors import EnvironmentProblem
 from runner.programs import HOOK_READY, HOOK_REPORTED
+from runner.redact import Redactor
 from runner.render import Context, render
 from runner.run import services
 from runner.run.record import Untracked
@@ -37,7 +38,7 @@ def counter(write, root: Path, out: Path, stop: str = "stop_and_join, args: {tim
 
 def reported(command: Command, log: Path, job_succeeded: bool = True, within: float = 30) -> tuple[object, list[str]]:  # fmt: skip
     said: list[str] = []
-    with services.running([command], {}, log, Untracked(), said.append) as up:
+    with services.running([command], {}, log, Untracked(), said.append, Redactor()) as up:
         found = up.reports(job_succeeded, within)
     return found, said
 

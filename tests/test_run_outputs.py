@@ -86,3 +86,36 @@ def test_a_file_size_limit_fails_the_write_not_the_file(tmp_path):
     assert target.read_text() == "{}\n"
     assert outputs.failed().endswith(f"--report {target}: File too large")
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_a_link_planted_where_a_cells_log_goes_is_refused_before_any_work(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "nv-glm5.ray-head.log").symlink_to(victim)
+    with pytest.raises(EnvironmentProblem) as caught:
+        make_log_dir(logs, ["nv-glm5"])
+    assert str(caught.value) == f"{logs}/nv-glm5.ray-head.log is a link (to {victim}): run-matrix never writes through a link"
+    make_log_dir(logs, ["other-cell"])  # a link of no cell's is not looked at
+
+
+def test_a_report_path_that_is_a_link_is_refused_unless_force_replaces_the_link(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    (tmp_path / "junit.xml").symlink_to(victim)
+    with pytest.raises(EnvironmentProblem) as caught:
+        Outputs.checked(tmp_path / "junit.xml", None, None)
+    assert "pass --force to replace the link itself (never what it points to)" in str(caught.value)
+    assert Outputs.checked(tmp_path / "junit.xml", None, None, force=True).force
+
+
+def test_what_the_reports_would_carry_of_a_secret_is_its_reference(tmp_path):
+    from runner.redact import Redactor
+
+    redact = Redactor.of({"CLUSTER_TOKEN": "http://127.0.0.1:8265"})  # a value the reports hold
+    outputs = Outputs.checked(tmp_path / "junit.xml", tmp_path / "report.json", tmp_path / "summary.md", redact=redact)
+    outputs.write(RUN)
+    for name in ("junit.xml", "report.json", "summary.md"):
+        assert "127.0.0.1:8265" not in (tmp_path / name).read_text()
+    assert "${CLUSTER_TOKEN}" in (tmp_path / "report.json").read_text()

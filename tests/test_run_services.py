@@ -14,6 +14,7 @@ import pytest
 from runner import pipeline
 from runner.command import Command
 from runner.errors import EnvironmentProblem
+from runner.redact import Redactor
 from runner.render import Context, render
 from runner.run import preflight, preview, services
 from runner.run.cluster import free_ports
@@ -36,7 +37,7 @@ def master(port: int, program: str = "mooncake_master") -> Command:
 def test_a_service_is_up_for_the_attempt_and_stopped_after(tmp_path: Path) -> None:
     (port,) = free_ports(1)
     said: list[str] = []
-    with services.running([master(port)], ENV, tmp_path / "cell.log", Untracked(), said.append):
+    with services.running([master(port)], ENV, tmp_path / "cell.log", Untracked(), said.append, Redactor()):
         assert services.answers(port)
     assert not services.answers(port)
     log = tmp_path / "cell.mooncake-master.log"
@@ -49,7 +50,7 @@ def test_one_that_already_answers_is_left_as_it_is(tmp_path: Path) -> None:
         port = someone_elses.getsockname()[1]
         said: list[str] = []
         with services.running(
-            [master(port, "no-such-program")], ENV, tmp_path / "c.log", Untracked(), said.append
+            [master(port, "no-such-program")], ENV, tmp_path / "c.log", Untracked(), said.append, Redactor()
         ):
             pass
         assert said == [
@@ -62,14 +63,14 @@ def test_one_that_already_answers_is_left_as_it_is(tmp_path: Path) -> None:
 def test_one_that_exits_or_is_missing_is_an_environment_problem(tmp_path: Path) -> None:
     (port,) = free_ports(1)
     failing = {**ENV, "FAKE_MOONCAKE_FAIL": "cannot bind the metrics port"}
-    started = services.running([master(port)], failing, tmp_path / "c.log", Untracked(), print)
+    started = services.running([master(port)], failing, tmp_path / "c.log", Untracked(), print, Redactor())
     with pytest.raises(EnvironmentProblem) as caught, started:
         raise AssertionError("the body must not run")
     assert str(caught.value) == (
         f"mooncake-master did not answer on 127.0.0.1:{port}: exited (1); {tmp_path}/c.mooncake-master.log"
         " ends with:\n  mooncake_master: cannot bind the metrics port"
     )
-    missing = services.running([master(port, "no-such-program")], ENV, tmp_path / "c.log", Untracked(), print)
+    missing = services.running([master(port, "no-such-program")], ENV, tmp_path / "c.log", Untracked(), print, Redactor())
     with pytest.raises(EnvironmentProblem) as caught, missing:
         pass
     assert str(caught.value) == "mooncake-master: no-such-program is not installed (not on PATH)"
@@ -135,7 +136,7 @@ def test_a_hook_of_the_tests_own_stays_up_with_what_it_started_and_is_stopped_af
     monkeypatch.setenv("OWN_HOOK_OUT", str(tmp_path / "sidecar.pid"))
     (hook,) = hooks_of(write, own_checkout, "start_sidecar")
     said: list[str] = []
-    with services.running([hook], {}, tmp_path / "cell.log", Untracked(), said.append):
+    with services.running([hook], {}, tmp_path / "cell.log", Untracked(), said.append, Redactor()):
         sidecar = int((tmp_path / "sidecar.pid").read_text())
         assert alive(sidecar)  # up for the job, though the hook has returned
     assert not alive(sidecar)  # stopped with the hook's process session
@@ -149,7 +150,7 @@ def test_a_hook_of_the_tests_own_stays_up_with_what_it_started_and_is_stopped_af
 
 def test_a_hook_that_raises_is_an_environment_problem_with_its_output(write, own_checkout, tmp_path) -> None:
     (hook,) = hooks_of(write, own_checkout, "refuse_to_start")
-    started = services.running([hook], {}, tmp_path / "c.log", Untracked(), print)
+    started = services.running([hook], {}, tmp_path / "c.log", Untracked(), print, Redactor())
     with pytest.raises(EnvironmentProblem) as caught, started:
         raise AssertionError("the body must not run")
     message = str(caught.value)
@@ -163,7 +164,7 @@ def test_a_hook_given_arguments_is_called_with_them(write, own_checkout, tmp_pat
     monkeypatch.setenv("OWN_HOOK_OUT", str(tmp_path / "sidecar.pid"))
     entry = "{call: tests/e2e/own/hooks.py:start_sidecar, args: {label: teacher on GPU 4}}"
     (hook,) = hooks_of(write, own_checkout, entry)
-    with services.running([hook], {}, tmp_path / "cell.log", Untracked(), print):
+    with services.running([hook], {}, tmp_path / "cell.log", Untracked(), print, Redactor()):
         sidecar = int((tmp_path / "sidecar.pid").read_text())
     assert (
         (tmp_path / "cell.start_sidecar.log")
@@ -179,7 +180,7 @@ def test_a_retried_attempt_waits_for_its_own_ready_line_not_the_one_before(
     (hook,) = hooks_of(write, own_checkout, "refuse_to_start")
     log = tmp_path / "c.refuse_to_start.log"
     log.write_text("own hook: the first attempt\nrun-matrix: the before_submit hook returned\n")
-    started = services.running([hook], {}, tmp_path / "c.log", Untracked(), print)
+    started = services.running([hook], {}, tmp_path / "c.log", Untracked(), print, Redactor())
     with pytest.raises(EnvironmentProblem) as caught, started:
         raise AssertionError("the body must not run: the ready line is the first attempt's")
     assert str(caught.value) == (  # the tail is this attempt's: the first one's lines are not quoted
@@ -204,7 +205,7 @@ def test_the_ready_line_is_found_after_a_line_longer_than_a_read(tmp_path: Path)
         ready=ready,
     )
     said: list[str] = []
-    with services.running([hook], {}, tmp_path / "cell.log", Untracked(), said.append):
+    with services.running([hook], {}, tmp_path / "cell.log", Untracked(), said.append, Redactor()):
         pass
     assert said == [f"==> flood: returned; it stays up (its output: {tmp_path / 'cell.flood.log'})"]
 
@@ -227,3 +228,27 @@ def test_dry_run_says_which_hook_it_would_call_with_what(write, own_checkout) ->
         f" {own_checkout}, keep it and what it starts up for the job, then stop them",
     )
     assert f"  hook start_sidecar: {hook['would']}" in preview.text([found]).splitlines()
+
+
+def test_a_hooks_log_never_holds_the_callers_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    caller = {"GITHUB_TOKEN": "ghp_secret_value_1", "DB_PASSWORD": "pw-secret-2", "SVC_CREDS": "cred-3-xyz"}
+    for name, value in caller.items():
+        monkeypatch.setenv(name, value)
+    line = 'echo "t=$GITHUB_TOKEN p=$DB_PASSWORD c=$SVC_CREDS"; echo ready; exec sleep 30'
+    hook = Command("cluster", "leaky", ("sh", "-c", line), ready="ready")
+    with services.running([hook], {}, tmp_path / "cell.log", Untracked(), print, Redactor.of(os.environ)):
+        pass
+    assert (tmp_path / "cell.leaky.log").read_text() == (
+        "t=${GITHUB_TOKEN} p=${DB_PASSWORD} c=${SVC_CREDS}\nready\n"
+    )
+
+
+def test_a_hooks_log_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    (tmp_path / "cell.leaky.log").symlink_to(victim)
+    hook = Command("cluster", "leaky", ("sh", "-c", "echo ready; exec sleep 30"), ready="ready")
+    started = services.running([hook], {}, tmp_path / "cell.log", Untracked(), print, Redactor())
+    with pytest.raises(EnvironmentProblem, match=r"cell.leaky\.log is a link"), started:
+        pass
+    assert victim.read_text() == "precious"

@@ -35,6 +35,8 @@ def cells_file(path: Path) -> Given:
     text = read_text(path)
     try:
         data: Any = json.loads(text)
+    except RecursionError:
+        raise UsageError(f"--cells {path}: JSON nested too deeply") from None
     except ValueError:
         lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
         return Given(_unique(path, [line for line in lines if line]))
@@ -99,6 +101,8 @@ def changed(cells: Sequence[Cell], given: Given) -> list[str]:
 def _json(path: Path) -> Any:
     try:
         return json.loads(read_text(path))
+    except RecursionError:
+        raise UsageError(f"--shard-of {path}: JSON nested too deeply") from None
     except ValueError as exc:
         raise UsageError(f"--shard-of {path}: not JSON ({exc})") from None
 

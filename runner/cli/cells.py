@@ -11,7 +11,7 @@ from runner import pipeline
 from runner.cell import Cell
 from runner.ci import estimate
 from runner.cli.output import SELECT_HELP, add_format, add_miles_root, print_json
-from runner.errors import UsageError
+from runner.errors import UsageError, printable
 from runner.layout import layout
 from schemas.ci import CI
 
@@ -62,17 +62,22 @@ def run(args: argparse.Namespace) -> int:
     shown_ci = any(
         row["ci"] != CI().model_dump(mode="json") or row["est_source"] == "history" for row in rows
     )
-    texts = [{**header, "ci": "CI"}, *({**row, "ci": _ci_text(row)} for row in rows)]
+    # a cell id holds an axis value as written: a newline or an ESC in it is printed escaped
+    texts = [{**header, "ci": "CI"}, *({**_shown(row), "ci": printable(_ci_text(row))} for row in rows)]
     keys = ("id", "hardware", "gpus", "ci")
     widths = {key: max(len(str(row[key])) for row in texts) for key in keys}
     for row in texts:
-        status = row["status"] if row is texts[0] else _status_text(row)
+        status = row["status"] if row is texts[0] else printable(_status_text(row))
         ci = f"{row['ci']:<{widths['ci']}}  " if shown_ci else ""
         print(
             f"{row['id']:<{widths['id']}}  {row['hardware']:<{widths['hardware']}}  "
             f"{row['gpus']!s:>{widths['gpus']}}  {row['hash']:<12}  {ci}{status}"
         )
     return 0
+
+
+def _shown(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "id": printable(row["id"]), "hardware": printable(row["hardware"])}
 
 
 def _ci_text(row: dict[str, Any]) -> str:

@@ -6,8 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from runner import atomic
 from runner.cli.output import add_format, add_miles_root, print_json
-from runner.errors import Location, UsageError
+from runner.errors import EnvironmentProblem, Location, UsageError
 from runner.knowledge import flags
 from runner.knowledge.flags.catalog import COLUMNS, Catalog, Flag
 
@@ -104,9 +105,12 @@ def run_sync(args: argparse.Namespace) -> int:
     notes = dict(_note(text) for text in args.source)
     catalog, report = build(args.miles_root, args.megatron, args.sglang, args.router)
     catalog = Catalog(catalog.miles, catalog.date, {**catalog.sources, **notes}, catalog.flags)
-    args.output.mkdir(parents=True, exist_ok=True)
     path = args.output / f"{catalog.date}-{catalog.miles}.json"
-    path.write_text(catalog.to_json(), encoding="utf-8")
+    try:
+        args.output.mkdir(parents=True, exist_ok=True)
+        atomic.write_text(path, catalog.to_json())
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
     counts = {
         p: sum(f.program == p for f in catalog.flags) for p in dict.fromkeys(f.program for f in catalog.flags)
     }

@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runner.cli.output import add_format, add_miles_root, add_trust_checkout, print_json, print_problems
+from runner.cli.output import (
+    add_allow_system_steps,
+    add_format,
+    add_miles_root,
+    add_trust_checkout,
+    print_json,
+    print_problems,
+)
 from runner.errors import display_path
 
 
@@ -67,7 +74,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "flags as $${prepared:FUNCTION}), a launch.before_submit hook, or a verify: entry calling it again "
         "(launched_by)",
     )
-    parser.add_argument("--force", action="store_true", help="replace files that exist")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace files that exist (a link among them is replaced itself, never what it points "
+        "to; without --force a link is refused)",
+    )
     parser.add_argument(
         "--timeout",
         type=_seconds,
@@ -76,6 +88,7 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         help="seconds the script may take in the sandbox, in all its runs together (import runs it again"
         " to record functions of its own as calls; default: 60)",
     )
+    add_allow_system_steps(parser)
     add_trust_checkout(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
@@ -110,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
         args.force,
         timeout=args.timeout,
         trust_checkout=args.trust_checkout,
+        allow_system_steps=args.allow_system_steps,
     )
     result = import_test(request)
     print_problems(result.warnings, sys.stderr)
@@ -150,6 +164,7 @@ def _folder(args: argparse.Namespace) -> int:
             args.timeout,
             args.trust_checkout,
             args.skip_refused,
+            args.allow_system_steps,
         )
     )
     if args.format == "json":

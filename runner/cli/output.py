@@ -32,6 +32,17 @@ def add_trust_checkout(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_allow_system_steps(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-system-steps",
+        action="store_true",
+        help="allow prepare steps that touch the system: writes under /etc, /proc, /sys, /boot, /dev "
+        "(not /dev/shm), ~/.ssh or /root/.ssh, and removals of a folder that no step creates or downloads "
+        "into and no data folder of the spec (an absolute path in vars:) holds; without it they are "
+        "refused (exit 2) before anything runs",
+    )
+
+
 def add_miles_root(
     parser: argparse.ArgumentParser, what: str = "its own flags decide which flags are valid"
 ) -> None:

@@ -36,7 +36,10 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "-o", "--output", type=Path, help="default: matrices/<nv|rocm>/<spec>-<hardware>.yaml"
     )
     parser.add_argument(
-        "--force", action="store_true", help="overwrite the overlay (and its components) if they exist"
+        "--force",
+        action="store_true",
+        help="overwrite the overlay (and its components) if they exist (a link is replaced, never "
+        "its target)",
     )
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
@@ -51,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     writable(out)
     ported = port(cells, source, target, out)
     _refuse_overwrite(list(ported.texts), args.force)
-    write_all(ported.texts)
+    write_all(ported.texts, replace_link=args.force)
     report = _report(ported)
     if args.format == "json":
         print_json(report)

@@ -10,17 +10,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runner import pipeline
+from runner import atomic, pipeline
 from runner.checkout import launch_context
 from runner.cli.output import (
     SELECT_HELP,
     add_format,
     add_miles_root,
     add_trust_checkout,
-    print_json,
     print_problems,
 )
 from runner.errors import Problem, UsageError, display_path, merged
+from runner.redact import Redactor
 from runner.render import Launch, render
 from runner.script import to_shell
 
@@ -43,7 +43,14 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         type=Path,
         metavar="DIR",
         help="write one file per cell into DIR (an executable <cell>.sh, or <cell>.json), named after the "
-        "cell id; without it one cell's script (or every cell's JSON) goes to stdout",
+        "cell id, each written whole or not at all (a temp file renamed over it); without it one cell's "
+        "script (or every cell's JSON) goes to stdout",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="-o DIR is a link: replace the link with a folder (never write where it points); a link "
+        "inside DIR is always refused (exit 3)",
     )
     add_format(parser, "shell", "json")
     add_miles_root(
@@ -69,13 +76,14 @@ def run(args: argparse.Namespace) -> int:
     # a problem several cells share is printed once, naming the cells
     print_problems(merged((launch.id, p) for launch, problems, _ in launches for p in problems), sys.stderr)
     if args.output_dir is not None:
-        for path in write_files(args.output_dir, launches, args.format):
+        for path in write_files(args.output_dir, launches, args.format, args.force):
             print(f"run-matrix: wrote {display_path(path)}", file=sys.stderr)
     elif args.format == "json":
-        print_json({"cells": [_json(launch, problems) for launch, problems, _ in launches]})
+        text = json.dumps({"cells": [_json(launch, problems) for launch, problems, _ in launches]}, indent=2)
+        print(Redactor.of(os.environ)(text))
     else:
         launch, _, path = _one_script(launches, args)
-        sys.stdout.write(to_shell(launch, display_path(path)))
+        sys.stdout.write(Redactor.of(os.environ)(to_shell(launch, display_path(path))))
     return 0
 
 
@@ -112,21 +120,32 @@ def file_name(cell_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=+-]+", "-", cell_id).strip("-.") or "cell"
 
 
-def write_files(folder: Path, launches: list[tuple[Launch, list[Problem], Path]], form: str) -> list[Path]:
+def write_files(
+    folder: Path, launches: list[tuple[Launch, list[Problem], Path]], form: str, force: bool = False
+) -> list[Path]:
     names = [file_name(launch.id) + (".json" if form == "json" else ".sh") for launch, _, _ in launches]
     clashes = sorted({n for n in names if names.count(n) > 1})
     if clashes:
         raise UsageError(f"-o {folder}: cell ids that map to one file name: {', '.join(clashes)}")
+    output_folder(folder, force)
+    redact = Redactor.of(os.environ)  # a value of the caller's env a script would carry: its reference
+    files = {
+        folder / name: redact(
+            json.dumps(_json(launch, problems), indent=2) + "\n"
+            if form == "json"
+            else to_shell(launch, display_path(path))
+        )
+        for name, (launch, problems, path) in zip(names, launches, strict=True)
+    }
+    atomic.write_all(files, mode=0o644 if form == "json" else 0o755)  # a link in DIR is refused
+    return list(files)
+
+
+def output_folder(folder: Path, force: bool) -> None:
+    """``-o DIR`` is a folder or not there (``write_all`` makes it, and removes it when it fails);
+    a link there is refused, or (``force``) removed."""
+    if folder.is_symlink():
+        atomic.refuse_link(folder, force, f"-o {folder}: {atomic.FORCE_HINT}")
+        folder.unlink()
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"-o {folder}: not a directory")
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, (launch, problems, path) in zip(names, launches, strict=True):
-        target = folder / name
-        if form == "json":
-            target.write_text(json.dumps(_json(launch, problems), indent=2) + "\n", encoding="utf-8")
-        else:
-            target.write_text(to_shell(launch, display_path(path)), encoding="utf-8")
-            target.chmod(0o755)
-        written.append(target)
-    return written

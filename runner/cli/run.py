@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner import pipeline, report
+from runner import pipeline, report, system_steps
 from runner.cell import Cell
 from runner.checkout import launch_context
 from runner.cli.output import (
     SELECT_HELP,
+    add_allow_system_steps,
     add_format,
     add_miles_root,
     add_trust_checkout,
@@ -28,8 +29,9 @@ from runner.cli.output import (
     print_problems,
 )
 from runner.errors import EnvironmentProblem, Problem, UsageError, display_path, merged
+from runner.redact import Redactor
 from runner.render import render
-from runner.run.plan import Options, Planned
+from runner.run.plan import Options, Planned, job_name
 from runner.run.record import new_run_id
 
 if TYPE_CHECKING:
@@ -95,6 +97,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     )
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
     parser.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="--junit or --report is a link: replace the link itself (never write where it points); "
+        "without it a link there is refused (exit 3)",
+    )
     parser.add_argument("--keep-going", action="store_true", help="run the remaining cells after a failure")
     parser.add_argument("--strict", action="store_true", help="a skipped cell fails the run")
     parser.add_argument(
@@ -112,6 +120,7 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         action="store_true",
         help="judge against the history, but keep this run out of every baseline (it is stored untrusted)",
     )
+    add_allow_system_steps(parser)
     add_trust_checkout(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
@@ -176,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     options = _options(args)
     selected = _selected(args, options.miles_root)
+    system_steps.refuse([each.cell for each in selected], args.allow_system_steps)  # before anything runs
     planned = [plan(each, options.miles_root, args.trust_checkout) for each in selected]
     # a warning several cells share is printed once, naming the cells
     print_problems(merged((p.cell.id, w) for p in planned for w in p.warnings), sys.stderr)
@@ -184,8 +194,10 @@ def run(args: argparse.Namespace) -> int:
     from runner.run.outputs import Outputs, make_log_dir  # checked before any work
 
     summary = options.caller_env.get("GITHUB_STEP_SUMMARY")
-    outputs = Outputs.checked(args.junit, args.report, Path(summary) if summary else None)
-    make_log_dir(options.log_dir)
+    secrets = {name for each in planned for name in each.cell.conventions.secrets}
+    redact = Redactor.of(options.caller_env, secrets)
+    outputs = Outputs.checked(args.junit, args.report, Path(summary) if summary else None, args.force, redact)
+    make_log_dir(options.log_dir, [job_name(p.cell.id) for p in planned])
     try:
         recorder = open_history(
             args, options

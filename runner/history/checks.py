@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from runner.errors import EnvironmentProblem
+from runner.errors import printable as printable  # where the history readers take it from
 
 if TYPE_CHECKING:
     from runner.history.reads import Reader
@@ -156,9 +157,3 @@ def shown_value(value: object, limit: int = 60) -> str:
     """A stored value in a message: its repr (which escapes control characters), shortened."""
     text = repr(value)
     return text if len(text) <= limit else f"{text[: limit - 3]}..."
-
-
-def printable(text: str) -> str:
-    """``text`` with its control and format characters (an ESC, a bidi override) escaped as
-    ``\\x1b``: text from the store never drives the terminal."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from runner import atomic
 from runner.errors import EnvironmentProblem
 from runner.history.checks import printable
 from runner.history.reads import Point
@@ -109,7 +110,9 @@ def figure(points: Sequence[Point], cell: str, metric: str) -> Any:
 def png(points: Sequence[Point], cell: str, metric: str, path: Path) -> None:
     fig = figure(points, cell, metric)
     try:
-        fig.savefig(path, format="png")
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png")
+        atomic.write_bytes(path, buffer.getvalue())  # never through a link planted there
     except OSError as exc:
         raise EnvironmentProblem(f"--png {path}: {exc.strerror or exc}") from None
     finally:
@@ -129,7 +132,7 @@ def html_page(sections: Sequence[tuple[str, str, Sequence[Point]]], path: Path) 
         _need("matplotlib.pyplot").close(fig)
         parts += [f"<h2>{html.escape(cell)}: {html.escape(metric)}</h2>", buffer.getvalue(), _table(points)]
     try:
-        path.write_text("\n".join(parts) + "\n", encoding="utf-8")
+        atomic.write_text(path, "\n".join(parts) + "\n")
     except OSError as exc:
         raise EnvironmentProblem(f"--html {path}: {exc.strerror or exc}") from None
 

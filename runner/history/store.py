@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime
 import functools
 import math
-import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from runner.errors import EnvironmentProblem, UsageError
-from runner.history import schema
+from runner.history import locks, schema
 from runner.history.gates import LAST, Reference, Steps
 from runner.history.location import Location, redacted
 from runner.run.results import Gate, Sample
@@ -29,7 +28,7 @@ from runner.run.results import Gate, Sample
 if TYPE_CHECKING:  # `history` reads the store without pydantic's start-up
     from schemas.run import Baseline
 
-_BUSY_TIMEOUT_MS = 60_000
+_BUSY_TIMEOUT_MS = int(locks.FIRST_WAIT_S * 1000)  # each wait; locks.when_not_locked waits on, and says so
 # 64 MiB of pages and 256 MiB mapped: a baseline reads 100 runs' samples from all over the file
 _PRAGMAS = (
     *(f"busy_timeout = {_BUSY_TIMEOUT_MS}", "journal_mode = WAL", "foreign_keys = ON"),
@@ -106,7 +105,7 @@ class Store:
             return cls(_engine(location), location)
         import sqlite3
 
-        uri, timeout = read_only_uri(location.sqlite_file), _BUSY_TIMEOUT_MS / 1000
+        uri, timeout = read_only_uri(location.sqlite_file), locks.BUSY_TIMEOUT_S
         engine = sa.create_engine(
             "sqlite://", creator=lambda: sqlite3.connect(uri, uri=True, timeout=timeout)
         )
@@ -251,6 +250,7 @@ def _means(table: sa.Table, names: list[sa.BindParameter[Any]], *where: Any) -> 
 def _engine(location: Location) -> sa.Engine:
     if location.sqlite_file is None:
         return sa.create_engine(location.url, pool_pre_ping=True)
+    sqlite_file = location.sqlite_file
     engine = sa.create_engine(location.url, connect_args={"timeout": _BUSY_TIMEOUT_MS / 1000})
 
     @sa.event.listens_for(engine, "connect")
@@ -258,34 +258,17 @@ def _engine(location: Location) -> sa.Engine:
         dbapi_connection.isolation_level = None  # SQLAlchemy's begin event below says BEGIN IMMEDIATE
         cursor = dbapi_connection.cursor()
         for pragma in _PRAGMAS:
-            _when_not_locked(cursor, f"PRAGMA {pragma}")
+            locks.when_not_locked(cursor, f"PRAGMA {pragma}", sqlite_file, location.shown)
         cursor.close()
 
     @sa.event.listens_for(engine, "begin")
     def _begin(connection: sa.Connection) -> None:
         # a write takes the lock first; a read is one SELECT, which SQLite runs as its own snapshot
         if connection.get_execution_options().get("run_matrix_write", False):
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
+            cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+            locks.when_not_locked(cursor, "BEGIN IMMEDIATE", sqlite_file, location.shown)
 
     return engine
-
-
-def _when_not_locked(cursor: Any, statement: str) -> None:
-    """``statement``, retried while SQLite says "database is locked", up to the busy timeout.
-    ``PRAGMA journal_mode = WAL`` needs the file to itself, and while another connection opens a new
-    store SQLite answers at once, without the busy handler: two runs starting in one second failed
-    with exit 3."""
-    import sqlite3
-
-    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
-    while True:
-        try:
-            cursor.execute(statement)
-            return
-        except sqlite3.OperationalError as error:
-            if "database is locked" not in str(error) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)
 
 
 def _sqlite_folder(location: Location) -> None:

@@ -31,17 +31,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner import hardware, locate, pipeline
+from runner import hardware, locate, pipeline, system_steps
 from runner.cell import Cell
 from runner.compose import compose
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
-from runner.importer import capture, ci_block, plan, registrations, roundtrip, sides, write
+from runner.importer import capture, ci_block, launch_reads, plan, registrations, roundtrip, sides, write
 from runner.importer.events import refused
 from runner.importer.fit import Destination, built, cell_of, final_texts, grow
-from runner.importer.notes import Note
+from runner.importer.notes import Note, SystemStep
 from runner.importer.variants import Variants
 from runner.importer.version import miles_version
-from runner.sandbox.secrets import caller_secrets, redact
+from runner.redact import Redactor
 from schemas.matrix import AxisValue
 
 
@@ -56,6 +56,7 @@ class Request:
     timeout: float = capture.TIMEOUT_S
     trust_checkout: bool = False  # run the script without the sandbox's isolation (where it has none)
     today: datetime.date | None = None  # sets an imported skip's expiry (default: the real today)
+    allow_system_steps: bool = False  # import prepare steps that write /etc, remove what no step made, ...
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class Imported:
 
 
 def import_test(request: Request) -> Imported:
-    destination = Destination(request.output.resolve(), components_folder(request.output))
+    destination = Destination(_unlinked(request.output), components_folder(request.output))
     _check_request(request)
     record = functools.partial(
         capture.record,
@@ -83,6 +84,8 @@ def import_test(request: Request) -> Imported:
     version = miles_version(request.miles_root, record)
     conventions = pipeline.conventions(version)
     recorded = sides.record(request, record, conventions, version)
+    steps = _refuse_system_steps(recorded.variants, conventions.output_flags, request.allow_system_steps)
+    recorded = dataclasses.replace(recorded, variants=steps)
     try:
         return _imported(request, recorded, version, conventions.secrets, destination)
     except sides.SideRejected as rejected:  # the other side alone, with the reason in a note
@@ -104,7 +107,7 @@ def _imported(
     sides.explain(draft, recorded)
     warnings = _checked(built(draft, destination, render), variants, request, recorded)
     files, scrubbed = _without_secrets(final_texts(draft, destination, render), secrets, request.script)
-    write.write_all(files, request.force)
+    write.write_all(files, request.force, named=(destination.spec,))
     ids = [cell.id for cell in pipeline.cells(request.output)]
     return Imported(files, ids, variants.axes, variants.switches, [*variants.notes, *scrubbed], warnings)
 
@@ -113,10 +116,10 @@ def _without_secrets(
     files: dict[Path, str], names: Sequence[str], script: Path
 ) -> tuple[dict[Path, str], list[Note]]:
     """The files with any value of the caller's secrets replaced by its ``${NAME}`` reference."""
-    secrets = caller_secrets(names)
+    redact = Redactor.of(os.environ, names)
     found: dict[str, None] = {}
     for path, text in files.items():
-        files[path], names_found = redact(text, secrets)
+        files[path], names_found = redact.found(text)
         found |= dict.fromkeys(names_found)
     return files, [
         Note(f"the value of your ${name} reached the spec; written as ${{{name}}} instead", Location(script))
@@ -124,9 +127,45 @@ def _without_secrets(
     ]
 
 
+def _refuse_system_steps(variants: Variants, output_flags: Sequence[str], allowed: bool) -> Variants:
+    """Each prepare step that touches the system, refused at the test's line (unless ``allowed``:
+    then it stays a note of the import). Removing what a launch of the test writes (``--save``) is
+    the test's own clean-up."""
+    written = [
+        f for _, t in variants.cells for _, f in launch_reads.outputs(t.launched.train_args, output_flags)
+    ]
+    own = [
+        n
+        for n in variants.notes
+        if isinstance(n, SystemStep) and n.removed and system_steps.holds(written, n.removed)
+    ]
+    variants = dataclasses.replace(variants, notes=[n for n in variants.notes if n not in own])
+    found = [note for note in variants.notes if isinstance(note, SystemStep)]
+    if found and not allowed:
+        raise SpecError(
+            [
+                Problem(
+                    "system-step",
+                    f"{note.at.file.name} cannot be imported: it {note.message} before launching, which"
+                    " changes the machine rather than the test's data",
+                    locations=(note.at,),
+                    hint=f"nothing was written; {system_steps.ALLOW_HINT}",
+                )
+                for note in found
+            ]
+        )
+    return variants
+
+
+def _unlinked(path: Path) -> Path:
+    """``path`` absolute, its folder's links resolved but not its own: a spec path that is a link
+    names the link (replaced with --force), never what it points to."""
+    return path.absolute().parent.resolve() / path.name
+
+
 def components_folder(spec: Path) -> Path:
     """``matrices/components/`` for a spec in a matrices tree, else ``components/`` beside it."""
-    folder = spec.resolve().parent
+    folder = _unlinked(spec).parent
     tree = any((folder.parent / name).is_dir() for name in ("hardware", "base", "components"))
     return folder.parent / "components" if tree else folder / "components"
 
@@ -178,7 +217,7 @@ def _plan(
     base: dict[str, Any] = {}
     base_version = None
     if request.base is not None:
-        spec = {"extends": os.path.relpath(request.base.resolve(), request.output.resolve().parent), **spec}
+        spec = {"extends": os.path.relpath(request.base.resolve(), _unlinked(request.output).parent), **spec}
         base = compose(request.base).data
         base_matrix, base_version = base.get("matrix") or {}, base.get("miles_version")
     if version is not None and version != base_version:
@@ -187,7 +226,7 @@ def _plan(
     axes = {axis: values for axis, values in variants.axes.items() if base_axes.get(axis) != values}
     axes |= {axis: values[:1] for axis, values in base_axes.items() if axis not in variants.axes}
     taken = set(base_matrix.get("adjust") or {})
-    spec_path = request.output.resolve().with_suffix("")
+    spec_path = _unlinked(request.output).with_suffix("")
     prefix = os.path.relpath(spec_path, components_folder(request.output).parent).replace(os.sep, "-")
     draft = plan.ImportPlan(prefix, spec, axes, sources=_sources(variants), taken=taken)
     today = request.today or datetime.date.today()

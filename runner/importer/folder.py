@@ -15,6 +15,7 @@ nothing lands in ``OUT`` until every case has; a refused case stops the whole im
 from __future__ import annotations
 
 import ast
+import os
 import re
 import shutil
 import tempfile
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner import atomic
 from runner.errors import Location, Problem, SpecError, UsageError
 from runner.importer import Imported, Request, components_folder, emit, import_test, plan, write
 from runner.load import WrittenFloat, load
@@ -44,6 +46,7 @@ class Folder:
     timeout: float = 60.0
     trust_checkout: bool = False
     skip_refused: bool = False
+    allow_system_steps: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,9 @@ class FolderImported:
 
 
 def import_folder(request: Folder) -> FolderImported:
+    if request.output.is_symlink():  # -o DIR names a folder to fill, never where a link points
+        atomic.refuse_link(request.output, request.force, f"-o {request.output}: {atomic.FORCE_HINT}")
+        request.output.unlink()
     cuda, amd = _tests(request.tests)
     family = request.output.resolve().name
     final_base = request.output / "base" / f"{family}.yaml"
@@ -106,7 +112,10 @@ class _Staging:
 def _import(
     request: Folder, cuda: list[Path], amd: list[Path], staging: _Staging, final_base: Path
 ) -> FolderImported:
-    refused: dict[str, list[Problem]] = {}
+    refused = _linked(cuda + amd)
+    cuda, amd = [t for t in cuda if t.name not in refused], [t for t in amd if t.name not in refused]
+    if refused and not request.skip_refused:
+        raise _all_refused(request, refused)
     attempt = _attempt(request, refused)
     alone = {t: r for t in cuda if (r := attempt(t, staging.alone(t), None, request.hardware))}
     if not alone:
@@ -149,6 +158,7 @@ def _attempt(
             force=True,
             timeout=request.timeout,
             trust_checkout=request.trust_checkout,
+            allow_system_steps=request.allow_system_steps,
         )
         try:
             return import_test(one)
@@ -169,6 +179,24 @@ def _tests(folder: Path) -> tuple[list[Path], list[Path]]:
         raise UsageError(f"{folder} holds {len(tests)} tests; import at most {MAX_TESTS} at once")
     amd = [t for t in tests if t.name.startswith(AMD_PREFIX)]
     return [t for t in tests if t not in amd], amd
+
+
+def _linked(tests: list[Path]) -> dict[str, list[Problem]]:
+    """The tests that are links: refused, each with where it points (it may leave the checkout,
+    and the sandbox reads only the checkout)."""
+    return {
+        test.name: [
+            Problem(
+                "import",
+                f"{test.name} is a link (to {os.readlink(test)}): run-matrix imports only the checkout's own "
+                "files",
+                locations=(Location(test),),
+                hint="copy the test into the folder, or leave it out with --skip-refused",
+            )
+        ]
+        for test in tests
+        if test.is_symlink()
+    }
 
 
 def _case(test: Path) -> str:

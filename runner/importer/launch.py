@@ -35,8 +35,8 @@ def launched(
     commands: Sequence[str], train_args: str, root: str, secrets: Sequence[str], at: Location
 ) -> Launched:
     """Parse the ``ray start`` and ``ray job submit`` commands of one execute_train call."""
-    start = _tokens(_one(commands, "ray start", at), secrets, at)
-    submit = _tokens(_one(commands, "ray job submit", at), secrets, at)
+    start = _tokens(_one(commands, "ray start", at), secrets, at, root)
+    submit = _tokens(_one(commands, "ray job submit", at), secrets, at, root)
     argv = submit[submit.index("--") + 1 :]
     script = argv[1]
     if not script.startswith(f"{root}/"):
@@ -68,10 +68,17 @@ def _one(commands: Sequence[str], what: str, at: Location) -> str:
     return found[0]
 
 
-def _tokens(command: str, secrets: Sequence[str], at: Location) -> list[str]:
-    """The command's words as the shell splits them; words the shell would expand are refused."""
+_ROOT = "\0miles-root\0"  # no command holds a NUL: the checkout's path while the words are split
+
+
+def _tokens(command: str, secrets: Sequence[str], at: Location, root: str = "") -> list[str]:
+    """The command's words as the shell splits them; words the shell would expand are refused. The
+    checkout's path is one word however it is spelt (miles writes ``python3 {train_script}``
+    unquoted: a checkout in ``/home/me/my miles`` is still a checkout)."""
     try:
-        words = shlex.split(command)
+        spaced = bool(root) and root != shlex.quote(root)
+        words = shlex.split(command.replace(root, _ROOT) if spaced else command)
+        words = [word.replace(_ROOT, root) for word in words] if spaced else words
     except ValueError as exc:
         raise _error(f"runs a command the shell cannot split ({exc}): {command[:200]}", at) from None
     # ${HOME}: capture.py writes the sandbox's HOME back so (the home of whoever runs the spec)

@@ -25,6 +25,13 @@ class Note:
     at: Location
 
 
+@dataclass(frozen=True)
+class SystemStep(Note):
+    """A prepare step that touches the system (``runner.system_steps``): refused unless allowed."""
+
+    removed: str = ""  # a removal's path, which a launch's output folder (--save) may still hold
+
+
 # the kinds of event that are notes
 NOTED = ("effect", "silent", "clock", "setenv", "prepare-call", "beside-call", "replay")
 

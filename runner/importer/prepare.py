@@ -19,11 +19,12 @@ from typing import Any, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
+from runner import system_steps
 from runner.errors import Location, SpecError
 from runner.importer.emit import flag_value
 from runner.importer.events import Event, refused
 from runner.importer.groups import flags
-from runner.importer.notes import Note, reset_note, resets_node
+from runner.importer.notes import Note, SystemStep, reset_note, resets_node
 from schemas import calls
 from schemas.spec import TOOL_STEPS, Conversion, PrepareStep
 
@@ -57,6 +58,7 @@ def steps(
     """Named steps in the order the script runs them (``dirs``, ``model``, ``dataset``, ``convert``,
     ...), and a note for each clean-up between launches left to ``run``."""
     named: dict[str, Step] = {}
+    where: dict[str, Location] = {}
     notes: list[Note] = []
     for event in events:
         if event.kind == "command" and resets_node(event.command):
@@ -78,8 +80,19 @@ def steps(
         while unique in named:
             count += 1
             unique = f"{name}-{count}"
-        named[unique] = step
-    return named, notes
+        named[unique], where[unique] = step, event.at
+    return named, notes + system_notes(named, where)
+
+
+def system_notes(named: dict[str, Step], where: dict[str, Location]) -> list[Note]:
+    """A ``SystemStep`` note for each step that touches the system (``import`` refuses them unless
+    told to allow them)."""
+    names = list(named)
+    found = system_steps.findings(list(named.values()))
+    return [
+        SystemStep(f"{what} (prepare step {names[index]})", where[names[index]], removed)
+        for index, what, removed in found
+    ]
 
 
 _STEP: TypeAdapter[Any] = TypeAdapter(PrepareStep)

@@ -3,7 +3,7 @@ existing file is only replaced with ``--force``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from runner import atomic
@@ -17,6 +17,11 @@ def refuse_existing(paths: list[Path], force: bool) -> None:
         raise UsageError(f"{shown} already exist{'s' if len(existing) == 1 else ''}; pass --force to replace")
 
 
-def write_all(files: Mapping[Path, str], force: bool) -> None:
+def write_all(files: Mapping[Path, str], force: bool, named: Collection[Path] = ()) -> None:
+    """Every file or none. A link where one goes is refused (exit 3); ``--force`` replaces one only at
+    a path the user ``named`` (``-o spec.yaml``), never in a folder run-matrix fills (components)."""
     refuse_existing(list(files), force)
-    atomic.write_all(files)
+    for path in files:
+        if path not in named:
+            atomic.refuse_link(path)
+    atomic.write_all(files, replace_link=force)

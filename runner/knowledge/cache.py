@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.atomic import write_text
+from runner.errors import EnvironmentProblem
 
 
 def folder(kind: str) -> Path:
@@ -33,7 +34,7 @@ def cached(path: Path, read_now: Callable[[], dict[str, Any]]) -> dict[str, Any]
     except (OSError, ValueError):
         pass
     found = read_now()
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, EnvironmentProblem):  # a link planted there: not kept
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(path, json.dumps(found))  # a reader never sees half a file
     return dict(found)

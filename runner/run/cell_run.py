@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import time
 import traceback
 import uuid
@@ -14,8 +15,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from runner import hooks, prepared, programs, run_id
+from runner import atomic, hooks, prepared, programs, run_id
 from runner.errors import EnvironmentProblem, display_path
+from runner.redact import Redactor
 from runner.run import cluster, environment, job, metrics, prepare, processes, reads, services
 from runner.run.metrics import Series
 from runner.run.plan import Options, Planned, job_name, verify_job_id
@@ -69,7 +71,7 @@ class CellRun:
     env: dict[str, str]
     options: Options
     view: View
-    redact: environment.Redactor
+    redact: Redactor
     tracker: Tracker = field(default_factory=Untracked)
     recorder: Recorder | None = None  # the history store: judges bands, records every attempt
     clusters: list[ClusterRecord] = field(default_factory=list)
@@ -115,9 +117,11 @@ class CellRun:
 
     def open_log(self) -> None:
         try:
-            self.log = self.log_path.open("w", encoding="utf-8")
+            self.log = io.TextIOWrapper(atomic.open_log(self.log_path), encoding="utf-8")
         except OSError as exc:
             raise LogLost(_reason(exc)) from None
+        except EnvironmentProblem as exc:  # a link planted there
+            raise LogLost(str(exc)) from None
 
     def _close_log(self) -> None:
         if self.log is not None:
@@ -201,10 +205,16 @@ class CellRun:
         head_log = self.options.log_dir / f"{job_name(self.id)}.ray-head.log"
         try:
             head = self.planned.command("cluster")
-            with cluster.connected(self.options.ray_address, head, head_log, self.tracker) as on:
+            connected = cluster.connected(self.options.ray_address, head, head_log, self.tracker, self.redact)
+            with connected as on:
                 self.clusters.append(on.record)
                 with services.running(
-                    self.planned.services, self.options.caller_env, self.log_path, self.tracker, self.write
+                    self.planned.services,
+                    self.options.caller_env,
+                    self.log_path,
+                    self.tracker,
+                    self.write,
+                    self.redact,
                 ) as up:
                     outcome = self.submit_and_watch(on, submission_id, number, named)
                     reported = up.reports(outcome.outcome == "succeeded")

@@ -15,6 +15,7 @@ import fcntl
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -78,19 +79,36 @@ def _dead_runs(runs: Path) -> Iterator[tuple[Path, Record, int]]:
     """Each record whose run is gone, with its lock held (so that two cleanups never race)."""
     for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
         try:
-            lock = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CLOEXEC)
+            flags = os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK  # never a link's target, a FIFO
+            lock = os.open(path.with_suffix(".lock"), flags)
         except OSError:
             continue  # its run is ending (it removes the record, then the lock)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            record = Record.from_json(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, KeyError, TypeError):
+            record = Record.from_json(json.loads(_record_text(path)))
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             os.close(lock)  # alive (locked), gone meanwhile, or not a record: not ours to judge
             continue
         if record.owner.still_running():  # a lock on a file system that ignores flock
             os.close(lock)
             continue
         yield path, record, lock
+
+
+RECORD_BYTES = 1 << 20  # a record names a few sessions and jobs: a few kilobytes
+
+
+def _record_text(path: Path) -> str:
+    """A record's text: a plain file (never through a link, never a FIFO that would block), bounded;
+    ValueError for anything else."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path} is not a plain file")
+        raw = stream.read(RECORD_BYTES + 1)
+    if len(raw) > RECORD_BYTES:
+        raise ValueError(f"{path} is larger than any record")
+    return raw.decode("utf-8")
 
 
 def stop_left(record: Record, cleaned: Cleaned) -> None:

@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -25,9 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner import atomic
 from runner.command import Command
 from runner.errors import EnvironmentProblem, first_line
-from runner.run import processes
+from runner.redact import Redactor
+from runner.run import processes, redacted
 from runner.run.processes import RUN_ID_VARIABLE
 from runner.run.record import Tracker, Untracked
 from runner.run.results import ClusterRecord
@@ -58,18 +61,23 @@ class LocalHead:
     process: subprocess.Popen[bytes]
     temp_dir: Path
     address: str  # the dashboard: where jobs are submitted
+    pump: threading.Thread | None = None  # what copies its output into its log
 
 
 @contextmanager
 def connected(
-    address: str | None, head: Command, log: Path, tracker: Tracker | None = None
+    address: str | None,
+    head: Command,
+    log: Path,
+    tracker: Tracker | None = None,
+    redact: Redactor | None = None,
 ) -> Iterator[Connection]:
     """The cluster a cell runs on: ``address``, or a local head started now and stopped after."""
     if address:
         yield Connection(ClusterRecord(address, started=False), client(address))
         return
     tracker = tracker or Untracked()
-    started = start_head(head, log, tracker)
+    started = start_head(head, log, tracker, redact or Redactor())
     try:
         record = ClusterRecord(started.address, started=True, pid=started.process.pid)
         yield Connection(record, client(started.address))
@@ -96,7 +104,7 @@ def head_argv(head: Command, temp_dir: Path, ports: dict[str, int]) -> list[str]
     return [sys.executable, "-m", "ray.scripts.scripts", *head.argv[1:], *own]
 
 
-def start_head(head: Command, log: Path, tracker: Tracker) -> LocalHead:
+def start_head(head: Command, log: Path, tracker: Tracker, redact: Redactor) -> LocalHead:
     temp_dir = Path(tempfile.mkdtemp(prefix="run-matrix-ray-"))
     ports = free_ports(len(PORTS))
     argv = head_argv(head, temp_dir, dict(zip(PORTS, ports, strict=True)))
@@ -104,15 +112,22 @@ def start_head(head: Command, log: Path, tracker: Tracker) -> LocalHead:
     env = {**os.environ, RUN_ID_VARIABLE: tracker.run_id}
     with processes.deferred_interrupt():  # started and recorded, or neither
         try:
-            with log.open("ab") as out:
-                process = subprocess.Popen(
-                    argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env
-                )
+            out = atomic.open_log(log, append=True)  # never through a link planted there
         except BaseException:
             shutil.rmtree(temp_dir, ignore_errors=True)
             raise
+        try:
+            process = subprocess.Popen(
+                argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, env=env
+            )
+        except BaseException:
+            out.close()
+            shutil.rmtree(temp_dir, ignore_errors=True)
+            raise
         tracker.started("ray-head", process, temp_dir=str(temp_dir), address=address)
-    started = LocalHead(process, temp_dir, address)
+    assert process.stdout is not None
+    pump = redacted.pump(process.stdout, out, redact)  # its output, through the redactor, into its log
+    started = LocalHead(process, temp_dir, address, pump)
     try:
         _wait_ready(started, log)
     except BaseException:
@@ -132,6 +147,8 @@ def _wait_ready(head: LocalHead, log: Path) -> None:
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         if head.process.poll() is not None:
+            if head.pump is not None:
+                head.pump.join(2.0)  # its last lines into the log first
             tail = log.read_text(errors="replace").strip().splitlines()[-5:]
             raise EnvironmentProblem(
                 f"the local Ray head exited ({head.process.returncode}) before it was ready; "

@@ -3,7 +3,7 @@
 A launch holds ``${NAME}`` references where a value is decided at run time: probes
 (``NCCL_NVLS_ENABLE``) run here with bash, on the node run-matrix runs on; secrets
 (``WANDB_API_KEY``) come from the caller's environment into the job's runtime env and go
-nowhere else: every line run-matrix writes passes through ``Redactor``.
+nowhere else: every line run-matrix writes passes through ``runner.redact.Redactor``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import json
 import re
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from runner import shell
 from runner.errors import EnvironmentProblem
@@ -63,28 +62,3 @@ def fill(value: str, known: Mapping[str, str], where: str) -> str:
 def entrypoint(argv: Sequence[str]) -> str:
     """A job's entrypoint: a shell line whose ``${NAME}`` references bash expands on the node."""
     return shell.line(argv)
-
-
-@dataclass(frozen=True)
-class Redactor:
-    """Replaces each secret's value with its ``${NAME}`` reference."""
-
-    secrets: tuple[tuple[str, str], ...]
-
-    @classmethod
-    def of(cls, names: list[str], caller_env: Mapping[str, str]) -> Redactor:
-        """Refuses a secret of 1 to 3 characters: replacing it would mangle every log line it
-        occurs in by chance, and leaving it would print it."""
-        short = [n for n in names if 0 < len(caller_env.get(n, "")) < 4]
-        if short:
-            raise EnvironmentProblem(
-                f"{', '.join(short)}: set to fewer than 4 characters, which cannot be a real secret and "
-                "cannot be redacted from logs; unset it or set the real value"
-            )
-        found = [(caller_env[n], f"${{{n}}}") for n in names if caller_env.get(n)]
-        return cls(tuple(sorted(found, key=lambda pair: -len(pair[0]))))
-
-    def __call__(self, text: str) -> str:
-        for value, reference in self.secrets:
-            text = text.replace(value, reference)
-        return text

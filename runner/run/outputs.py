@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner import report
-from runner.atomic import write_text
+from runner.atomic import FORCE_HINT, refuse_link, write_text
 from runner.errors import EnvironmentProblem, display_path
+from runner.redact import Redactor
 from runner.run.results import RunResult
 
 
@@ -35,11 +36,21 @@ class Output:
 @dataclass
 class Outputs:
     files: tuple[Output, ...]
+    force: bool = False  # the user's paths may be links, which are replaced
+    redact: Redactor = field(default_factory=Redactor)  # results are redacted already: a second guard
     failures: dict[str, str] = field(default_factory=dict)  # option -> why its last write failed
 
     @classmethod
-    def checked(cls, junit: Path | None, json_report: Path | None, summary: Path | None) -> Outputs:
-        """The report files asked for, each proven writable now; exit 3 naming every one that is not."""
+    def checked(
+        cls,
+        junit: Path | None,
+        json_report: Path | None,
+        summary: Path | None,
+        force: bool = False,
+        redact: Redactor | None = None,
+    ) -> Outputs:
+        """The report files asked for, each proven writable now; exit 3 naming every one that is not
+        (a link among them too, unless ``force``: then the link is replaced, never its target)."""
         files = []
         if junit is not None:
             files.append(Output("--junit", junit, report.junit))
@@ -47,18 +58,21 @@ class Outputs:
             files.append(Output("--report", json_report, report.to_json))
         if summary is not None:
             files.append(Output("$GITHUB_STEP_SUMMARY", summary, report.markdown, _earlier(summary)))
-        problems = [f"{f.option} {display_path(f.path)}: {why}" for f in files if (why := unwritable(f.path))]
+        problems = [f"{f.option} {why}" for f in files if (why := _why_not(f.path, force))]
         if problems:
             raise EnvironmentProblem("cannot write the reports:\n  " + "\n  ".join(problems))
-        return cls(tuple(files))
+        return cls(tuple(files), force=force, redact=redact or Redactor())
 
     def write(self, result: RunResult) -> None:
         """Write every file; a failure is remembered (``failures``) and does not stop the others."""
         for output in self.files:
             try:
-                write_text(output.path, output.before + output.render(result))
+                text = output.before + self.redact(output.render(result))
+                write_text(output.path, text, replace_link=self.force)
             except OSError as exc:
                 self.failures[output.option] = f"{display_path(output.path)}: {exc.strerror or exc}"
+            except EnvironmentProblem as exc:  # a link planted there since the run began
+                self.failures[output.option] = str(exc)
             else:
                 self.failures.pop(output.option, None)
 
@@ -86,8 +100,21 @@ def unwritable(path: Path) -> str:
     return ""
 
 
-def make_log_dir(log_dir: Path) -> None:
-    """Create the log folder and prove a file can be written in it; exit 3 otherwise."""
+def _why_not(path: Path, force: bool) -> str:
+    """Why ``path`` cannot be written now (the path named first), or ""."""
+    why = unwritable(path)
+    if why:
+        return f"{display_path(path)}: {why}"
+    try:
+        refuse_link(path, force, FORCE_HINT)
+    except EnvironmentProblem as exc:
+        return str(exc)
+    return ""
+
+
+def make_log_dir(log_dir: Path, names: Iterable[str] = ()) -> None:
+    """Create the log folder and prove a file can be written in it; exit 3 otherwise, and for a link
+    in it where a log of ``names`` (``<name>.log``, ``<name>.<hook>.log``) goes."""
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -97,6 +124,10 @@ def make_log_dir(log_dir: Path) -> None:
     why = unwritable(log_dir / "probe")
     if why:
         raise EnvironmentProblem(f"--log-dir {display_path(log_dir)}: {why}")
+    prefixes = tuple(f"{name}." for name in names)
+    for entry in log_dir.iterdir() if prefixes else ():
+        if entry.name.startswith(prefixes) and entry.is_symlink():
+            refuse_link(entry)
 
 
 def _earlier(summary: Path) -> str:

@@ -7,8 +7,9 @@ session id is the leader's pid. Linux keeps a pid allocated while it names a liv
 so that number cannot be reused while any member lives.
 
 A session left by a run that died is stopped from its record only after proving it is that
-run's: the leader's start time and command line, and the run's id in every member's
-environment (``RUN_MATRIX_RUN_ID``), as a reused pid would not carry it.
+run's: the leader's start time and command line, and the run's id in the environment of every
+member, the leader's included (``RUN_MATRIX_RUN_ID``), as a reused pid or a process named in a
+forged record would not carry it.
 
 SIGINT, SIGTERM and SIGHUP all interrupt a run the same way (``Interrupted``); a clean-up
 defers all three until it is done.
@@ -198,7 +199,9 @@ def stop_recorded(leader: Identity, run_id: str, grace: float) -> tuple[list[int
     """Stop the session of a process a dead run recorded: SIGTERM the leader if it is still the
     recorded process, then SIGKILL the members that carry the run's id. Returns (the pids
     stopped, the pids of the session left alone because they could not be proven the run's)."""
-    leader_ours = leader.still_running()
+    # the run's id in the leader's own environment too: its pid, start time and command line are
+    # public, and a forged record could name any session leader by them
+    leader_ours = leader.still_running() and carries_run_id(leader.pid, run_id)
     members = in_session(leader.pid)
     ours = [p for p in members if (p == leader.pid and leader_ours) or carries_run_id(p, run_id)]
     if not ours:

@@ -129,7 +129,8 @@ class Ledger:
         runs = state / "runs"
         try:
             runs.mkdir(parents=True, exist_ok=True)
-            lock = os.open(runs / f"{run_id}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+            lock = os.open(runs / f"{run_id}.lock", flags, 0o600)
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             owner = Identity.of(os.getpid()) or Identity(os.getpid(), 0, tuple(sys.argv))
             ledger = cls(runs, Record(run_id, owner, str(log_dir.resolve())), lock)

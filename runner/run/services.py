@@ -17,6 +17,7 @@ import os
 import secrets
 import socket
 import subprocess
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -25,11 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
+from runner import atomic
 from runner.command import HOOK_SECONDS, REPORT_SECONDS, SERVICE_SECONDS, Command
 from runner.errors import EnvironmentProblem
 from runner.hooks import Reported
 from runner.programs import REPORT_BYTES
-from runner.run import processes
+from runner.redact import Redactor
+from runner.run import processes, redacted
 from runner.run.record import Tracker
 
 STOP_GRACE_SECONDS = 10.0
@@ -57,8 +60,10 @@ def running(
     logs: Path,
     tracker: Tracker,
     say: Callable[[str], None],
+    redact: Redactor,
 ) -> Iterator[Running]:
-    """Each service up for the body; ``logs`` is the cell log's path, each service's log sits beside it."""
+    """Each service up for the body; ``logs`` is the cell log's path, each service's log sits beside it,
+    its output passed through ``redact`` on the way."""
     with ExitStack() as stack:
         running = Running([], say)
         for command in commands:
@@ -69,7 +74,7 @@ def running(
                 )
                 continue
             log = logs.with_suffix(f".{command.name}.log")
-            running.started.append(stack.enter_context(_started(command, env, log, tracker)))
+            running.started.append(stack.enter_context(_started(command, env, log, tracker, redact)))
             up = f"answers on 127.0.0.1:{command.listens}" if command.listens else "returned; it stays up"
             say(f"==> {command.name}: {up} (its output: {log})")
         yield running
@@ -127,35 +132,42 @@ class Running:
 
 
 @contextmanager
-def _started(command: Command, env: Mapping[str, str], log: Path, tracker: Tracker) -> Iterator[Started]:
+def _started(
+    command: Command, env: Mapping[str, str], log: Path, tracker: Tracker, redact: Redactor
+) -> Iterator[Started]:
     full_env = {**os.environ, **env, processes.RUN_ID_VARIABLE: tracker.run_id}
+    out = atomic.open_log(log, append=True)  # a link planted there: EnvironmentProblem
+    start = out.seek(
+        0, os.SEEK_END
+    )  # an earlier attempt's output, its ready line included, is not this one's
     with processes.deferred_interrupt():  # started and recorded, or neither
         try:
-            with log.open("ab") as out:
-                start = out.tell()  # an earlier attempt's output, its ready line included, is not this one's
-                stdin = subprocess.PIPE if command.report else None  # else run-matrix's, as before
-                process = subprocess.Popen(
-                    command.argv,
-                    stdin=stdin,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    env=full_env,
-                )
+            process = subprocess.Popen(
+                command.argv,
+                stdin=subprocess.PIPE if command.report else None,  # else run-matrix's, as before
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=full_env,
+            )
         except FileNotFoundError:
+            out.close()
             raise EnvironmentProblem(
                 f"{command.name}: {command.argv[0]} is not installed (not on PATH)"
             ) from None
         tracker.started("service", process)
+    assert process.stdout is not None
+    output = _Output(log, start, redacted.pump(process.stdout, out, redact))
     try:
-        _wait(command, process, _Output(log, start))
-        yield Started(command, process, _Output(log, start))
+        _wait(command, process, output)
+        yield Started(command, process, _Output(log, start, output.pump))
     finally:
         with processes.deferred_interrupt():
             processes.stop_session(process, STOP_GRACE_SECONDS)
             tracker.stopped(process.pid)
             if process.stdin is not None:
                 process.stdin.close()
+            output.settle()
 
 
 def _wait(command: Command, process: subprocess.Popen[bytes], output: _Output) -> None:
@@ -167,6 +179,7 @@ def _wait(command: Command, process: subprocess.Popen[bytes], output: _Output) -
         if process.poll() is not None or time.monotonic() > deadline:
             ended = process.returncode is not None
             how = f"exited ({process.returncode})" if ended else f"{seconds} s passed"
+            output.settle(ended)
             tail = output.tail()
             what = f"did not answer on 127.0.0.1:{command.listens}" if command.listens else "did not return"
             raise EnvironmentProblem(
@@ -184,6 +197,7 @@ def _report(each: Started, deadline: float, within: float) -> dict[str, object]:
     what = f"{command.name}'s {', '.join(command.state)}" if command.state else f"that {command.name} stopped"
     while True:
         ended = process.poll() is not None  # before the last read: a line printed before exit is found
+        output.settle(ended)
         wanted = f"{command.report} {each.token} ".encode()
         line = output.first(wanted, exact=False, longest=REPORT_BYTES)
         if line is not None:
@@ -224,8 +238,8 @@ class _Output:
     """What a service printed in this attempt (its log past ``start``), read as it grows: memory
     bounded by the longest line looked for, however much it prints and on however long a line."""
 
-    def __init__(self, log: Path, start: int) -> None:
-        self.log, self.start = log, start
+    def __init__(self, log: Path, start: int, pump: threading.Thread) -> None:
+        self.log, self.start, self.pump = log, start, pump
         self._read = start
         self._line = b""  # the line being read, cut past the longest one looked for
 
@@ -244,6 +258,12 @@ class _Output:
                         return line
                 self._line = (self._line + last)[:keep]
         return None
+
+    def settle(self, ended: bool = True, within: float = 2.0) -> None:
+        """Once the process has ended, wait a little for its last lines to reach the log (what it
+        started may hold the pipe open: then no longer than ``within``)."""
+        if ended:
+            self.pump.join(within)
 
     def tail(self) -> list[str]:
         """The last lines of this attempt's output (at most 5, from its last ``TAIL_BYTES``)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from runner import redact as redaction
 from runner.run import environment, preflight, requires
 from runner.run.plan import Options, Planned
 from runner.run.results import RequirementResult
@@ -20,7 +21,7 @@ class Setup:
     checked: dict[str, tuple[RequirementResult, ...]]
     skips: dict[str, str]
     envs: dict[str, dict[str, str]]
-    redact: environment.Redactor
+    redact: redaction.Redactor
 
     @classmethod
     def of(cls, planned: Sequence[Planned], options: Options) -> Setup:
@@ -31,7 +32,8 @@ class Setup:
         runnable = [p for p in planned if not skips[p.cell.id]]
         if options.preflight and runnable:
             preflight.check(runnable, options)
-        redact = environment.Redactor.of(_secrets(planned), options.caller_env)
+        redaction.refuse_short(options.caller_env, _secrets(planned))
+        redact = redaction.Redactor.of(options.caller_env, _secrets(planned))
         envs = {p.cell.id: _job_env(p, options) for p in runnable}
         return cls(checked, skips, envs, redact)
 

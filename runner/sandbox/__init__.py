@@ -17,8 +17,8 @@ system isolates (``bwrap.py``):
 * started as ``root``, run-matrix drops the child to the unprivileged ``nobody`` user;
 * resource limits (``limits.py``): address space, CPU time, file size, processes, open files,
   wall-clock time, and a bounded capture of its output;
-* an environment built from nothing (``secrets.py``): no variable of the caller's reaches it, and
-  whatever it prints is scrubbed of the caller's secret values.
+* an environment built from nothing: no variable of the caller's reaches it, and whatever it
+  prints is scrubbed of the caller's secret values (``runner/redact.py``).
 
 Where the system cannot isolate (no bubblewrap, no namespaces) ``run()`` refuses with an
 environment error unless the caller passes ``trust=True`` (``--trust-checkout``): then the child

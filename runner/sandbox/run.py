@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 from runner.errors import EnvironmentProblem
+from runner.redact import Redactor
 from runner.sandbox import bwrap, keyring, results
 from runner.sandbox.limits import Limits, tasks_of
-from runner.sandbox.secrets import caller_secrets, redact
 
 OUT_VARIABLE = bwrap.OUT_VARIABLE  # the child's one writable folder; the files it leaves there come back
 END_WAIT_S = 5.0  # how long the end of what the child started is waited for, at the most
@@ -115,7 +115,7 @@ def _outcome(
     found: results.Results,
     isolated: bool,
 ) -> Outcome:
-    text, _ = redact(bytes(output.kept).decode("utf-8", "replace"), caller_secrets(secret_names))
+    text = Redactor.of(os.environ, secret_names)(bytes(output.kept).decode("utf-8", "replace"))
     if output.cut:
         text += f"\n[run-matrix: output cut at {limits.output} bytes]"
     return Outcome(child.returncode, text, output.cut, timed_out, isolated, found.files, found.problem)
