@@ -33,6 +33,8 @@ HF_KEYS = {
     "rope_theta": "rotary-base",
     "vocab_size": "vocab-size",
 }
+# where the flag is absent: Megatron's default, which miles then compares (Llama's own differ)
+HF_DEFAULTS: dict[str, Any] = {"rms_norm_eps": 1e-5}
 
 
 def request(cell: Cell, miles_root: Path) -> dict[str, Any]:
@@ -93,7 +95,7 @@ def _files(argv: Sequence[str], hf_config: dict[str, Any] | None) -> dict[str, s
 
 def _made_up_config(argv: Sequence[str]) -> dict[str, Any]:
     """A config.json that agrees with the flags (the real one is not on this machine)."""
-    config: dict[str, Any] = {"model_type": "llama", "architectures": ["LlamaForCausalLM"]}
+    config: dict[str, Any] = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], **HF_DEFAULTS}
     for key, flag in HF_KEYS.items():
         value = _value(argv, flag)
         if value is not None:

@@ -58,6 +58,8 @@ def problems(cell: Cell, reply: dict[str, Any] | None) -> list[Problem]:
         return []
     message = str(reply.get("message", ""))[:MAX_MESSAGE]
     kind = str(reply.get("kind", "error"))
+    if kind == "AssertionError" and message == kind:  # a bare assert: its line is all miles says
+        message = f"a bare assert at {reply.get('at') or 'an unknown line'}"
     said = message if kind in ("exit", "AssertionError", "ValueError") else f"{kind}: {message}"
     return [problem(RULE, cell, named_flags(cell, message), f"miles refuses it: {said}", HINT)]
 

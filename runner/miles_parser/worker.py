@@ -90,7 +90,7 @@ def one(cell: dict[str, Any], parse_args: Any, seconds: int) -> dict[str, Any]:
             "accepted": False,
             "kind": type(exc).__name__,
             "message": str(exc) or type(exc).__name__,
-            "at": f"{where[0].filename}:{where[0].lineno}" if where else "",
+            "at": f"{os.path.relpath(where[0].filename)}:{where[0].lineno}" if where else "",
         }
     finally:
         signal.alarm(0)

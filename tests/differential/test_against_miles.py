@@ -17,8 +17,7 @@ import pytest
 from runner import check, miles_parser, pipeline
 from runner.cell import Cell
 from runner.errors import SpecError
-
-from . import miles_oracle
+from tests.differential import miles_oracle
 
 pytestmark = [pytest.mark.oracle, pytest.mark.allow_subprocess]
 ROOT = Path(__file__).parents[2]
@@ -38,7 +37,9 @@ def main_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def said(cells: list[Cell], root: Path) -> dict[str, list[str]]:
     """miles' verdict per cell: the text of each of its problems (none: accepted)."""
     found = miles_parser.check(cells, miles_oracle.PYTHON, root)
-    return {cell_id: [str(p) for p in problems if p.severity == "error"] for cell_id, problems in found.items()}
+    return {
+        cell_id: [str(p) for p in problems if p.severity == "error"] for cell_id, problems in found.items()
+    }
 
 
 def spec(folder: Path, name: str, args: str, extends: str = "baseline.yaml") -> Path:
@@ -46,11 +47,15 @@ def spec(folder: Path, name: str, args: str, extends: str = "baseline.yaml") -> 
     if not (folder / "base").exists():
         shutil.copytree(QWEN3, folder, dirs_exist_ok=True)
     path = folder / f"{name}.yaml"
-    path.write_text(f"extends: {extends}\nargs:\n" + textwrap.indent(textwrap.dedent(args).strip(), "  ") + "\n")
+    path.write_text(
+        f"extends: {extends}\nargs:\n" + textwrap.indent(textwrap.dedent(args).strip(), "  ") + "\n"
+    )
     return path
 
 
-def test_every_shipped_spec_of_miles_main_is_accepted(main_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_shipped_spec_of_miles_main_is_accepted(
+    main_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(ROOT)
     broken: list[tuple[Path, SpecError]] = []
     cells = [
@@ -89,7 +94,90 @@ def test_a_check_miles_adds_refuses_at_the_flags_line(main_root: Path, tmp_path:
     assert said([cell], main_root) == {cell.id: []}
     assert said([cell], with_top_p_check(main_root, tmp_path)) == {
         cell.id: [
-            f"{tmp_path}/top-p.yaml:3: error [miles] args.rollout.rollout-top-p: miles refuses it: --rollout-top-p"
+            f"{tmp_path}/top-p.yaml:4: error [miles] args.rollout.rollout-top-p: miles refuses it: --rollout-top-p"
             " 0.9 needs --rollout-top-k > 0\n  ==> " + miles_parser.verdicts.HINT
         ]
     }
+
+
+# name -> (the spec's lines over baseline.yaml, the rules of ours that refuse it, a piece of miles' refusal
+# or None where miles' parse_args() accepts it, and why the two differ where they do)
+CORPUS: dict[str, tuple[str, set[str], str | None, str]] = {
+    "advantage-estimator-unknown": (
+        "args:\n  grpo:\n    advantage-estimator: foo",
+        {"F3"},
+        "invalid choice: 'foo'",
+        "",
+    ),
+    "kl-loss-type-unknown": ("args:\n  grpo:\n    kl-loss-type: foo", {"F3"}, "invalid choice: 'foo'", ""),
+    "lr-not-a-number": ("args:\n  optimizer:\n    lr: abc", {"F4"}, "invalid float value: 'abc'", ""),
+    "cp-3-of-4": (
+        "args:\n  perf:\n    context-parallel-size: 3",
+        {"M1"},
+        "is not divisible by total_model_size",
+        "",
+    ),
+    "pp-3-of-4": (
+        "args:\n  perf:\n    pipeline-model-parallel-size: 3",
+        {"M1", "M2"},
+        "is not divisible by total_model_size",
+        "",
+    ),
+    "tp-3-of-4": (
+        "args:\n  perf:\n    tensor-model-parallel-size: 3",
+        {"M1", "M4", "M5"},
+        "is not divisible by total_model_size",
+        "",
+    ),
+    "ep-3-of-128-experts": (
+        "args:\n  perf:\n    expert-model-parallel-size: 3",
+        {"M2", "M3"},
+        "Number of experts should be a multiple of expert model parallel_size.",
+        "",
+    ),
+    "dynamic-batch-without-max-tokens": (
+        "args:\n  perf:\n    max-tokens-per-gpu: !delete",
+        {"L6"},
+        "max_tokens_per_gpu must be set when use_dynamic_batch_size is set",
+        "",
+    ),
+    "no-colocate-no-rollout-gpus": (
+        "args:\n  misc:\n    colocate: !delete",
+        {"L3"},
+        "a bare assert at miles/",
+        "",
+    ),
+    # ours stricter on purpose: refused later than parse_args(), after the GPUs were taken
+    "async-with-colocate": (
+        "launch:\n  script: train_async.py",
+        {"L2"},
+        None,
+        "train_async.py's train() asserts it after parse_args()",
+    ),
+    "engine-tp-3-of-32-heads": (
+        "args:\n  sglang:\n    rollout-num-gpus-per-engine: 3",
+        {"S14"},
+        None,
+        "SGLang refuses it when the engine loads the model, not in miles' parser",
+    ),
+}
+
+
+def test_the_invalid_corpus_is_refused_by_both_or_the_stricter_side_is_named(
+    main_root: Path, tmp_path: Path
+) -> None:
+    cells: dict[str, Cell] = {}
+    for name, (lines, _, _, _) in CORPUS.items():
+        path = tmp_path / f"{name}.yaml"
+        spec(tmp_path, name, "")
+        path.write_text(f"extends: baseline.yaml\n{lines}\n")
+        cells[name] = pipeline.cell(path)
+    verdicts = said(list(cells.values()), main_root)
+    for name, (_, ours, miles, why) in CORPUS.items():
+        refused_by = {p.rule for p in check.run(cells[name]) if p.severity == "error"}
+        assert refused_by == ours, name
+        theirs = verdicts[cells[name].id]
+        if miles is None:
+            assert theirs == [], f"{name}: miles now refuses it too; drop the reason {why!r}"
+        else:
+            assert len(theirs) == 1 and miles in theirs[0], (name, theirs)
