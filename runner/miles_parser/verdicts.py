@@ -16,6 +16,7 @@ RULE = "miles"
 MAX_MESSAGE = 600
 DASHED = re.compile(r"--([a-z0-9][a-z0-9-]*[a-z0-9])")
 SNAKE = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b")
+MISSING = "install it into --miles-python's environment (the oracle: tools/oracles/miles/requirements.txt)"
 HINT = "miles' own parse_args() refuses this launch: change the flag it names (the message is miles')"
 
 
@@ -58,6 +59,9 @@ def problems(cell: Cell, reply: dict[str, Any] | None) -> list[Problem]:
         return []
     message = str(reply.get("message", ""))[:MAX_MESSAGE]
     kind = str(reply.get("kind", "error"))
+    if kind in ("ModuleNotFoundError", "ImportError"):  # PY's want, not the spec's fault
+        said = f"miles' parser could not run for this cell: {kind}: {message}"
+        return [problem(RULE, cell, (), said, MISSING)]
     if kind == "AssertionError" and message == kind:  # a bare assert: its line is all miles says
         message = f"a bare assert at {reply.get('at') or 'an unknown line'}"
     said = message if kind in ("exit", "AssertionError", "ValueError") else f"{kind}: {message}"

@@ -11,6 +11,7 @@ import os
 import shutil
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,6 +65,29 @@ def test_every_shipped_spec_of_miles_main_is_accepted(
         if cell.spec.miles_version in (None, miles_oracle.MAIN)
     ]
     assert len(cells) >= 10  # the qwen3-30b-a3b tests imported from miles main, and nv/glm5-main-ci
+    assert said(cells, main_root) == {cell.id: [] for cell in cells}
+
+
+# miles main tests beyond the shipped ones (tests/e2e/megatron/), imported now from the checkout
+IMPORTED = (
+    "test_qwen3_4B_ppo.py",
+    "test_qwen3_4B_variable_gbs.py",
+    "test_qwen3_4b_fully_async_eval.py",
+    "test_qwen3_30B_A3B_p2p.py",
+    "test_qwen3_4B_offload_disk.py",
+)
+
+
+def test_imported_miles_main_tests_are_accepted(main_root: Path, tmp_path: Path, cli: Any) -> None:
+    for name in IMPORTED:
+        test = main_root / "tests/e2e/megatron" / name
+        written = cli(
+            "import", str(test), "--miles-root", str(main_root), "-o", str(tmp_path / f"{test.stem}.yaml")
+        )
+        assert written.code == 0, written.err
+    tmp_path.chmod(0o755)
+    cells = pipeline.select([str(tmp_path)], None, [])
+    assert len(cells) >= len(IMPORTED)
     assert said(cells, main_root) == {cell.id: [] for cell in cells}
 
 
