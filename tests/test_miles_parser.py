@@ -12,6 +12,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,3 +91,20 @@ def test_a_parser_that_hangs_is_stopped_per_cell(
 def test_a_parser_that_ends_the_process_leaves_no_verdict(tmp_path: Path, cells: list[object]) -> None:
     with pytest.raises(EnvironmentProblem, match="did not run miles' parser"):
         miles_parser.check(cells, Path(sys.executable), checkout(tmp_path, "import os; os._exit(0)"))  # type: ignore[arg-type]
+
+
+def test_validate_with_a_python_that_is_no_file_exits_3(tmp_path: Path, cli: Any, in_repo: Path) -> None:
+    root = checkout(tmp_path, "pass")
+    result = cli("validate", str(SPEC), "--miles-root", str(root), "--miles-python", str(tmp_path / "py"))
+    assert (result.code, result.out) == (3, "")
+    assert f"--miles-python {tmp_path / 'py'}: not an executable file" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_validate_with_a_python_but_no_checkout_is_a_usage_error(cli: Any, in_repo: Path) -> None:
+    result = cli("validate", str(SPEC), "--miles-python", sys.executable)
+    assert (result.code, result.out) == (2, "")
+    assert (
+        result.err
+        == "run-matrix: --miles-python needs --miles-root (or $MILES_ROOT): the checkout whose parser it runs\n"
+    )
