@@ -17,6 +17,13 @@ MAX_MESSAGE = 600
 DASHED = re.compile(r"--([a-z0-9][a-z0-9-]*[a-z0-9])")
 SNAKE = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b")
 MISSING = "install it into --miles-python's environment (the oracle: tools/oracles/miles/requirements.txt)"
+# a parser crashing on its own namespace: PY's packages (SGLang, Megatron) are not the ones this miles
+# version was written for, more likely than a fault of the spec
+MISMATCH_KINDS = ("AttributeError", "TypeError", "KeyError")
+MISMATCH = (
+    "miles' parser crashed rather than refused: check that --miles-python holds the SGLang and Megatron"
+    " this miles version pins (the oracle of tools/oracles/miles/ is miles main's), then the flag it names"
+)
 HINT = "miles' own parse_args() refuses this launch: change the flag it names (the message is miles')"
 
 
@@ -65,7 +72,8 @@ def problems(cell: Cell, reply: dict[str, Any] | None) -> list[Problem]:
     if kind == "AssertionError" and message == kind:  # a bare assert: its line is all miles says
         message = f"a bare assert at {reply.get('at') or 'an unknown line'}"
     said = message if kind in ("exit", "AssertionError", "ValueError") else f"{kind}: {message}"
-    return [problem(RULE, cell, named_flags(cell, message), f"miles refuses it: {said}", HINT)]
+    hint = MISMATCH if kind in MISMATCH_KINDS else HINT
+    return [problem(RULE, cell, named_flags(cell, message), f"miles refuses it: {said}", hint)]
 
 
 def not_checked(cell: Cell, token: str) -> Problem:
