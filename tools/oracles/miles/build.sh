@@ -8,7 +8,7 @@
 # radixark's Megatron-LM fork from ../shared/upstream/megatron-lm-2e64d788.tar.gz (beside the
 # clone, as CI has it; MILES_ORACLE_MEGATRON_TAR overrides) on the path, and stubs.py for what
 # must only import. Idempotent: a venv whose stamp matches is left alone; a stale one is rebuilt.
-# About 2.5 GB and 1-3 minutes with a warm pip cache.
+# About 2.5 GB and 5 minutes on 2 busy cores with a warm pip cache (most of it unpacking torch and triton).
 #
 # Why torch 2.13.0+cpu and not PyPI's torch: PyPI's Linux wheel is a CUDA build that links
 # ~3 GB of nvidia-* wheels; the CPU wheel on this machine's wheel folder (/opt/wheels, pip's
