@@ -6,11 +6,12 @@ keep it in its cache (``runner.replay``) to print again while nothing it read ha
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypedDict
 
 from runner import check, hardware, locate, pipeline
+from runner.cell import Cell
 from runner.compose import compose
 from runner.errors import Problem, SpecError, display_path, merged
 from runner.load import load
@@ -28,10 +29,21 @@ class Report(TypedDict):
     problems: list[dict[str, Any]]  # merged: a problem of several cells once
 
 
-def report(names: list[str], expression: str | None, miles_root: Path | None) -> Report:
+@dataclass(frozen=True)
+class MilesParser:
+    """``--miles-python``: the interpreter that runs the checkout's own parse_args() on every cell."""
+
+    python: Path
+    trust: bool = False
+
+
+def report(
+    names: list[str], expression: str | None, miles_root: Path | None, parser: MilesParser | None = None
+) -> Report:
     """Check every cell named (spec files, folders, cell ids; ``-k``) and, in folders, the profiles,
-    bases and components; ``miles_root``'s own flags decide which flags are valid when given."""
-    results = [*_cells(names, expression, miles_root), *_supporting(names)]
+    bases and components; ``miles_root``'s own flags decide which flags are valid when given, and its
+    own parser, run by ``parser``'s interpreter, has the last word on each cell."""
+    results = [*_cells(names, expression, miles_root, parser), *_supporting(names)]
     problems = merged((r["cell"] or r["file"], p) for r in results for p in r["problems"])
     errors = sum(p.severity == "error" for p in problems)
     cells = sum(1 for r in results if r["cell"])
@@ -51,7 +63,9 @@ def _in(problem: Problem, result: dict[str, Any]) -> Problem:
     return replace(problem, cells=(result["cell"] or result["file"],))
 
 
-def _cells(names: list[str], expression: str | None, miles_root: Path | None) -> list[dict[str, Any]]:
+def _cells(
+    names: list[str], expression: str | None, miles_root: Path | None, parser: MilesParser | None
+) -> list[dict[str, Any]]:
     """A result per cell; a spec that does not even expand is one result with its problems."""
     broken: list[tuple[Path, SpecError]] = []
     built = pipeline.select(names, expression, broken, miles_root=miles_root)
@@ -59,9 +73,22 @@ def _cells(names: list[str], expression: str | None, miles_root: Path | None) ->
         {"file": display_path(path), "cell": locate.cell_name(path), "problems": list(exc.problems)}
         for path, exc in broken
     ]
+    said = _miles_said(built, miles_root, parser)
     for cell in built:
-        results.append({"file": display_path(cell.path), "cell": cell.id, "problems": list(check.run(cell))})
+        found = [*check.run(cell), *said.get(cell.id, [])]
+        results.append({"file": display_path(cell.path), "cell": cell.id, "problems": found})
     return results
+
+
+def _miles_said(
+    cells: list[Cell], miles_root: Path | None, parser: MilesParser | None
+) -> dict[str, list[Problem]]:
+    """miles' own verdicts per cell id (none without ``--miles-python``)."""
+    if parser is None or miles_root is None or not cells:
+        return {}
+    from runner import miles_parser  # renders and starts a sandbox: only when asked
+
+    return miles_parser.check(cells, parser.python, miles_root, parser.trust)
 
 
 def _supporting(names: list[str]) -> list[dict[str, Any]]:

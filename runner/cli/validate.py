@@ -9,10 +9,22 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from runner import replay
-from runner.cli.output import SELECT_HELP, add_format, add_miles_root, checked_miles_root, print_json
+from runner.cli.output import (
+    SELECT_HELP,
+    add_format,
+    add_miles_root,
+    add_trust_checkout,
+    checked_miles_root,
+    print_json,
+)
+from runner.errors import UsageError
+
+if TYPE_CHECKING:
+    from runner import validation
 
 
 def add_parser(subcommands: Any, name: str, summary: str) -> None:
@@ -38,13 +50,27 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "its own flags decide which flags are valid, and a verify: entry naming a test's own function"
         " (PATH.py:function) is checked against its file (rule L16)",
     )
+    parser.add_argument(
+        "--miles-python",
+        type=Path,
+        metavar="PY",
+        help="an interpreter whose packages hold miles' dependencies (the miles container's, or"
+        " .oracles/miles/bin/python of tools/oracles/miles/build.sh): run the --miles-root checkout's own"
+        " parse_args() on each cell's argv in the sandbox; each refusal is a problem of rule miles",
+    )
+    add_trust_checkout(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    cached = args.fresh_process and replay.enabled(args.no_cache)
+    if args.miles_python is not None and args.miles_root is None:
+        raise UsageError(
+            "--miles-python needs --miles-root (or $MILES_ROOT): the checkout whose parser it runs"
+        )
+    # miles' verdict depends on PY's packages, which the cache does not see: never replayed
+    cached = args.fresh_process and replay.enabled(args.no_cache) and args.miles_python is None
     arguments = {"specs": args.specs, "k": args.k, "miles_root": args.miles_root}
     found_by = replay.key("validate", arguments) if cached else ""
     verdict = _replayable(replay.load("validate", found_by)) if cached else None
@@ -68,11 +94,19 @@ def _checked(args: argparse.Namespace, arguments: dict[str, Any], found_by: str 
     from runner import inputs, validation  # the whole pipeline: only when the cache cannot answer
 
     if found_by is None:
-        return validation.report(args.specs, args.k, checked_miles_root(args.miles_root))
+        return validation.report(args.specs, args.k, checked_miles_root(args.miles_root), _oracle(args))
     with inputs.recording() as recorder:
         verdict = validation.report(args.specs, args.k, checked_miles_root(args.miles_root))
     replay.store("validate", arguments, found_by, recorder.records(), dict(verdict))
     return verdict
+
+
+def _oracle(args: argparse.Namespace) -> validation.MilesParser | None:
+    from runner import validation
+
+    if args.miles_python is None:
+        return None
+    return validation.MilesParser(args.miles_python, args.trust_checkout)
 
 
 def _json(verdict: Any) -> dict[str, Any]:
