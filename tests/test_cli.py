@@ -180,7 +180,7 @@ def test_unknown_spec(cli, in_repo):
     assert result.code == 2
     assert result.err == (
         "run-matrix: no spec 'rocm/glm5-sync.yaml': looked in rocm/glm5-sync.yaml, matrices/rocm/glm5-sync.yaml,"
-        f" {ROOT}/matrices/rocm/glm5-sync.yaml\n"
+        f" {ROOT}/matrices/rocm/glm5-sync.yaml; did you mean 'rocm/glm5-async'?\n"
     )
 
 
