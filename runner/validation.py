@@ -66,11 +66,13 @@ def _cells(names: list[str], expression: str | None, miles_root: Path | None) ->
 
 def _supporting(names: list[str]) -> list[dict[str, Any]]:
     """Profiles, bases and overlay components in the given folders, each checked on its own."""
-    folders = [path for name in names if (path := locate.find_spec(name.partition("[")[0])).is_dir()]
+    named = [locate.find_spec(name.partition("[")[0]) for name in names]
+    files = [p for path in named for p in (sorted(path.rglob("*.yaml")) if path.is_dir() else [path])]
     results = []
-    for path in (p for folder in folders for p in sorted(folder.rglob("*.yaml"))):
-        kind = next((part for part in path.parts if part in pipeline.NOT_CELLS), None)
-        if kind is None:
+    for path in files:
+        kind = "hardware" if pipeline.in_hardware(path) else None
+        kind = kind or next((part for part in path.parts if part in pipeline.NOT_CELLS), None)
+        if kind is None or (not path.is_dir() and path in named and kind != "hardware"):
             continue
         problems: list[Problem] = []
         try:
