@@ -125,4 +125,4 @@ def key_of(cell: Cell, name: str) -> str:
 
 
 # The rule modules register themselves on import, in this order: the order problems are shown in.
-from runner.check import argv, megatron, miles, verify, sglang, platform, spec, reads, hooks, prepared  # noqa: E402, F401  # isort: skip
+from runner.check import argv, megatron, miles, verify, sglang, platform, spec, reads, hooks, prepared, memory  # noqa: E402, F401  # isort: skip
