@@ -70,9 +70,13 @@ def _supporting(names: list[str]) -> list[dict[str, Any]]:
     files = [p for path in named for p in (sorted(path.rglob("*.yaml")) if path.is_dir() else [path])]
     results = []
     for path in files:
-        kind = "hardware" if pipeline.in_hardware(path) else None
-        kind = kind or next((part for part in path.parts if part in pipeline.NOT_CELLS), None)
-        if kind is None or (not path.is_dir() and path in named and kind != "hardware"):
+        if pipeline.in_hardware(path):  # a profile (or family) also when its file is named alone
+            kind: str | None = "hardware"
+        elif path in named:  # any other file named alone is a spec: a cell of _cells
+            continue
+        else:
+            kind = next((part for part in path.parts if part in pipeline.NOT_CELLS), None)
+        if kind is None:
             continue
         problems: list[Problem] = []
         try:

@@ -76,13 +76,19 @@ def parse(top: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespa
     subcommands, so the subcommand words are walked here and the command's own parser reads the rest.
     """
     namespace = argparse.Namespace()
-    parser, rest = top, list(argv)
+    parser, rest, above = top, list(argv), []
     while (chooser := _subcommands(parser)) is not None:
         if not rest or rest[0] not in chooser.choices:  # -h, or no such command: argparse's own words
             return parser.parse_args(rest, namespace)
         setattr(namespace, chooser.dest, rest[0])
+        above.append(parser)
         parser, rest = chooser.choices[rest[0]], rest[1:]
-    return parser.parse_intermixed_args(rest, namespace)
+    parsed = parser.parse_intermixed_args(rest, namespace)
+    for outer in above:  # a command's own defaults (`presets`' handler), where its action sets none
+        for name, value in outer._defaults.items():
+            if not hasattr(parsed, name):
+                setattr(parsed, name, value)
+    return parsed
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[Any] | None:
