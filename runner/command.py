@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -34,6 +35,7 @@ class Command:
     report: str = ""  # a hook: asked to stop once the job has ended, it prints this, then its report
     state: tuple[str, ...] = ()  # a hook: the attributes of what it returned that its report holds
     result: str = ""  # a prepare call whose result flags take: the shell variable a script reads it into
+    program: str = ""  # stdin is this program of run-matrix's (runner/<program>.py): a script holds it once
 
     @property
     def stays_up(self) -> bool:
@@ -47,8 +49,14 @@ class Command:
 
     @property
     def shell(self) -> str:
-        """The command as the script runs it: behind its guard, with its program on stdin."""
-        text = self.line
+        """The command on its own: behind its guard, with its program on stdin."""
+        return self.shell_text(in_script=False)
+
+    def shell_text(self, in_script: bool) -> str:
+        """The command behind its guard, with its program on stdin; ``in_script``: as a script (or a
+        preview of several) writes it — a job submission one flag per line, run-matrix's own program read
+        from the variable the script defines once (``program_lines``), not repeated at every step."""
+        text = shell.lines(self.argv, self.env) if in_script and self.phase in WRAPPED else self.line
         if self.listens:
             return _service_shell(self.name, text, self.listens)
         if self.ready:
@@ -57,10 +65,10 @@ class Command:
             text = f"{_test_text(self.guard)} || {text}"
         if self.cwd:  # in a subshell: the script's own folder stays; a folder that is not there stops it
             text = f"(cd {shell.quote(self.cwd)} || exit; {text})"
-        if self.stdin:
-            end = HEREDOC
-            while end in self.stdin.splitlines():  # a text that holds the delimiter gets another one
-                end += "_"
+        if self.stdin and in_script and self.program:
+            text += f' <<<"${{{program_variable(self.program)}}}"'
+        elif self.stdin:
+            end = delimiter(self.stdin)
             text += f" <<'{end}'\n{self.stdin.rstrip()}\n{end}"
         return text
 
@@ -71,8 +79,39 @@ class Command:
         return {key: value for key, value in data.items() if key not in _WHEN_SET or value}
 
 
-_WHEN_SET = ("cwd", "every_time", "result")
+_WHEN_SET = ("cwd", "every_time", "result", "program")
 HEREDOC = "RUN_MATRIX_PROGRAM"
+WRAPPED = ("submit", "verify")  # `ray job submit ... -- python3 train.py` and its hundred flags
+
+
+def delimiter(text: str) -> str:
+    """A here-document's delimiter that no line of ``text`` is: a text holding it gets another one."""
+    end = HEREDOC
+    while end in text.splitlines():
+        end += "_"
+    return end
+
+
+def program_variable(program: str) -> str:
+    """The shell variable a script holds run-matrix's program ``program`` in."""
+    return f"RUN_MATRIX_PROGRAM_{shell_name(program).upper()}"
+
+
+def program_lines(commands: Sequence[Command]) -> list[str]:
+    """Each of run-matrix's programs the commands read on stdin, defined once (``read`` keeps its text
+    whole; its status at the end of the text is 1, hence ``|| true`` under ``set -e``)."""
+    lines = []
+    for name, text in {c.program: c.stdin for c in commands if c.program}.items():
+        end = delimiter(text)
+        lines += [
+            shell.comment(f"run-matrix's runner/{name}.py, which the steps below give python3 on stdin"),
+            f"IFS= read -r -d '' {program_variable(name)} <<'{end}' || true",
+            text.rstrip(),
+            end,
+        ]
+    return lines
+
+
 SERVICE_SECONDS = 30  # how long a service may take to answer (miles' wait_for_server_ready)
 
 

@@ -8,6 +8,7 @@ first, so a team's new profile needs no change to run-matrix.
 
 from __future__ import annotations
 
+import itertools
 from functools import lru_cache
 from pathlib import Path
 
@@ -33,7 +34,26 @@ def find_spec(name: str) -> Path:
         for path in (candidate, Path(f"{candidate}.yaml")):
             if path.exists():
                 return path
-    raise UsageError(f"no spec {name!r}: looked in {', '.join(str(c) for c in dict.fromkeys(candidates))}")
+    looked = ", ".join(str(c) for c in dict.fromkeys(candidates))
+    close = did_you_mean(name.removesuffix(".yaml"), _spec_names(name, candidates))
+    raise UsageError(f"no spec {name!r}: looked in {looked}" + (f"; {close}" if close else ""))
+
+
+MAX_NAMES = 2000  # spec names read for a did-you-mean; a huge folder is not walked whole
+
+
+def _spec_names(name: str, candidates: list[Path]) -> list[str]:
+    """The specs and folders a user could have meant, spelled as ``name`` is (``rocm/glm5-async``):
+    those under each matrices folder, and those beside the file named."""
+    found: list[str] = []
+    for root in dict.fromkeys((Path("matrices"), BUNDLED_MATRICES)):
+        paths = itertools.islice(root.rglob("*.yaml"), MAX_NAMES) if root.is_dir() else ()
+        found += [p.relative_to(root).with_suffix("").as_posix() for p in paths]
+    typed = Path(name).parent
+    for folder in dict.fromkeys(c.parent for c in candidates):
+        entries = itertools.islice(folder.iterdir(), MAX_NAMES) if folder.is_dir() else ()
+        found += [(typed / p.name.removesuffix(".yaml")).as_posix() for p in entries]
+    return found
 
 
 def matrices_root(spec: Path) -> Path | None:

@@ -93,4 +93,15 @@ def writable(path: Path) -> None:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".run-matrix-probe-"):
             pass
     except OSError as exc:
-        raise EnvironmentProblem(f"cannot write {path}: {folder}: {exc.strerror}") from None
+        # the folder that is missing is named, not the one that refused it: /proc/nope, not /proc
+        missing = "" if folder == path.parent else _first_missing(path.parent, folder)
+        made = f"the folder {missing} does not exist, and cannot be made in {folder}"
+        why = made if missing else f"no file can be made in {folder}"
+        raise EnvironmentProblem(f"cannot write {path}: {why}: {exc.strerror}") from None
+
+
+def _first_missing(folder: Path, existing: Path) -> Path:
+    """The folder of ``folder``'s ancestry right below ``existing``: the first one a write must make."""
+    while folder.parent != existing:
+        folder = folder.parent
+    return folder

@@ -135,9 +135,21 @@ def select(
                 broken.append((path, exc))
                 continue
             chosen += [selection.by_id(found, name)] if bracket else found
+        _not_a_profile(spec_name, broken is not None)
     if expression is not None and (chosen or not broken):
         chosen = selection.select(chosen, expression)
     return chosen
+
+
+def _not_a_profile(name: str, validating: bool) -> None:
+    """A hardware profile named where a spec is meant: ``validate`` checks it as a profile, any other
+    command says what it is rather than finding no cell in it."""
+    path = locate.find_spec(name)
+    if not validating and path.is_file() and in_hardware(path):
+        raise UsageError(
+            f"{name} is a hardware profile, not a spec: `run-matrix validate {name}` checks it,"
+            f" `run-matrix hardware {path.stem}` shows it"
+        )
 
 
 def one(name: str, miles_root: Path | None = None) -> Cell:
@@ -261,10 +273,18 @@ def spec_files(paths: Iterable[Path]) -> Iterator[Path]:
     for path in paths:
         if path.is_dir():
             for found in sorted(path.rglob("*.yaml")):
-                if not NOT_CELLS & set(found.relative_to(path).parts[:-1]):
+                if not NOT_CELLS & set(found.relative_to(path).parts[:-1]) and not in_hardware(found):
                     yield found
-        else:
+        elif not in_hardware(path):
             yield path
+
+
+def in_hardware(path: Path) -> bool:
+    """Whether ``path`` is a file of a matrices tree's ``hardware/`` folder (a profile, or a family of
+    profiles in a folder below): never a spec, also when its folder or the file itself is named alone."""
+    absolute = path if path.is_absolute() else path.resolve()
+    root = locate.matrices_root(absolute)
+    return root is not None and absolute.relative_to(root).parts[:1] == ("hardware",)
 
 
 def _profile(composed: Composed) -> HardwareProfile:

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from runner import prepared, reads, run_id, shell
-from runner.command import Command, report_variable, shell_name, stop_shell
+from runner.command import Command, program_lines, report_variable, shell_name, stop_shell
 from runner.programs import FILL_PROGRAM
 from runner.render import Launch
 
@@ -31,6 +31,8 @@ def to_shell(launch: Launch, source: str) -> str:
     lines += [f': "${{{name}:?set {name}}}"' for name in needed if name not in {*launch.probes, *own}]
     lines += [f'export {name}="${{{name}:-$({probe})}}"' for name, probe in launch.probes.items()]
     lines += _run_id_lines(launch)
+    defined = program_lines(launch.commands)  # run-matrix's own programs: once, whatever reads them
+    lines += ["", *defined] if defined else []
     for command in launch.commands:
         said = [f"skipped when {command.skip_if}"] if command.skip_if else []
         said += [f"from {command.cwd}"] if command.cwd else []
@@ -49,7 +51,8 @@ def to_shell(launch: Launch, source: str) -> str:
         if command.phase == "verify" and command.name in launch.hook_reads:
             fill, command = _filling(command, launch.hook_reads[command.name])
             lines.append(fill)
-        lines += _returning(command, launch.prepared[command.result]) if command.result else [command.shell]
+        shown = command.shell_text(in_script=True)
+        lines += _returning(command, launch.prepared[command.result]) if command.result else [shown]
         if command.phase == "submit":
             lines += _stop_lines(launch.commands)
     return "\n".join(lines) + "\n"
@@ -79,7 +82,7 @@ def _returning(command: Command, found: Mapping[str, Any]) -> list[str]:
     )
     return [
         f"{file}=$(mktemp -t {fresh})",
-        f'{command.shell} || {{ rm -f -- "${file}"; exit 1; }}',
+        f'{command.shell_text(in_script=True)} || {{ rm -f -- "${file}"; exit 1; }}',
         f'{command.result}=$(<"${file}")',
         f'rm -f -- "${file}"',
         f'[ -n "${command.result}" ] || {{ echo {empty} >&2; exit 1; }}',

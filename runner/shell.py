@@ -13,6 +13,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 
 _REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
+_FLAG = re.compile(r"--?[A-Za-z]")  # -k, --name, --name=value; not a value such as -1
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
@@ -34,6 +35,19 @@ def quote(token: str) -> str:
 def line(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
     prefix = [f"{name}={quote(value)}" for name, value in (env or {}).items()]
     return " ".join([*prefix, *(quote(token) for token in argv)])
+
+
+def lines(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+    """``line``'s command one flag per line: a line break (`` \\`` and an indent) before each token that
+    starts a flag, ``--`` kept with the program after it. bash joins the lines into the same command;
+    ``shlex.split`` of the text without its ``\\`` + newline pairs gives back the argv."""
+    rows: list[list[str]] = [[f"{name}={quote(value)}" for name, value in (env or {}).items()]]
+    for index, token in enumerate(argv):
+        after_separator = index > 0 and argv[index - 1] == "--"
+        if rows[-1] and not after_separator and (token == "--" or _FLAG.match(token)):
+            rows.append([])
+        rows[-1].append(quote(token))
+    return " \\\n  ".join(" ".join(row) for row in rows)
 
 
 def comment(text: str) -> str:

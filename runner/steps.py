@@ -149,10 +149,20 @@ def _patch_config(name: str, step: PatchHfConfig, python: str) -> Command:
         argv += ("--unless", json.dumps(step.unless))
     if step.copy_rope_theta:
         argv += ("--copy-rope-theta",)
-    program = resources.files("runner").joinpath("patch_hf_config.py").read_text(encoding="utf-8")
+    program = program_text("patch_hf_config")
     return Command(
-        "prepare", name, argv, skip_if=f"{step.config} is absent or already patched", stdin=program
+        "prepare",
+        name,
+        argv,
+        skip_if=f"{step.config} is absent or already patched",
+        stdin=program,
+        program="patch_hf_config",
     )
+
+
+def program_text(name: str) -> str:
+    """The text of run-matrix's program ``runner/<name>.py`` (standard library only) for python3."""
+    return resources.files("runner").joinpath(f"{name}.py").read_text(encoding="utf-8")
 
 
 MOONCAKE_MASTER_PORT = 50051  # miles' MOONCAKE_MASTER_PORT; its metrics port is 0 (none)

@@ -93,10 +93,16 @@ def _miles_said(
 
 def _supporting(names: list[str]) -> list[dict[str, Any]]:
     """Profiles, bases and overlay components in the given folders, each checked on its own."""
-    folders = [path for name in names if (path := locate.find_spec(name.partition("[")[0])).is_dir()]
+    named = [locate.find_spec(name.partition("[")[0]) for name in names]
+    files = [p for path in named for p in (sorted(path.rglob("*.yaml")) if path.is_dir() else [path])]
     results = []
-    for path in (p for folder in folders for p in sorted(folder.rglob("*.yaml"))):
-        kind = next((part for part in path.parts if part in pipeline.NOT_CELLS), None)
+    for path in files:
+        if pipeline.in_hardware(path):  # a profile (or family) also when its file is named alone
+            kind: str | None = "hardware"
+        elif path in named:  # any other file named alone is a spec: a cell of _cells
+            continue
+        else:
+            kind = next((part for part in path.parts if part in pipeline.NOT_CELLS), None)
         if kind is None:
             continue
         problems: list[Problem] = []

@@ -132,6 +132,14 @@ class HardwareProfileFile(Machine):
             found.append(
                 (("sources",), f"no source for {', '.join(unsourced)}; say where each fact comes from")
             )
+        if MACHINE_SOURCE not in self.sources:  # memory_gb decides a verdict (R1): it is no guess
+            found.append(
+                (
+                    ("sources",),
+                    f"no source for the machine facts (memory_gb, arch, interconnect, ...): add"
+                    f" sources: {{{MACHINE_SOURCE}: <the product page>}}",
+                )
+            )
         return found
 
     def on(self, stack: str | None) -> HardwareProfile:

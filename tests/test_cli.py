@@ -18,8 +18,13 @@ ROOT = Path(__file__).parents[1]
 def test_validate_the_shipped_matrices(cli, in_repo):
     result = cli("validate", "matrices/")
     assert result.code == 0, result.out
-    # 9 profiles, 4 profile families, 3 bases
-    assert result.out.splitlines()[-1].startswith("19 cells, 20 supporting files checked in ")
+    # the profiles, their families, the bases and components: a profile a user adds is one more
+    supporting = sum(
+        1
+        for path in (ROOT / "matrices").rglob("*.yaml")
+        if {"hardware", "base", "components"} & set(path.parts)
+    )
+    assert result.out.splitlines()[-1].startswith(f"19 cells, {supporting} supporting files checked in ")
     # upstream's own: qwen3-30B-A3B's flex dispatcher over its preset's alltoall, sequence-parallel at TP 1
     assert result.out.endswith(": 0 errors, 7 warnings\n")
 
@@ -117,7 +122,19 @@ def test_render_writes_one_script_per_cell(cli, in_repo, tmp_path):
         text = script.read_text()
         assert text.count("#!/usr/bin/env bash") == 1 and script.stat().st_mode & 0o111 == 0o111
     assert "# nv/glm5-colocate[fp8_rollout=true]: rendered" in scripts[0].read_text()
-    assert cli("render", "nv/glm5-colocate", "-k", "nv/glm5-colocate", "--format", "json", "-o", str(tmp_path / "j")).code == 0
+    assert (
+        cli(
+            "render",
+            "nv/glm5-colocate",
+            "-k",
+            "nv/glm5-colocate",
+            "--format",
+            "json",
+            "-o",
+            str(tmp_path / "j"),
+        ).code
+        == 0
+    )
     assert json.loads((tmp_path / "j" / "nv-glm5-colocate.json").read_text())["id"] == "nv/glm5-colocate"
     (tmp_path / "file").write_text("")
     assert cli("render", "nv/glm5-colocate", "-o", str(tmp_path / "file")).code == 2
@@ -180,7 +197,7 @@ def test_unknown_spec(cli, in_repo):
     assert result.code == 2
     assert result.err == (
         "run-matrix: no spec 'rocm/glm5-sync.yaml': looked in rocm/glm5-sync.yaml, matrices/rocm/glm5-sync.yaml,"
-        f" {ROOT}/matrices/rocm/glm5-sync.yaml\n"
+        f" {ROOT}/matrices/rocm/glm5-sync.yaml; did you mean 'rocm/glm5-async'?\n"
     )
 
 
@@ -271,7 +288,14 @@ def test_explain_layout_json(cli, in_repo):
 
 def test_list_text(cli, in_repo):
     lines = cli("list", "matrices/nv", "matrices/rocm").out.splitlines()
-    assert lines[0].split() == ["CELL", "HARDWARE", "GPUS", "HASH", "CI", "STATUS"]  # nv/glm5-main-ci has a ci: block
+    assert lines[0].split() == [
+        "CELL",
+        "HARDWARE",
+        "GPUS",
+        "HASH",
+        "CI",
+        "STATUS",
+    ]  # nv/glm5-main-ci has a ci: block
     assert [line.split()[0] for line in lines[1:]] == [
         "nv/glm5-colocate",
         "nv/glm5-colocate[fp8_rollout=true]",
@@ -380,7 +404,13 @@ def test_commands_accept_cell_ids(cli, in_repo):
     )
     diff = json.loads(cli("diff", "rocm/glm5-async", cell, "--format", "json").out)
     assert [d["key"] for d in diff["differences"]] == ["prepare.fp8", "args.ckpt.hf-checkpoint"]
-    assert diff["differences"][0]["parts"] == ["kind", "model_dir", "save_dir", "extra.strategy", "extra.block-size"]
+    assert diff["differences"][0]["parts"] == [
+        "kind",
+        "model_dir",
+        "save_dir",
+        "extra.strategy",
+        "extra.block-size",
+    ]
 
 
 def test_list_with_a_checkout_checks_requirements(cli, write, tmp_path):
@@ -402,10 +432,17 @@ def test_list_with_a_checkout_checks_requirements(cli, write, tmp_path):
     assert unmet.endswith(f"  unmet: requires.built: {marker} does not exist")
     marker.write_text("")
     met = cli("list", "spec.yaml", "--miles-root", str(tmp_path)).out.splitlines()[1]
-    assert met.endswith("  runnable (1 requirement met; optional requires.tool: no-such-package-rm is not installed)")
-    data = json.loads(cli("list", "spec.yaml", "--miles-root", str(tmp_path), "--format", "json").out)["cells"][0]
+    assert met.endswith(
+        "  runnable (1 requirement met; optional requires.tool: no-such-package-rm is not installed)"
+    )
+    data = json.loads(cli("list", "spec.yaml", "--miles-root", str(tmp_path), "--format", "json").out)[
+        "cells"
+    ][0]
     assert data["status"] == "runnable"
-    assert [(r["name"], r["met"], r["optional"]) for r in data["requirements"]] == [("built", True, False), ("tool", False, True)]
+    assert [(r["name"], r["met"], r["optional"]) for r in data["requirements"]] == [
+        ("built", True, False),
+        ("tool", False, True),
+    ]
     assert cli("list", "spec.yaml", "--miles-root", str(tmp_path / "none")).code == 2
 
 
@@ -416,9 +453,14 @@ def test_the_pre_commit_hook_validates_the_tree(cli, in_repo, tmp_path, monkeypa
 
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert (hook["id"], hook["entry"], hook["language"], hook["pass_filenames"]) == (
-        "run-matrix-validate", "run-matrix validate", "python", False,
+        "run-matrix-validate",
+        "run-matrix validate",
+        "python",
+        False,
     )
-    assert re.search(hook["files"], "matrices/rocm/glm5-async.yaml") and not re.search(hook["files"], "README.md")
+    assert re.search(hook["files"], "matrices/rocm/glm5-async.yaml") and not re.search(
+        hook["files"], "README.md"
+    )
     command = hook["entry"].split()[1:] + hook["args"]
     assert cli(*command).code == 0
     shutil.copytree(ROOT / "matrices", tmp_path / "matrices")

@@ -39,7 +39,10 @@ def test_markdown_has_every_upstream_substitution_with_its_reason(cli, in_repo):
         cells = [c.strip() for c in rows[key].strip("|").split(" | ")]
         assert cells[2].startswith(value), key
         assert reason in cells[3], key
-    assert "| `mode` | `colocate` | `async` | async mode (train_async.py) with 4 train + 4 rollout GPUs |" in table
+    assert (
+        "| `mode` | `colocate` | `async` | async mode (train_async.py) with 4 train + 4 rollout GPUs |"
+        in table
+    )
     assert "| `engines` | `1` | `2` | = rollout GPUs / GPUs per engine |" in table
     assert "| `GPUs per engine` | `8` | `2` | 2 engines x 2 GPUs |" in table
     # every launch difference is a spec row already, but the one the platform decides (ROCm: not probed)
@@ -84,7 +87,17 @@ def test_unchanged_values_are_not_shown_and_order_is_stable():
 
 def test_allow_guards_against_drift(cli, in_repo):
     running = ["--allow", "requires.*", "--allow", "expect.*", "--allow", "retry.*", "--allow", "prepare.*"]
-    allowed = ["--allow", "hardware", "--allow", "launch.*", "--allow", "args.*", "--allow", "env.*", *running]
+    allowed = [
+        "--allow",
+        "hardware",
+        "--allow",
+        "launch.*",
+        "--allow",
+        "args.*",
+        "--allow",
+        "env.*",
+        *running,
+    ]
     assert cli("diff", NV, ROCM, "--format", "json", *allowed).code == 0
     partial = cli("diff", NV, ROCM, "--format", "json", "--allow", "args.*", "--allow", "hardware", *running)
     assert partial.code == 1
@@ -95,10 +108,34 @@ def test_allow_guards_against_drift(cli, in_repo):
 
 
 def test_allow_globs_reach_the_sub_keys_of_an_entry(cli, in_repo):
-    base = ["--allow", "hardware", "--allow", "launch.*", "--allow", "args.*", "--allow", "env.*", "--allow", "retry.*",
-            "--allow", "prepare.*"]
-    sub_keys = ["--allow", "requires.*.kind", "--allow", "requires.*.contains", "--allow", "requires.*.name",
-                "--allow", "requires.*.optional", "--allow", "expect.*.max", "--allow", "expect.*.step*"]
+    base = [
+        "--allow",
+        "hardware",
+        "--allow",
+        "launch.*",
+        "--allow",
+        "args.*",
+        "--allow",
+        "env.*",
+        "--allow",
+        "retry.*",
+        "--allow",
+        "prepare.*",
+    ]
+    sub_keys = [
+        "--allow",
+        "requires.*.kind",
+        "--allow",
+        "requires.*.contains",
+        "--allow",
+        "requires.*.name",
+        "--allow",
+        "requires.*.optional",
+        "--allow",
+        "expect.*.max",
+        "--allow",
+        "expect.*.step*",
+    ]
     assert cli("diff", NV, ROCM, "--format", "json", *base, *sub_keys).code == 0
     missing = cli("diff", NV, ROCM, "--format", "json", *base, *sub_keys[:-2])
     assert missing.err == (
@@ -118,20 +155,61 @@ def test_compact_markdown_for_a_pr_description(cli, in_repo, golden):
         "| `args.perf.{recompute-granularity, recompute-method, recompute-num-layers}` | `full`, `uniform`, `1` | — |"
         in table
     )
-    assert "| `args.sglang.{sglang-nsa-decode-backend, sglang-nsa-prefill-backend}` | `flashmla_sparse` | `tilelang` |" in table
-    assert "| `requires.indexer-topk-clamp` | — | `{kind: git, contains: fix/glm5-indexer-topk-clamp}` |" in table
+    assert (
+        "| `args.sglang.{sglang-nsa-decode-backend, sglang-nsa-prefill-backend}` | `flashmla_sparse` | `tilelang` |"
+        in table
+    )
+    assert (
+        "| `requires.indexer-topk-clamp` | — | `{kind: git, contains: fix/glm5-indexer-topk-clamp}` |"
+        in table
+    )
     assert "optional: false" not in table  # a default nobody wrote
 
 
+def test_compact_is_compact_in_every_format(cli, in_repo, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "240")
+    grouped = "args.perf.{recompute-granularity, recompute-method, recompute-num-layers}"
+    data = json.loads(cli("diff", NV, ROCM, "--compact", "--format", "json").out)
+    full = json.loads(cli("diff", NV, ROCM, "--format", "json").out)
+    assert set(data) == {"a", "b", "rows", "allowed", "outside_allowed"}
+    assert len(data["rows"]) < sum(len(full[level]) for level in ("differences", "launch", "layout"))
+    (row,) = [r for r in data["rows"] if r["key"] == grouped]
+    assert row == {
+        "key": grouped,
+        "keys": [
+            f"args.perf.{k}" for k in ("recompute-granularity", "recompute-method", "recompute-num-layers")
+        ],
+        "a": ["full", "uniform", 1],
+        "b": [None, None, None],
+        "why": row["why"],
+    }
+    assert "source" not in json.dumps(data)
+    rich = cli("diff", NV, ROCM, "--compact").out
+    plain = cli("diff", NV, ROCM).out
+    assert grouped in rich and grouped not in plain
+    assert "matrices/" not in rich and "matrices/rocm/glm5-async.yaml:" in plain  # no sources
+    assert [line.split(":")[0] for line in rich.splitlines() if "→" in line] == ["Differences"]  # one table
+    assert len(rich.splitlines()) < len(plain.splitlines())
+
+
 def test_the_reason_for_a_removal_comes_from_the_side_that_removes_it(write):
-    write("a.yaml", "hardware: h200\nmodel: {type: glm5-744B-A40B_4layer}\ncluster: {gpus_per_node: 8}\n"
-                    "launch: {script: train.py}\nargs:\n  misc: {colocate: true}\nenv: {X: '1', Y: '2'}\n"
-                    "why: {env: A sets them for its kernels}\n")
-    write("b.yaml", "extends: a.yaml\nenv:\n  X: !delete\n  Y: !delete\nwhy_not: {env.X: B has no such kernels}\n")
+    write(
+        "a.yaml",
+        "hardware: h200\nmodel: {type: glm5-744B-A40B_4layer}\ncluster: {gpus_per_node: 8}\n"
+        "launch: {script: train.py}\nargs:\n  misc: {colocate: true}\nenv: {X: '1', Y: '2'}\n"
+        "why: {env: A sets them for its kernels}\n",
+    )
+    write(
+        "b.yaml",
+        "extends: a.yaml\nenv:\n  X: !delete\n  Y: !delete\nwhy_not: {env.X: B has no such kernels}\n",
+    )
     result = diff(pipeline.cell(Path("a.yaml")), pipeline.cell(Path("b.yaml")))
     assert {d.key: d.why for d in result.spec} == {"env.X": "B has no such kernels", "env.Y": ""}
     back = diff(pipeline.cell(Path("b.yaml")), pipeline.cell(Path("a.yaml")))
-    assert {d.key: d.why for d in back.spec} == {"env.X": "A sets them for its kernels", "env.Y": "A sets them for its kernels"}
+    assert {d.key: d.why for d in back.spec} == {
+        "env.X": "A sets them for its kernels",
+        "env.Y": "A sets them for its kernels",
+    }
 
 
 def test_the_shipped_rocm_spec_explains_every_key_it_drops(in_repo):

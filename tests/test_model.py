@@ -6,6 +6,7 @@ import pytest
 
 from runner import pipeline
 from runner.errors import SpecError
+from tests.conftest import known_elided
 
 MINIMAL = """
 hardware: h200
@@ -185,9 +186,9 @@ def test_unknown_prepare_kind(write):
 def test_unknown_hardware_suggests(write):
     with pytest.raises(SpecError) as caught:
         pipeline.cell(write("spec.yaml", MINIMAL.replace("h200", "h2000")))
-    assert str(caught.value) == (
+    assert known_elided(str(caught.value)) == (
         "spec.yaml:1: error [unknown-name] hardware: no hardware profile named 'h2000'"
-        " (known: b200, gb200, h100, h200, mi300x, mi325x, mi350x, mi355x)\n  ==> did you mean 'h200'?"
+        " (known: ...)\n  ==> did you mean 'h200'?"
     )
 
 

@@ -41,7 +41,21 @@ def test_an_output_that_cannot_be_written_is_an_environment_problem(tmp_path: Pa
     assert not (tmp_path / "new").exists() and list(tmp_path.iterdir()) == []  # the probe left nothing
     for path, message in [
         (tmp_path, f"cannot write {tmp_path}: it is a directory"),
-        (Path("/proc/nope/x.yaml"), "cannot write /proc/nope/x.yaml: /proc: No such file or directory"),
+        # the folder that is missing is named, and the one that refused to hold it
+        (
+            Path("/proc/nope/x.yaml"),
+            "cannot write /proc/nope/x.yaml: the folder /proc/nope does not exist, and cannot be made in /proc:"
+            " No such file or directory",
+        ),
+        (
+            Path("/proc/nope/deeper/x.yaml"),
+            "cannot write /proc/nope/deeper/x.yaml: the folder /proc/nope does not exist, and cannot be made"
+            " in /proc: No such file or directory",
+        ),
+        (
+            Path("/proc/x.yaml"),
+            "cannot write /proc/x.yaml: no file can be made in /proc: No such file or directory",
+        ),
     ]:
         with pytest.raises(EnvironmentProblem) as refused:
             writable(path)

@@ -40,6 +40,54 @@ def test_golden_shell(spec: str, golden) -> None:
 
 
 @pytest.mark.parametrize("spec", SPECS)
+def test_the_submission_is_one_flag_per_line_and_splits_back_to_its_argv(spec: str) -> None:
+    launch = render(pipeline.cell(MATRICES / f"{spec}.yaml"))
+    (submit,) = [c for c in launch.commands if c.phase == "submit"]
+    block = to_shell(launch, spec).split("# submit: train\n")[1].split("\n\n")[0]
+    lines = block.splitlines()
+    assert lines[0] == "ray job submit \\"
+    assert all(line.endswith(" \\") for line in lines[:-1]) and not lines[-1].endswith("\\")
+    assert all(line.startswith(("  --", "  '--")) for line in lines[1:])
+    assert [line for line in lines if line.startswith("  -- ")] == [
+        f'  -- python3 "${{MILES_ROOT}}"/{submit.argv[submit.argv.index("--") + 2].rsplit("/", 1)[1]} \\'
+    ]
+    assert shlex.split(block.replace("\\\n", "")) == list(submit.argv)  # bash joins the lines so
+    assert max(len(line) for line in lines if "--runtime-env-json" not in line) < 120
+
+
+@pytest.mark.allow_subprocess  # python3 runs the patch program as the script gives it
+def test_the_config_patch_program_is_written_once_and_read_by_each_step(tmp_path: Path) -> None:
+    launch = render(pipeline.cell(MATRICES / "rocm/glm5-async.yaml"))
+    script = to_shell(launch, "rocm/glm5-async")
+    assert script.count("def patched(") == 1
+    (step,) = [line for line in script.splitlines() if line.startswith("python3 - ")]
+    assert step.endswith(' --copy-rope-theta <<<"${RUN_MATRIX_PROGRAM_PATCH_HF_CONFIG}"')
+    config = tmp_path / "config.json"
+    config.write_text('{"model_type": "glm", "rope_parameters": {"rope_theta": 5}}')
+    defined = script[script.index("IFS= read") : script.index("RUN_MATRIX_PROGRAM\n\n") + 19]
+    ran = subprocess.run(
+        [
+            "bash",
+            "-euo",
+            "pipefail",
+            "-c",
+            defined + step.replace("/root/models/GLM-5_4layer/config.json", str(config)),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, f"patched {config}\n", "")
+    assert json.loads(config.read_text())["model_type"] == "deepseek_v32"
+
+
+def test_a_dry_run_of_several_cells_prints_the_patch_program_once(cli, in_repo) -> None:
+    text = cli("run", "rocm/glm5-async", "--dry-run").out
+    assert text.count("\nrocm/glm5-async") == 1 and "rocm/glm5-async[fp8_rollout=true]  (" in text
+    assert text.count("def patched(") == 1
+    assert text.count('<<<"${RUN_MATRIX_PROGRAM_PATCH_HF_CONFIG}"') == 2
+
+
+@pytest.mark.parametrize("spec", SPECS)
 def test_shell_lines_split_back_to_the_same_argv(spec: str) -> None:
     caller = {"WANDB_API_KEY": "not-for-your-eyes", "NCCL_SOCKET_IFNAME": "eth0 'quoted'"}
     launch = render(pipeline.cell(MATRICES / f"{spec}.yaml"), Context(caller_env=caller))

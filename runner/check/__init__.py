@@ -125,4 +125,7 @@ def key_of(cell: Cell, name: str) -> str:
 
 
 # The rule modules register themselves on import, in this order: the order problems are shown in.
-from runner.check import argv, megatron, miles, verify, sglang, platform, spec, reads, hooks, prepared, run_id  # noqa: E402, F401  # isort: skip
+# isort: off
+from runner.check import argv, megatron, miles, verify, sglang, platform, spec  # noqa: E402, F401
+from runner.check import reads, hooks, prepared, run_id, memory  # noqa: E402, F401
+# isort: on

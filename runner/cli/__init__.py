@@ -7,6 +7,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from runner.cli.output import print_problems
 from runner.errors import ExitCode, RunMatrixError, SpecError
@@ -67,13 +68,41 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     return top
 
 
+def parse(top: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """The command line, its options and positionals in any order (`explain SPEC --format json KEY`).
+
+    argparse's own parse_args ends a positional list at the first option, so a positional after an
+    option's value is refused; parse_intermixed_args takes them in any order but cannot descend into
+    subcommands, so the subcommand words are walked here and the command's own parser reads the rest.
+    """
+    namespace = argparse.Namespace()
+    parser, rest, above = top, list(argv), []
+    while (chooser := _subcommands(parser)) is not None:
+        if not rest or rest[0] not in chooser.choices:  # -h, or no such command: argparse's own words
+            return parser.parse_args(rest, namespace)
+        setattr(namespace, chooser.dest, rest[0])
+        above.append(parser)
+        parser, rest = chooser.choices[rest[0]], rest[1:]
+    parsed = parser.parse_intermixed_args(rest, namespace)
+    for outer in above:  # a command's own defaults (`presets`' handler), where its action sets none
+        for name, value in outer._defaults.items():
+            if not hasattr(parsed, name):
+                setattr(parsed, name, value)
+    return parsed
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[Any] | None:
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return found[0] if found else None
+
+
 def main(argv: Sequence[str] | None = None, *, fresh_process: bool = False) -> int:
     """Run one command; ``fresh_process``: this process runs only it (the console script), so no
     memo of an earlier command hides what it reads from ``validate``'s cache records."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         argv.insert(0, "run")  # `run-matrix SPEC ...` is `run-matrix run SPEC ...`
-    args = parser(only=argv[0] if argv else None).parse_args(argv)
+    args = parse(parser(only=argv[0] if argv else None), argv)
     args.fresh_process = fresh_process
     try:
         return int(args.handler(args))

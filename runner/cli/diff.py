@@ -8,7 +8,7 @@ from typing import Any
 
 from runner import pipeline
 from runner.cli.output import add_format, print_json
-from runner.diff import LEVELS, Diff, Difference, diff
+from runner.diff import LEVELS, Diff, Difference, compact, diff
 from runner.errors import ExitCode
 from runner.markdown import escape
 
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     pipeline.problems(a), pipeline.problems(b)
     result = diff(a, b, args.allow, args.level or LEVELS)
     if args.format == "json":
-        print_json(result.to_json())
+        print_json(compact.to_json(result) if args.compact else result.to_json())
     elif args.format == "markdown":
         sys.stdout.write(compact_markdown(result) if args.compact else markdown(result))
     else:
@@ -96,37 +96,10 @@ def compact_markdown(result: Diff) -> str:
         f"| key | `{result.a}` | `{result.b}` | why |",
         "|---|---|---|---|",
     ]
-    for group in _same_reason_groups([*result.spec, *result.launch, *result.layout]):
-        key = group[0].key
-        if len(group) > 1:
-            parent = key.rpartition(".")[0]
-            key = f"{parent}.{{{', '.join(d.key.rpartition('.')[2] for d in group)}}}"
-        a, b = _values([d.a for d in group]), _values([d.b for d in group])
-        lines.append(f"| `{escape(key)}` | {a} | {b} | {escape(group[0].why)} |")
+    for row in compact.rows(result):
+        a, b = _values(list(row.a)), _values(list(row.b))
+        lines.append(f"| `{escape(row.key)}` | {a} | {b} | {escape(row.why)} |")
     return "\n".join(lines) + "\n"
-
-
-def _same_reason_groups(differences: list[Difference]) -> list[list[Difference]]:
-    """Neighbours under one parent, set or unset alike on each side, for the same written reason."""
-    groups: list[list[Difference]] = []
-    for d in differences:
-        last = groups[-1][-1] if groups else None
-        if last is not None and _one_change(last, d):
-            groups[-1].append(d)
-        else:
-            groups.append([d])
-    return groups
-
-
-def _one_change(x: Difference, y: Difference) -> bool:
-    parent = x.key.rpartition(".")[0]
-    return (
-        bool(parent and x.why)
-        and parent == y.key.rpartition(".")[0]
-        and x.why == y.why
-        and (x.a is None, x.b is None) == (y.a is None, y.b is None)
-        and not (x.parts or y.parts)
-    )
 
 
 def _values(values: list[Any]) -> str:
@@ -149,20 +122,34 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _rich(result: Diff, compact: bool) -> None:
+def _rich(result: Diff, one_list: bool) -> None:
     from rich.console import Console
 
     console = Console(file=sys.stdout)
-    for attribute, title in SECTIONS:
-        differences: tuple[Difference, ...] = getattr(result, attribute)
+    sections = [(title, getattr(result, attribute)) for attribute, title in SECTIONS]
+    if one_list:  # --compact: one table, neighbours that change for one reason in one row, no sources
+        sections = [("Differences", tuple(_as_difference(row) for row in compact.rows(result)))]
+    for title, differences in sections:
         if not differences:
             continue
         # keys are never wrapped (a key broken mid-word cannot be searched for); values and reasons are
         key_width = max(len(d.key) for d in differences)
         if console.width >= key_width + 3 * 24 + 13:
-            console.print(_rich_table(result, title, differences, key_width, compact))
+            console.print(_rich_table(result, title, differences, key_width, one_list))
         else:
-            _rich_list(console, result, title, differences, compact)
+            _rich_list(console, result, title, differences, one_list)
+
+
+def _as_difference(row: compact.Row) -> Difference:
+    """A compact row as rich shows a difference: no sources, a group's values joined as markdown's are."""
+    return Difference(row.key, _joined(row.a), _joined(row.b), None, None, row.why)
+
+
+def _joined(values: tuple[Any, ...]) -> str | None:
+    if all(value is None for value in values):
+        return None
+    shown = [_plain(value) for value in values]
+    return shown[0] if len(set(shown)) == 1 else ", ".join(shown)
 
 
 def _rich_table(

@@ -71,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
             data["gpus"] = [gpu.to_json() for gpu in gpus]
         print_json(data)
     elif args.layout:
+        for entry in entries:  # a KEY given with --layout: its chain, then the map
+            print(_text(entry, detailed=True))
         print(f"{cell.id} on {cell.profile.name}")
         print("\n".join(f"  {name + ':':<9}{text}" for name, text in derived.items()))
         print("\n".join(gpu_lines(gpus)))

@@ -27,8 +27,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     show = actions.add_parser("show", help="a flag (any spelling) or the flags whose names contain TEXT")
     show.add_argument("text", nargs="?", metavar="NAME|TEXT")
-    show.add_argument("--miles-version", help="a shipped catalog's miles commit (default: the newest)")
-    add_miles_root(show, "its own flags")
+    show.add_argument(
+        "--miles-version",
+        metavar="COMMIT",
+        help="the miles commit whose shipped catalog to show (default: the newest shipped)",
+    )
+    add_miles_root(show, "its own miles flags are shown, with Megatron's and SGLang's of the shipped catalog")
     add_format(show, "text", "json")
     show.set_defaults(handler=run_show)
     sync = actions.add_parser("sync", help="rebuild a catalog from source trees")
@@ -58,7 +62,9 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
 def run_show(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
-    choice = flags.choose(args.miles_version, args.miles_root, Location(Path("--miles-version")))
+    choice = flags.choose(
+        args.miles_version, args.miles_root, Location(Path("--miles-version")), "--miles-version"
+    )
     catalog = choice.catalog
     found = _matching(catalog, args.text) if args.text else []
     if args.format == "json":

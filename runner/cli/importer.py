@@ -71,8 +71,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "becomes a verify: entry PATH.py:function; a function of the test's own that prepares with what no "
         "prepare step runs or lists a download, starts code beside the launch, or checks its launches' "
         "output in its own lines becomes a prepare step of kind call (what it returns reaching the launch's "
-        "flags as $${prepared:FUNCTION}), a launch.before_submit hook, or a verify: entry calling it again "
-        "(launched_by)",
+        "flags as $${prepared:FUNCTION}, as the spec's YAML writes it), a launch.before_submit hook, or a "
+        "verify: entry calling it again (launched_by)",
     )
     parser.add_argument(
         "--force",

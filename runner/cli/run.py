@@ -86,8 +86,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser.add_argument(
         "--skip-prepare",
         action="store_true",
-        help="do not run the prepare steps (a cell whose flag takes a prepare call's result,"
-        " $${prepared:FUNCTION}, then fails before its job)",
+        help="do not run the prepare steps (a cell whose flag takes a prepare call's result, written"
+        " $${prepared:FUNCTION} in the spec's YAML, then fails before its job)",
     )
     parser.add_argument(
         "--no-preflight", dest="preflight", action="store_false", help="skip the GPU, checkout and Ray checks"

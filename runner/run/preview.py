@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runner.command import Command
+from runner.command import Command, program_lines
 from runner.run import environment, prepare, reads, requires, services
 from runner.run.plan import Options, Planned, job_name, verify_job_id
+from runner.steps import program_text
 from schemas.prepare import Call
 
 
@@ -94,7 +95,8 @@ def _step(planned: Planned, name: str, skip_all: bool) -> dict[str, str]:
         would += f": {_called(command)}, in that folder" + ("" if reason else " (it runs every time)")
     if command.result:
         would += "; what it returns goes to " + ", ".join(planned.launch.prepared[command.result]["flags"])
-    return {"name": name, "kind": step.kind, "would": would, "command": command.shell}
+    shown = command.shell_text(in_script=True)  # run-matrix's own program: once, at the end of the text
+    return {"name": name, "kind": step.kind, "would": would, "command": shown, "program": command.program}
 
 
 def _cluster(planned: Planned, options: Options) -> str:
@@ -172,4 +174,15 @@ def text(previews: list[dict[str, Any]]) -> str:
             lines += [f"  verify {v['name']}{reads}: job {v['submission_id']}: {v['entrypoint']}"]
         lines += [f"  expect {name}: {bound}" for name, bound in cell["expect"].items()]
         lines += [f"  reproduce: {cell['reproduce']}", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + _programs(previews))
+
+
+def _programs(previews: list[dict[str, Any]]) -> list[str]:
+    """Each of run-matrix's programs a step above reads on stdin, once for the whole output."""
+    shown = [s for cell in previews for s in cell["prepare"] if s["program"] and s["kind"] != "call"]
+    commands = [
+        Command("prepare", s["name"], (), stdin=program_text(s["program"]), program=s["program"])
+        for s in shown
+    ]
+    lines = program_lines(commands)
+    return [*lines, ""] if lines else []

@@ -41,33 +41,37 @@ def shipped() -> list[Path]:
     return [v.path for v in versions.shipped(SHIPPED.glob("*.json"))] if SHIPPED.is_dir() else []
 
 
-def choose(version: str | None, miles_root: Path | None, where: Location) -> Choice:
+def choose(version: str | None, miles_root: Path | None, where: Location, option: str = "") -> Choice:
+    """The catalog of ``version``; ``option``: the command line option that named it (``""``: the
+    spec's ``miles_version``), which the reasons and errors name."""
     if miles_root is not None:
-        return _from_checkout(miles_root.resolve(), version, where)
-    return _shipped_choice(version) or _no_such_version(version, where)
+        return _from_checkout(miles_root.resolve(), version, where, option)
+    return _shipped_choice(version, option) or _no_such_version(version, where, option)
 
 
 @cache
-def _shipped_choice(version: str | None) -> Choice | None:
+def _shipped_choice(version: str | None, option: str = "") -> Choice | None:
     """The shipped catalog of ``version`` (a commit prefix), the newest for None; None if none matches."""
     files = shipped()
     if not files:
         raise EnvironmentProblem(f"no flag catalog under {SHIPPED}: run `run-matrix flags sync`")
     if version is None:
         path = files[-1]
-        reason = f"the newest shipped catalog ({path.name}): the spec names no miles_version"
+        unnamed = f"no {option} given" if option else "the spec names no miles_version"
+        reason = f"the newest shipped catalog ({path.name}): {unnamed}"
         return Choice(load(path), reason, stated=False)
     found = versions.matching(version, versions.shipped(files))
     if len(found) != 1:
         return None
     path = found[0].path
-    return Choice(load(path), f"miles {version}, as the spec's miles_version says ({path.name})")
+    said = option or "the spec's miles_version"
+    return Choice(load(path), f"miles {version}, as {said} says ({path.name})")
 
 
-def _no_such_version(version: str | None, where: Location) -> Choice:
+def _no_such_version(version: str | None, where: Location, option: str = "") -> Choice:
     raise SpecError.one(
         "F0",
-        f"miles_version {version!r} names no single shipped flag catalog",
+        f"{option or 'miles_version'} {version!r} names no single shipped flag catalog",
         key="miles_version",
         at=[where],
         hint=f"use one of {', '.join(v.commit for v in versions.shipped(shipped()))}, or --miles-root DIR"
@@ -110,13 +114,13 @@ def _branch_file() -> dict[str, list[dict[str, str]]]:
     return {str(version): entries for version, entries in data.items()}
 
 
-def _from_checkout(root: Path, version: str | None, where: Location) -> Choice:
+def _from_checkout(root: Path, version: str | None, where: Location, option: str) -> Choice:
     stamp = Tree.at(root).stamp("miles/utils/arguments.py")
     if stamp < 0:
-        shipped_choice = _shipped_choice(version) or _no_such_version(version, where)
+        shipped_choice = _shipped_choice(version, option) or _no_such_version(version, where, option)
         reason = f"{shipped_choice.reason}; the checkout at {root} has no miles/utils/arguments.py to read"
         return Choice(shipped_choice.catalog, reason)
-    _shipped_choice(version) or _no_such_version(version, where)
+    _shipped_choice(version, option) or _no_such_version(version, where, option)
     return _checkout_choice(root, stamp, version)
 
 

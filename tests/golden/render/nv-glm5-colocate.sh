@@ -4,17 +4,8 @@ set -euo pipefail
 : "${MILES_ROOT:?set MILES_ROOT}"
 export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-$(nvidia-smi topo -m 2>/dev/null | grep -qE 'NV[0-9]+' && echo 1 || echo 0)}"
 
-# prepare: dirs
-mkdir -p /root/models /root/datasets
-
-# prepare: model (skipped when /root/models/GLM-5_4layer exists)
-[ -e /root/models/GLM-5_4layer ] || hf download Pinaster/GLM-5_4layer --local-dir /root/models/GLM-5_4layer
-
-# prepare: dataset (skipped when /root/datasets/dapo-math-17k exists)
-[ -e /root/datasets/dapo-math-17k ] || hf download --repo-type dataset zhuzilin/dapo-math-17k --local-dir /root/datasets/dapo-math-17k
-
-# prepare: patch-config (skipped when /root/models/GLM-5_4layer/config.json is absent or already patched)
-python3 - /root/models/GLM-5_4layer/config.json --set '{"architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32", "auto_map": {"AutoConfig": "configuration_deepseek_v32.DeepseekV32Config", "AutoModelForCausalLM": "modeling_deepseek_v32.DeepseekV32ForCausalLM"}}' --unless '{"model_type": "deepseek_v32"}' <<'RUN_MATRIX_PROGRAM'
+# run-matrix's runner/patch_hf_config.py, which the steps below give python3 on stdin
+IFS= read -r -d '' RUN_MATRIX_PROGRAM_PATCH_HF_CONFIG <<'RUN_MATRIX_PROGRAM' || true
 """Prepare step: patch a Hugging Face ``config.json`` in place (miles-facts §3).
 
 A stand-alone program (standard library only): ``render`` puts this file's text into the
@@ -92,6 +83,18 @@ if __name__ == "__main__":
     sys.exit(main())
 RUN_MATRIX_PROGRAM
 
+# prepare: dirs
+mkdir -p /root/models /root/datasets
+
+# prepare: model (skipped when /root/models/GLM-5_4layer exists)
+[ -e /root/models/GLM-5_4layer ] || hf download Pinaster/GLM-5_4layer --local-dir /root/models/GLM-5_4layer
+
+# prepare: dataset (skipped when /root/datasets/dapo-math-17k exists)
+[ -e /root/datasets/dapo-math-17k ] || hf download --repo-type dataset zhuzilin/dapo-math-17k --local-dir /root/datasets/dapo-math-17k
+
+# prepare: patch-config (skipped when /root/models/GLM-5_4layer/config.json is absent or already patched)
+python3 - /root/models/GLM-5_4layer/config.json --set '{"architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32", "auto_map": {"AutoConfig": "configuration_deepseek_v32.DeepseekV32Config", "AutoModelForCausalLM": "modeling_deepseek_v32.DeepseekV32ForCausalLM"}}' --unless '{"model_type": "deepseek_v32"}' <<<"${RUN_MATRIX_PROGRAM_PATCH_HF_CONFIG}"
+
 # prepare: convert (skipped when /root/models/GLM-5_4layer_torch_dist/latest_checkpointed_iteration.txt says release)
 grep -qsx release /root/models/GLM-5_4layer_torch_dist/latest_checkpointed_iteration.txt || PYTHONPATH=/root/Megatron-LM torchrun --nproc-per-node 4 "${MILES_ROOT}"/tools/convert_hf_to_torch_dist.py --spec miles_plugins.models.glm5.glm5 get_glm5_spec --moe-layer-freq '[0]*3+[1]*1' --num-experts 256 --moe-shared-expert-intermediate-size 2048 --moe-router-topk 8 --moe-grouped-gemm --moe-permute-fusion --moe-ffn-hidden-size 2048 --moe-router-score-function sigmoid --moe-router-pre-softmax --moe-router-enable-expert-bias --moe-router-bias-update-rate 0 --moe-router-load-balancing-type seq_aux_loss --moe-router-topk-scaling-factor 2.5 --moe-aux-loss-coeff 0 --moe-router-dtype fp32 --make-vocab-size-divisible-by 16 --num-layers 4 --hidden-size 6144 --ffn-hidden-size 12288 --num-attention-heads 64 --disable-bias-linear --swiglu --untie-embeddings-and-output-weights --position-embedding-type rope --no-position-embedding --normalization RMSNorm --qk-layernorm --multi-latent-attention --q-lora-rank 2048 --kv-lora-rank 512 --qk-head-dim 192 --v-head-dim 256 --kv-channels 192 --qk-pos-emb-head-dim 64 --vocab-size 154880 --rotary-base 1000000 --enable-experimental --hf-checkpoint /root/models/GLM-5_4layer --save /root/models/GLM-5_4layer_torch_dist --tensor-model-parallel-size 1 --expert-tensor-parallel-size 1 --pipeline-model-parallel-size 1 --expert-model-parallel-size 1
 
@@ -99,4 +102,120 @@ grep -qsx release /root/models/GLM-5_4layer_torch_dist/latest_checkpointed_itera
 ray start --head --node-ip-address 127.0.0.1 --num-gpus 8 --disable-usage-stats
 
 # submit: train
-ray job submit --address=http://127.0.0.1:8265 '--runtime-env-json={"env_vars": {"PYTHONPATH": "/root/Megatron-LM", "CUDA_DEVICE_MAX_CONNECTIONS": "1", "NCCL_NVLS_ENABLE": "'"${NCCL_NVLS_ENABLE}"'", "no_proxy": "127.0.0.1,127.0.0.1", "MASTER_ADDR": "127.0.0.1", "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK": "256", "SGLANG_NSA_FORCE_MLA": "1", "INDEXER_ROPE_NEOX_STYLE": "0", "NVSHMEM_DISABLE_NCCL": "1"}}' -- python3 "${MILES_ROOT}"/train.py --spec miles_plugins.models.glm5.glm5 get_glm5_spec --moe-layer-freq '[0]*3+[1]*1' --num-experts 256 --moe-shared-expert-intermediate-size 2048 --moe-router-topk 8 --moe-grouped-gemm --moe-permute-fusion --moe-ffn-hidden-size 2048 --moe-router-score-function sigmoid --moe-router-pre-softmax --moe-router-enable-expert-bias --moe-router-bias-update-rate 0 --moe-router-load-balancing-type seq_aux_loss --moe-router-topk-scaling-factor 2.5 --moe-aux-loss-coeff 0 --moe-router-dtype fp32 --make-vocab-size-divisible-by 16 --num-layers 4 --hidden-size 6144 --ffn-hidden-size 12288 --num-attention-heads 64 --disable-bias-linear --swiglu --untie-embeddings-and-output-weights --position-embedding-type rope --no-position-embedding --normalization RMSNorm --qk-layernorm --multi-latent-attention --q-lora-rank 2048 --kv-lora-rank 512 --qk-head-dim 192 --v-head-dim 256 --kv-channels 192 --qk-pos-emb-head-dim 64 --vocab-size 154880 --rotary-base 1000000 --enable-experimental --hf-checkpoint /root/models/GLM-5_4layer --ref-load /root/models/GLM-5_4layer_torch_dist --load /root/shared_data/checkpoints --save /root/shared_data/checkpoints --save-interval 20 --prompt-data /root/datasets/dapo-math-17k/dapo-math-17k.jsonl --input-key prompt --label-key label --apply-chat-template --rollout-shuffle --rm-type deepscaler --num-rollout 3 --rollout-batch-size 8 --n-samples-per-prompt 8 --rollout-max-response-len 100 --rollout-temperature 1 --global-batch-size 64 --optimizer adam --lr 1e-6 --lr-decay-style constant --weight-decay 0.1 --adam-beta1 0.9 --adam-beta2 0.98 --advantage-estimator grpo --kl-loss-coef 0.00 --kl-loss-type low_var_kl --kl-coef 0.00 --entropy-coef 0.00 --eps-clip 0.2 --eps-clip-high 0.28 --pipeline-model-parallel-size 1 --expert-tensor-parallel-size 1 --use-dynamic-batch-size --max-tokens-per-gpu 2048 --tensor-model-parallel-size 4 --sequence-parallel --context-parallel-size 2 --expert-model-parallel-size 8 --recompute-granularity full --recompute-method uniform --recompute-num-layers 1 --data-pad-size-multiplier 4096 --log-probs-chunk-size 1024 --sglang-mem-fraction-static 0.70 --sglang-enable-dp-attention --sglang-attention-backend nsa --sglang-watchdog-timeout 3600 --rollout-num-gpus-per-engine 8 --sglang-ep-size 8 --sglang-dp-size 8 --sglang-moe-dense-tp-size 1 --sglang-enable-dp-lm-head --sglang-page-size 64 --sglang-nsa-decode-backend flashmla_sparse --sglang-nsa-prefill-backend flashmla_sparse --sglang-cuda-graph-max-bs 256 --sglang-max-running-requests 512 --sglang-chunked-prefill-size 16384 --ci-test --ci-disable-logprobs-checker --attention-dropout 0.0 --hidden-dropout 0.0 --accumulate-allreduce-grads-in-fp32 --attention-softmax-in-fp32 --allgather-cp --update-weight-buffer-size 2147483648 --actor-num-nodes 1 --num-gpus-per-node 8 --dump-details /root/shared_data/dump_details --attention-backend flash --moe-enable-deepep --moe-token-dispatcher-type flex --actor-num-gpus-per-node 8 --colocate --disable-weights-backuper
+ray job submit \
+  --address=http://127.0.0.1:8265 \
+  '--runtime-env-json={"env_vars": {"PYTHONPATH": "/root/Megatron-LM", "CUDA_DEVICE_MAX_CONNECTIONS": "1", "NCCL_NVLS_ENABLE": "'"${NCCL_NVLS_ENABLE}"'", "no_proxy": "127.0.0.1,127.0.0.1", "MASTER_ADDR": "127.0.0.1", "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK": "256", "SGLANG_NSA_FORCE_MLA": "1", "INDEXER_ROPE_NEOX_STYLE": "0", "NVSHMEM_DISABLE_NCCL": "1"}}' \
+  -- python3 "${MILES_ROOT}"/train.py \
+  --spec miles_plugins.models.glm5.glm5 get_glm5_spec \
+  --moe-layer-freq '[0]*3+[1]*1' \
+  --num-experts 256 \
+  --moe-shared-expert-intermediate-size 2048 \
+  --moe-router-topk 8 \
+  --moe-grouped-gemm \
+  --moe-permute-fusion \
+  --moe-ffn-hidden-size 2048 \
+  --moe-router-score-function sigmoid \
+  --moe-router-pre-softmax \
+  --moe-router-enable-expert-bias \
+  --moe-router-bias-update-rate 0 \
+  --moe-router-load-balancing-type seq_aux_loss \
+  --moe-router-topk-scaling-factor 2.5 \
+  --moe-aux-loss-coeff 0 \
+  --moe-router-dtype fp32 \
+  --make-vocab-size-divisible-by 16 \
+  --num-layers 4 \
+  --hidden-size 6144 \
+  --ffn-hidden-size 12288 \
+  --num-attention-heads 64 \
+  --disable-bias-linear \
+  --swiglu \
+  --untie-embeddings-and-output-weights \
+  --position-embedding-type rope \
+  --no-position-embedding \
+  --normalization RMSNorm \
+  --qk-layernorm \
+  --multi-latent-attention \
+  --q-lora-rank 2048 \
+  --kv-lora-rank 512 \
+  --qk-head-dim 192 \
+  --v-head-dim 256 \
+  --kv-channels 192 \
+  --qk-pos-emb-head-dim 64 \
+  --vocab-size 154880 \
+  --rotary-base 1000000 \
+  --enable-experimental \
+  --hf-checkpoint /root/models/GLM-5_4layer \
+  --ref-load /root/models/GLM-5_4layer_torch_dist \
+  --load /root/shared_data/checkpoints \
+  --save /root/shared_data/checkpoints \
+  --save-interval 20 \
+  --prompt-data /root/datasets/dapo-math-17k/dapo-math-17k.jsonl \
+  --input-key prompt \
+  --label-key label \
+  --apply-chat-template \
+  --rollout-shuffle \
+  --rm-type deepscaler \
+  --num-rollout 3 \
+  --rollout-batch-size 8 \
+  --n-samples-per-prompt 8 \
+  --rollout-max-response-len 100 \
+  --rollout-temperature 1 \
+  --global-batch-size 64 \
+  --optimizer adam \
+  --lr 1e-6 \
+  --lr-decay-style constant \
+  --weight-decay 0.1 \
+  --adam-beta1 0.9 \
+  --adam-beta2 0.98 \
+  --advantage-estimator grpo \
+  --kl-loss-coef 0.00 \
+  --kl-loss-type low_var_kl \
+  --kl-coef 0.00 \
+  --entropy-coef 0.00 \
+  --eps-clip 0.2 \
+  --eps-clip-high 0.28 \
+  --pipeline-model-parallel-size 1 \
+  --expert-tensor-parallel-size 1 \
+  --use-dynamic-batch-size \
+  --max-tokens-per-gpu 2048 \
+  --tensor-model-parallel-size 4 \
+  --sequence-parallel \
+  --context-parallel-size 2 \
+  --expert-model-parallel-size 8 \
+  --recompute-granularity full \
+  --recompute-method uniform \
+  --recompute-num-layers 1 \
+  --data-pad-size-multiplier 4096 \
+  --log-probs-chunk-size 1024 \
+  --sglang-mem-fraction-static 0.70 \
+  --sglang-enable-dp-attention \
+  --sglang-attention-backend nsa \
+  --sglang-watchdog-timeout 3600 \
+  --rollout-num-gpus-per-engine 8 \
+  --sglang-ep-size 8 \
+  --sglang-dp-size 8 \
+  --sglang-moe-dense-tp-size 1 \
+  --sglang-enable-dp-lm-head \
+  --sglang-page-size 64 \
+  --sglang-nsa-decode-backend flashmla_sparse \
+  --sglang-nsa-prefill-backend flashmla_sparse \
+  --sglang-cuda-graph-max-bs 256 \
+  --sglang-max-running-requests 512 \
+  --sglang-chunked-prefill-size 16384 \
+  --ci-test \
+  --ci-disable-logprobs-checker \
+  --attention-dropout 0.0 \
+  --hidden-dropout 0.0 \
+  --accumulate-allreduce-grads-in-fp32 \
+  --attention-softmax-in-fp32 \
+  --allgather-cp \
+  --update-weight-buffer-size 2147483648 \
+  --actor-num-nodes 1 \
+  --num-gpus-per-node 8 \
+  --dump-details /root/shared_data/dump_details \
+  --attention-backend flash \
+  --moe-enable-deepep \
+  --moe-token-dispatcher-type flex \
+  --actor-num-gpus-per-node 8 \
+  --colocate \
+  --disable-weights-backuper
