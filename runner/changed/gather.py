@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from runner.changed import Changes
+from runner.cell import Cell
+from runner.changed import Changes, Selected, select
 from runner.errors import RunMatrixError, UsageError
-from runner.knowledge.checkout import NotGit, since
+from runner.knowledge.checkout import NotGit, Tree, since
 
 MAX_PATH = 4096  # characters of one --changed path
 
@@ -79,3 +80,15 @@ def _since(ref: str, repository: Path, checkout: Path | None) -> tuple[list[str]
         usage = [f for f in failures if isinstance(f, UsageError)]
         raise (usage or [f for f in failures if not isinstance(f, NotGit)] or failures)[0]
     return own, theirs
+
+
+def narrow(
+    cells: Sequence[Cell], changed: Sequence[str] | None, ref: str | None, miles_root: Path | None
+) -> list[Selected] | None:
+    """The cells a change selects (``--changed``, ``--since``), with why; None when neither is given."""
+    if changed is None and ref is None:
+        return None
+    if miles_root is not None and not miles_root.is_dir():
+        raise UsageError(f"--miles-root {miles_root}: no such directory")
+    changes = gather(changed or (), ref, miles_root, Path.cwd())
+    return select(cells, changes, Tree.at(miles_root) if miles_root is not None else None)
