@@ -68,5 +68,7 @@ class CiPlan(_Output):
     classes: list[RunnerClassLoad]
     unplaced: list[LeftOut] = Field(description="runnable cells no runner class can take, with the reason")
     left_out: list[LeftOut] = Field(description="cells not planned: skipped, or nightly without --nightly")
-    gpu_hours: float = Field(default=0, ge=0, description="the planned cells' GPU-hours, retries at their maximum")
+    gpu_hours: float = Field(
+        default=0, ge=0, description="the planned cells' GPU-hours, retries at their maximum"
+    )
     budget_gpu_hours: float | None = Field(default=None, description="--budget-gpu-hours, when given")

@@ -77,8 +77,8 @@ def _since(ref: str, repository: Path, checkout: Path | None) -> tuple[list[str]
             failures.append(exc)
     asked = 2 if checkout is not None and checkout != repository else 1
     if len(failures) == asked:
-        usage = [f for f in failures if isinstance(f, UsageError)]
-        raise (usage or [f for f in failures if not isinstance(f, NotGit)] or failures)[0]
+        told: list[RunMatrixError] = [f for f in failures if isinstance(f, UsageError)]
+        raise (told or [f for f in failures if not isinstance(f, NotGit)] or failures)[0]
     return own, theirs
 
 

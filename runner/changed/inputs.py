@@ -90,7 +90,9 @@ def _checkout_files(cell: Cell, tree: Tree | None) -> list[tuple[str, str]]:
     test = imported_from(cell.path)
     if test is not None:
         found.append((test, "test script"))
-        found += [(each, f"local import of {test}") for each in test_imports.local(tree, test)] if tree else []
+        found += (
+            [(each, f"local import of {test}") for each in test_imports.local(tree, test)] if tree else []
+        )
     found += [(_called_file(c.call), f"verify: {name}") for name, c in spec.verify.items()]
     found += [(_called_file(h.call), "hook") for _, h in spec.launch.started() if not isinstance(h, str)]
     steps = [(name, getattr(step, "call", None)) for name, step in spec.prepare.items()]

@@ -50,7 +50,9 @@ def _imports(tree: Tree, module: PurePosixPath) -> list[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             found += _named(tree, module, base, node.level)
-            found += [f for a in node.names for f in _named(tree, module, f"{base}.{a.name}".strip("."), node.level)]
+            found += [
+                f for a in node.names for f in _named(tree, module, f"{base}.{a.name}".strip("."), node.level)
+            ]
     return found
 
 

@@ -59,7 +59,9 @@ def own(root: Path) -> Repository:
     if not folder.is_relative_to(common):
         raise refs.NotGit(f"{dot}: its git folder {folder} is not inside {common}")
     tree = Tree.at(common)
-    return Repository(resolved, tree, PurePosixPath(folder.relative_to(common).as_posix()), PurePosixPath("."))
+    return Repository(
+        resolved, tree, PurePosixPath(folder.relative_to(common).as_posix()), PurePosixPath(".")
+    )
 
 
 def changed(repository: Repository, ref: str, option: str = "--since") -> tuple[str, ...]:
@@ -83,7 +85,9 @@ def changed(repository: Repository, ref: str, option: str = "--since") -> tuple[
     base = git.merge_base(tree, since, head, common) or since
     found = git.changed_paths(tree, base, head, common)
     if found is None:
-        raise EnvironmentProblem(f"{repository.root}: git could not list the files changed since {shown(ref)}")
+        raise EnvironmentProblem(
+            f"{repository.root}: git could not list the files changed since {shown(ref)}"
+        )
     return found
 
 
