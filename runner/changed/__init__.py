@@ -41,17 +41,26 @@ class Selected:
 
 def select(cells: Sequence[Cell], changes: Changes, tree: Tree | None = None) -> list[Selected]:
     """The cells an input of which is in ``changes``, in their order, each with why."""
-    found = [inputs.of(cell, tree) for cell in cells]
+    imports: dict[str, tuple[str, ...]] = {}  # each test script's local imports, read once
+    found = [inputs.of(cell, tree, imports) for cell in cells]
     named = {path for each in found for path, _ in each.checkout}
     loose = sorted(changes.checkout - named)
+    core: dict[str | None, list[str]] = {}  # per miles version: the core files among the loose ones
     chosen: list[Selected] = []
     for cell, each in zip(cells, found, strict=True):
-        reasons = [f"{display_path(Path(p))} ({why})" for p, why in each.own if p in changes.own]
+        reasons = [f"{_shown(p)} ({why})" for p, why in each.own if p in changes.own]
         reasons += [f"{p} ({why})" for p, why in each.checkout if p in changes.checkout]
-        reasons += _core(loose, each.version)
+        if each.version not in core:
+            core[each.version] = _core(loose, each.version)
+        reasons += core[each.version]
         if reasons:
             chosen.append(Selected(cell, tuple(dict.fromkeys(reasons))))
     return chosen
+
+
+@lru_cache(maxsize=4096)
+def _shown(path: str) -> str:
+    return display_path(Path(path))
 
 
 def _core(paths: list[str], version: str | None) -> list[str]:

@@ -23,6 +23,7 @@ from runner.errors import Location
 from runner.knowledge import ci_platforms, flags, test_imports, versions
 from runner.knowledge.checkout import Tree
 from schemas import calls
+from schemas.prepare import Call
 
 HEADER_LINES = 12  # the import's header: the schema line, then "imported ... from ${MILES_ROOT}/..."
 IMPORTED_FROM = re.compile(r"^# imported .* from \$\{MILES_ROOT\}/(\S+\.py)\b")
@@ -37,10 +38,12 @@ class Inputs:
     version: str | None  # the miles version the cell targets: its core list applies
 
 
-def of(cell: Cell, tree: Tree | None = None) -> Inputs:
-    """Every input of ``cell``; ``tree``: the checkout, whose test scripts' local imports count too."""
+def of(cell: Cell, tree: Tree | None = None, imports: dict[str, tuple[str, ...]] | None = None) -> Inputs:
+    """Every input of ``cell``; ``tree``: the checkout, whose test scripts' local imports count too
+    (``imports``: those already read, by test script, for a selection over many cells)."""
     own = [*_spec_files(cell), *_hardware_files(cell.profile.name, cell.path), *_knowledge(cell)]
-    return Inputs(tuple(own), tuple(_checkout_files(cell, tree)), cell.spec.miles_version)
+    imports = {} if imports is None else imports
+    return Inputs(tuple(own), tuple(_checkout_files(cell, tree, imports)), cell.spec.miles_version)
 
 
 def _spec_files(cell: Cell) -> list[tuple[str, str]]:
@@ -82,7 +85,9 @@ def _choose(paths: list[Path], version: str | None) -> Path | None:
     return named[0].path if len(named) == 1 else (found[-1].path if found else None)
 
 
-def _checkout_files(cell: Cell, tree: Tree | None) -> list[tuple[str, str]]:
+def _checkout_files(
+    cell: Cell, tree: Tree | None, imports: dict[str, tuple[str, ...]]
+) -> list[tuple[str, str]]:
     spec = cell.spec
     found = [(f"scripts/models/{spec.model.type}{suffix}", "model preset") for suffix in (".py", ".sh")]
     found = found if spec.model.type else []
@@ -95,8 +100,8 @@ def _checkout_files(cell: Cell, tree: Tree | None) -> list[tuple[str, str]]:
         )
     found += [(_called_file(c.call), f"verify: {name}") for name, c in spec.verify.items()]
     found += [(_called_file(h.call), "hook") for _, h in spec.launch.started() if not isinstance(h, str)]
-    steps = [(name, getattr(step, "call", None)) for name, step in spec.prepare.items()]
-    found += [(_called_file(call), f"prepare: {name}") for name, call in steps if isinstance(call, str)]
+    steps = [(name, step.call) for name, step in spec.prepare.items() if isinstance(step, Call)]
+    found += [(_called_file(call), f"prepare: {name}") for name, call in steps]
     return found
 
 
