@@ -95,9 +95,9 @@ def _checkout_files(
     test = imported_from(cell.path)
     if test is not None:
         found.append((test, "test script"))
-        found += (
-            [(each, f"local import of {test}") for each in test_imports.local(tree, test)] if tree else []
-        )
+        if tree is not None and test not in imports:
+            imports[test] = test_imports.local(tree, test)
+        found += [(each, f"local import of {test}") for each in imports.get(test, ())]
     found += [(_called_file(c.call), f"verify: {name}") for name, c in spec.verify.items()]
     found += [(_called_file(h.call), "hook") for _, h in spec.launch.started() if not isinstance(h, str)]
     steps = [(name, step.call) for name, step in spec.prepare.items() if isinstance(step, Call)]

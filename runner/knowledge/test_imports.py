@@ -37,11 +37,17 @@ def _local(tree: Tree, test: str, _stamp: int) -> tuple[str, ...]:
     return tuple(sorted(seen - {test}))
 
 
-def _imports(tree: Tree, module: PurePosixPath) -> list[str]:
+def _imports(tree: Tree, module: PurePosixPath) -> tuple[str, ...]:
+    return _imports_of(tree, module, tree.stamp(module))
+
+
+@lru_cache(maxsize=4096)
+def _imports_of(tree: Tree, module: PurePosixPath, _stamp: int) -> tuple[str, ...]:
+    """The local files one module imports (each module parsed once, whichever test imports it)."""
     try:
         source = ast.parse(tree.read_text(module, MAX_SOURCE))
     except (CheckoutError, SyntaxError, ValueError, RecursionError):
-        return []
+        return ()
     found: list[str] = []
     for node in ast.walk(source):
         if isinstance(node, ast.Import):
