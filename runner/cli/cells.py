@@ -48,9 +48,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     cells = pipeline.select(args.specs, args.k)
     chosen = narrow(cells, args.changed, args.since, args.miles_root)
+    why = {s.cell.id: list(s.reasons) for s in chosen} if chosen is not None else {}
     cells = [s.cell for s in chosen] if chosen is not None else cells
     durations = estimate.recorded(args.history, {}, [c.id for c in cells])  # asked for only
     rows = [_row(cell, durations.get(cell.id, ())) for cell in cells]
+    for row in rows if why else []:
+        row["changed"] = why[row["id"]]  # JSON only: the inputs that selected it
     if args.miles_root is not None:
         from runner.run import requires  # checks git, packages, files and env: only when asked
 
