@@ -59,7 +59,7 @@ def _imports_of(tree: Tree, module: PurePosixPath, _stamp: int) -> tuple[str, ..
             found += [
                 f for a in node.names for f in _named(tree, module, f"{base}.{a.name}".strip("."), node.level)
             ]
-    return found
+    return tuple(found)
 
 
 def _named(tree: Tree, module: PurePosixPath, name: str, level: int) -> list[str]:
