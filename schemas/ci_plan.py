@@ -24,6 +24,11 @@ class PlannedCell(_Output):
     est_source: EstSource = Field(description="where est_time comes from")
     content_hash: str
     ci: CI
+    attempts: int = Field(default=1, ge=1, description="runs at most: 1 + retry.infra")
+    gpu_hours: float = Field(default=0, ge=0, description="est_time x GPUs x attempts, in hours")
+    changed: list[str] = Field(
+        default=[], description="with --changed/--since: the changed inputs that selected it, with why"
+    )
 
 
 class Shard(_Output):
@@ -63,3 +68,7 @@ class CiPlan(_Output):
     classes: list[RunnerClassLoad]
     unplaced: list[LeftOut] = Field(description="runnable cells no runner class can take, with the reason")
     left_out: list[LeftOut] = Field(description="cells not planned: skipped, or nightly without --nightly")
+    gpu_hours: float = Field(
+        default=0, ge=0, description="the planned cells' GPU-hours, retries at their maximum"
+    )
+    budget_gpu_hours: float | None = Field(default=None, description="--budget-gpu-hours, when given")

@@ -98,6 +98,9 @@ def test_every_runnable_cell_is_on_exactly_one_runner_of_its_hardware_within_the
             "labels": [],
             "nightly": False,
         },
+        "attempts": 2,  # retry.infra: 1 (the GLM-5 base)
+        "gpu_hours": 1.6667,  # 1500 s x 2 GPUs x 2 attempts
+        "changed": [],
     }
     assert cells["nv/glm5-colocate"]["est_source"] == "default"
     github = json.loads(cli("ci", "plan", "gen", "matrices", "--runners", "runners.yaml").out)

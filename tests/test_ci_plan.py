@@ -123,6 +123,8 @@ def test_github_matrix_and_markdown():
     assert present.markdown(made) == (
         "## CI plan: 2 cells on 2 runners\n"
         "\n"
+        "GPU-hours: 0, retries counted at their maximum\n"
+        "\n"
         "### `self-hosted,h200`: h200, 8 GPUs each, 2 runners\n"
         "\n"
         "| shard | load (s) | cells |\n"

@@ -26,17 +26,24 @@ def est_time(cell: Cell, durations: Sequence[float] = ()) -> tuple[int, EstSourc
     return DEFAULT_EST_TIME, "default"
 
 
-def planned_cell(cell: Cell, durations: Mapping[str, Sequence[float]]) -> PlannedCell:
+def planned_cell(
+    cell: Cell, durations: Mapping[str, Sequence[float]], changed: Sequence[str] = ()
+) -> PlannedCell:
     seconds, source = est_time(cell, durations.get(cell.id, ()))
+    gpus = layout(cell).cluster_gpus
+    attempts = 1 + cell.spec.retry.infra
     return PlannedCell(
         id=cell.id,
         spec=display_path(cell.path),
         hardware=cell.profile.name,
-        gpus=layout(cell).cluster_gpus,
+        gpus=gpus,
         est_time=seconds,
         est_source=source,
         content_hash=cell.content_hash,
         ci=cell.spec.ci,
+        attempts=attempts,
+        gpu_hours=round(seconds * gpus * attempts / 3600, 4),
+        changed=list(changed),
     )
 
 

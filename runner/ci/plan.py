@@ -54,14 +54,16 @@ def plan(
         ClassShards(runner, balance(routed[index], runner.count)) for index, runner in enumerate(classes)
     ]
     shards, loads = _numbered(spread)
+    planned = [c for each in spread for shard in each.shards for c in shard]
     return CiPlan(
         specs=list(specs),
         nightly=nightly,
-        cells=[c for each in spread for shard in each.shards for c in shard],
+        cells=planned,
         shards=shards,
         classes=loads,
         unplaced=unplaced,
         left_out=skipped,
+        gpu_hours=round(sum(c.gpu_hours for c in planned), 4),
     )
 
 

@@ -23,7 +23,10 @@ def github(plan: CiPlan) -> dict[str, Any]:
 
 
 def markdown(plan: CiPlan) -> str:
-    lines = [f"## CI plan: {_count(len(plan.cells), 'cell')} on {_count(len(plan.shards), 'runner')}"]
+    lines = [f"## CI plan: {_count(len(plan.cells), 'cell')} on {_count(len(plan.shards), 'runner')}", ""]
+    budget = f" (budget: {plan.budget_gpu_hours:g})" if plan.budget_gpu_hours is not None else ""
+    lines.append(f"GPU-hours: {plan.gpu_hours:g}{budget}, retries counted at their maximum")
+    lines += _changed(plan)
     for each in plan.classes:
         lines += [
             "",
@@ -59,3 +62,12 @@ def _left(title: str, cells: list[LeftOut]) -> list[str]:
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def _changed(plan: CiPlan) -> list[str]:
+    """Why each cell was selected, when a change selected them."""
+    chosen = [c for c in plan.cells if c.changed]
+    if not chosen:
+        return []
+    lines = ["", "| cell | selected by |", "|---|---|"]
+    return lines + [f"| `{escape(c.id)}` | {escape('; '.join(c.changed))} |" for c in chosen]

@@ -9,7 +9,9 @@ from typing import Any
 
 from runner import pipeline
 from runner.cell import Cell
+from runner.changed.gather import narrow
 from runner.ci import estimate
+from runner.cli.changed import add_changed
 from runner.cli.output import SELECT_HELP, add_format, add_miles_root, print_json
 from runner.errors import UsageError, printable
 from runner.layout import layout
@@ -36,6 +38,7 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         help="est_time from the durations recorded there, as `ci plan` takes it: a SQLite file or "
         "postgresql://... (without it: from the specs)",
     )
+    add_changed(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
@@ -44,8 +47,13 @@ def run(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     cells = pipeline.select(args.specs, args.k)
+    chosen = narrow(cells, args.changed, args.since, args.miles_root)
+    why = {s.cell.id: list(s.reasons) for s in chosen} if chosen is not None else {}
+    cells = [s.cell for s in chosen] if chosen is not None else cells
     durations = estimate.recorded(args.history, {}, [c.id for c in cells])  # asked for only
     rows = [_row(cell, durations.get(cell.id, ())) for cell in cells]
+    for row in rows if why else []:
+        row["changed"] = why[row["id"]]  # JSON only: the inputs that selected it
     if args.miles_root is not None:
         from runner.run import requires  # checks git, packages, files and env: only when asked
 

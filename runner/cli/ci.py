@@ -11,10 +11,12 @@ from typing import Any
 
 from runner import locate, pipeline
 from runner.cell import Cell
-from runner.ci import estimate, present
+from runner.changed.gather import narrow
+from runner.ci import budget, estimate, present
 from runner.ci.plan import plan
 from runner.ci.runners import load_runners
-from runner.cli.output import SELECT_HELP, print_json
+from runner.cli.changed import add_changed
+from runner.cli.output import SELECT_HELP, add_miles_root, print_json
 from runner.errors import ExitCode, UsageError, display_path
 
 
@@ -67,6 +69,15 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         help="est_time from the durations recorded there: a SQLite file or postgresql://... "
         "(default: $RUN_MATRIX_HISTORY_URL; without either, from the specs)",
     )
+    add_changed(each)
+    add_miles_root(each, "its files count as changed inputs (--changed, --since); its flags are not read")
+    each.add_argument(
+        "--budget-gpu-hours",
+        type=float,
+        metavar="H",
+        help="exit 1 when the plan needs more GPU-hours (est_time x GPUs x attempts, retries at their "
+        "maximum), naming the total and the largest cells",
+    )
     each.set_defaults(handler=run)
     sync = actions.add_parser(
         "sync",
@@ -98,14 +109,20 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.budget_gpu_hours is not None and not args.budget_gpu_hours >= 0:
+        raise UsageError(f"--budget-gpu-hours {args.budget_gpu_hours:g}: a number of hours, 0 or more")
     cells = once(pipeline.select(args.specs, args.k))
     for cell in cells:
         pipeline.problems(cell)  # an invalid cell is exit 2 here, not on the runner
     classes = load_runners(args.runners, _hardware(args.specs, cells))
+    chosen = narrow(cells, args.changed, args.since, args.miles_root)
+    why = {s.cell.id: s.reasons for s in chosen} if chosen is not None else {}
+    cells = [c for c in cells if c.id in why] if chosen is not None else cells
     durations = estimate.recorded(args.history, os.environ, [c.id for c in cells])
-    planned = [estimate.planned_cell(cell, durations) for cell in cells]
+    planned = [estimate.planned_cell(cell, durations, why.get(cell.id, ())) for cell in cells]
     skipped = {c.id: f"skipped: {c.skip.reason}" for c in cells if c.skip}
     result = plan(planned, classes, skipped, nightly=args.nightly, specs=args.specs)
+    result = result.model_copy(update={"budget_gpu_hours": args.budget_gpu_hours})
     if args.format == "github":
         print(json.dumps(present.github(result), separators=(",", ":")))
     elif args.format == "json":
@@ -114,7 +131,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(present.markdown(result))
     for left in result.unplaced:
         print(f"run-matrix: no runner for {left.id}: {left.reason}", file=sys.stderr)
-    return ExitCode.RUN_FAILED if args.strict and result.unplaced else ExitCode.OK
+    refused = budget.over(result, args.budget_gpu_hours) if args.budget_gpu_hours is not None else None
+    if refused:
+        print(f"run-matrix: {refused}", file=sys.stderr)
+    return ExitCode.RUN_FAILED if refused or (args.strict and result.unplaced) else ExitCode.OK
 
 
 def run_sync(args: argparse.Namespace) -> int:

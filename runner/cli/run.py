@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from runner import pipeline, report, system_steps
 from runner.cell import Cell
+from runner.changed.gather import narrow
 from runner.checkout import launch_context
+from runner.cli.changed import add_changed
 from runner.cli.output import (
     SELECT_HELP,
     add_allow_system_steps,
@@ -54,6 +56,7 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "`run-matrix SPEC` is short for `run-matrix run SPEC`.",
     )
     parser.add_argument("specs", nargs="*", metavar="SPEC|DIR|CELL")
+    add_changed(parser)
     chosen = parser.add_mutually_exclusive_group()
     chosen.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
     chosen.add_argument(
@@ -146,9 +149,16 @@ def _selected(args: argparse.Namespace, miles_root: Path | None) -> list[Selecte
     if args.cells is None and args.shard_of is None:
         if not args.specs:
             raise UsageError("run: give a spec, folder or cell id (or --cells FILE, --shard-of PLAN K)")
-        return select_cells(args.specs, args.k, miles_root)
+        chosen = select_cells(args.specs, args.k, miles_root)
+        narrowed = narrow([s.cell for s in chosen], args.changed, args.since, miles_root)
+        ids = {s.cell.id for s in narrowed} if narrowed is not None else None
+        return [s for s in chosen if ids is None or s.cell.id in ids]
     from runner.ci import shard
 
+    if args.changed is not None or args.since is not None:
+        raise UsageError(
+            "--changed/--since select among specs; --cells and --shard-of name the cells already"
+        )
     if args.cells is not None:
         given, source = shard.cells_file(args.cells), f"--cells {args.cells}"
     else:

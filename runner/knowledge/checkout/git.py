@@ -25,11 +25,12 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from runner.knowledge.checkout import refs
 from runner.knowledge.checkout.tree import CheckoutError, Tree
 
+MAX_DIFF_CHARS = 16 * 1024 * 1024  # the names a diff of two commits may print (miles: kilobytes)
 TIMEOUT_S = 20.0  # an ancestry walk of miles' history takes milliseconds
 CONFIG = """\
 [core]
@@ -43,11 +44,11 @@ CONFIG = """\
 HARDENING = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "protocol.allow=never")
 
 
-def commit(tree: Tree, object_id: str) -> str | None:
+def commit(tree: Tree, object_id: str, common: PurePosixPath | None = None) -> str | None:
     """The commit ``object_id`` is or peels to (an annotated tag), if the checkout has it."""
     if not refs.OBJECT_ID.fullmatch(object_id):
         return None
-    done = _git(tree, "rev-parse", "--verify", "--quiet", f"{object_id}^{{commit}}")
+    done = _git(tree, "rev-parse", "--verify", "--quiet", f"{object_id}^{{commit}}", common=common)
     found = done.strip() if done is not None else ""
     return found if refs.OBJECT_ID.fullmatch(found) else None
 
@@ -68,13 +69,36 @@ def date(tree: Tree, object_id: str) -> str | None:
     return found if len(found) == 10 and found[4] == "-" and found[7] == "-" else None
 
 
-def _git(tree: Tree, *args: str) -> str | None:
+def merge_base(tree: Tree, one: str, other: str, common: PurePosixPath | None = None) -> str | None:
+    """The best common ancestor of commits ``one`` and ``other`` (object ids), if there is one."""
+    if not (refs.OBJECT_ID.fullmatch(one) and refs.OBJECT_ID.fullmatch(other)):
+        return None
+    done = _git(tree, "merge-base", one, other, common=common)
+    found = done.strip() if done is not None else ""
+    return found if refs.OBJECT_ID.fullmatch(found) else None
+
+
+def changed_paths(
+    tree: Tree, before: str, after: str, common: PurePosixPath | None = None
+) -> tuple[str, ...] | None:
+    """The paths (relative to the repository's root) whose content differs between commits ``before``
+    and ``after``; a rename counts as both names. None when git cannot tell."""
+    if not (refs.OBJECT_ID.fullmatch(before) and refs.OBJECT_ID.fullmatch(after)):
+        return None
+    args = ("diff-tree", "-r", "-z", "--name-only", "--no-renames", "--no-ext-diff", "--no-textconv")
+    done = _git(tree, *args, before, after, "--", common=common, limit=MAX_DIFF_CHARS)
+    if done is None or len(done) >= MAX_DIFF_CHARS:
+        return None
+    return tuple(name for name in done.split("\0") if name)
+
+
+def _git(tree: Tree, *args: str, common: PurePosixPath | None = None, limit: int = 4096) -> str | None:
     """git's output for ``args`` in the hardened repository, or None when it fails."""
     git = shutil.which("git")
     if git is None:
         return None
     try:
-        with _repository(tree) as (folder, env):
+        with _repository(tree, common) as (folder, env):
             done = subprocess.run(
                 [git, "--no-pager", *HARDENING, *args],
                 cwd=folder,
@@ -86,13 +110,14 @@ def _git(tree: Tree, *args: str) -> str | None:
             )
     except (CheckoutError, OSError, subprocess.TimeoutExpired):
         return None
-    return done.stdout.decode("ascii", "replace")[:4096] if done.returncode == 0 else None
+    return done.stdout.decode("utf-8", "replace")[:limit] if done.returncode == 0 else None
 
 
 @contextmanager
-def _repository(tree: Tree) -> Iterator[tuple[Path, dict[str, str]]]:
-    """A bare repository of ours over the checkout's object files, and git's whole environment."""
-    _, common = refs.git_dir(tree)
+def _repository(tree: Tree, common: PurePosixPath | None) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A bare repository of ours over the checkout's object files (those of ``common``, the git
+    directory relative to the tree, else the tree's own), and git's whole environment."""
+    common = common if common is not None else refs.git_dir(tree)[1]
     with tempfile.TemporaryDirectory(prefix="run-matrix-git-") as scratch:
         folder = Path(scratch) / "git"
         (folder / "objects").mkdir(parents=True)

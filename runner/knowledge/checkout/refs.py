@@ -65,7 +65,15 @@ def resolve(tree: Tree, name: str) -> str | None:
         own, common = git_dir(tree)
     except NotGit:
         return None
-    for full in candidates(name):
+    return resolve_in(tree, own, common, name)
+
+
+def resolve_in(tree: Tree, own: PurePosixPath, common: PurePosixPath, name: str) -> str | None:
+    """:func:`resolve` in the git directories ``own`` and ``common`` (relative to the tree);
+    ``HEAD`` is read from ``own``."""
+    if OBJECT_ID.fullmatch(name):
+        return name
+    for full in ("HEAD",) if name == "HEAD" else candidates(name):
         found = _follow(tree, own, common, full, MAX_SYMREF_DEPTH)
         if found is not None:
             return found
