@@ -28,10 +28,10 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         description="The runs the history store recorded for each selected cell (default: every cell it "
         "knows), oldest first, with one metric (--metric; default: the first gated one) and the corridor it "
         "was judged against; in a terminal, a plot. `history untrust RUN_ID --reason TEXT` takes a run out "
-        "of every baseline (recorded; `history trust RUN_ID --reason TEXT` undoes it). `history recommend "
-        "CELL|SPEC [--metric M] [--write]` proposes a band for each gated metric from its trusted runs on the "
-        "cell's hardware and stack: a Student-t prediction interval for the next run at a false-failure rate "
-        "(--rate), with the figures it came from and Megatron's rule of thumb on the same runs.",
+        "of every baseline (recorded; `history trust RUN_ID --reason TEXT` undoes it). `history "
+        "recommend CELL|SPEC [--metric M] [--rate P]` proposes a band for each gated metric from its "
+        "trusted runs on the cell's hardware and stack: a Student-t prediction interval for the "
+        "next run at a false-failure rate (--rate), with the figures it came from and Megatron's rule of thumb on the same runs.",
     )
     parser.add_argument(
         "names", nargs="*", metavar="CELL|SPEC", help="cell ids or globs of the store, or specs"
@@ -53,11 +53,6 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         help="draw the terminal plot (default: when stdout is a terminal)",
     )
     parser.add_argument("--reason", help="why a run is untrusted (or trusted again)")
-    parser.add_argument(
-        "--write",
-        action="store_true",
-        help="recommend: put each band in the spec's expect: with a why: citing its figures",
-    )
     parser.add_argument(
         "--rate",
         type=float,

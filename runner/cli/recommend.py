@@ -1,4 +1,4 @@
-"""run-matrix history recommend CELL|SPEC [--metric M] [--write]: a band for each gated metric from
+"""run-matrix history recommend CELL|SPEC [--metric M]: a band for each gated metric from
 its trusted runs, with the statistics it came from (``runner.history.recommend``)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def run(location: Location, args: argparse.Namespace) -> int:
 
     names = args.names[1:]
     if not names:
-        raise UsageError("usage: run-matrix history recommend CELL|SPEC [--metric M] [--write]")
+        raise UsageError("usage: run-matrix history recommend CELL|SPEC [--metric M] [--rate P]")
     if not 0 < args.rate < 1:
         raise UsageError(
             f"--rate {args.rate}: give a false-failure rate between 0 and 1 (0.01: 1 run in 100)"
@@ -32,11 +32,6 @@ def run(location: Location, args: argparse.Namespace) -> int:
         found = [(cell, _recommend(reader, cell, args)) for cell in cells]
     finally:
         reader.close()
-    if args.write:
-        from runner.history.write_band import write
-
-        for cell, recommended in found:
-            write(cell, [r for r in recommended if r.band])
     if args.format == "json":
         print_json({"cells": [{"id": c.id, "metrics": [r.to_json() for r in rs]} for c, rs in found]})
     else:

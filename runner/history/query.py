@@ -87,7 +87,8 @@ def _learning_reads() -> dict[str, sa.Select[Any]]:
         .where(samples.c.run.in_(chosen.scalar_subquery()), samples.c.metric == sa.bindparam("metric"))
         .order_by(samples.c.run, samples.c.step),
         "extent": sa.select(sa.func.min(value).label("low"), sa.func.max(value).label("high"),
-                            sa.func.max(sa.func.abs(value)).label("largest"), sa.func.count(value).label("count"))
+                            sa.func.max(sa.func.abs(value)).label("largest"),
+                            sa.func.count(value).label("count"))
         .where(samples.c.run.in_(in_cell), samples.c.metric == sa.bindparam("metric")),
         "most_baseline": sa.select(sa.func.max(gates.c.baseline_runs).label("most"))
         .where(gates.c.run.in_(in_cell), gates.c.metric == sa.bindparam("metric")),

@@ -41,9 +41,10 @@ class Recommendation:
     problem: str = ""  # why there is no band
 
     def why(self) -> str:
-        """The ``why:`` text that ``--write`` puts beside the band."""
+        """The figures a band came from, in one sentence (what a ``why:`` beside it should say)."""
         return (
-            f"history recommend: {self.runs} trusted runs, mean {self.mean:.6g}, spread (sd) {self.spread:.3g}; "
+            f"history recommend: {self.runs} trusted runs, mean {self.mean:.6g}, "
+            f"spread (sd) {self.spread:.3g}; "
             f"{1 - self.rate:.0%} prediction interval for the next run (Student t, {self.runs - 1} df, "
             f"Bonferroni over {self.coordinates} coordinate{'s' if self.coordinates != 1 else ''}): "
             f"a healthy run fails {_percent(self.implied_rate)} of the time "
@@ -63,7 +64,7 @@ def recommend(metric: str, values: Mapping[int, Sequence[float]], rate: float = 
     empty = Recommendation(metric, runs, len(chosen), rate)
     if runs < 2:
         have = "no trusted run" if runs == 0 else "1 trusted run"
-        problem = f"{have} with a finite value on this hardware and stack; a spread needs 2 (3 or more to be worth it)"
+        problem = f"{have} with a finite value on this hardware and stack; a spread needs 2 (3 or more)"
         return _with(empty, problem=problem)
     per_step = rate / len(chosen)
     factor = student.quantile(per_step, runs - 1) * math.sqrt(1 + 1 / runs)
