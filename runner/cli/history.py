@@ -31,7 +31,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "of every baseline (recorded; `history trust RUN_ID --reason TEXT` undoes it). `history "
         "recommend CELL|SPEC [--metric M] [--rate P]` proposes a band for each gated metric from its "
         "trusted runs on the cell's hardware and stack: a Student-t prediction interval for the "
-        "next run at a false-failure rate (--rate), with the figures it came from and Megatron's rule of thumb on the same runs.",
+        "next run at a false-failure rate (--rate), with the figures it came from and "
+        "Megatron's rule of thumb on the same runs.",
     )
     parser.add_argument(
         "names", nargs="*", metavar="CELL|SPEC", help="cell ids or globs of the store, or specs"
