@@ -89,7 +89,7 @@ def recommend(metric: str, values: Mapping[int, Sequence[float]], rate: float = 
 
 
 def _with(base: Recommendation, **changes: object) -> Recommendation:
-    return Recommendation(**{**base.__dict__, **changes})  # type: ignore[arg-type]
+    return Recommendation(**{**base.__dict__, **changes})
 
 
 def _band(means: Mapping[int, float], widths: Mapping[int, float], round_up: bool = True) -> dict[str, float]:
