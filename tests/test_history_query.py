@@ -74,19 +74,27 @@ def test_an_older_store_and_a_newer_one_are_refused_and_left_as_they_are(locatio
     with store.writing() as connection:  # a version 2 store
         connection.execute(sa.text("DROP TABLE rm_last_values"))
         connection.execute(sa.text("ALTER TABLE rm_runs DROP COLUMN launch_run_id"))
+        connection.execute(sa.text("ALTER TABLE rm_runs DROP COLUMN stack"))
         connection.execute(sa.update(schema.schema_table).values(version=2))
     store.close()
-    with pytest.raises(EnvironmentProblem, match=r"has schema version 2 and this run-matrix reads version 4; a read"):
+    with pytest.raises(
+        EnvironmentProblem,
+        match=rf"has schema version 2 and this run-matrix reads version {schema.VERSION}; a read",
+    ):
         Reader.open(location)
     store = Store.open(location)  # as `run` opens it: migrated
     with store.engine.connect() as connection:
-        assert connection.execute(sa.select(schema.schema_table.c.version)).scalar() == 4
-        assert "launch_run_id" in {c["name"] for c in sa.inspect(connection).get_columns("rm_runs")}
+        assert connection.execute(sa.select(schema.schema_table.c.version)).scalar() == schema.VERSION
+        assert {"launch_run_id", "stack"} <= {
+            c["name"] for c in sa.inspect(connection).get_columns("rm_runs")
+        }
     store = Store.open(location)
     with store.writing() as connection:
         connection.execute(sa.update(schema.schema_table).values(version=schema.VERSION + 1))
     store.close()
-    with pytest.raises(EnvironmentProblem, match=r"has schema version 5, written by a newer run-matrix"):
+    with pytest.raises(
+        EnvironmentProblem, match=rf"has schema version {schema.VERSION + 1}, written by a newer run-matrix"
+    ):
         Reader.open(location)
 
 

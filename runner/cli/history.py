@@ -28,7 +28,11 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         description="The runs the history store recorded for each selected cell (default: every cell it "
         "knows), oldest first, with one metric (--metric; default: the first gated one) and the corridor it "
         "was judged against; in a terminal, a plot. `history untrust RUN_ID --reason TEXT` takes a run out "
-        "of every baseline (recorded; `history trust RUN_ID --reason TEXT` undoes it).",
+        "of every baseline (recorded; `history trust RUN_ID --reason TEXT` undoes it). `history "
+        "recommend CELL|SPEC [--metric M] [--rate P]` proposes a band for each gated metric from its "
+        "trusted runs on the cell's hardware and stack: a Student-t prediction interval for the "
+        "next run at a false-failure rate (--rate), with the figures it came from and "
+        "Megatron's rule of thumb on the same runs.",
     )
     parser.add_argument(
         "names", nargs="*", metavar="CELL|SPEC", help="cell ids or globs of the store, or specs"
@@ -50,6 +54,13 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         help="draw the terminal plot (default: when stdout is a terminal)",
     )
     parser.add_argument("--reason", help="why a run is untrusted (or trusted again)")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.01,
+        metavar="P",
+        help="recommend: the false-failure rate of a healthy run the band allows (0.01)",
+    )
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
@@ -60,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
     location = _locate(args.history)
     if args.names and args.names[0] in TRUST_ACTIONS:
         return _set_trust(location, args)
+    if args.names and args.names[0] == "recommend":
+        from runner.cli import recommend
+
+        return recommend.run(location, args)
     from runner.history.reads import Reader
 
     reader = Reader.open(location)  # reads without SQLAlchemy's import: see runner.history.query

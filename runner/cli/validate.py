@@ -7,6 +7,7 @@ verdict was reached from has changed, it is printed again from the cache (``runn
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -58,6 +59,13 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         " .oracles/miles/bin/python of tools/oracles/miles/build.sh): run the --miles-root checkout's own"
         " parse_args() on each cell's argv in the sandbox; each refusal is a problem of rule miles",
     )
+    parser.add_argument(
+        "--history",
+        metavar="PATH|URL",
+        help="also read this history store and warn of each gate that cannot fail: a min/max looser than 10x "
+        "the largest value recorded for the metric on the cell, a band whose floor exceeds the recorded "
+        "range, a band that never had a baseline",
+    )
     add_trust_checkout(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
@@ -76,17 +84,38 @@ def run(args: argparse.Namespace) -> int:
     verdict = _replayable(replay.load("validate", found_by)) if cached else None
     if verdict is None:
         verdict = _checked(args, arguments, found_by if cached else None)
-    failed = verdict["errors"] > 0 or (args.strict and verdict["warnings"] > 0)
+    learned = _history(args) if args.history else []
+    warnings = verdict["warnings"] + len(learned)
+    failed = verdict["errors"] > 0 or (args.strict and warnings > 0)
     elapsed = time.perf_counter() - started
     if args.format == "json":
-        print_json({"ok": not failed, "seconds": round(elapsed, 4), **_json(verdict)})
+        found = {"history": learned} if args.history else {}
+        print_json({"ok": not failed, "seconds": round(elapsed, 4), **_json(verdict), **found})
     else:
         sys.stdout.write(verdict["text"])
+        for warning in learned:
+            print(f"warning [history] {warning['message']}")
         print(
             f"{verdict['cells']} cells, {verdict['supporting']} supporting files checked in {elapsed:.2f} s: "
-            f"{verdict['errors']} errors, {verdict['warnings']} warnings"
+            f"{verdict['errors']} errors, {warnings} warnings"
         )
     return 2 if failed else 0
+
+
+def _history(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The gates the history store says cannot fail, for every cell that expands."""
+    from pathlib import Path
+
+    from runner import pipeline
+    from runner.history.learn import warnings_for
+    from runner.history.location import locate
+    from runner.history.reads import Reader
+
+    reader = Reader.open(locate(args.history, os.environ, Path("run-matrix-logs")))
+    try:
+        return warnings_for(reader, pipeline.select(args.specs, args.k, broken=[]))
+    finally:
+        reader.close()
 
 
 def _checked(args: argparse.Namespace, arguments: dict[str, Any], found_by: str | None) -> Any:

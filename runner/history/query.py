@@ -60,6 +60,38 @@ def reads() -> dict[str, sa.Select[Any]]:
         ),
         "gates": sa.select(gates).where(gates.c.run.in_(_chosen()), gates.c.metric == sa.bindparam("metric"))
         .order_by(gates.c.run, gates.c.step),
+        **_learning_reads(),
+    }  # fmt: skip
+
+
+def _learning_reads() -> dict[str, sa.Select[Any]]:
+    """What ``history recommend`` and ``validate --history`` read: the newest trusted run of a cell,
+    the series of the trusted runs that share its identity, a metric's recorded range on a cell and
+    the most baseline runs any of its gates had."""
+    runs, samples, gates = schema.runs, schema.samples, schema.gates
+    cell = runs.c.cell == sa.bindparam("cell")
+    same = (
+        cell,
+        runs.c.trusted.is_(True),
+        runs.c.content_hash == sa.bindparam("content_hash"),
+        runs.c.hardware == sa.bindparam("hardware"),
+        runs.c.stack == sa.bindparam("stack"),
+    )
+    chosen = sa.select(runs.c.seq).where(*same).order_by(runs.c.seq.desc()).limit(sa.bindparam("last"))
+    in_cell = sa.select(runs.c.seq).where(cell).scalar_subquery()
+    value = samples.c.value
+    return {
+        "newest_trusted": sa.select(runs).where(cell, runs.c.trusted.is_(True)).order_by(runs.c.seq.desc())
+        .limit(1),
+        "trusted_series": sa.select(samples.c.run, samples.c.step, value, samples.c.last)
+        .where(samples.c.run.in_(chosen.scalar_subquery()), samples.c.metric == sa.bindparam("metric"))
+        .order_by(samples.c.run, samples.c.step),
+        "extent": sa.select(sa.func.min(value).label("low"), sa.func.max(value).label("high"),
+                            sa.func.max(sa.func.abs(value)).label("largest"),
+                            sa.func.count(value).label("count"))
+        .where(samples.c.run.in_(in_cell), samples.c.metric == sa.bindparam("metric")),
+        "most_baseline": sa.select(sa.func.max(gates.c.baseline_runs).label("most"))
+        .where(gates.c.run.in_(in_cell), gates.c.metric == sa.bindparam("metric")),
     }  # fmt: skip
 
 

@@ -8,6 +8,7 @@ gate out of its corridor included — and ``--no-record`` was not given.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,9 +19,11 @@ from runner.history.store import AttemptRecord, Identity, Store
 from runner.knowledge import checkout
 from runner.run.plan import Planned
 from runner.run.results import CellResult, Gate, Sample, Status
+from schemas.hardware import HardwareProfile
 from schemas.run import Baseline, Expectation
 
 NO_RECORD = "--no-record: judged, kept out of baselines"
+STACK_ENV = "RUN_MATRIX_STACK"  # the stack as the job's environment reports it (CI: the image it pulled)
 
 
 @dataclass
@@ -33,7 +36,13 @@ class Recorder:
     def identity(self, planned: Planned) -> Identity:
         cell = planned.cell
         return Identity(
-            cell.id, planned.spec, cell.content_hash, cell.profile.name, self.miles_commit, __version__
+            cell.id,
+            planned.spec,
+            cell.content_hash,
+            cell.profile.name,
+            self.miles_commit,
+            __version__,
+            stack_of(cell.profile, os.environ),
         )
 
     def judge(self, planned: Planned, series: Mapping[str, Sequence[Sample]]) -> tuple[Gate, ...]:
@@ -88,6 +97,24 @@ class Recorder:
         if self.no_record:
             return False, NO_RECORD
         return True, ""
+
+
+def stack_of(profile: HardwareProfile, environ: Mapping[str, str]) -> str:
+    """The software stack a run ran on: ``$RUN_MATRIX_STACK`` as the job's environment reports it
+    (the image CI pulled, its SGLang and Megatron versions), else what the profile's stack states."""
+    reported = " ".join(environ.get(STACK_ENV, "").split())
+    if reported:
+        return reported[:500]
+    software = profile.software
+    if software is None:
+        return ""
+    parts = [f"{profile.stack}: {software.container}" if software.container else str(profile.stack)]
+    parts += [
+        f"{name} {value}"
+        for name, value in (("sglang", software.sglang), ("te", software.transformer_engine))
+        if value
+    ]
+    return "; ".join(parts)
 
 
 def _by_baseline(banded: Mapping[str, Expectation]) -> dict[tuple[int, tuple[str, ...]], list[str]]:

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from runner.errors import EnvironmentProblem
 
-VERSION = 4
+VERSION = 5
 
 metadata = sa.MetaData()
 
@@ -46,6 +46,9 @@ runs = sa.Table(
     # version 4: the name the launch's $${run-id} got in this attempt (its --save folder, ...); "" when
     # no flag names the run, and on runs recorded before version 4
     sa.Column("launch_run_id", sa.Text, nullable=False, server_default=""),
+    # version 5: the software stack the run ran on (container image, SGLang and Megatron versions, as the
+    # job printed them or the hardware profile's stack states); "" when unknown and on runs before it
+    sa.Column("stack", sa.Text, nullable=False, server_default=""),
     sa.Index("rm_runs_baseline", "content_hash", "hardware", "trusted", "seq"),
     sa.Index("rm_runs_cell", "cell", "seq"),
 )
@@ -147,11 +150,18 @@ def _add_launch_run_id(connection: sa.Connection) -> None:
         connection.execute(sa.text(f"ALTER TABLE {runs.name} {added}"))
 
 
+def _add_stack(connection: sa.Connection) -> None:
+    # version 1 is created from today's tables, which have the column already
+    if "stack" not in {c["name"] for c in sa.inspect(connection).get_columns(runs.name)}:
+        connection.execute(sa.text(f"ALTER TABLE {runs.name} ADD COLUMN stack TEXT NOT NULL DEFAULT ''"))
+
+
 MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {
     1: _create_version_1,
     2: _add_seconds,
     3: _add_last_values,
     4: _add_launch_run_id,
+    5: _add_stack,
 }
 
 

@@ -45,6 +45,7 @@ class Identity:
     hardware: str
     miles_commit: str
     version: str
+    stack: str = ""  # the software stack: a band's reference comes from runs of the same one
 
 
 @dataclass(frozen=True)
@@ -150,14 +151,16 @@ class Store:
     def baseline(
         self, identity: Identity, baseline: Baseline, steps: Mapping[str, Steps]
     ) -> dict[tuple[str, int], Reference]:
-        """The reference of every coordinate of ``steps`` (metric -> its selection), in one query."""
+        """The reference of every coordinate of ``steps`` (metric -> its selection), in one query; the
+        baseline runs share the ``match`` fields and the software stack (a new stack is a cold start)."""
         last = [name for name, selection in steps.items() if selection == "last"]
         every = [name for name, selection in steps.items() if selection == "all"]
         listed = tuple((name, tuple(s)) for name, s in steps.items() if isinstance(s, list))
         if not (last or every or listed):
             return {}
-        query = _baseline_query(tuple(baseline.match), len(last), len(every), listed)
-        values: dict[str, Any] = {f"match_{key}": getattr(identity, key) for key in baseline.match}
+        match = (*dict.fromkeys(baseline.match), *(() if "stack" in baseline.match else ("stack",)))
+        query = _baseline_query(match, len(last), len(every), listed)
+        values: dict[str, Any] = {f"match_{key}": getattr(identity, key) for key in match}
         values.update({f"last_{i}": name for i, name in enumerate(last)})
         values.update({f"every_{i}": name for i, name in enumerate(every)})
         values["runs"] = baseline.runs
@@ -313,6 +316,7 @@ def _run_row(run_id: str, record: AttemptRecord) -> dict[str, Any]:
         "note": record.note,
         "seconds": record.seconds,
         "launch_run_id": record.launch_run_id,
+        "stack": identity.stack,
     }
 
 

@@ -32,7 +32,10 @@ def table(cell: str, metric: str, points: Sequence[Point]) -> Table:
         numeric = column in ("value", "step", "reference", "corridor")
         shown.add_column(column, no_wrap=True, min_width=width, justify="right" if numeric else "left")
     shown.add_column("trusted", overflow="fold")
-    for p, row in zip(points, rows, strict=True):
+    for index, (p, row) in enumerate(zip(points, rows, strict=True)):
+        if index and p.stack != points[index - 1].stack:  # the step: a new stack is a new baseline
+            step = f"stack {printable(p.stack) or '(unknown)'}: a new baseline (cold start)"
+            shown.add_row(*[Text("")] * len(_COLUMNS), Text(step, style="bold yellow"))
         gate = Text(row[-1], style=_VERDICT_STYLES.get(p.verdict, ""))
         shown.add_row(*map(Text, row[:-1]), gate, Text("yes" if p.trusted else f"no: {printable(p.note)}"))
     return shown
