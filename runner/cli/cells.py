@@ -11,8 +11,7 @@ from runner import pipeline
 from runner.cell import Cell
 from runner.changed.gather import narrow
 from runner.ci import estimate
-from runner.cli.changed import add_changed
-from runner.cli.output import SELECT_HELP, add_format, add_miles_root, print_json
+from runner.cli.output import SELECT_HELP, add_changed, add_format, add_miles_root, print_json
 from runner.errors import UsageError, printable
 from runner.layout import layout
 from schemas.ci import CI

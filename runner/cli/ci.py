@@ -15,8 +15,7 @@ from runner.changed.gather import narrow
 from runner.ci import budget, estimate, present
 from runner.ci.plan import plan
 from runner.ci.runners import load_runners
-from runner.cli.changed import add_changed
-from runner.cli.output import SELECT_HELP, add_miles_root, print_json
+from runner.cli.output import SELECT_HELP, add_changed, add_miles_root, print_json
 from runner.errors import ExitCode, UsageError, display_path
 
 

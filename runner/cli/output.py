@@ -74,3 +74,20 @@ def _plain(value: Any) -> Any:
 def print_problems(problems: Iterable[Problem], stream: TextIO) -> None:
     for problem in problems:
         print(problem, file=stream)
+
+
+CHANGED_HELP = (
+    "select only the cells one of whose inputs is among these files (spec, extends:, components, "
+    "hardware profile, shipped knowledge; with --miles-root the checkout's model preset, launcher, test "
+    "script and its local imports, called files; a core miles file selects every cell)"
+)
+SINCE_HELP = (
+    "select only the cells whose inputs HEAD changed since it forked from REF (a branch, tag or full "
+    "commit id) in the spec repository, and with --miles-root in the checkout; git's configuration "
+    "runs nothing"
+)
+
+
+def add_changed(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--changed", nargs="+", action="extend", metavar="PATH", help=CHANGED_HELP)
+    parser.add_argument("--since", metavar="REF", help=SINCE_HELP)

@@ -20,10 +20,10 @@ from runner import pipeline, report, system_steps
 from runner.cell import Cell
 from runner.changed.gather import narrow
 from runner.checkout import launch_context
-from runner.cli.changed import add_changed
 from runner.cli.output import (
     SELECT_HELP,
     add_allow_system_steps,
+    add_changed,
     add_format,
     add_miles_root,
     add_trust_checkout,
