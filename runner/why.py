@@ -101,7 +101,8 @@ def _reasons_of(
             problems.add(Problem("why", message, key, (where,), hint="name each key once"))
         elif name not in written and problems.room():
             # not a key this entry names already (that one has its reason), nor a mapping above one
-            others = {w for w in written - set(names) if not any(n.startswith(f"{w}.") for n in names)}
+            above = {n.rsplit(".", depth)[0] for n in names for depth in range(1, n.count(".") + 1)}
+            others = written - set(names) - above
             hint = did_you_mean(name, others) or "a reason belongs in the file that makes the change."
             message = f"why: gives a reason for {name!r}, {UNSET}"
             problems.add(Problem("why", message, key, (where,), hint=hint))
