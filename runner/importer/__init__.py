@@ -56,6 +56,7 @@ class Request:
     timeout: float = capture.TIMEOUT_S
     trust_checkout: bool = False  # run the script without the sandbox's isolation (where it has none)
     today: datetime.date | None = None  # sets an imported skip's expiry (default: the real today)
+    cache: Path | None = None  # where recordings are kept by what they read (None: recorded afresh)
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ def import_test(request: Request) -> Imported:
         miles_root=request.miles_root,
         timeout=request.timeout,
         trust=request.trust_checkout,
+        cache=request.cache,
     )
     version = miles_version(request.miles_root, record)
     conventions = pipeline.conventions(version)
