@@ -58,13 +58,13 @@ class FolderImported:
 
 
 def import_folder(request: Folder) -> FolderImported:
-    cuda, amd = _tests(request.tests)
+    cuda, amd, links = _tests(request.tests)
     family = request.output.resolve().name
     final_base = request.output / "base" / f"{family}.yaml"
     write.refuse_existing([final_base, *(request.output / _case(t) for t in [*cuda, *amd])], request.force)
     hidden = Path(tempfile.mkdtemp(prefix=f".{family}.import-", dir=_existing_parent(request.output)))
     try:
-        return _import(request, cuda, amd, _Staging(hidden, family, request.output), final_base)
+        return _import(request, cuda, amd, links, _Staging(hidden, family, request.output), final_base)
     finally:
         shutil.rmtree(hidden, ignore_errors=True)
 
@@ -111,9 +111,11 @@ Batch = Callable[[list[Request]], list[Any]]  # the imports of one step, each Im
 
 
 def _import(
-    request: Folder, cuda: list[Path], amd: list[Path], staging: _Staging, final_base: Path
+    request: Folder, cuda: list[Path], amd: list[Path], links: list[Path], staging: _Staging, final_base: Path
 ) -> FolderImported:
-    refused: dict[str, list[Problem]] = {}
+    refused = {link.name: [_link(link)] for link in links}
+    for link in links:
+        _report(request, link, "refused", why(refused[link.name]))
     run = _runner(request, refused)
     found = run([(t, staging.alone(t), None, request.hardware) for t in cuda])
     alone = {t: r for t, r in zip(cuda, found, strict=True) if r is not None}
@@ -275,7 +277,8 @@ def _report(request: Folder, test: Path, outcome: str, detail: str) -> None:
         request.progress(test, outcome, detail)
 
 
-def _tests(folder: Path) -> tuple[list[Path], list[Path]]:
+def _tests(folder: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """The folder's CUDA tests, its AMD variants, and the links among them (never followed)."""
     if not folder.is_dir():
         raise UsageError(f"no folder {folder}")
     tests = sorted(folder.glob("test_*.py"))
@@ -283,8 +286,18 @@ def _tests(folder: Path) -> tuple[list[Path], list[Path]]:
         raise UsageError(f"{folder} holds no test_*.py")
     if len(tests) > MAX_TESTS:
         raise UsageError(f"{folder} holds {len(tests)} tests; import at most {MAX_TESTS} at once")
-    amd = [t for t in tests if t.name.startswith(AMD_PREFIX)]
-    return [t for t in tests if t not in amd], amd
+    links = [t for t in tests if t.is_symlink()]
+    amd = [t for t in tests if t.name.startswith(AMD_PREFIX) and t not in links]
+    return [t for t in tests if t not in amd and t not in links], amd, links
+
+
+def _link(test: Path) -> Problem:
+    return Problem(
+        "import",
+        f"{test.name} cannot be imported: it is a link, and import never follows one out of the folder",
+        locations=(Location(test),),
+        hint="import the file it names where it lies, or copy it here",
+    )
 
 
 def _case(test: Path) -> str:

@@ -1,0 +1,139 @@
+"""suite: import a whole tree of miles tests — one output folder per test folder, side by side.
+
+    find the folders that hold tests -> a folder import each (folder.py), in threads -> every
+    single import of every folder in a pool of ``jobs`` worker processes -> what became of each test
+
+``tests/e2e/ckpt/`` goes to ``OUT/ckpt/``, ``tests/e2e/megatron/test_glm47_flash/`` to
+``OUT/megatron/test_glm47_flash/``. The workers start once, with run-matrix imported (``forkserver``
+with it preloaded), and keep what they learn (conventions, presets) from one test to the next; each
+recording is kept in ``cache`` by what the sandbox showed (``recordings.py``), so the overlay
+import of a case, and an import of an unchanged tree, records nothing again. A test that hangs is
+refused at its ``timeout``; the others go on. A link among the tests is never followed (refused).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from runner.errors import Location, Problem, RunMatrixError, SpecError, UsageError
+from runner.importer import Request
+from runner.importer.folder import Folder, FolderImported, attempt, import_folder
+
+MAX_FOLDERS = 500  # folders below the root looked into, at the most
+MAX_TESTS = 2000  # tests in the whole tree, at the most
+PRELOAD = ["runner.importer", "runner.importer.folder", "runner.pipeline"]
+Progress = Callable[[Path, str, str], None]  # a test, its outcome (imported, refused), why
+
+
+@dataclass(frozen=True)
+class Suite:
+    tests: Path
+    options: Folder  # what every folder import gets (its tests and output are each folder's)
+    jobs: int = 1
+
+
+@dataclass
+class SuiteImported:
+    folders: dict[Path, FolderImported] = field(default_factory=dict)  # relative folder -> its import
+    outcomes: dict[Path, tuple[str, str]] = field(default_factory=dict)  # test -> outcome, why
+
+
+def test_folders(root: Path) -> dict[Path, list[Path]]:
+    """Every folder under ``root`` that holds a ``test_*.py`` (by its path relative to ``root``), with
+    them, links included (folder.py refuses a link); no link to a folder is followed."""
+    if not root.is_dir():
+        raise UsageError(f"no folder {root}")
+    found: dict[Path, list[Path]] = {}
+    for seen, (folder, names, files) in enumerate(os.walk(root, followlinks=False)):
+        names[:] = sorted(n for n in names if not n.startswith(".") and n != "__pycache__")
+        if seen >= MAX_FOLDERS:
+            raise UsageError(f"{root} holds more than {MAX_FOLDERS} folders; import a part of it")
+        named = [n for n in [*files, *names] if n.startswith("test_") and n.endswith(".py")]
+        tests = sorted(Path(folder, n) for n in named)
+        if tests:
+            found[Path(folder).relative_to(root)] = tests
+    total = sum(len(tests) for tests in found.values())
+    if not found:
+        raise UsageError(f"{root} holds no test_*.py, in no folder below it either")
+    if total > MAX_TESTS:
+        raise UsageError(f"{root} holds {total} tests; import at most {MAX_TESTS} at once")
+    return found
+
+
+def import_suite(suite: Suite, progress: Progress | None = None) -> SuiteImported:
+    """Every folder of tests imported; what became of each test, also told to ``progress`` as known."""
+    folders = test_folders(suite.tests)
+    result = SuiteImported()
+    lock = threading.Lock()
+
+    def told(test: Path, outcome: str, why: str) -> None:
+        with lock:
+            result.outcomes[test] = (outcome, why)
+        if progress is not None:
+            progress(test, outcome, why)
+
+    with _pool(suite.jobs) as pool:
+        batch = _batch(pool)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(len(folders), 32))) as threads:
+            futures = {
+                threads.submit(_one_folder, suite, relative, batch, told): relative for relative in folders
+            }
+            for future in concurrent.futures.as_completed(futures):
+                relative = futures[future]
+                found = future.result()
+                if isinstance(found, FolderImported):
+                    result.folders[relative] = found
+                else:
+                    for test in folders[relative]:
+                        if test not in result.outcomes:
+                            told(test, "refused", found)
+    return result
+
+
+def _one_folder(
+    suite: Suite, relative: Path, batch: Callable[[list[Request]], list[Any]], told: Progress
+) -> FolderImported | str:
+    """One folder's import (folder.py), or why it wrote nothing."""
+    output = suite.options.output / relative
+    output.parent.mkdir(parents=True, exist_ok=True)
+    request = replace(suite.options, tests=suite.tests / relative, output=output, batch=batch, progress=told)
+    try:
+        return import_folder(request)
+    except SpecError as exc:
+        return exc.problems[0].message.splitlines()[0]
+    except RunMatrixError as exc:
+        return str(exc).splitlines()[0]
+
+
+def _pool(jobs: int) -> concurrent.futures.Executor:
+    """``jobs`` warm worker processes (forked from a server that imported run-matrix once)."""
+    if jobs <= 1:
+        return concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
+    return concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+
+
+def _batch(pool: concurrent.futures.Executor) -> Callable[[list[Request]], list[Any]]:
+    def batch(requests: list[Request]) -> list[Any]:
+        futures = [pool.submit(attempt, request) for request in requests]
+        return [_result(future, request) for future, request in zip(futures, requests, strict=True)]
+
+    return batch
+
+
+def _result(future: concurrent.futures.Future[Any], request: Request) -> Any:
+    """A worker's answer; an error that is no refusal (the sandbox cannot start) as one of this test."""
+    try:
+        return future.result()
+    except RunMatrixError as exc:
+        return [Problem("import", str(exc).splitlines()[0], locations=(Location(request.script),))]
+    except concurrent.futures.process.BrokenProcessPool as exc:
+        return [Problem("import", f"its import process ended: {exc}", locations=(Location(request.script),))]
