@@ -196,9 +196,23 @@ def _folder(args: argparse.Namespace) -> int:
             }
         )
     else:
+        _told(result, args.skip_refused)
         import_progress.summary(result.outcomes, args.script)
         print(f"wrote {len(files)} files in {len(result.folders)} folders under {display_path(args.output)}")
     return 2 if refused and not args.skip_refused else 0
+
+
+def _told(result: Any, skip_refused: bool) -> None:
+    """Each folder that wrote nothing and why; each test left out; each AMD overlay's sibling."""
+    from runner.importer.folder import why
+
+    for folder, message in result.failed.items():
+        print(f"run-matrix: {folder}/: {message}", file=sys.stderr)
+    for found in result.folders.values():
+        for name, problems in found.refused.items():
+            print(f"left out {name}: {why(problems)}", file=sys.stderr)
+        for amd, cuda in found.siblings.items():
+            print(f"{amd} is an overlay of {cuda}")
 
 
 def _usage(message: str) -> Exception:

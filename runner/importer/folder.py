@@ -14,8 +14,6 @@ nothing lands in ``OUT`` until every case has; a refused case stops the whole im
 
 from __future__ import annotations
 
-import ast
-import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -24,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import Location, Problem, SpecError, UsageError
-from runner.importer import Imported, Request, components_folder, family_base, import_test, plan, write
+from runner.importer import Imported, components_folder, family_base, plan, write
+from runner.importer.batch import Batch, Job, runner
+from runner.importer.siblings import AMD_PREFIX, named_sibling, nearest
 from runner.load import load
 
-AMD_PREFIX = "test_amd_"
-SIBLING = re.compile(r"\btest_\w+\.py\b")
 MAX_TESTS = 200
 
 
@@ -106,17 +104,13 @@ class _Staging:
         return {to: plan.with_schema_line(path.read_text(encoding="utf-8"), to) for to, path in found.items()}
 
 
-Job = tuple[Path, Path, Path | None, str | None]  # test, output, base, hardware
-Batch = Callable[[list[Request]], list[Any]]  # the imports of one step, each Imported or its problems
-
-
 def _import(
     request: Folder, cuda: list[Path], amd: list[Path], links: list[Path], staging: _Staging, final_base: Path
 ) -> FolderImported:
     refused = {link.name: [_link(link)] for link in links}
     for link in links:
         _report(request, link, "refused", why(refused[link.name]))
-    run = _runner(request, refused)
+    run = runner(request, refused)
     found = run([(t, staging.alone(t), None, request.hardware) for t in cuda])
     alone = {t: r for t, r in zip(cuda, found, strict=True) if r is not None}
     for test in cuda:
@@ -205,7 +199,7 @@ def _amd(
 ) -> dict[str, str]:
     """Each AMD variant as an overlay of its CUDA sibling; one with none, or whose overlay does not
     import, written whole."""
-    named = {t: _named_sibling(t, cuda) for t in amd}
+    named = {t: named_sibling(t, cuda) for t in amd}
     unnamed = [t for t in amd if named[t] is None] if cuda else []
     jobs: list[Job] = [(t, staging.alone(t), None, request.rocm_hardware) for t in unnamed]
     alone = dict(zip(unnamed, run(jobs), strict=True))
@@ -213,7 +207,7 @@ def _amd(
         if found is None:  # imported whole it would be refused alike
             _report(request, test, "refused", why(refused[test.name]))
         else:
-            named[test] = _nearest(staging.alone(test), cuda, staging)
+            named[test] = nearest(staging.alone(test), cuda, staging.alone)
     pairs = [(t, s) for t, s in named.items() if s is not None]
     jobs = [(t, staging.cases / _case(t), staging.cases / _case(s), request.rocm_hardware) for t, s in pairs]
     siblings = {}
@@ -224,52 +218,6 @@ def _amd(
     rest = [t for t in amd if t.name not in cases and not (t in alone and alone[t] is None)]
     whole |= _whole(request, rest, staging, run, refused, cases, request.rocm_hardware)
     return siblings
-
-
-def _runner(
-    request: Folder, refused: dict[str, list[Problem]]
-) -> Callable[[list[Job]], list[Imported | None]]:
-    """Run a step's imports (``request.batch``: side by side) into the staging tree; a refused one is
-    None, its problems in ``refused`` (an import that succeeds later takes its test out again)."""
-    batch = request.batch or _one_by_one
-
-    def run(jobs: list[Job]) -> list[Imported | None]:
-        requests = [
-            Request(
-                test,
-                output,
-                base,
-                hardware,
-                request.miles_root,
-                force=True,
-                timeout=request.timeout,
-                trust_checkout=request.trust_checkout,
-                cache=request.cache,
-            )
-            for test, output, base, hardware in jobs
-        ]
-        results: list[Imported | None] = []
-        for (test, *_), found in zip(jobs, batch(requests) if requests else [], strict=True):
-            if isinstance(found, Imported):
-                refused.pop(test.name, None)
-            else:
-                refused[test.name] = list(found)
-            results.append(found if isinstance(found, Imported) else None)
-        return results
-
-    return run
-
-
-def _one_by_one(requests: list[Request]) -> list[Any]:
-    return [attempt(one) for one in requests]
-
-
-def attempt(one: Request) -> Imported | list[Problem]:
-    """One import: what it wrote, or why it was refused."""
-    try:
-        return import_test(one)
-    except SpecError as exc:
-        return list(exc.problems)
 
 
 def _report(request: Folder, test: Path, outcome: str, detail: str) -> None:
@@ -310,36 +258,6 @@ def _existing_parent(output: Path) -> Path:
     if not folder.is_dir():
         raise UsageError(f"{output}: its folder {folder} does not exist")
     return folder
-
-
-def _named_sibling(test: Path, cuda: list[Path]) -> Path | None:
-    """The CUDA case an AMD variant's docstring names first, if any."""
-    named = {t.name: t for t in cuda}
-    for mention in SIBLING.findall(_docstring(test)):
-        if mention in named:
-            return named[mention]
-    return None
-
-
-def _nearest(alone: Path, cuda: list[Path], staging: _Staging) -> Path:
-    """The CUDA case whose launch differs from the AMD variant's (imported ``alone``) in fewest flags."""
-    flags = _flags(load(alone).data)
-    return min(cuda, key=lambda t: _distance(flags, _flags(load(staging.alone(t)).data)))
-
-
-def _docstring(test: Path) -> str:
-    try:
-        return ast.get_docstring(ast.parse(test.read_text(encoding="utf-8"))) or ""
-    except (SyntaxError, UnicodeDecodeError, ValueError):
-        return ""
-
-
-def _flags(data: dict[str, Any]) -> dict[str, Any]:
-    return {flag: value for group in (data.get("args") or {}).values() for flag, value in group.items()}
-
-
-def _distance(a: dict[str, Any], b: dict[str, Any]) -> int:
-    return sum(a.get(flag) != b.get(flag) for flag in {*a, *b})
 
 
 def _header(

@@ -24,7 +24,8 @@ from typing import Any
 
 from runner.errors import Location, Problem, RunMatrixError, SpecError, UsageError
 from runner.importer import Request
-from runner.importer.folder import Folder, FolderImported, attempt, import_folder
+from runner.importer.batch import attempt
+from runner.importer.folder import Folder, FolderImported, import_folder
 
 MAX_FOLDERS = 500  # folders below the root looked into, at the most
 MAX_TESTS = 2000  # tests in the whole tree, at the most
@@ -43,6 +44,7 @@ class Suite:
 class SuiteImported:
     folders: dict[Path, FolderImported] = field(default_factory=dict)  # relative folder -> its import
     outcomes: dict[Path, tuple[str, str]] = field(default_factory=dict)  # test -> outcome, why
+    failed: dict[Path, str] = field(default_factory=dict)  # relative folder -> why it wrote nothing
 
 
 def test_folders(root: Path) -> dict[Path, list[Path]]:
@@ -91,9 +93,10 @@ def import_suite(suite: Suite, progress: Progress | None = None) -> SuiteImporte
                 if isinstance(found, FolderImported):
                     result.folders[relative] = found
                 else:
+                    result.failed[relative] = found
                     for test in folders[relative]:
                         if test not in result.outcomes:
-                            told(test, "refused", found)
+                            told(test, "refused", found.splitlines()[0])
     return result
 
 
@@ -106,10 +109,8 @@ def _one_folder(
     request = replace(suite.options, tests=suite.tests / relative, output=output, batch=batch, progress=told)
     try:
         return import_folder(request)
-    except SpecError as exc:
-        return exc.problems[0].message.splitlines()[0]
     except RunMatrixError as exc:
-        return str(exc).splitlines()[0]
+        return str(exc.problems[0].message if isinstance(exc, SpecError) else exc)
 
 
 def _pool(jobs: int) -> concurrent.futures.Executor:
