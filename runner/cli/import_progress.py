@@ -20,8 +20,8 @@ NEVER_LAUNCHES = "never calls execute_train"
 class Shown:
     """A progress callback for ``suite.import_suite``; a context manager around the run."""
 
-    def __init__(self, total: int, root: Path, stream: TextIO = sys.stderr) -> None:
-        self.total, self.root, self.stream = total, root, stream
+    def __init__(self, total: int, root: Path, stream: TextIO | None = None) -> None:
+        self.total, self.root, self.stream = total, root, stream or sys.stderr
         self.lock = threading.Lock()
         self.bar: Any = None
         self.task: Any = None
@@ -54,8 +54,9 @@ class Shown:
                 print(f"{outcome:8} {name}" + (f": {why}" if why else ""), file=self.stream, flush=True)
 
 
-def summary(outcomes: dict[Path, tuple[str, str]], root: Path, stream: TextIO = sys.stdout) -> None:
+def summary(outcomes: dict[Path, tuple[str, str]], root: Path, stream: TextIO | None = None) -> None:
     """One table: how many imported, never launch, and were refused, per reason."""
+    stream = stream or sys.stdout
     from rich.console import Console
     from rich.table import Table
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from runner.errors import Problem, SpecError
+from runner.errors import Location, Problem, RunMatrixError, SpecError
 from runner.importer import Imported, Request, import_test
 
 Job = tuple[Path, Path, Path | None, str | None]  # test, output, base, hardware
@@ -69,8 +69,11 @@ def _one_by_one(requests: list[Request]) -> list[Any]:
 
 
 def attempt(one: Request) -> Imported | list[Problem]:
-    """One import: what it wrote, or why it was refused."""
+    """One import: what it wrote, or why it was refused (an error of the environment, such as a
+    sandbox that cannot start, refuses it too: the other tests may still import)."""
     try:
         return import_test(one)
     except SpecError as exc:
         return list(exc.problems)
+    except RunMatrixError as exc:
+        return [Problem("import", str(exc), locations=(Location(one.script),))]

@@ -4,8 +4,8 @@
     single import of every folder in a pool of ``jobs`` worker processes -> what became of each test
 
 ``tests/e2e/ckpt/`` goes to ``OUT/ckpt/``, ``tests/e2e/megatron/test_glm47_flash/`` to
-``OUT/megatron/test_glm47_flash/``. The workers start once, with run-matrix imported (``forkserver``
-with it preloaded), and keep what they learn (conventions, presets) from one test to the next; each
+``OUT/megatron/test_glm47_flash/``. The workers start once (``workers.py``) and keep what they learn
+(conventions, presets) from one test to the next; each
 recording is kept in ``cache`` by what the sandbox showed (``recordings.py``), so the overlay
 import of a case, and an import of an unchanged tree, records nothing again. A test that hangs is
 refused at its ``timeout``; the others go on. A link among the tests is never followed (refused).
@@ -14,7 +14,7 @@ refused at its ``timeout``; the others go on. A link among the tests is never fo
 from __future__ import annotations
 
 import concurrent.futures
-import multiprocessing
+import contextlib
 import os
 import threading
 from collections.abc import Callable
@@ -22,14 +22,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from runner.errors import Location, Problem, RunMatrixError, SpecError, UsageError
+from runner.errors import RunMatrixError, SpecError, UsageError
 from runner.importer import Request
 from runner.importer.batch import attempt
 from runner.importer.folder import Folder, FolderImported, import_folder
+from runner.importer.workers import Workers
 
 MAX_FOLDERS = 500  # folders below the root looked into, at the most
 MAX_TESTS = 2000  # tests in the whole tree, at the most
-PRELOAD = ["runner.importer", "runner.importer.folder", "runner.pipeline"]
+MAX_THREADS = 32  # folders imported at once (their single imports share the workers)
 Progress = Callable[[Path, str, str], None]  # a test, its outcome (imported, refused), why
 
 
@@ -81,23 +82,51 @@ def import_suite(suite: Suite, progress: Progress | None = None) -> SuiteImporte
         if progress is not None:
             progress(test, outcome, why)
 
-    with _pool(suite.jobs) as pool:
+    bases = _made_bases(suite.options.output, list(folders))
+    threads_wanted = 1 if suite.jobs == 1 else min(len(folders), MAX_THREADS)
+    with _pool(suite.jobs) as pool, concurrent.futures.ThreadPoolExecutor(threads_wanted) as threads:
         batch = _batch(pool)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(len(folders), 32))) as threads:
-            futures = {
-                threads.submit(_one_folder, suite, relative, batch, told): relative for relative in folders
-            }
+        futures = {
+            threads.submit(_one_folder, suite, relative, batch, told): relative for relative in folders
+        }
+        try:
             for future in concurrent.futures.as_completed(futures):
-                relative = futures[future]
-                found = future.result()
-                if isinstance(found, FolderImported):
-                    result.folders[relative] = found
-                else:
-                    result.failed[relative] = found
-                    for test in folders[relative]:
-                        if test not in result.outcomes:
-                            told(test, "refused", found.splitlines()[0])
+                _collect(future.result(), futures[future], folders, result, told)
+        except BaseException:  # interrupted: the folders still running end without a new worker
+            pool.stop()
+            raise
+    for folder in bases:  # those left empty: a folder with no base, or that wrote nothing
+        with contextlib.suppress(OSError):
+            folder.rmdir()
     return result
+
+
+def _collect(
+    found: FolderImported | str,
+    relative: Path,
+    folders: dict[Path, list[Path]],
+    result: SuiteImported,
+    told: Progress,
+) -> None:
+    if isinstance(found, FolderImported):
+        result.folders[relative] = found
+        return
+    result.failed[relative] = found
+    for test in folders[relative]:
+        if test not in result.outcomes:
+            told(test, "refused", found.splitlines()[0])
+
+
+def _made_bases(output: Path, folders: list[Path]) -> list[Path]:
+    """Every output folder's ``base/``, made before any import (returned: the folders made, deepest
+    first): whether a folder's parent holds one decides where its components go
+    (``components_folder``), and that must not depend on which folder of the tree finished first."""
+    wanted = [output / relative / "base" for relative in folders]
+    chains = [(base, *base.parents) for base in wanted]
+    made = {p for chain in chains for p in chain if p.is_relative_to(output) and not p.exists()}
+    for base in wanted:
+        base.mkdir(parents=True, exist_ok=True)
+    return sorted(made, key=lambda path: len(path.parts), reverse=True)  # the deepest first
 
 
 def _one_folder(
@@ -113,28 +142,30 @@ def _one_folder(
         return str(exc.problems[0].message if isinstance(exc, SpecError) else exc)
 
 
-def _pool(jobs: int) -> concurrent.futures.Executor:
-    """``jobs`` warm worker processes (forked from a server that imported run-matrix once)."""
-    if jobs <= 1:
-        return concurrent.futures.ThreadPoolExecutor(max_workers=1)
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(PRELOAD)
-    return concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+def _pool(jobs: int) -> Any:
+    """``jobs`` warm worker processes (``workers.py``); with one job, this process, one at a time."""
+    return Workers(jobs) if jobs > 1 else _HereAlone()
 
 
-def _batch(pool: concurrent.futures.Executor) -> Callable[[list[Request]], list[Any]]:
+class _HereAlone:
+    def submit(self, request: Request) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        future.set_result(attempt(request))
+        return future
+
+    def __enter__(self) -> _HereAlone:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def _batch(pool: Any) -> Callable[[list[Request]], list[Any]]:
     def batch(requests: list[Request]) -> list[Any]:
-        futures = [pool.submit(attempt, request) for request in requests]
-        return [_result(future, request) for future, request in zip(futures, requests, strict=True)]
+        futures = [pool.submit(request) for request in requests]
+        return [future.result() for future in futures]
 
     return batch
-
-
-def _result(future: concurrent.futures.Future[Any], request: Request) -> Any:
-    """A worker's answer; an error that is no refusal (the sandbox cannot start) as one of this test."""
-    try:
-        return future.result()
-    except RunMatrixError as exc:
-        return [Problem("import", str(exc).splitlines()[0], locations=(Location(request.script),))]
-    except concurrent.futures.process.BrokenProcessPool as exc:
-        return [Problem("import", f"its import process ended: {exc}", locations=(Location(request.script),))]
