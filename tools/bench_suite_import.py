@@ -8,7 +8,8 @@ Side by side, in one run on this machine:
 * baseline: every ``test_*.py`` of TREE recorded once, one sandbox after another (``capture.record``
   with the checkout, nothing else of an import);
 * cold: ``run-matrix import TREE --miles-root MILES_CHECKOUT -o OUT --skip-refused`` with an empty
-  recordings cache (its own ``RUN_MATRIX_CACHE_DIR``), and the seconds to its first progress line;
+  recordings cache (its own ``RUN_MATRIX_CACHE_DIR``), and the seconds to its first progress output
+  with stderr a terminal (a pty: the live bar);
 * warm: the same command again into another OUT, the cache kept (an unchanged tree).
 
 Each line gives the wall seconds and the ratio to the baseline; the load average is printed first.
@@ -17,11 +18,15 @@ Each line gives the wall seconds and the ratio to the baseline; the load average
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
+import json
 import os
+import pty
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -42,18 +47,31 @@ def baseline(checkout: Path, tree: Path) -> tuple[float, int]:
     return time.perf_counter() - started, len(tests)
 
 
-def suite(checkout: Path, tree: Path, out: Path, cache: Path, jobs: int) -> tuple[float, float, int]:
-    """Wall seconds, seconds to the first progress line, exit status."""
+def suite(checkout: Path, tree: Path, out: Path, cache: Path, jobs: int) -> tuple[float, float, int, str]:
+    """Wall seconds, seconds to the first progress output (in a terminal: stderr is a pty), exit
+    status, and the tests' outcomes counted."""
     command = ["run-matrix", "import", str(tree), "--miles-root", str(checkout), "-o", str(out)]
-    command += ["--skip-refused", "-j", str(jobs)]
+    command += ["--skip-refused", "-j", str(jobs), "--format", "json"]
     env = {**os.environ, "RUN_MATRIX_CACHE_DIR": str(cache)}
+    terminal, shown = pty.openpty()
     started = time.perf_counter()
-    child = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env, cwd=ROOT)
-    assert child.stderr is not None
-    first = child.stderr.readline() and time.perf_counter() - started
-    child.stderr.read()
-    status = child.wait()
-    return time.perf_counter() - started, float(first or 0), status
+    child = subprocess.Popen(command, stderr=shown, stdout=subprocess.PIPE, env=env, cwd=ROOT)
+    os.close(shown)
+    first = [0.0]
+
+    def drain() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(terminal, 1 << 16):
+                first[0] = first[0] or time.perf_counter() - started
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    output, _ = child.communicate()
+    wall = time.perf_counter() - started
+    reader.join(1)
+    os.close(terminal)
+    outcomes = collections.Counter(t["outcome"] for t in json.loads(output or "{}").get("tests", {}).values())
+    return wall, first[0], child.returncode, ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items()))
 
 
 def main() -> None:
@@ -69,10 +87,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         cache = Path(folder) / "cache"
         for name in ("cold", "warm"):
-            wall, first, status = suite(args.checkout, tree, Path(folder) / name, cache, args.jobs)
+            wall, first, status, counted = suite(args.checkout, tree, Path(folder) / name, cache, args.jobs)
             print(
                 f"import -j {args.jobs} ({name} cache): {wall:.1f} s, ratio {wall / seconds:.2f},"
-                f" first progress line after {first:.1f} s, exit {status}",
+                f" first progress in a terminal after {first:.1f} s, exit {status}: {counted}",
                 flush=True,
             )
     print(f"load average {os.getloadavg()[0]:.2f} at the end", flush=True)

@@ -125,10 +125,12 @@ def _import(
     siblings = _amd(request, amd, [t for t in alone if t.name in cases], staging, run, refused, cases, whole)
     if refused and not request.skip_refused:
         raise _all_refused(request, refused)
-    if shared is not None:
-        extending = [t for t in alone if t.name in cases and t.name not in whole]
+    extending = [t for t in alone if t.name in cases and t.name not in whole]
+    if shared is not None and extending:
         header = _header(request, extending, whole, refused)
         base_path.write_text(family_base.text(shared, header), encoding="utf-8")
+    elif shared is not None:  # every case was written whole: a base nothing extends is not written
+        base_path.unlink()
     files = staging.written()
     write.write_all(files, request.force)
     return FolderImported(list(files), cases, siblings, refused, whole)

@@ -8,7 +8,8 @@ nothing is invalidated by hand (a miss costs a sandbox run; a stale hit would be
   by name and bytes, a link by its target;
 * run-matrix's own code and data (every file of the ``runner`` and ``schemas`` packages and of
   ``miles/``: the harness and recorder run in the sandbox, the rest reads what they wrote), the
-  interpreter (its path and version), and the run's environment, argv and limits;
+  interpreter (its path and version) and what is installed for it (the names in every folder of
+  ``sys.path``), and the run's environment, argv and limits;
 
 The tree is looked at (each file's size, times and inode) before the recording and again after:
 one that changed meanwhile keeps nothing. An entry is a JSON file written whole, signed with a key
@@ -55,6 +56,7 @@ def key(parts: dict[str, Any], reads: Iterable[Path]) -> tuple[str, str]:
     contents = _CONTENTS.get((tuple(paths), stamp)) or _tree(paths)[1]
     _CONTENTS[(tuple(paths), stamp)] = contents
     data = {"format": FORMAT, "code": own_code(), "python": [sys.executable, sys.version], **parts}
+    data["installed"] = installed()
     digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode())
     digest.update(contents.encode())
     return digest.hexdigest(), stamp
@@ -134,6 +136,19 @@ def _secret(folder: Path, create: bool) -> bytes | None:
 def own_code() -> str:
     """The hash of run-matrix's own files that recording and reading a recording depend on."""
     return _tree([_OWN / part for part in _OWN_PARTS if (_OWN / part).is_dir()], _SKIPPED)[1]
+
+
+def installed() -> str:
+    """The names in every folder imports search (an install, an upgrade: a package's dist-info is
+    named with its version), as the sandbox's interpreter sees the same installation."""
+    digest = hashlib.sha256()
+    for folder in sorted({entry for entry in sys.path if entry and os.path.isdir(entry)}):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError as exc:
+            names = [f"error {exc.errno}"]
+        digest.update("\0".join([folder, *names]).encode("utf-8", "surrogateescape") + b"\n")
+    return digest.hexdigest()
 
 
 def _files(paths: list[Path], skipped: frozenset[str] = frozenset()) -> Iterator[tuple[str, os.stat_result]]:

@@ -30,6 +30,7 @@ from runner.importer.workers import Workers
 
 MAX_FOLDERS = 500  # folders below the root looked into, at the most
 MAX_TESTS = 2000  # tests in the whole tree, at the most
+NOT_WRITTEN = "another test of its folder is refused (--skip-refused writes the others)"
 MAX_THREADS = 32  # folders imported at once (their single imports share the workers)
 Progress = Callable[[Path, str, str], None]  # a test, its outcome (imported, refused), why
 
@@ -115,6 +116,8 @@ def _collect(
     for test in folders[relative]:
         if test not in result.outcomes:
             told(test, "refused", found.splitlines()[0])
+        elif result.outcomes[test][0] == "imported":  # it imported, but its folder wrote nothing
+            result.outcomes[test] = ("refused", f"not written: {NOT_WRITTEN}")
 
 
 def _made_bases(output: Path, folders: list[Path]) -> list[Path]:
