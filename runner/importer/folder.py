@@ -28,6 +28,7 @@ from runner.importer.siblings import AMD_PREFIX, named_sibling, nearest
 from runner.load import load
 
 MAX_TESTS = 200
+MAX_WHY = 300  # characters of a refusal's reason in one line
 
 
 @dataclass(frozen=True)
@@ -281,6 +282,8 @@ def why(problems: list[Problem]) -> str:
         f"[{p.rule}] {p.key}".strip() for p in problems[1:] if p.rule != "import" and p.severity == "error"
     ]
     message = problems[0].message.split(" cannot be imported: it ", 1)[-1].replace(" below)", ")")
+    message = " ".join(message.split())  # a test's output quoted in it: one line, of bounded length
+    message = message if len(message) <= MAX_WHY else message[: MAX_WHY - 3] + "..."
     return message + (f": {'; '.join(rules)}" if rules else "")
 
 
