@@ -1,15 +1,19 @@
 """folder: import a whole folder of miles tests as one family — a base and one overlay per case.
 
-    import each CUDA case alone -> base = what every case shares -> each case as an overlay of the
-    base -> each ``test_amd_*.py`` as an overlay of the CUDA sibling its docstring names -> write
+    import each CUDA case alone -> base = what every case shares that validates -> each case as an
+    overlay of the base (else whole) -> each ``test_amd_*.py`` as an overlay of the CUDA sibling its
+    docstring names (else whole) -> write
 
 The base goes to ``OUT/base/<OUT's name>.yaml`` (``base/`` holds specs to extend: ``coverage``
-names the family after it); ``test_<case>.py`` becomes ``OUT/<case>.yaml``. An AMD variant's
-sibling is the first CUDA case its docstring names ("AMD 4-GPU variant of
-test_deepep_fp8_bridge.py"), else the case whose launch differs from its own in the fewest
-flags. Every import runs in a hidden folder beside ``OUT``, with its round trip checked, and
-nothing lands in ``OUT`` until every case has; a refused case stops the whole import (with
-``skip_refused``, it is left out and named in the base's header).
+names the family after it); ``test_<case>.py`` becomes ``OUT/<case>.yaml``. A key goes to the base
+only with everything its schema requires (``family_base.py``); a case whose overlay does not import
+is written whole, and the base's header says why. An AMD variant's sibling is the first CUDA case
+its docstring names, else the case whose launch differs from its own in the fewest flags
+(``siblings.py``). Each step's imports go through ``Folder.batch`` (``batch.py``; ``suite.py`` runs
+them side by side). Every import runs in a hidden folder beside ``OUT``, with its round trip checked,
+and nothing lands in ``OUT`` until every case has; a refused case stops the whole import (with
+``skip_refused``, it is left out and named in the base's header). A test file that is a link is
+refused, never followed.
 """
 
 from __future__ import annotations

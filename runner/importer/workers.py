@@ -11,6 +11,7 @@ again for the next. Only run-matrix's own processes read these pickles.
 
 from __future__ import annotations
 
+import itertools
 import pickle
 import queue
 import struct
@@ -25,13 +26,17 @@ from runner.errors import Location, Problem
 
 END_WAIT_S = 10.0
 _HEADER = struct.Struct("!Q")
+Ranked = tuple[int, int, "tuple[Any, Future[Any]] | None"]  # rank, order, the job (None: stop)
 
 
 class Workers:
     """``jobs`` worker processes; ``submit`` an import, get a future of its answer."""
 
     def __init__(self, jobs: int) -> None:
-        self.queue: queue.Queue[tuple[Any, Future[Any]] | None] = queue.Queue()
+        # (rank, order, job): an overlay (a request with a base) before a case alone, so that a folder
+        # whose cases are imported alone finishes before others start theirs, and tells its tests early
+        self.queue: queue.PriorityQueue[Ranked] = queue.PriorityQueue()
+        self.order = itertools.count()
         self.stopping = False  # interrupted: what is left is answered without a worker
         self.threads = [threading.Thread(target=self._feed, daemon=True) for _ in range(jobs)]
         for thread in self.threads:
@@ -39,7 +44,8 @@ class Workers:
 
     def submit(self, request: Any) -> Future[Any]:
         future: Future[Any] = Future()
-        self.queue.put((request, future))
+        rank = 0 if getattr(request, "base", None) is not None else 1
+        self.queue.put((rank, next(self.order), (request, future)))
         return future
 
     def __enter__(self) -> Workers:
@@ -50,14 +56,14 @@ class Workers:
 
     def __exit__(self, *exc: object) -> None:
         for _ in self.threads:
-            self.queue.put(None)
+            self.queue.put((2, next(self.order), None))
         for thread in self.threads:
             thread.join()
 
     def _feed(self) -> None:
         worker: _Worker | None = None
         try:
-            while (job := self.queue.get()) is not None:
+            while (job := self.queue.get()[2]) is not None:
                 request, future = job
                 if self.stopping:
                     future.set_result([_died(request, "run-matrix was interrupted")])
