@@ -8,6 +8,7 @@ per ``verify:`` entry that calls the checkout's check with its arguments.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -148,7 +149,8 @@ def launch_reads(train_args: Sequence[str]) -> dict[str, dict[str, str]]:
         if read is None or any(r["reference"] == token for r in found.values()):
             continue
         name = reads.variable(flag)
-        name = next(n for n in (name, *(f"{name}_{k}" for k in range(2, 10**6))) if n not in found)
+        taken = itertools.chain([name], (f"{name}_{k}" for k in itertools.count(2)))  # lazily: one is free
+        name = next(n for n in taken if n not in found)
         found[name] = {"flag": f"--{flag}", **read.to_json(), "reference": token}
     return found
 

@@ -104,3 +104,16 @@ def test_a_long_list_of_mappings_is_a_block_of_items_and_reads_back():
     assert loads(text, Path("spec.yaml")).data == data
     short = {"launch": {"before_submit": [{"call": "t.py:f"}]}}
     assert dump(short) == "launch:\n  before_submit: [{call: t.py:f}]\n"  # one line while it fits
+
+
+def test_a_header_line_that_holds_line_breaks_stays_a_comment():
+    header = ["left out: x.py: its last output:\nERROR x.py\n  + where", "", "case: y.py"]
+    text = dump({"a": 1}, None, header)
+    assert text.splitlines()[:5] == [
+        "# left out: x.py: its last output:",
+        "# ERROR x.py",
+        "#   + where",
+        "#",
+        "# case: y.py",
+    ]
+    assert loads(text, Path("x.yaml")).data == {"a": 1}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from runner.cli.output import (
     print_problems,
 )
 from runner.errors import display_path
+
+MAX_JOBS = 64
 
 
 def add_parser(subcommands: Any, name: str, summary: str) -> None:
@@ -32,9 +35,14 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "A test registered for CUDA and ROCm is recorded once per platform, each with what that platform's "
         "CI sets (MILES_HARDWARE_PLATFORM=rocm), as one spec with a platform axis: the AMD cells' component "
         "holds only what differs, each difference with its why:. "
-        "Given a folder (-o OUT/), every test_*.py in it: a base spec of what the cases share "
-        "(OUT/base/<OUT>.yaml), one overlay per case, and each test_amd_*.py as a ROCm overlay of the CUDA "
-        "case its docstring names. The round trip is checked for every case before anything is written.",
+        "Given a folder (-o OUT/), every folder below it that holds test_*.py, each into the same place "
+        "under OUT/ (tests/e2e/ckpt -> OUT/ckpt): a base spec of what its cases share that validates "
+        "(OUT/ckpt/base/ckpt.yaml), one overlay per case (a case whose overlay does not import: written "
+        "whole), and each test_amd_*.py as a ROCm overlay of the CUDA case its docstring names. Tests are "
+        "imported side by side (-j), each recording kept by the hash of what the sandbox showed it, so an "
+        "unchanged tree imports again without recording; a bar in a terminal (a line per test otherwise), "
+        "then a table: imported, refused by reason, never launching. The round trip is checked for every "
+        "case before anything is written.",
     )
     parser.add_argument(
         "script", type=Path, metavar="TEST.py|DIR", help="the miles test script, or a folder of them"
@@ -81,6 +89,20 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "to; without --force a link is refused)",
     )
     parser.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="for a folder: tests imported side by side (default: the cores, %(default)s here)",
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="for a folder: record every test again (default: a recording is kept in $RUN_MATRIX_CACHE_DIR/"
+        "recordings, else $XDG_CACHE_HOME/run-matrix/recordings, and used while nothing it read changed)",
+    )
+    parser.add_argument(
         "--timeout",
         type=_seconds,
         default=60.0,
@@ -92,6 +114,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     add_trust_checkout(parser)
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
+
+
+def _jobs(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of jobs from 1 to {MAX_JOBS}")
+    return int(text)
 
 
 def _seconds(text: str) -> float:
@@ -147,42 +175,59 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _folder(args: argparse.Namespace) -> int:
-    from runner.importer.folder import Folder, import_folder, why
+    from runner.cli import import_progress
+    from runner.importer.folder import Folder
+    from runner.importer.suite import Suite, import_suite, test_folders
+    from runner.knowledge import cache
     from runner.paths import writable
 
     if args.output is None or args.base:
         raise _usage("a folder imports into -o OUT/ (its own base; --base does not apply)")
     writable(args.output / "base" / "x.yaml")
-    result = import_folder(
-        Folder(
-            args.script,
-            args.output,
-            args.hardware,
-            args.rocm_hardware,
-            args.miles_root,
-            args.force,
-            args.timeout,
-            args.trust_checkout,
-            args.skip_refused,
-            args.allow_system_steps,
-        )
+    options = Folder(
+        args.script,
+        args.output,
+        args.hardware,
+        args.rocm_hardware,
+        args.miles_root,
+        args.force,
+        args.timeout,
+        args.trust_checkout,
+        args.skip_refused,
+        args.allow_system_steps,
+        cache=None if args.no_cache else cache.folder("recordings"),
     )
+    total = sum(len(tests) for tests in test_folders(args.script).values())
+    with import_progress.Shown(total, args.script) as shown:
+        result = import_suite(Suite(args.script, options, args.jobs), shown)
+    refused = any(outcome != "imported" for outcome, _ in result.outcomes.values())
+    files = [path for found in result.folders.values() for path in found.files]
     if args.format == "json":
         print_json(
             {
-                "files": [display_path(path) for path in result.files],
-                "cases": {name: found.cells for name, found in result.cases.items()},
-                "siblings": result.siblings,
-                "refused": {name: [p.to_json() for p in found] for name, found in result.refused.items()},
+                "files": [display_path(path) for path in files],
+                "tests": import_progress.as_json(result.outcomes, args.script),
+                "siblings": {a: c for found in result.folders.values() for a, c in found.siblings.items()},
             }
         )
-        return 0
-    for name, found in result.refused.items():
-        print(f"left out {name}: {why(found)}", file=sys.stderr)
-    for amd, cuda in result.siblings.items():
-        print(f"{amd} is an overlay of {cuda}")
-    print(f"wrote {len(result.files)} files: {', '.join(display_path(path) for path in result.files)}")
-    return 0
+    else:
+        _told(result, args.skip_refused)
+        import_progress.summary(result.outcomes, args.script)
+        print(f"wrote {len(files)} files in {len(result.folders)} folders under {display_path(args.output)}")
+    return 2 if refused and not args.skip_refused else 0
+
+
+def _told(result: Any, skip_refused: bool) -> None:
+    """Each folder that wrote nothing and why; each test left out; each AMD overlay's sibling."""
+    from runner.importer.folder import why
+
+    for folder, message in result.failed.items():
+        print(f"run-matrix: {folder}/: {message}", file=sys.stderr)
+    for found in result.folders.values():
+        for name, problems in found.refused.items():
+            print(f"left out {name}: {why(problems)}", file=sys.stderr)
+        for amd, cuda in found.siblings.items():
+            print(f"{amd} is an overlay of {cuda}")
 
 
 def _usage(message: str) -> Exception:

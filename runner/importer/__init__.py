@@ -57,6 +57,7 @@ class Request:
     trust_checkout: bool = False  # run the script without the sandbox's isolation (where it has none)
     today: datetime.date | None = None  # sets an imported skip's expiry (default: the real today)
     allow_system_steps: bool = False  # import prepare steps that write /etc, remove what no step made, ...
+    cache: Path | None = None  # where recordings are kept by what they read (None: recorded afresh)
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ def import_test(request: Request) -> Imported:
         miles_root=request.miles_root,
         timeout=request.timeout,
         trust=request.trust_checkout,
+        cache=request.cache,
     )
     version = miles_version(request.miles_root, record)
     conventions = pipeline.conventions(version)

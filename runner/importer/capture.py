@@ -9,6 +9,9 @@ reads it); anything the recorder could not stand in for is an error that names t
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import functools
 import json
 import math
 import re
@@ -21,7 +24,7 @@ from typing import Any
 
 from runner import sandbox
 from runner.errors import Location, RunMatrixError
-from runner.importer import launch_reads, recorded_calls, run_ids, traced
+from runner.importer import launch_reads, recorded_calls, recordings, run_ids, traced
 from runner.importer.events import location, refused
 from runner.importer.knowledge import knowledge
 from runner.sandbox.binds import script_reads
@@ -59,8 +62,11 @@ def record(
     timeout: float = TIMEOUT_S,
     trust: bool = False,
     verifiers: Sequence[str] = (),
+    cache: Path | None = None,
 ) -> traced.Run:
-    """Run ``script`` in the sandbox with ``switches`` set; nothing it would do is done."""
+    """Run ``script`` in the sandbox with ``switches`` set; nothing it would do is done. With
+    ``cache``, a recording of the same script seeing the same files is taken from there
+    (``recordings.py``), and a new one kept there."""
     script = script.resolve()
     miles_root = miles_root.resolve() if miles_root else None
     env = {**{name: _STAND_IN.format(name) for name in secrets}, **switches}
@@ -72,11 +78,13 @@ def record(
     # (recorded_calls.MAX_RUNS) gets no more time than one that runs once
     deadline = time.monotonic() + timeout
 
+    reads = script_reads(script, miles_root)
+
     def sandboxed(env: dict[str, str]) -> tuple[dict[str, Any], str]:
         left = deadline - time.monotonic()
         done = sandbox.run(
             argv,
-            reads=script_reads(script, miles_root),
+            reads=reads,
             cwd=miles_root or script.parent,
             env=env,
             limits=sandbox.Limits(wall_s=max(left, 0.0), cpu_s=cpu_seconds(max(left, 0.0))),
@@ -88,7 +96,8 @@ def record(
         return _references(trace, secrets, _home(trace.pop("home", ""))), done.output
 
     try:
-        trace, output = _with_calls_recorded(sandboxed, env)
+        fresh = functools.partial(_with_calls_recorded, sandboxed, env)
+        trace, output = _kept(cache, argv, env, timeout, trust, reads, fresh)
         _place_reads_and_calls(trace)
         return traced.of_trace(script, dict(switches), trace, output)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
@@ -99,6 +108,34 @@ def record(
             f"left a record the recorder did not write ({type(error).__name__}: {error}): does it change"
             " run-matrix's recorder in its interpreter?",
         ) from None
+
+
+def _kept(
+    cache: Path | None,
+    argv: list[str],
+    env: dict[str, str],
+    timeout: float,
+    trust: bool,
+    reads: list[Path],
+    recorded: Callable[[], tuple[dict[str, Any], str]],
+) -> tuple[dict[str, Any], str]:
+    """``recorded()``, or what the cache kept of it for these inputs. Only a recording that ran to
+    its end is kept (a refusal raises), and only when nothing it could see changed meanwhile."""
+    if cache is None:
+        return recorded()
+    parts = {"argv": argv, "env": env, "timeout": timeout, "trust": trust, "reads": [str(p) for p in reads]}
+    try:
+        entry_key, before = recordings.key(parts, reads)
+    except (recordings.Unhashable, OSError):
+        return recorded()
+    found = recordings.load(cache, entry_key)
+    if found is not None and isinstance(found.get("trace"), dict) and isinstance(found.get("output"), str):
+        return copy.deepcopy(found["trace"]), found["output"]
+    trace, output = recorded()
+    with contextlib.suppress(recordings.Unhashable, OSError):
+        if recordings.stamp(reads) == before:
+            recordings.store(cache, entry_key, {"trace": trace, "output": output})
+    return trace, output
 
 
 Sandboxed = Callable[[dict[str, str]], tuple[dict[str, Any], str]]  # one run: its trace, its output

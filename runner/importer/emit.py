@@ -41,7 +41,7 @@ def flag_value(values: Sequence[str]) -> Any:
 
 def dump(data: Mapping[str, Any], comments: Comments | None = None, header: Sequence[str] = ()) -> str:
     comments = comments or {}
-    lines = [f"# {line}" if line else "#" for line in header]
+    lines = [f"# {line}" if line else "#" for text in header for line in (text.splitlines() or [""])]
     for index, (name, value) in enumerate(data.items()):
         if index and name in SPACED:
             lines.append("")

@@ -1,38 +1,40 @@
 """folder: import a whole folder of miles tests as one family — a base and one overlay per case.
 
-    import each CUDA case alone -> base = what every case shares -> each case as an overlay of the
-    base -> each ``test_amd_*.py`` as an overlay of the CUDA sibling its docstring names -> write
+    import each CUDA case alone -> base = what every case shares that validates -> each case as an
+    overlay of the base (else whole) -> each ``test_amd_*.py`` as an overlay of the CUDA sibling its
+    docstring names (else whole) -> write
 
 The base goes to ``OUT/base/<OUT's name>.yaml`` (``base/`` holds specs to extend: ``coverage``
-names the family after it); ``test_<case>.py`` becomes ``OUT/<case>.yaml``. An AMD variant's
-sibling is the first CUDA case its docstring names ("AMD 4-GPU variant of
-test_deepep_fp8_bridge.py"), else the case whose launch differs from its own in the fewest
-flags. Every import runs in a hidden folder beside ``OUT``, with its round trip checked, and
-nothing lands in ``OUT`` until every case has; a refused case stops the whole import (with
-``skip_refused``, it is left out and named in the base's header).
+names the family after it); ``test_<case>.py`` becomes ``OUT/<case>.yaml``. A key goes to the base
+only with everything its schema requires (``family_base.py``); a case whose overlay does not import
+is written whole, and the base's header says why. An AMD variant's sibling is the first CUDA case
+its docstring names, else the case whose launch differs from its own in the fewest flags
+(``siblings.py``). Each step's imports go through ``Folder.batch`` (``batch.py``; ``suite.py`` runs
+them side by side). Every import runs in a hidden folder beside ``OUT``, with its round trip checked,
+and nothing lands in ``OUT`` until every case has; a refused case stops the whole import (with
+``skip_refused``, it is left out and named in the base's header). A test file that is a link is
+refused, never followed.
 """
 
 from __future__ import annotations
 
-import ast
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from runner import atomic
 from runner.errors import Location, Problem, SpecError, UsageError
-from runner.importer import Imported, Request, components_folder, emit, import_test, plan, write
-from runner.load import WrittenFloat, load
+from runner.importer import Imported, components_folder, family_base, plan, write
+from runner.importer.batch import Batch, Job, runner
+from runner.importer.siblings import AMD_PREFIX, named_sibling, nearest
+from runner.load import load
 
-AMD_PREFIX = "test_amd_"
-SIBLING = re.compile(r"\btest_\w+\.py\b")
-NOT_SHARED = ("description", "matrix", "extends")  # each case says these itself
 MAX_TESTS = 200
+MAX_WHY = 300  # characters of a refusal's reason in one line
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,9 @@ class Folder:
     trust_checkout: bool = False
     skip_refused: bool = False
     allow_system_steps: bool = False
+    cache: Path | None = None  # where recordings are kept (``recordings.py``); None: none kept
+    batch: Batch | None = None  # runs the imports of one step (default: one after another)
+    progress: Callable[[Path, str, str], None] | None = None  # a test's outcome, once it is known
 
 
 @dataclass(frozen=True)
@@ -55,19 +60,20 @@ class FolderImported:
     cases: dict[str, Imported]  # test file name -> its import
     siblings: dict[str, str]  # AMD test -> the CUDA test it overlays
     refused: dict[str, list[Problem]]  # test file name -> why (skip_refused only)
+    whole: dict[str, str] = field(default_factory=dict)  # a case written whole -> why not an overlay
 
 
 def import_folder(request: Folder) -> FolderImported:
     if request.output.is_symlink():  # -o DIR names a folder to fill, never where a link points
         atomic.refuse_link(request.output, request.force, f"-o {request.output}: {atomic.FORCE_HINT}")
         request.output.unlink()
-    cuda, amd = _tests(request.tests)
+    cuda, amd, links = _tests(request.tests)
     family = request.output.resolve().name
     final_base = request.output / "base" / f"{family}.yaml"
     write.refuse_existing([final_base, *(request.output / _case(t) for t in [*cuda, *amd])], request.force)
     hidden = Path(tempfile.mkdtemp(prefix=f".{family}.import-", dir=_existing_parent(request.output)))
     try:
-        return _import(request, cuda, amd, _Staging(hidden, family, request.output), final_base)
+        return _import(request, cuda, amd, links, _Staging(hidden, family, request.output), final_base)
     finally:
         shutil.rmtree(hidden, ignore_errors=True)
 
@@ -110,66 +116,130 @@ class _Staging:
 
 
 def _import(
-    request: Folder, cuda: list[Path], amd: list[Path], staging: _Staging, final_base: Path
+    request: Folder, cuda: list[Path], amd: list[Path], links: list[Path], staging: _Staging, final_base: Path
 ) -> FolderImported:
-    refused = _linked(cuda + amd)
-    cuda, amd = [t for t in cuda if t.name not in refused], [t for t in amd if t.name not in refused]
+    refused = {link.name: [_link(link)] for link in links}
+    for link in links:
+        _report(request, link, "refused", why(refused[link.name]))
+    run = runner(request, refused)
+    found = run([(t, staging.alone(t), None, request.hardware) for t in cuda])
+    alone = {t: r for t, r in zip(cuda, found, strict=True) if r is not None}
+    for test in cuda:
+        if test not in alone:
+            _report(request, test, "refused", why(refused[test.name]))
+    if not alone and not amd:
+        raise _all_refused(request, refused)
+    base_path = staging.cases / "base" / final_base.name
+    base_path.parent.mkdir(parents=True)
+    shared = _base(request, alone, base_path) if alone else None
+    cases, whole = _cases(request, list(alone), staging, run, refused, base_path if shared else None)
+    siblings = _amd(request, amd, [t for t in alone if t.name in cases], staging, run, refused, cases, whole)
     if refused and not request.skip_refused:
         raise _all_refused(request, refused)
-    attempt = _attempt(request, refused)
-    alone = {t: r for t in cuda if (r := attempt(t, staging.alone(t), None, request.hardware))}
-    if not alone:
-        raise _all_refused(request, refused)
-    base = staging.cases / "base" / final_base.name
-    base.parent.mkdir(parents=True)
-    base.write_text(_base_text(request, alone, refused), encoding="utf-8")
-    cases: dict[str, Imported] = {}
-    for test in alone:
-        found = attempt(test, staging.cases / _case(test), base, request.hardware)
-        if found:
-            cases[test.name] = found
-    siblings = {}
-    for test in amd:
-        sibling = _sibling(test, [t for t in alone if t.name in cases], staging, attempt, request)
-        if sibling is None:
-            continue
-        found = attempt(
-            test, staging.cases / _case(test), staging.cases / _case(sibling), request.rocm_hardware
-        )
-        if found:
-            cases[test.name], siblings[test.name] = found, sibling.name
-    if refused and not request.skip_refused:
-        raise _all_refused(request, refused)
+    extending = [t for t in alone if t.name in cases and t.name not in whole]
+    if shared is not None and extending:
+        header = _header(request, extending, whole, refused)
+        base_path.write_text(family_base.text(shared, header), encoding="utf-8")
+    elif shared is not None:  # every case was written whole: a base nothing extends is not written
+        base_path.unlink()
     files = staging.written()
     write.write_all(files, request.force)
-    return FolderImported(list(files), cases, siblings, refused)
+    return FolderImported(list(files), cases, siblings, refused, whole)
 
 
-def _attempt(
-    request: Folder, refused: dict[str, list[Problem]]
-) -> Callable[[Path, Path, Path | None, str | None], Imported | None]:
-    def attempt(test: Path, output: Path, base: Path | None, hardware: str | None) -> Imported | None:
-        one = Request(
-            test,
-            output,
-            base,
-            hardware,
-            request.miles_root,
-            force=True,
-            timeout=request.timeout,
-            trust_checkout=request.trust_checkout,
-            allow_system_steps=request.allow_system_steps,
-        )
-        try:
-            return import_test(one)
-        except SpecError as exc:
-            refused[test.name] = list(exc.problems)
-            return None
-
-    return attempt
+def _base(request: Folder, alone: dict[Path, Imported], path: Path) -> dict[str, Any] | None:
+    """What the CUDA cases share that validates, written at ``path`` (None: no base, each case whole)."""
+    family = request.output.resolve().name
+    specs = [load(next(iter(r.files))).data for r in alone.values()]
+    shared = family_base.extract(specs, f"{family}: what its cases share", path)
+    if shared is not None:
+        path.write_text(family_base.text(shared, _header(request, list(alone), {}, {})), encoding="utf-8")
+    return shared
 
 
-def _tests(folder: Path) -> tuple[list[Path], list[Path]]:
+def _cases(
+    request: Folder,
+    cuda: list[Path],
+    staging: _Staging,
+    run: Callable[[list[Job]], list[Imported | None]],
+    refused: dict[str, list[Problem]],
+    base: Path | None,
+) -> tuple[dict[str, Imported], dict[str, str]]:
+    """Each CUDA case as an overlay of the base; one whose overlay does not import, written whole."""
+    jobs: list[Job] = [(t, staging.cases / _case(t), base, request.hardware) for t in cuda]
+    found = dict(zip(cuda, run(jobs), strict=True))
+    cases = {t.name: r for t, r in found.items() if r is not None}
+    whole = _whole(request, [t for t in cuda if found[t] is None], staging, run, refused, cases)
+    for test in cuda:
+        if test.name in cases and test.name not in whole:
+            _report(request, test, "imported", "")
+    return cases, whole
+
+
+def _whole(
+    request: Folder,
+    tests: list[Path],
+    staging: _Staging,
+    run: Callable[[list[Job]], list[Imported | None]],
+    refused: dict[str, list[Problem]],
+    cases: dict[str, Imported],
+    hardware: str | None = None,
+) -> dict[str, str]:
+    """``tests`` imported again, each whole (no base): test name -> why its overlay was not written."""
+    reasons = {t.name: why(refused[t.name]) for t in tests if t.name in refused}
+    hardware = hardware or request.hardware
+    whole: dict[str, str] = {}
+    jobs: list[Job] = [(t, staging.cases / _case(t), None, hardware) for t in tests]
+    for test, found in zip(tests, run(jobs), strict=True):
+        if found is None:
+            _report(request, test, "refused", why(refused[test.name]))
+            continue
+        cases[test.name] = found
+        whole[test.name] = reasons.get(test.name, "no case to overlay")
+        _report(request, test, "imported", f"written whole: {whole[test.name]}")
+    return whole
+
+
+def _amd(
+    request: Folder,
+    amd: list[Path],
+    cuda: list[Path],
+    staging: _Staging,
+    run: Callable[[list[Job]], list[Imported | None]],
+    refused: dict[str, list[Problem]],
+    cases: dict[str, Imported],
+    whole: dict[str, str],
+) -> dict[str, str]:
+    """Each AMD variant as an overlay of its CUDA sibling; one with none, or whose overlay does not
+    import, written whole."""
+    named = {t: named_sibling(t, cuda) for t in amd}
+    unnamed = [t for t in amd if named[t] is None] if cuda else []
+    jobs: list[Job] = [(t, staging.alone(t), None, request.rocm_hardware) for t in unnamed]
+    alone = dict(zip(unnamed, run(jobs), strict=True))
+    for test, found in alone.items():
+        if found is None:  # imported whole it would be refused alike
+            _report(request, test, "refused", why(refused[test.name]))
+        else:
+            named[test] = nearest(staging.alone(test), cuda, staging.alone)
+    pairs = [(t, s) for t, s in named.items() if s is not None]
+    jobs = [(t, staging.cases / _case(t), staging.cases / _case(s), request.rocm_hardware) for t, s in pairs]
+    siblings = {}
+    for (test, sibling), found in zip(pairs, run(jobs), strict=True):
+        if found is not None:
+            cases[test.name], siblings[test.name] = found, sibling.name
+            _report(request, test, "imported", f"an overlay of {sibling.name}")
+    rest = [t for t in amd if t.name not in cases and not (t in alone and alone[t] is None)]
+    whole |= _whole(request, rest, staging, run, refused, cases, request.rocm_hardware)
+    return siblings
+
+
+def _report(request: Folder, test: Path, outcome: str, detail: str) -> None:
+    if request.progress is not None:
+        request.progress(test, outcome, detail)
+
+
+def _tests(folder: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """The folder's CUDA tests, its AMD variants, and the links among them (never followed)."""
     if not folder.is_dir():
         raise UsageError(f"no folder {folder}")
     tests = sorted(folder.glob("test_*.py"))
@@ -177,26 +247,20 @@ def _tests(folder: Path) -> tuple[list[Path], list[Path]]:
         raise UsageError(f"{folder} holds no test_*.py")
     if len(tests) > MAX_TESTS:
         raise UsageError(f"{folder} holds {len(tests)} tests; import at most {MAX_TESTS} at once")
-    amd = [t for t in tests if t.name.startswith(AMD_PREFIX)]
-    return [t for t in tests if t not in amd], amd
+    links = [t for t in tests if t.is_symlink()]
+    amd = [t for t in tests if t.name.startswith(AMD_PREFIX) and t not in links]
+    return [t for t in tests if t not in amd and t not in links], amd, links
 
 
-def _linked(tests: list[Path]) -> dict[str, list[Problem]]:
-    """The tests that are links: refused, each with where it points (it may leave the checkout,
-    and the sandbox reads only the checkout)."""
-    return {
-        test.name: [
-            Problem(
-                "import",
-                f"{test.name} is a link (to {os.readlink(test)}): run-matrix imports only the checkout's own "
-                "files",
-                locations=(Location(test),),
-                hint="copy the test into the folder, or leave it out with --skip-refused",
-            )
-        ]
-        for test in tests
-        if test.is_symlink()
-    }
+def _link(test: Path) -> Problem:
+    """A test that is a link: refused with where it points (it may leave the checkout, and the sandbox
+    reads only the checkout)."""
+    return Problem(
+        "import",
+        f"{test.name} is a link (to {os.readlink(test)}): run-matrix imports only the checkout's own files",
+        locations=(Location(test),),
+        hint="copy the test into the folder, or leave it out with --skip-refused",
+    )
 
 
 def _case(test: Path) -> str:
@@ -211,89 +275,17 @@ def _existing_parent(output: Path) -> Path:
     return folder
 
 
-def _sibling(
-    test: Path,
-    cuda: list[Path],
-    staging: _Staging,
-    attempt: Callable[[Path, Path, Path | None, str | None], Imported | None],
-    request: Folder,
-) -> Path | None:
-    """The CUDA case an AMD variant overlays: the first its docstring names, else the nearest launch."""
-    named = {t.name: t for t in cuda}
-    for mention in SIBLING.findall(_docstring(test)):
-        if mention in named:
-            return named[mention]
-    alone = staging.alone(test)
-    if not cuda or attempt(test, alone, None, request.rocm_hardware) is None:
-        return None
-    flags = _flags(load(alone).data)
-    return min(cuda, key=lambda t: _distance(flags, _flags(load(staging.alone(t)).data)))
-
-
-def _docstring(test: Path) -> str:
-    try:
-        return ast.get_docstring(ast.parse(test.read_text(encoding="utf-8"))) or ""
-    except (SyntaxError, UnicodeDecodeError, ValueError):
-        return ""
-
-
-def _flags(data: dict[str, Any]) -> dict[str, Any]:
-    return {flag: value for group in (data.get("args") or {}).values() for flag, value in group.items()}
-
-
-def _distance(a: dict[str, Any], b: dict[str, Any]) -> int:
-    return sum(a.get(flag) != b.get(flag) for flag in {*a, *b})
-
-
-def _base_text(request: Folder, alone: dict[Path, Imported], refused: dict[str, list[Problem]]) -> str:
-    shared = _shared([_plain(load(next(iter(r.files))).data) for r in alone.values()])
-    header = [
-        f"the {request.output.resolve().name} family: what its {len(alone)} CUDA cases share"
+def _header(
+    request: Folder, extending: list[Path], whole: dict[str, str], refused: dict[str, list[Problem]]
+) -> list[str]:
+    family = request.output.resolve().name
+    return [
+        f"the {family} family: what its {len(extending)} CUDA cases share"
         f" (imported by `run-matrix import` from {request.tests.name}/; nothing of it was run)",
-        *(f"case: {test.name}" for test in alone),
+        *(f"case: {test.name}" for test in extending),
+        *(f"written whole: {name}: {reason}" for name, reason in whole.items()),
         *(f"left out: {name}: {why(problems)}" for name, problems in refused.items()),
     ]
-    return emit.dump(
-        {"description": f"{request.output.resolve().name}: what its cases share", **shared}, None, header
-    )
-
-
-def _shared(specs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The keys every spec sets to the same value (maps compared key by key)."""
-    first, others = specs[0], specs[1:]
-    shared: dict[str, Any] = {}
-    for key, value in first.items():
-        if key in NOT_SHARED or not all(key in other for other in others):
-            continue
-        values = [other[key] for other in others]
-        if isinstance(value, dict) and all(isinstance(v, dict) for v in values):
-            inner = _shared([value, *values])
-            if inner:
-                shared[key] = inner
-        elif all(_same(value, v) for v in values):
-            shared[key] = value
-    return shared
-
-
-def _same(a: Any, b: Any) -> bool:
-    return type(a) is type(b) and a == b and str(a) == str(b)
-
-
-def _plain(value: Any) -> Any:
-    """Loaded YAML as import writes it: a float keeps its text, ``$${`` is a literal ``${`` again."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, WrittenFloat):
-        return emit.Text(value.text)
-    if isinstance(value, str):
-        return (
-            emit.Text(value.replace("$${", "${"))
-            if isinstance(value, emit.Text)
-            else value.replace("$${", "${")
-        )
-    return value
 
 
 def why(problems: list[Problem]) -> str:
@@ -302,6 +294,8 @@ def why(problems: list[Problem]) -> str:
         f"[{p.rule}] {p.key}".strip() for p in problems[1:] if p.rule != "import" and p.severity == "error"
     ]
     message = problems[0].message.split(" cannot be imported: it ", 1)[-1].replace(" below)", ")")
+    message = " ".join(message.split())  # a test's output quoted in it: one line, of bounded length
+    message = message if len(message) <= MAX_WHY else message[: MAX_WHY - 3] + "..."
     return message + (f": {'; '.join(rules)}" if rules else "")
 
 

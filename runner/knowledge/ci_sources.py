@@ -19,6 +19,7 @@ problem at its ``file:line`` and the others are still read.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -99,12 +100,19 @@ def read(files: list[str], read_text: Read) -> CISources:
     return found
 
 
+@functools.lru_cache(maxsize=64)
+def _composed(text: str) -> yaml.Node | None:
+    """A workflow's YAML nodes, once per text in a process (a suite import reads the same workflows
+    for every test; a node is only read)."""
+    return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
 def _parsed(path: str, text: str | None, problems: list[Problem]) -> yaml.Node | None:
     if text is None:
         problems.append(Problem("ci-sources", f"{path}: no such file in the checkout", locations=at(path)))
         return None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = _composed(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

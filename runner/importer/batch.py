@@ -1,0 +1,82 @@
+"""batch: the single imports of one step of a folder import, run one by one or side by side.
+
+A step (the cases alone, the cases as overlays, the AMD variants) hands its jobs to ``Options.batch``
+(``suite.py``: a pool of worker processes) and gets back, per job, the import or why it was refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from runner.errors import Location, Problem, RunMatrixError, SpecError
+from runner.importer import Imported, Request, import_test
+
+Job = tuple[Path, Path, Path | None, str | None]  # test, output, base, hardware
+Batch = Callable[[list[Request]], list[Any]]  # the imports of one step, each Imported or its problems
+
+
+class Options(Protocol):
+    @property
+    def miles_root(self) -> Path | None: ...
+    @property
+    def timeout(self) -> float: ...
+    @property
+    def trust_checkout(self) -> bool: ...
+    @property
+    def allow_system_steps(self) -> bool: ...
+    @property
+    def cache(self) -> Path | None: ...
+    @property
+    def batch(self) -> Batch | None: ...
+
+
+def runner(
+    request: Options, refused: dict[str, list[Problem]]
+) -> Callable[[list[Job]], list[Imported | None]]:
+    """Run a step's imports (``request.batch``: side by side) into the staging tree; a refused one is
+    None, its problems in ``refused`` (an import that succeeds later takes its test out again)."""
+    batch = request.batch or _one_by_one
+
+    def run(jobs: list[Job]) -> list[Imported | None]:
+        requests = [
+            Request(
+                test,
+                output,
+                base,
+                hardware,
+                request.miles_root,
+                force=True,
+                timeout=request.timeout,
+                trust_checkout=request.trust_checkout,
+                allow_system_steps=request.allow_system_steps,
+                cache=request.cache,
+            )
+            for test, output, base, hardware in jobs
+        ]
+        results: list[Imported | None] = []
+        for (test, *_), found in zip(jobs, batch(requests) if requests else [], strict=True):
+            if isinstance(found, Imported):
+                refused.pop(test.name, None)
+            else:
+                refused[test.name] = list(found)
+            results.append(found if isinstance(found, Imported) else None)
+        return results
+
+    return run
+
+
+def _one_by_one(requests: list[Request]) -> list[Any]:
+    return [attempt(one) for one in requests]
+
+
+def attempt(one: Request) -> Imported | list[Problem]:
+    """One import: what it wrote, or why it was refused (an error of the environment, such as a
+    sandbox that cannot start, refuses it too: the other tests may still import)."""
+    try:
+        return import_test(one)
+    except SpecError as exc:
+        return list(exc.problems)
+    except RunMatrixError as exc:
+        return [Problem("import", str(exc), locations=(Location(one.script),))]

@@ -1,0 +1,174 @@
+"""suite: import a whole tree of miles tests — one output folder per test folder, side by side.
+
+    find the folders that hold tests -> a folder import each (folder.py), in threads -> every
+    single import of every folder in a pool of ``jobs`` worker processes -> what became of each test
+
+``tests/e2e/ckpt/`` goes to ``OUT/ckpt/``, ``tests/e2e/megatron/test_glm47_flash/`` to
+``OUT/megatron/test_glm47_flash/``. The workers start once (``workers.py``) and keep what they learn
+(conventions, presets) from one test to the next; each
+recording is kept in ``cache`` by what the sandbox showed (``recordings.py``), so the overlay
+import of a case, and an import of an unchanged tree, records nothing again. A test that hangs is
+refused at its ``timeout``; the others go on. A link among the tests is never followed (refused).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from runner.errors import RunMatrixError, SpecError, UsageError
+from runner.importer import Request
+from runner.importer.batch import attempt
+from runner.importer.folder import Folder, FolderImported, import_folder
+from runner.importer.workers import Workers
+
+MAX_FOLDERS = 500  # folders below the root looked into, at the most
+MAX_TESTS = 2000  # tests in the whole tree, at the most
+NOT_WRITTEN = "another test of its folder is refused (--skip-refused writes the others)"
+MAX_THREADS = 32  # folders imported at once (their single imports share the workers)
+Progress = Callable[[Path, str, str], None]  # a test, its outcome (imported, refused), why
+
+
+@dataclass(frozen=True)
+class Suite:
+    tests: Path
+    options: Folder  # what every folder import gets (its tests and output are each folder's)
+    jobs: int = 1
+
+
+@dataclass
+class SuiteImported:
+    folders: dict[Path, FolderImported] = field(default_factory=dict)  # relative folder -> its import
+    outcomes: dict[Path, tuple[str, str]] = field(default_factory=dict)  # test -> outcome, why
+    failed: dict[Path, str] = field(default_factory=dict)  # relative folder -> why it wrote nothing
+
+
+def test_folders(root: Path) -> dict[Path, list[Path]]:
+    """Every folder under ``root`` that holds a ``test_*.py`` (by its path relative to ``root``), with
+    them, links included (folder.py refuses a link); no link to a folder is followed."""
+    if not root.is_dir():
+        raise UsageError(f"no folder {root}")
+    found: dict[Path, list[Path]] = {}
+    for seen, (folder, names, files) in enumerate(os.walk(root, followlinks=False)):
+        names[:] = sorted(n for n in names if not n.startswith(".") and n != "__pycache__")
+        if seen >= MAX_FOLDERS:
+            raise UsageError(f"{root} holds more than {MAX_FOLDERS} folders; import a part of it")
+        named = [n for n in [*files, *names] if n.startswith("test_") and n.endswith(".py")]
+        tests = sorted(Path(folder, n) for n in named)
+        if tests:
+            found[Path(folder).relative_to(root)] = tests
+    total = sum(len(tests) for tests in found.values())
+    if not found:
+        raise UsageError(f"{root} holds no test_*.py, in no folder below it either")
+    if total > MAX_TESTS:
+        raise UsageError(f"{root} holds {total} tests; import at most {MAX_TESTS} at once")
+    return found
+
+
+def import_suite(suite: Suite, progress: Progress | None = None) -> SuiteImported:
+    """Every folder of tests imported; what became of each test, also told to ``progress`` as known."""
+    folders = test_folders(suite.tests)
+    result = SuiteImported()
+    lock = threading.Lock()
+
+    def told(test: Path, outcome: str, why: str) -> None:
+        with lock:
+            result.outcomes[test] = (outcome, why)
+        if progress is not None:
+            progress(test, outcome, why)
+
+    bases = _made_bases(suite.options.output, list(folders))
+    threads_wanted = 1 if suite.jobs == 1 else min(len(folders), MAX_THREADS)
+    with _pool(suite.jobs) as pool, concurrent.futures.ThreadPoolExecutor(threads_wanted) as threads:
+        batch = _batch(pool)
+        futures = {
+            threads.submit(_one_folder, suite, relative, batch, told): relative for relative in folders
+        }
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                _collect(future.result(), futures[future], folders, result, told)
+        except BaseException:  # interrupted: the folders still running end without a new worker
+            pool.stop()
+            raise
+    for folder in bases:  # those left empty: a folder with no base, or that wrote nothing
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+    return result
+
+
+def _collect(
+    found: FolderImported | str,
+    relative: Path,
+    folders: dict[Path, list[Path]],
+    result: SuiteImported,
+    told: Progress,
+) -> None:
+    if isinstance(found, FolderImported):
+        result.folders[relative] = found
+        return
+    result.failed[relative] = found
+    for test in folders[relative]:
+        if test not in result.outcomes:
+            told(test, "refused", found.splitlines()[0])
+        elif result.outcomes[test][0] == "imported":  # it imported, but its folder wrote nothing
+            result.outcomes[test] = ("refused", f"not written: {NOT_WRITTEN}")
+
+
+def _made_bases(output: Path, folders: list[Path]) -> list[Path]:
+    """Every output folder's ``base/``, made before any import (returned: the folders made, deepest
+    first): whether a folder's parent holds one decides where its components go
+    (``components_folder``), and that must not depend on which folder of the tree finished first."""
+    wanted = [output / relative / "base" for relative in folders]
+    chains = [(base, *base.parents) for base in wanted]
+    made = {p for chain in chains for p in chain if p.is_relative_to(output) and not p.exists()}
+    for base in wanted:
+        base.mkdir(parents=True, exist_ok=True)
+    return sorted(made, key=lambda path: len(path.parts), reverse=True)  # the deepest first
+
+
+def _one_folder(
+    suite: Suite, relative: Path, batch: Callable[[list[Request]], list[Any]], told: Progress
+) -> FolderImported | str:
+    """One folder's import (folder.py), or why it wrote nothing."""
+    output = suite.options.output / relative
+    output.parent.mkdir(parents=True, exist_ok=True)
+    request = replace(suite.options, tests=suite.tests / relative, output=output, batch=batch, progress=told)
+    try:
+        return import_folder(request)
+    except RunMatrixError as exc:
+        return str(exc.problems[0].message if isinstance(exc, SpecError) else exc)
+
+
+def _pool(jobs: int) -> Any:
+    """``jobs`` warm worker processes (``workers.py``); with one job, this process, one at a time."""
+    return Workers(jobs) if jobs > 1 else _HereAlone()
+
+
+class _HereAlone:
+    def submit(self, request: Request) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        future.set_result(attempt(request))
+        return future
+
+    def __enter__(self) -> _HereAlone:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def _batch(pool: Any) -> Callable[[list[Request]], list[Any]]:
+    def batch(requests: list[Request]) -> list[Any]:
+        futures = [pool.submit(request) for request in requests]
+        return [future.result() for future in futures]
+
+    return batch

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""How long does `run-matrix import TREE` take against a sequential capture of the same tree?
+
+  python tools/bench_suite_import.py MILES_CHECKOUT [TREE] [-j N]   # TREE default: tests/e2e
+
+Side by side, in one run on this machine:
+
+* baseline: every ``test_*.py`` of TREE recorded once, one sandbox after another (``capture.record``
+  with the checkout, nothing else of an import);
+* cold: ``run-matrix import TREE --miles-root MILES_CHECKOUT -o OUT --skip-refused`` with an empty
+  recordings cache (its own ``RUN_MATRIX_CACHE_DIR``), and the seconds to its first progress output
+  with stderr a terminal (a pty: the live bar);
+* warm: the same command again into another OUT, the cache kept (an unchanged tree).
+
+Each line gives the wall seconds and the ratio to the baseline; the load average is printed first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import json
+import os
+import pty
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def baseline(checkout: Path, tree: Path) -> tuple[float, int]:
+    from runner import pipeline
+    from runner.errors import RunMatrixError
+    from runner.importer import capture
+
+    tests = sorted(p for p in tree.rglob("test_*.py") if p.is_file() and not p.is_symlink())
+    secrets = pipeline.conventions().secrets
+    started = time.perf_counter()
+    for test in tests:
+        with contextlib.suppress(RunMatrixError):  # a refusal is a capture too
+            capture.record(test, {}, secrets, miles_root=checkout)
+    return time.perf_counter() - started, len(tests)
+
+
+def suite(checkout: Path, tree: Path, out: Path, cache: Path, jobs: int) -> tuple[float, float, int, str]:
+    """Wall seconds, seconds to the first progress output (in a terminal: stderr is a pty), exit
+    status, and the tests' outcomes counted."""
+    command = ["run-matrix", "import", str(tree), "--miles-root", str(checkout), "-o", str(out)]
+    command += ["--skip-refused", "-j", str(jobs), "--format", "json"]
+    env = {**os.environ, "RUN_MATRIX_CACHE_DIR": str(cache)}
+    terminal, shown = pty.openpty()
+    started = time.perf_counter()
+    child = subprocess.Popen(command, stderr=shown, stdout=subprocess.PIPE, env=env, cwd=ROOT)
+    os.close(shown)
+    first = [0.0]
+
+    def drain() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(terminal, 1 << 16):
+                first[0] = first[0] or time.perf_counter() - started
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    output, _ = child.communicate()
+    wall = time.perf_counter() - started
+    reader.join(1)
+    os.close(terminal)
+    outcomes = collections.Counter(t["outcome"] for t in json.loads(output or "{}").get("tests", {}).values())
+    return wall, first[0], child.returncode, ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("checkout", type=Path)
+    parser.add_argument("tree", type=Path, nargs="?")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    tree = args.tree or args.checkout / "tests" / "e2e"
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; tree {tree}", flush=True)
+    seconds, count = baseline(args.checkout, tree)
+    print(f"baseline: {count} tests captured one by one: {seconds:.1f} s", flush=True)
+    with tempfile.TemporaryDirectory() as folder:
+        cache = Path(folder) / "cache"
+        for name in ("cold", "warm"):
+            wall, first, status, counted = suite(args.checkout, tree, Path(folder) / name, cache, args.jobs)
+            print(
+                f"import -j {args.jobs} ({name} cache): {wall:.1f} s, ratio {wall / seconds:.2f},"
+                f" first progress in a terminal after {first:.1f} s, exit {status}: {counted}",
+                flush=True,
+            )
+    print(f"load average {os.getloadavg()[0]:.2f} at the end", flush=True)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
