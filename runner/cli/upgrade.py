@@ -50,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     writable(out)
     if out.exists() and not args.force:
         raise UsageError(
-            f"{display_path(out)} already exists; --force overwrites (your edits are lost), -o writes elsewhere"
+            f"{display_path(out)} already exists; --force overwrites (your edits are lost), "
+            "-o writes elsewhere"
         )
     moved = upgrade(cells, source, target, out)
     write_all({out: moved.text}, replace_link=args.force)

@@ -34,7 +34,7 @@ def overlay_text(steps: UpgradePlan, follows: list[str], source: Path, out: Path
     data["why"] = {**why, **_reasons(steps)}
     header = [
         f"yaml-language-server: $schema={_relative(Path(schemas.__file__).parent / 'spec.schema.json', out)}",
-        f"{source.stem} (miles {steps.source}) moved to miles {steps.target.version} by `run-matrix upgrade`:",
+        f"{source.stem} (miles {steps.source}) moved to miles {steps.target.version} by run-matrix upgrade:",
         "each change says why below (from the flag catalogs and miles/upgrades.yaml). Review the TODOs.",
     ]
     return dump(data, {("todo",): TODO_NOTE}, header)

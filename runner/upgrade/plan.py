@@ -72,11 +72,14 @@ def _move(
         )
         return _rename(key, value, renamed.name, reason), None
     if flag and _is_default(flag, value):
-        reason = f"{gone}; the spec set it to its default at {old.miles} ({value!r}), so dropping it changes nothing"
+        reason = (
+            f"{gone}; the spec set it to its default at {old.miles} ({value!r}): dropping it changes nothing"
+        )
         return [Change(key, None, reason, "upgrade")], None
     known = f" (at {old.miles}: {flag.describe()})" if flag else ""
     note = (
-        f"--{name} (set to {value!r}) is not a flag of miles {version}, and no shipped fact (miles/upgrades.yaml) "
+        f"--{name} (set to {value!r}) is not a flag of miles {version}, and no shipped fact "
+        "(miles/upgrades.yaml) "
         f"says what became of it{known}: decide what the test needs at {version}"
     )
     return [Change(key, None, f"{gone}; its meaning at {version} is unknown: see todo", "upgrade")], note
@@ -87,7 +90,8 @@ def _rename(key: tuple[str, ...], value: Any, new: str, reason: str) -> list[Cha
 
 
 def _removed(fact: FlagFact, value: Any) -> str:
-    note = f"--{fact.name} (set to {value!r}) was removed by {fact.change}. At the last version that had it: {fact.help}"
+    note = f"--{fact.name} (set to {value!r}) was removed by {fact.change}."
+    note += f" At the last version that had it: {fact.help}"
     if fact.instead:
         instead = fact.instead
         note += f" Upstream instead: --{instead.flag}: {instead.help} {instead.note}".rstrip()
