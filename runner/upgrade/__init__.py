@@ -14,7 +14,7 @@ from pathlib import Path
 
 from runner import check, pipeline
 from runner.cell import Cell
-from runner.errors import Location, Problem, SpecError, UsageError
+from runner.errors import Location, Problem, SpecError, UsageError, display_path
 from runner.knowledge import flags
 from runner.upgrade.files import overlay_text
 from runner.upgrade.notes import follows
@@ -46,12 +46,13 @@ def _version_of(cell: Cell, source: Path, target: Target) -> str:
     version = cell.spec.miles_version
     if version is None:
         raise UsageError(
-            f"{source} names no miles_version, so there is nothing to move from: "
+            f"{display_path(source)} names no miles_version, so there is nothing to move from: "
             "add the version it was written for (miles_version: COMMIT), then upgrade"
         )
     if flags.choose(version, None, Location(source)).catalog.miles == target.version:
         raise UsageError(
-            f"{source} is already for miles {target.version} ({target.described}): nothing to upgrade"
+            f"{display_path(source)} is already for miles {target.version} ({target.described}): "
+            "nothing to upgrade"
         )
     return version
 
