@@ -123,7 +123,7 @@ def _unknown(cell: Cell, key: str, name: str, where: Location) -> Problem:
     catalog = cell.flags.catalog
     knowing = _knowing(cell.flags, name, cell.backend)
     hint = (
-        f"drop it, or check against miles {knowing[0]} (miles_version: {knowing[0]})"
+        _upgrade_hint(cell, knowing)
         if knowing
         else did_you_mean(name, catalog.names(cell.backend))
         or "search the catalog: run-matrix flags show TEXT"
@@ -193,6 +193,16 @@ def _choice_hint(flag: Flag, value: Any) -> str:
     if flag.choices is None or isinstance(value, list):
         return ""
     return did_you_mean(str(value), map(str, flag.choices))
+
+
+def _upgrade_hint(cell: Cell, knowing: list[str]) -> str:
+    """A checkout of another miles than the spec's: the spec wants moving, not the flag dropping."""
+    version, root = cell.spec.miles_version, cell.flags.checkout if cell.flags else None
+    if root is None or version is None or not any(v.startswith(version[:8]) for v in knowing):
+        return f"drop it, or check against miles {knowing[0]} (miles_version: {knowing[0]})"
+    spec = cell.id.partition("[")[0]
+    said = f"this spec is for miles {version}, the checkout is not"
+    return f"{said}: run-matrix upgrade {spec} --miles-root {root}"
 
 
 def _version(choice: Choice, backend: str) -> str:

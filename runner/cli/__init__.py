@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("diff", "compare two specs: keys, launch and GPU layout, with sources and reasons"),
     "hardware": ("hardware", "list the hardware profiles, or show one"),
     "port": ("port", "write an overlay that ports a spec to other hardware"),
+    "upgrade": ("upgrade", "write an overlay that moves a spec to another miles version"),
     "coverage": ("coverage", "which test runs on which hardware: runs, skipped, missing"),
     "schema": (
         "schema",

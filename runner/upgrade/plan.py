@@ -1,0 +1,119 @@
+"""What an upgrade changes: each flag of the spec the target's catalog lacks is renamed (a recorded
+rename, or a new flag of identical signature and a similar name), dropped (set to its old default,
+so nothing changes), or deleted with a TODO naming what changed; and the notes on what follows the
+new ``miles_version`` by itself (the model preset, the launch conventions, the hardware stack)."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+from runner.cell import Cell
+from runner.knowledge.flags.catalog import Catalog, Flag
+from runner.port.rules import Change
+from runner.upgrade.facts import FlagFact, flag_facts
+from runner.upgrade.target import Target
+
+SIMILAR = 0.6  # difflib ratio above which a new flag of the same signature is taken as a rename
+
+
+@dataclass(frozen=True)
+class UpgradePlan:
+    source: str  # the spec's version
+    target: Target
+    changes: tuple[Change, ...]
+    todo: dict[str, str]  # dotted key -> what a person must decide
+
+
+def plan(cells: list[Cell], old: Catalog, target: Target) -> UpgradePlan:
+    changes: list[Change] = []
+    todo: dict[str, str] = {}
+    for key, value in _written_flags(cells).items():
+        name = key[-1]
+        if target.catalog.lookup(name) is not None:
+            continue
+        change, note = _move(key, value, old.lookup(name), old, target)
+        changes.extend(change)
+        if note:
+            todo[".".join(key)] = note
+    return UpgradePlan(str(cells[0].spec.miles_version), target, tuple(changes), todo)
+
+
+def _written_flags(cells: list[Cell]) -> dict[tuple[str, ...], Any]:
+    """``args.GROUP.FLAG`` -> its value as written (a ``${...}`` stays a reference), every cell's."""
+    found: dict[tuple[str, ...], Any] = {}
+    for cell in cells:
+        for group, names in cell.composed.data.get("args", {}).items():
+            if group == "why" or not isinstance(names, dict):
+                continue
+            for name, value in names.items():
+                if name != "why":
+                    found.setdefault(("args", group, name), value)
+    return found
+
+
+def _move(
+    key: tuple[str, ...], value: Any, flag: Flag | None, old: Catalog, target: Target
+) -> tuple[list[Change], str | None]:
+    name, version = key[-1], target.version
+    fact = flag_facts().get(name)
+    gone = f"--{name} is not a flag of miles {version}"
+    if fact and fact.renamed:
+        return _rename(
+            key, value, fact.renamed, f"{gone}: renamed to --{fact.renamed} by {fact.change}"
+        ), None
+    if fact:
+        return [Change(key, None, f"{gone}: removed by {fact.change}", "upgrade")], _removed(fact, value)
+    renamed = _same_signature(flag, old, target.catalog) if flag else None
+    if renamed:
+        reason = (
+            f"{gone}; --{renamed.name}, new at {version}, has its program, kind, type, choices and default"
+        )
+        return _rename(key, value, renamed.name, reason), None
+    if flag and _is_default(flag, value):
+        reason = (
+            f"{gone}; the spec set it to its default at {old.miles} ({value!r}): dropping it changes nothing"
+        )
+        return [Change(key, None, reason, "upgrade")], None
+    known = f" (at {old.miles}: {flag.describe()})" if flag else ""
+    note = (
+        f"--{name} (set to {value!r}) is not a flag of miles {version}, and no shipped fact "
+        "(miles/upgrades.yaml) "
+        f"says what became of it{known}: decide what the test needs at {version}"
+    )
+    return [Change(key, None, f"{gone}; its meaning at {version} is unknown: see todo", "upgrade")], note
+
+
+def _rename(key: tuple[str, ...], value: Any, new: str, reason: str) -> list[Change]:
+    return [Change(key, None, reason, "upgrade"), Change((*key[:-1], new), value, reason, "upgrade")]
+
+
+def _removed(fact: FlagFact, value: Any) -> str:
+    note = f"--{fact.name} (set to {value!r}) was removed by {fact.change}."
+    note += f" At the last version that had it: {fact.help}"
+    if fact.instead:
+        instead = fact.instead
+        note += f" Upstream instead: --{instead.flag}: {instead.help} {instead.note}".rstrip()
+    return note + ". Decide whether the test needs what replaced it"
+
+
+def _same_signature(flag: Flag, old: Catalog, new: Catalog) -> Flag | None:
+    """The one flag new in ``new`` that reads like ``flag`` (same program, kind, type, choices,
+    arity and default) and is named like it; None if none or several."""
+    before = {f.name for f in old.flags}
+    alike = [
+        f
+        for f in new.flags
+        if f.name not in before
+        and (f.program, f.kind, f.type, f.choices, f.nargs, f.default)
+        == (flag.program, flag.kind, flag.type, flag.choices, flag.nargs, flag.default)
+        and difflib.SequenceMatcher(None, f.name, flag.name).ratio() >= SIMILAR
+    ]
+    return alike[0] if len(alike) == 1 else None
+
+
+def _is_default(flag: Flag, value: Any) -> bool:
+    if flag.kind == "switch":
+        return value is False
+    return flag.default is not None and value == flag.default
