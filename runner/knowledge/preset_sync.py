@@ -82,7 +82,7 @@ def _text(expanded: Expanded, checkout: Path, commit: str, date: str) -> str:
     data: dict[str, Any] = {"type": expanded.type, "miles_commit": commit}
     data["source"] = str(expanded.source.relative_to(checkout))
     data |= _carried(expanded.type)
-    data["model_args"] = _mapping(expanded.tokens)
+    data["model_args"] = model_args_mapping(expanded.tokens)
     header = [
         SCHEMA,
         f"MODEL_ARGS of miles' {data['source']} at {commit[:8]} ({date}), in miles' order: written by",
@@ -91,7 +91,7 @@ def _text(expanded: Expanded, checkout: Path, commit: str, date: str) -> str:
     return dump(data, header=header)
 
 
-def _mapping(tokens: tuple[str, ...]) -> dict[str, Any]:
+def model_args_mapping(tokens: tuple[str, ...]) -> dict[str, Any]:
     """``--flag v1 v2 --switch`` as ``{flag: [v1, v2], switch: true}``, in order."""
     flags: dict[str, list[str]] = {}
     current: list[str] | None = None
