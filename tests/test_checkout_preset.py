@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from runner import pipeline
+from runner import locate, pipeline
 from runner.errors import SpecError
+from runner.knowledge import preset_sync
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.allow_subprocess
@@ -97,3 +98,25 @@ def test_a_type_neither_has_is_the_shipped_error(write, tmp_path):
     write("spec.yaml", SPEC.replace("TYPE", "qwen9-old"))
     with pytest.raises(SpecError, match="no model preset named 'qwen9-old'"):
         pipeline.select(["spec.yaml"], miles_root=checkout)
+
+
+def test_sync_check_lists_only_the_one_preset_a_checkout_adds(cli, tmp_path, monkeypatch):
+    checkout = checkout_with(tmp_path, "qwen9-new.sh", "MODEL_ARGS=(--num-layers 3)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(locate, "PRESETS", tmp_path / "models")
+    folder = tmp_path / "models/2026-11-30-ffffffff"
+    folder.mkdir(parents=True)
+    for path, text in preset_sync.plan(checkout, check=True).texts.items():  # the checkout's own, as shipped
+        if path.stem != "qwen9-new":
+            (folder / path.name).write_text(text)
+    (tmp_path / "models/2026-01-01-eeeeeeee").mkdir()  # an older version that has none of them
+    checked = cli("presets", "sync", "--miles-root", "miles", "--check", "--format", "json")
+    assert checked.code == 1  # the new type, and tiny-broken, which does not expand
+    report = json.loads(checked.out)
+    assert (report["folder"], report["changed"], report["removed"]) == (
+        "models/2026-11-30-ffffffff",
+        ["qwen9-new"],
+        [],
+    )
+    text = cli("presets", "sync", "--miles-root", "miles", "--check")
+    assert "qwen9-new: new (not in models/2026-11-30-ffffffff)" in text.out.splitlines()
