@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.compose import Composed
-from runner.errors import Location
+from runner.errors import Location, Problem
 from schemas import HardwareProfile, LaunchConventions, ModelPreset, Spec
 from schemas.matrix import Skip
 
@@ -42,6 +42,8 @@ class Cell:
     miles_root: Path | None = field(
         default=None, repr=False
     )  # the checkout it is checked with (--miles-root)
+    # what building the cell found worth saying (a preset taken from the checkout): every command shows it
+    notes: tuple[Problem, ...] = field(default=(), repr=False)
 
     @property
     def status(self) -> str:

@@ -20,7 +20,7 @@ from runner.cell import Cell
 from runner.check import reads as read_checks
 from runner.compose import Composed, compose
 from runner.errors import Location, Problem, SpecError, UsageError
-from runner.knowledge import flags, preset_data, versions
+from runner.knowledge import checkout_preset, flags, preset_data, versions
 from runner.layout import layout
 from runner.load import NO_DOCUMENTS, Documents, Key
 from runner.matrix import Combo, cell_id, expand
@@ -105,7 +105,7 @@ def checked(path: Path) -> tuple[Cell, list[Problem]]:
 
 def problems(built: Cell) -> list[Problem]:
     """The problems the rules find in a cell: errors raise, warnings are returned."""
-    found = list(check.run(built))
+    found = [*built.notes, *check.run(built)]
     if any(p.severity == "error" for p in found):
         raise SpecError(found)
     return found
@@ -191,9 +191,7 @@ def _cell(
     }
     resolved = {k: v for k, v in resolve(composed, derived, same, varying).data.items() if k != "matrix"}
     spec = build(Spec, resolved, composed)
-    preset, preset_source = load_preset(
-        spec.model.type, composed.location(("model", "type")), composed.path, spec.miles_version
-    )
+    preset, preset_source, notes = _cell_preset(spec, composed, miles_root)
     preset, preset_source = _with_model_args(preset, preset_source, spec, composed)
     identity = cell_id(name, combo, matrix)
     skip, xfail, timeout = adjust.control(matrix, combo, spec, profile, composed, today, identity)
@@ -214,7 +212,28 @@ def _cell(
         step_presets=_step_presets(spec, composed),
         share=share,
         miles_root=miles_root,
+        notes=notes,
     )
+
+
+def _cell_preset(
+    spec: Spec, composed: Composed, miles_root: Path | None
+) -> tuple[ModelPreset, Composed, tuple[Problem, ...]]:
+    """The shipped preset of the cell's model type; with a checkout, one only the checkout has, and
+    the note that says so."""
+    where = composed.location(("model", "type"))
+    try:
+        preset, source = load_preset(spec.model.type, where, composed.path, spec.miles_version)
+        return preset, source, ()
+    except SpecError as exc:
+        if miles_root is None or spec.model.type is None or exc.problems[0].rule != "unknown-name":
+            raise
+        found = checkout_preset.preset(spec.model.type, miles_root, where)
+        if found is None:
+            raise
+    preset, note = found
+    source_path = miles_root.resolve() / preset.source
+    return preset, Composed({"model_args": preset.model_args}, {}, (source_path,)), (note,)
 
 
 def _with_model_args(

@@ -75,7 +75,7 @@ def _cells(
     ]
     said = _miles_said(built, miles_root, parser)
     for cell in built:
-        found = [*check.run(cell), *said.get(cell.id, [])]
+        found = [*cell.notes, *check.run(cell), *said.get(cell.id, [])]
         results.append({"file": display_path(cell.path), "cell": cell.id, "problems": found})
     return results
 

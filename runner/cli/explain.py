@@ -177,5 +177,7 @@ def _preset(cell: Cell) -> dict[str, str] | None:
     """Which shipped preset the cell's MODEL_ARGS come from, and why that one (None: FSDP)."""
     if not cell.spec.model.type:
         return None
+    if cell.notes and cell.preset_source.path.suffix != ".yaml":  # only the checkout has the type
+        return {"file": str(cell.preset_source.path), "reason": cell.notes[0].message}
     chosen = preset_data.choose(cell.spec.model.type, cell.spec.miles_version, cell.location("model", "type"))
     return {"file": display_path(chosen.path), "reason": chosen.reason}

@@ -144,7 +144,7 @@ def _sync(args: argparse.Namespace) -> int:
         raise UsageError("presets sync needs a miles checkout: --miles-root DIR (or $MILES_ROOT)")
     if not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
-    planned = preset_sync.plan(args.miles_root, trust=args.trust_checkout)
+    planned = preset_sync.plan(args.miles_root.resolve(), trust=args.trust_checkout, check=args.check)
     if not args.check:
         preset_sync.write(planned)
     folder = display_path(planned.folder)
@@ -166,7 +166,10 @@ def _sync(args: argparse.Namespace) -> int:
 def _print_sync(planned: Any, folder: str, check: bool) -> None:
     verb = "differs from" if check else "written to"
     for name in planned.changed:
-        print(f"{name}: {verb} {folder}/{name}.yaml")
+        there = (planned.folder / f"{name}.yaml").is_file()
+        print(
+            f"{name}: {verb} {folder}/{name}.yaml" if there or not check else f"{name}: new (not in {folder})"
+        )
     for path in planned.stale:
         print(
             f"{path.stem}: {'left in' if check else 'removed from'} {folder} (the checkout has no such type)"

@@ -17,10 +17,10 @@ from typing import Any
 from runner import locate
 from runner.errors import SpecError
 from runner.importer.emit import dump, flag_value
-from runner.knowledge import versions
+from runner.knowledge import presets, versions
 from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.preset_data import shipped
-from runner.knowledge.presets import Expanded, expand, identity
+from runner.knowledge.presets import Expanded, expand
 from runner.load import load
 
 CARRIED = ("description", "sparse_attention")
@@ -43,27 +43,56 @@ class SyncPlan:
         return not (self.stale or self.changed or self.failed) and all(self.snapshots.values())
 
 
-def plan(checkout: Path, *, trust: bool = False) -> SyncPlan:
-    """The folder ``presets sync`` writes for ``checkout``, compared with what is shipped."""
-    commit, date = identity(checkout, trust=trust)
-    folder = locate.PRESETS / versions.entry_name(commit, date)
+def plan(checkout: Path, *, trust: bool = False, check: bool = False) -> SyncPlan:
+    """The folder ``presets sync`` writes for ``checkout``, compared with what is shipped; ``check``:
+    compared with the shipped version whose presets differ least from the checkout's (no git needed)."""
+    checkout = checkout.resolve()
     expanded = expand(checkout, trust=trust)
     good = {name: e for name, e in expanded.items() if not e.error}
-    texts = {folder / f"{name}.yaml": _text(e, checkout.resolve(), commit, date) for name, e in good.items()}
+    failed = {name: e.error for name, e in expanded.items() if e.error}
+    if check:
+        folder, changed, stale = _closest(checkout, good)
+        texts = {folder / f"{name}.yaml": _text(e, checkout, "", "") for name, e in good.items()}
+        return SyncPlan(folder, texts, stale, changed, failed, _snapshots(checkout, good))
+    commit, date = presets.identity(checkout, trust=trust)
+    folder = locate.PRESETS / versions.entry_name(commit, date)
+    texts = {folder / f"{name}.yaml": _text(e, checkout, commit, date) for name, e in good.items()}
     existing = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
-    changed = [
-        path.stem
-        for path, text in texts.items()
-        if not path.is_file() or path.read_text(encoding="utf-8") != text
-    ]
-    return SyncPlan(
-        folder,
-        texts,
-        [p for p in existing if p not in texts],
-        changed,
-        {name: e.error for name, e in expanded.items() if e.error},
-        _snapshots(checkout, good),
-    )
+    changed = [path.stem for path, text in texts.items() if not _holds(path, text)]
+    stale = [p for p in existing if p not in texts]
+    return SyncPlan(folder, texts, stale, changed, failed, _snapshots(checkout, good))
+
+
+def _closest(checkout: Path, good: dict[str, Expanded]) -> tuple[Path, list[str], list[Path]]:
+    """The shipped folder with the fewest real changes against the checkout (newest on a tie): the
+    types it lacks or whose source or MODEL_ARGS differ, and its files of types the checkout lacks."""
+    ours = {
+        name: _content(str(e.source.relative_to(checkout)), model_args_mapping(e.tokens))
+        for name, e in good.items()
+    }
+    best: tuple[Path, list[str], list[Path]] | None = None
+    for version in reversed(shipped()):
+        theirs = {p.stem: p for p in sorted(version.path.glob("*.yaml"))}
+        changed = [name for name, content in ours.items() if _shipped_content(theirs.get(name)) != content]
+        stale = [path for name, path in theirs.items() if name not in ours]
+        if best is None or len(changed) + len(stale) < len(best[1]) + len(best[2]):
+            best = (version.path, changed, stale)
+    return best if best is not None else (locate.PRESETS, list(ours), [])
+
+
+def _content(source: str, model_args: dict[str, Any]) -> tuple[str, list[str]]:
+    """What miles launches (a YAML ``36`` and MODEL_ARGS' ``"36"`` are one token), and from where."""
+    from schemas.values import flag_tokens
+
+    return source, [token for flag, value in model_args.items() for token in flag_tokens(flag, value)]
+
+
+def _shipped_content(path: Path | None) -> tuple[str, list[str]] | None:
+    if path is None:
+        return None
+    data = load(path).data
+    model_args = data.get("model_args")
+    return _content(str(data.get("source", "")), model_args if isinstance(model_args, dict) else {})
 
 
 def _holds(path: Path, text: str) -> bool:
@@ -82,7 +111,7 @@ def _text(expanded: Expanded, checkout: Path, commit: str, date: str) -> str:
     data: dict[str, Any] = {"type": expanded.type, "miles_commit": commit}
     data["source"] = str(expanded.source.relative_to(checkout))
     data |= _carried(expanded.type)
-    data["model_args"] = _mapping(expanded.tokens)
+    data["model_args"] = model_args_mapping(expanded.tokens)
     header = [
         SCHEMA,
         f"MODEL_ARGS of miles' {data['source']} at {commit[:8]} ({date}), in miles' order: written by",
@@ -91,7 +120,7 @@ def _text(expanded: Expanded, checkout: Path, commit: str, date: str) -> str:
     return dump(data, header=header)
 
 
-def _mapping(tokens: tuple[str, ...]) -> dict[str, Any]:
+def model_args_mapping(tokens: tuple[str, ...]) -> dict[str, Any]:
     """``--flag v1 v2 --switch`` as ``{flag: [v1, v2], switch: true}``, in order."""
     flags: dict[str, list[str]] = {}
     current: list[str] | None = None
