@@ -70,13 +70,15 @@ def parser_checkout(tmp_path: Path, with_parser: bool = True) -> Path:
     return root
 
 
-def ray_processes() -> set[int]:
-    """This user's raylet and gcs_server processes (read from /proc; nothing is stopped)."""
+def ray_processes(marker: str) -> set[int]:
+    """This user's raylet and gcs_server processes whose environment holds ``marker`` (this test's own:
+    other users of the machine run Ray too), read from /proc; nothing is stopped."""
     found = set()
     for entry in Path("/proc").iterdir():
         try:
             mine = entry.name.isdigit() and entry.stat().st_uid == os.getuid()
-            if mine and (entry / "comm").read_text().strip() in ("raylet", "gcs_server"):
+            ray = mine and (entry / "comm").read_text().strip() in ("raylet", "gcs_server")
+            if ray and marker.encode() in (entry / "environ").read_bytes():
                 found.add(int(entry.name))
         except OSError:  # it ended while we looked
             continue
@@ -114,11 +116,10 @@ def run(cli: Callable[..., Any], *argv: str) -> tuple[int, dict[str, Any], str]:
     return result.code, json.loads(result.out) if result.out else {}, result.err
 
 
-def test_a_launch_miles_refuses_fails_its_cell_before_any_ray_process(cli, spec):
+def test_a_launch_miles_refuses_fails_its_cell_before_any_ray_process(cli, spec, tmp_path):
     spec(f"env: {{FAKE_MILES_PARSER_REFUSES: '{REFUSAL}'}}")
-    before = ray_processes()
     code, report, err = run(cli, "m/fake/async.yaml", "--skip-prepare")
-    assert ray_processes() - before == set()
+    assert ray_processes(str(tmp_path / "state")) == set()
     assert report.get("clusters") == [], (code, err)  # no head was started, so none was recorded
     (cell,) = report["cells"]
     assert (code, cell["status"], cell["attempts"]) == (1, "failed", []), err
@@ -197,3 +198,23 @@ def test_a_launch_miles_accepts_is_no_refusal(tmp_path):
     verdict = miles_check.check([planned(root)], options(root, f"{Path(sys.executable).parent}"))
     assert verdict.refused == {}
     assert re.fullmatch(r"miles' parser \(python3\) checked 1 cell\(s\) in \d+\.\d s", verdict.note)
+
+
+def test_render_with_miles_python_refuses_before_writing(cli, spec, tmp_path):
+    spec(f"env: {{FAKE_MILES_PARSER_REFUSES: '{REFUSAL}'}}")
+    result = cli("render", "m/fake/async.yaml", "--miles-python", sys.executable, "-o", "out")
+    assert (result.code, result.out, (tmp_path / "out").exists()) == (2, "", False)
+    assert result.err.endswith(
+        f"{MATRICES}/base/glm5-744b-a40b-4layer.yaml:76: error [miles] args.rollout.num-rollout: miles refuses"
+        f" it: train_async.py: error: {REFUSAL}\n"
+        "  ==> miles' own parse_args() refuses this launch: change the flag it names (the message is miles')\n"
+        "run-matrix: miles' parser refuses 1 launch(es): nothing written\n"
+    )
+
+
+def test_render_with_a_missing_miles_python_is_an_environment_error(cli, spec, tmp_path):
+    spec("")
+    result = cli("render", "m/fake/async.yaml", "--miles-python", str(tmp_path / "py"), "-o", "out")
+    assert (result.code, result.out) == (3, "")
+    assert f"--miles-python {tmp_path / 'py'}: not an executable file" in result.err
+    assert "Traceback" not in result.err
