@@ -56,6 +56,25 @@ def add_miles_root(
     )
 
 
+def add_miles_python(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--miles-python PY``: the interpreter that runs the checkout's own parser; ``what`` it does."""
+    parser.add_argument(
+        "--miles-python",
+        type=Path,
+        metavar="PY",
+        help="an interpreter whose packages hold miles' dependencies (the miles container's, or"
+        f" .oracles/miles/bin/python of tools/oracles/miles/build.sh): {what}",
+    )
+
+
+def needs_miles_root(args: argparse.Namespace) -> None:
+    """``--miles-python`` runs a checkout's parser: without ``--miles-root`` there is none to run."""
+    if args.miles_python is not None and args.miles_root is None:
+        raise UsageError(
+            "--miles-python needs --miles-root (or $MILES_ROOT): the checkout whose parser it runs"
+        )
+
+
 def checked_miles_root(path: Path | None) -> Path | None:
     if path is not None and not path.is_dir():
         raise UsageError(f"--miles-root {path}: no such directory")

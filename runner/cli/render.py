@@ -11,12 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from runner import atomic, pipeline
+from runner.cell import Cell
 from runner.checkout import launch_context
 from runner.cli.output import (
     SELECT_HELP,
     add_format,
+    add_miles_python,
     add_miles_root,
     add_trust_checkout,
+    needs_miles_root,
     print_problems,
 )
 from runner.errors import Problem, UsageError, display_path, merged
@@ -60,6 +63,11 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "the sandbox; a difference from the shipped conventions is a launch warning) and its own flags "
         "decide which flags are valid",
     )
+    add_miles_python(
+        parser,
+        "before anything is written or printed, run the --miles-root checkout's own parse_args() on each"
+        " cell's launch in the sandbox; a launch miles refuses stops render (exit 2, each refusal named)",
+    )
     add_trust_checkout(parser)
     parser.set_defaults(handler=run)
 
@@ -67,8 +75,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
+    needs_miles_root(args)
+    cells = pipeline.select(args.specs, args.k, miles_root=args.miles_root)
+    if args.miles_python is not None and _refused(cells, args):
+        return 2
     launches = []
-    for cell in pipeline.select(args.specs, args.k, miles_root=args.miles_root):
+    for cell in cells:
         problems = pipeline.problems(cell)
         context, drift = launch_context(cell, args.miles_root, os.environ, args.trust_checkout)
         problems += drift
@@ -85,6 +97,22 @@ def run(args: argparse.Namespace) -> int:
         launch, _, path = _one_script(launches, args)
         sys.stdout.write(Redactor.of(os.environ)(to_shell(launch, display_path(path))))
     return 0
+
+
+def _refused(cells: list[Cell], args: argparse.Namespace) -> bool:
+    """miles' own parser on every cell: its refusals printed, True when there is any."""
+    from runner import miles_parser
+
+    found = miles_parser.check(cells, args.miles_python, args.miles_root, args.trust_checkout)
+    refusals = [
+        (cell_id, p) for cell_id, problems in found.items() for p in problems if p.severity == "error"
+    ]
+    print_problems(merged(refusals), sys.stderr)
+    if refusals:
+        print(
+            f"run-matrix: miles' parser refuses {len(refusals)} launch(es): nothing written", file=sys.stderr
+        )
+    return bool(refusals)
 
 
 def _one_script(

@@ -25,6 +25,7 @@ from runner.cli.output import (
     add_allow_system_steps,
     add_changed,
     add_format,
+    add_miles_python,
     add_miles_root,
     add_trust_checkout,
     print_json,
@@ -94,6 +95,18 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     )
     parser.add_argument(
         "--no-preflight", dest="preflight", action="store_false", help="skip the GPU, checkout and Ray checks"
+    )
+    add_miles_python(
+        parser,
+        "the job's interpreter (default: python3 on PATH): before the first ray start, run the checkout's"
+        " own parse_args() on each cell's launch in the sandbox; a cell miles refuses fails with miles'"
+        " message and the spec line",
+    )
+    parser.add_argument(
+        "--no-miles-check",
+        dest="miles_check",
+        action="store_false",
+        help="do not run miles' parser before the jobs (the summary says it was not run)",
     )
     parser.add_argument(
         "--timeout", type=seconds, metavar="SECONDS", help="stop a job that runs longer (a number > 0)"
@@ -287,6 +300,9 @@ def _options(args: argparse.Namespace) -> Options:
         run_id=run_id,
         caller_env=dict(os.environ),
         skip_prepare=args.skip_prepare,
+        miles_check=args.miles_check,
+        miles_python=args.miles_python,
+        trust_checkout=args.trust_checkout,
         preflight=args.preflight,
         timeout=args.timeout,
         keep_going=args.keep_going,

@@ -17,12 +17,13 @@ from runner import replay
 from runner.cli.output import (
     SELECT_HELP,
     add_format,
+    add_miles_python,
     add_miles_root,
     add_trust_checkout,
     checked_miles_root,
+    needs_miles_root,
     print_json,
 )
-from runner.errors import UsageError
 
 if TYPE_CHECKING:
     from runner import validation
@@ -51,13 +52,10 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "its own flags decide which flags are valid, and a verify: entry naming a test's own function"
         " (PATH.py:function) is checked against its file (rule L16)",
     )
-    parser.add_argument(
-        "--miles-python",
-        type=Path,
-        metavar="PY",
-        help="an interpreter whose packages hold miles' dependencies (the miles container's, or"
-        " .oracles/miles/bin/python of tools/oracles/miles/build.sh): run the --miles-root checkout's own"
-        " parse_args() on each cell's argv in the sandbox; each refusal is a problem of rule miles",
+    add_miles_python(
+        parser,
+        "run the --miles-root checkout's own parse_args() on each cell's argv in the sandbox;"
+        " each refusal is a problem of rule miles",
     )
     parser.add_argument(
         "--history",
@@ -73,10 +71,7 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    if args.miles_python is not None and args.miles_root is None:
-        raise UsageError(
-            "--miles-python needs --miles-root (or $MILES_ROOT): the checkout whose parser it runs"
-        )
+    needs_miles_root(args)
     # miles' verdict depends on PY's packages, which the cache does not see: never replayed
     cached = args.fresh_process and replay.enabled(args.no_cache) and args.miles_python is None
     arguments = {"specs": args.specs, "k": args.k, "miles_root": args.miles_root}
@@ -104,7 +99,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _history(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The gates the history store says cannot fail, for every cell that expands."""
-    from pathlib import Path
 
     from runner import pipeline
     from runner.history.learn import warnings_for

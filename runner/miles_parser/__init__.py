@@ -18,9 +18,12 @@ from pathlib import Path
 
 from runner import sandbox
 from runner.cell import Cell
-from runner.errors import EnvironmentProblem, Problem
+from runner.errors import Problem
 from runner.miles_parser import verdicts
 from runner.miles_parser.request import request, unresolved
+from runner.miles_parser.verdicts import Unavailable
+
+__all__ = ["Unavailable", "check", "checked_python"]
 
 WORKER = Path(__file__).with_name("worker.py")
 START_S = 240  # importing miles, SGLang, Megatron and torch on a busy 2-core machine
@@ -53,10 +56,11 @@ def checked_python(python: Path) -> Path:
     """``python`` as an absolute path to an executable file, else an environment error (exit 3)."""
     path = Path(os.path.abspath(python))
     if not path.is_file() or not os.access(path, os.X_OK):
-        raise EnvironmentProblem(
+        raise Unavailable(
             f"--miles-python {python}: not an executable file\n"
             "  ==> give an interpreter whose packages hold miles' dependencies (the miles container's"
-            " python3, or .oracles/miles/bin/python from tools/oracles/miles/build.sh)"
+            " python3, or .oracles/miles/bin/python from tools/oracles/miles/build.sh)",
+            "not an executable file",
         )
     return path
 

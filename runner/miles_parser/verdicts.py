@@ -27,14 +27,24 @@ MISMATCH = (
 HINT = "miles' own parse_args() refuses this launch: change the flag it names (the message is miles')"
 
 
+class Unavailable(EnvironmentProblem):
+    """miles' parser could not be run with this interpreter at all; ``reason`` says why, in a few words
+    (``run`` skips the check with it; ``validate``, ``render`` and ``import`` stop with the whole message)."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 def replies(outcome: Outcome, python: Path, wall_s: float) -> dict[str, dict[str, Any]]:
     """The worker's verdict per cell id; an environment error when miles could not even be imported."""
     if "import.txt" in outcome.files:
         reason = outcome.files["import.txt"].decode("utf-8", "replace")[:MAX_MESSAGE]
-        raise EnvironmentProblem(
+        raise Unavailable(
             f"--miles-python {python} cannot import the checkout's parser: {reason}\n"
             "  ==> give an interpreter whose packages hold miles' dependencies (tools/oracles/miles/build.sh"
-            " builds one for miles main)"
+            " builds one for miles main)",
+            f"cannot import miles ({first_line(reason)})",
         )
     found: dict[str, dict[str, Any]] = {}
     for line in outcome.files.get("verdicts.jsonl", b"").decode("utf-8", "replace").splitlines():
@@ -46,10 +56,11 @@ def replies(outcome: Outcome, python: Path, wall_s: float) -> dict[str, dict[str
             found[reply["id"]] = reply
     if not found:  # not one verdict: the interpreter is no Python with miles' needs, or it hung
         why = f"it ran past {wall_s:.0f} s" if outcome.timed_out else _last_line(outcome.output)
-        raise EnvironmentProblem(
+        raise Unavailable(
             f"--miles-python {python} did not run miles' parser: {why}\n"
             "  ==> check that it is a Python interpreter with miles' dependencies"
-            " (try: PY -c 'import sglang, megatron')"
+            " (try: PY -c 'import sglang, megatron')",
+            f"did not run miles' parser ({why})",
         )
     return found
 

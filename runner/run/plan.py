@@ -60,6 +60,9 @@ class Options:
     strict: bool = False
     poll_seconds: float = 0.5
     run_id: str = ""  # names this run's record and, by default, its log folder
+    miles_check: bool = True  # run miles' own parser on every launch before the first ray start
+    miles_python: Path | None = None  # its interpreter (default: the node's python3)
+    trust_checkout: bool = False  # run it without the sandbox (--trust-checkout)
 
 
 def job_name(cell_id: str) -> str:

@@ -24,6 +24,7 @@ class Progress:
     clusters: list[ClusterRecord] = field(default_factory=list)
     not_run: str = ""
     stopped_by: str = ""
+    notes: tuple[str, ...] = ()  # what the run's summary says besides the cells (miles' parser)
     started_at: str = field(
         default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     )
@@ -50,4 +51,5 @@ class Progress:
             self.strict,
             complete=complete,
             stopped_by=self.stopped_by,
+            notes=self.notes,
         )

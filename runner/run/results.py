@@ -189,6 +189,7 @@ class RunResult:
     strict: bool = False
     complete: bool = True  # False: the cells so far, written while the run goes on
     stopped_by: str = ""  # the interrupt that ended the run early (Ctrl-C, SIGTERM, SIGHUP)
+    notes: tuple[str, ...] = ()  # about the run as a whole: what miles' parser checked, or why not
 
     @property
     def exit_code(self) -> ExitCode:
@@ -210,5 +211,6 @@ class RunResult:
             "started": self.started,
             "seconds": round(self.seconds, 3),
             "clusters": [asdict(c) for c in self.clusters],
+            "notes": list(self.notes),
             "cells": [c.to_json() for c in self.cells],
         }

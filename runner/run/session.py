@@ -43,6 +43,7 @@ def run(
         for each in planned:
             progress.add(cell_result(each, Status.SKIPPED, progress.not_run, ()))
         return progress.result(complete=True)
+    progress.notes = setup.notes
     progress.publish()  # a report from the start: a run killed in its first cell leaves one too
     tracker = tracker or Untracked()
     for each in planned:
@@ -67,6 +68,8 @@ def _cell(
     reason = progress.not_run or setup.skips[cell_id]
     if reason:
         result = cell_result(each, Status.SKIPPED, reason, requirements)
+    elif cell_id in setup.refused:
+        result = cell_result(each, Status.FAILED, setup.refused[cell_id], requirements)
     else:
         cell_run = CellRun(
             each, requirements, setup.envs[cell_id], options, view, setup.redact, tracker, recorder

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner import redact as redaction
-from runner.run import environment, preflight, requires
+from runner.run import environment, miles_check, preflight, requires
 from runner.run.plan import Options, Planned
 from runner.run.results import RequirementResult
 
@@ -22,6 +22,8 @@ class Setup:
     skips: dict[str, str]
     envs: dict[str, dict[str, str]]
     redact: redaction.Redactor
+    refused: dict[str, str]  # cell id -> miles' parser's refusal: the cell fails before its Ray head
+    notes: tuple[str, ...]  # for the run's summary
 
     @classmethod
     def of(cls, planned: Sequence[Planned], options: Options) -> Setup:
@@ -35,7 +37,8 @@ class Setup:
         redaction.refuse_short(options.caller_env, _secrets(planned))
         redact = redaction.Redactor.of(options.caller_env, _secrets(planned))
         envs = {p.cell.id: _job_env(p, options) for p in runnable}
-        return cls(checked, skips, envs, redact)
+        verdict = miles_check.check(runnable, options)
+        return cls(checked, skips, envs, redact, verdict.refused, (verdict.note,) if verdict.note else ())
 
 
 def _skip_reason(planned: Planned, checked: tuple[RequirementResult, ...]) -> str:

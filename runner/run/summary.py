@@ -25,6 +25,8 @@ def print_summary(console: Console, result: RunResult) -> None:
     else:
         for line in lines(result, console.width):
             console.print(line, soft_wrap=True, highlight=False)
+    for note in result.notes:  # whole: a reason cut short would not say why
+        console.print(Text(f"run-matrix: {note}"), soft_wrap=True, highlight=False)
 
 
 def lines(result: RunResult, width: int) -> list[Text]:
