@@ -26,6 +26,8 @@ GLM5 = {
     "nv/glm5-colocate",
     "nv/glm5-colocate[fp8_rollout=true]",
     "nv/glm5-main-ci",
+    "nv/glm5-main",
+    "nv/glm5-main[fp8_rollout=true]",
     "rocm/glm5-async",
     "rocm/glm5-async[fp8_rollout=true]",
 }

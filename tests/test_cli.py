@@ -24,7 +24,7 @@ def test_validate_the_shipped_matrices(cli, in_repo):
         for path in (ROOT / "matrices").rglob("*.yaml")
         if {"hardware", "base", "components"} & set(path.parts)
     )
-    assert result.out.splitlines()[-1].startswith(f"19 cells, {supporting} supporting files checked in ")
+    assert result.out.splitlines()[-1].startswith(f"21 cells, {supporting} supporting files checked in ")
     # upstream's own: qwen3-30B-A3B's flex dispatcher over its preset's alltoall, sequence-parallel at TP 1
     assert result.out.endswith(": 0 errors, 7 warnings\n")
 
@@ -38,6 +38,8 @@ def test_validate_json(cli, in_repo):
             "nv/glm5-colocate",
             "nv/glm5-colocate[fp8_rollout=true]",
             "nv/glm5-main-ci",
+            "nv/glm5-main",
+            "nv/glm5-main[fp8_rollout=true]",
             *(f"qwen3-30b-a3b/{case}" for case in QWEN3_CASES),
             *(f"qwen3-30b-a3b/{case}[platform=rocm]" for case in QWEN3_AMD_CASES),
             "rocm/glm5-async",
@@ -110,9 +112,9 @@ def test_render_writes_one_script_per_cell(cli, in_repo, tmp_path):
     several = cli("render", "matrices/nv", "matrices/rocm")
     assert (several.code, several.out) == (2, "")
     assert several.err == (
-        "run-matrix: 5 cells selected, and a shell script runs one: use -o DIR for one script per cell, "
+        "run-matrix: 7 cells selected, and a shell script runs one: use -o DIR for one script per cell, "
         "or -k to pick a cell (nv/glm5-colocate, nv/glm5-colocate[fp8_rollout=true], nv/glm5-main-ci, "
-        "rocm/glm5-async, rocm/glm5-async[fp8_rollout=true])\n"
+        "nv/glm5-main, nv/glm5-main[fp8_rollout=true], rocm/glm5-async, rocm/glm5-async[fp8_rollout=true])\n"
     )
     result = cli("render", "nv/glm5-colocate", "-o", str(tmp_path / "out"))
     assert result.code == 0 and result.out == ""
@@ -300,22 +302,25 @@ def test_list_text(cli, in_repo):
         "nv/glm5-colocate",
         "nv/glm5-colocate[fp8_rollout=true]",
         "nv/glm5-main-ci",
+        "nv/glm5-main",
+        "nv/glm5-main[fp8_rollout=true]",
         "rocm/glm5-async",
         "rocm/glm5-async[fp8_rollout=true]",
     ]
     assert all(line.split()[1:3] in (["h200", "8"], ["h200", "2"], ["mi355x", "8"]) for line in lines[1:])
-    assert all(line.endswith("runnable") for line in lines[1:4])
+    assert all(line.endswith("runnable") for line in lines[1:6])
     unchecked = "requirements unchecked (no --miles-root): requires.indexer-topk-clamp, requires.sparse-mla-gfx950"
-    assert all(line.endswith(f"  {unchecked}, requires.te-ck-grouped-gemm") for line in lines[4:])  # no checkout
+    assert all(line.endswith(f"  {unchecked}, requires.te-ck-grouped-gemm") for line in lines[6:])  # no checkout
 
 
 def test_list_selection_by_expression_and_glob(cli, in_repo):
     expression = json.loads(cli("list", "-k", "fp8_rollout and not rocm", "--format", "json").out)["cells"]
-    assert [c["id"] for c in expression] == ["nv/glm5-colocate[fp8_rollout=true]"]
+    assert [c["id"] for c in expression] == ["nv/glm5-colocate[fp8_rollout=true]", "nv/glm5-main[fp8_rollout=true]"]
     assert expression[0]["axes"] == {"fp8_rollout": True} and len(expression[0]["hash"]) == 12
     glob = json.loads(cli("list", "-k", "*[fp8_rollout=true]", "--format", "json").out)["cells"]
     assert [c["id"] for c in glob] == [
         "nv/glm5-colocate[fp8_rollout=true]",
+        "nv/glm5-main[fp8_rollout=true]",
         "rocm/glm5-async[fp8_rollout=true]",
     ]
     exact = json.loads(cli("list", "-k", "rocm/glm5-async", "--format", "json").out)["cells"]
@@ -330,7 +335,7 @@ def test_list_selection_errors(cli, in_repo):
     )
     empty = cli("list", "-k", "fp8_rollout and not fp8_rollout")
     assert empty.code == 2 and empty.err.startswith(
-        "run-matrix: -k 'fp8_rollout and not fp8_rollout' matches none of 19 cells: "
+        "run-matrix: -k 'fp8_rollout and not fp8_rollout' matches none of 21 cells: "
     )
 
 

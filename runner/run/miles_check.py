@@ -30,9 +30,11 @@ class Verdict:
 
 def check(planned: Sequence[Planned], options: Options) -> Verdict:
     """miles' verdict on ``planned``; every way it cannot be had is a note, never an error."""
+    if not planned:  # nothing runs: nothing to check, nothing to say
+        return Verdict()
     skipped = _skipped(options)
-    if skipped or not planned:
-        return Verdict(note=f"miles' parser not run: {skipped}" if skipped else "")
+    if skipped:
+        return Verdict(note=f"miles' parser not run: {skipped}")
     assert options.miles_root is not None  # _skipped says so otherwise
     python, named = _python(options)
     if python is None:
