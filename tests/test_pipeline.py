@@ -20,6 +20,7 @@ def test_spec_files_skip_bases_and_profiles():
     assert found == [
         "nv/glm5-colocate.yaml",
         "nv/glm5-main-ci.yaml",
+        "nv/glm5-main.yaml",
         *(f"qwen3-30b-a3b/{case}.yaml" for case in QWEN3_CASES),
         "rocm/glm5-async.yaml",
     ]
