@@ -23,6 +23,7 @@ from tests.differential import miles_oracle
 pytestmark = [pytest.mark.oracle, pytest.mark.allow_subprocess]
 ROOT = Path(__file__).parents[2]
 QWEN3 = ROOT / "matrices/qwen3-30b-a3b"
+COMPONENTS = ROOT / "matrices/components"
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +45,16 @@ def said(cells: list[Cell], root: Path) -> dict[str, list[str]]:
 
 
 def spec(folder: Path, name: str, args: str, extends: str = "baseline.yaml") -> Path:
-    """A spec over a shipped qwen3-30b-a3b test (miles main's, imported) with ``args`` (YAML under args:)."""
-    if not (folder / "base").exists():
-        shutil.copytree(QWEN3, folder, dirs_exist_ok=True)
-    path = folder / f"{name}.yaml"
+    """A spec over a shipped qwen3-30b-a3b test (miles main's, imported) with ``args`` (YAML under args:):
+    the family copied as ``folder/qwen3-30b-a3b/`` beside the components its AMD cells' overlays name."""
+    family = folder / QWEN3.name
+    if not family.exists():
+        shutil.copytree(QWEN3, family)
+        components = folder / "components"
+        components.mkdir()
+        for component in COMPONENTS.glob(f"{QWEN3.name}-*.yaml"):
+            shutil.copy(component, components)
+    path = family / f"{name}.yaml"
     path.write_text(
         f"extends: {extends}\nargs:\n" + textwrap.indent(textwrap.dedent(args).strip(), "  ") + "\n"
     )
@@ -192,8 +199,7 @@ def test_the_invalid_corpus_is_refused_by_both_or_the_stricter_side_is_named(
 ) -> None:
     cells: dict[str, Cell] = {}
     for name, (lines, _, _, _) in CORPUS.items():
-        path = tmp_path / f"{name}.yaml"
-        spec(tmp_path, name, "")
+        path = spec(tmp_path, name, "")
         path.write_text(f"extends: baseline.yaml\n{lines}\n")
         cells[name] = pipeline.cell(path)
     verdicts = said(list(cells.values()), main_root)
