@@ -125,7 +125,7 @@ def test_a_check_miles_adds_refuses_at_the_flags_line(main_root: Path, tmp_path:
     assert said([cell], main_root) == {cell.id: []}
     assert said([cell], with_top_p_check(main_root, tmp_path)) == {
         cell.id: [
-            f"{tmp_path}/top-p.yaml:4: error [miles] args.rollout.rollout-top-p: miles refuses it: --rollout-top-p"
+            f"{tmp_path}/qwen3-30b-a3b/top-p.yaml:4: error [miles] args.rollout.rollout-top-p: miles refuses it: --rollout-top-p"
             " 0.9 needs --rollout-top-k > 0\n  ==> " + miles_parser.verdicts.HINT
         ]
     }
