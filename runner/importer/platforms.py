@@ -22,8 +22,9 @@ from runner import hardware, locate
 from runner.errors import Location
 from runner.importer.capture import BUILD_QUESTIONS
 from runner.importer.notes import Note
-from runner.importer.registrations import BACKENDS, SUITE_HARDWARE
+from runner.importer.registrations import BACKENDS, SUITE_HARDWARE, profile_of
 from runner.importer.traced import Registration, Run
+from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.ci_images import Setting
 from runner.knowledge.ci_platforms import CIKnowledge
 
@@ -97,12 +98,7 @@ def suite_hardware(registration: Registration, ci: CIKnowledge, spec: Path) -> s
     known = ci.suite(suite)
     match = SUITE_HARDWARE.search(suite)
     model = known.hardware if known is not None and known.hardware else (match.group(1) if match else None)
-    if model is None:
-        return None
-    folders = [root / "hardware" for root in (locate.matrices_root(spec), locate.BUNDLED_MATRICES) if root]
-    return next(
-        (name for name in (model, f"{model}x") if any((f / f"{name}.yaml").is_file() for f in folders)), None
-    )
+    return profile_of(model, spec) if model is not None else None
 
 
 def _no_hardware(registration: Registration, ci: CIKnowledge) -> Note:
@@ -161,16 +157,18 @@ MAX_SOURCE_BYTES = 1 << 20
 
 def selected_module(at: Location, name: str, value: str, root: Path) -> str | None:
     """The checkout file a test imports in the branch ``if os.getenv(NAME) == VALUE:`` at ``at`` takes
-    (``scripts/amd/run_deepseek_v4.py``), read by ``ast``; None for any other shape."""
+    (``scripts/amd/run_deepseek_v4.py``), read by ``ast`` through the door (a line of the trace outside
+    the checkout is never read); None for any other shape."""
     try:
-        with open(at.file, "rb") as stream:
-            tree = ast.parse(stream.read(MAX_SOURCE_BYTES))
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = Tree.at(root)
+        relative = at.file.resolve().relative_to(tree.root).as_posix()
+        source = ast.parse(tree.read_bytes(relative, MAX_SOURCE_BYTES))
+    except (ValueError, CheckoutError, SyntaxError, RecursionError, MemoryError):
         return None
     branch = next(
         (
             _taken(node, value)
-            for node in ast.walk(tree)
+            for node in ast.walk(source)
             if isinstance(node, ast.If) and node.lineno == at.line
         ),
         None,
@@ -181,7 +179,7 @@ def selected_module(at: Location, name: str, value: str, root: Path) -> str | No
         if isinstance(n, ast.ImportFrom) and n.module
     ]
     files = [Path(*m.split(".")).with_suffix(".py") for m in modules]
-    found = [str(f) for f in files if (root / f).is_file()]
+    found = [str(f) for f in files if tree.is_file(f.as_posix())]
     return found[0] if len(found) == 1 else None
 
 

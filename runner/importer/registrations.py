@@ -79,17 +79,20 @@ def spec_data(
 def hardware_of(registrations: Sequence[Registration], spec: Path) -> tuple[str | None, str | None]:
     """The first GPU suite, and the hardware profile it names (``stage-c-8-gpu-h100`` -> h100,
     ``...-gpu-mi300`` -> mi300x), None when there is no such profile."""
-    folders = [r / "hardware" for r in (locate.matrices_root(spec), locate.BUNDLED_MATRICES) if r]
     for registration in registrations:
         suite = str(registration.args.get("suite") or "")
         match = SUITE_HARDWARE.search(suite)
-        if registration.kind != "ci" or match is None:
-            continue
-        for name in (match.group(1), f"{match.group(1)}x"):
-            if any((folder / f"{name}.yaml").is_file() for folder in folders):
-                return suite, name
-        return suite, None
+        if registration.kind == "ci" and match is not None:
+            return suite, profile_of(match.group(1), spec)
     return None, None
+
+
+def profile_of(model: str, spec: Path) -> str | None:
+    """The hardware profile of a GPU model a suite or runner label names (``h100``, ``mi350`` ->
+    ``mi350x``): in the spec's matrices tree, else run-matrix's; None when there is none."""
+    folders = [root / "hardware" for root in (locate.matrices_root(spec), locate.BUNDLED_MATRICES) if root]
+    names = (model, f"{model}x")
+    return next((name for name in names if any((f / f"{name}.yaml").is_file() for f in folders)), None)
 
 
 def _registration(
