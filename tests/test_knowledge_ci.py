@@ -210,7 +210,7 @@ def test_ci_sync_writes_a_file_per_commit_and_check_reports_drift(cli, tmp_path)
 
 
 def test_a_recording_is_never_given_a_name_or_value_a_process_environment_cannot_hold():
-    workflow = 'jobs: {run: {env: {"A=B": x, "ok": "fine", "NUL": "a\\0b", "PATH": /evil, "HOME": /root}}}\n'
+    workflow = 'jobs: {run: {env: {"A=B": x, "ok": "fine", "NUL": "a\\0b", "PATH": /evil, "HOME": /root, "RUN_MATRIX_OUT": /etc, "RUN_MATRIX_RECORDED_CALLS": "[]"}}}\n'
     found = read({".github/workflows/_run-ci.yml": workflow, ".github/workflows/pr.yml": CALLER})
     knowledge = ci_platforms.from_sources(found, "test")
     assert {name: s.value for name, s in knowledge.environment("cuda").items()} == {"ok": "fine"}

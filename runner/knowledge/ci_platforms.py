@@ -24,6 +24,7 @@ from runner.knowledge.ci_images import Setting
 from runner.knowledge.ci_sources import Suite
 
 FOLDER = locate.PROJECT / "miles" / "ci"
+OWN_PREFIX = "RUN_MATRIX_"  # variables run-matrix sets for the recording itself
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 MAX_FILE_BYTES = 1 << 20  # a workflow is a few kB; a checkout's file past this is not read
 MAX_WORKFLOWS = 200
@@ -47,6 +48,7 @@ class CIKnowledge:
             if setting.value is not None
             and name not in NOT_GIVEN
             and name not in secrets
+            and not name.startswith(OWN_PREFIX)  # the sandbox's own channels (its out folder, its calls)
             and ENV_NAME.fullmatch(name)  # a process environment takes nothing else
             and "\0" not in setting.value
         }
