@@ -74,7 +74,7 @@ def fill(store: Store, cells: int) -> None:
     SQLite's own driver (a benchmark's set-up, not how run-matrix writes: that is ``Store.record``,
     timed above). As in a real store, where each nightly run records every cell, one cell's runs
     lie far apart: run 1 of every cell, then run 2 of every cell, ..."""
-    columns = [c.name for c in schema.runs.columns if c.name != "seq"]
+    columns = list(_run_row(identity(0), "", now="").keys())
     insert_run = f"INSERT INTO rm_runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
     insert_sample = "INSERT INTO rm_samples (run, metric, kind, step, value, nonfinite, last) VALUES "
     insert_sample += "(?, ?, ?, ?, ?, ?, ?)"
@@ -87,7 +87,7 @@ def fill(store: Store, cells: int) -> None:
             samples, lasts = [], []
             for cell in range(cells):
                 ident = identity(cell)
-                cursor.execute(insert_run, _run_values(ident, f"{cell:06x}{run:06x}", now))
+                cursor.execute(insert_run, list(_run_row(ident, f"{cell:06x}{run:06x}", now).values()))
                 seq = cursor.lastrowid
                 for name in METRICS:
                     values = [1.0 + 0.001 * run + 0.01 * k for k in range(STEPS)]
@@ -99,12 +99,32 @@ def fill(store: Store, cells: int) -> None:
             cursor.executemany(insert_last, lasts)
 
 
-def _run_values(ident: Identity, run_id: str, now: str) -> list[object]:
-    """A row of rm_runs: a trusted, passed run of 600 s."""
-    return [
-        *(run_id, now, ident.cell, ident.spec, ident.content_hash, ident.hardware),
-        *(ident.miles_commit, ident.version, 1, "job", "succeeded", "passed", 1, "", 600.0),
-    ]
+def _run_row(ident: Identity, run_id: str, now: str) -> dict[str, object]:
+    """A row of rm_runs: a trusted, passed run of 600 s. Columns a later schema version adds keep
+    their defaults; one without a default fails here, by name, rather than by a count of bindings."""
+    row: dict[str, object] = {
+        "id": run_id,
+        "recorded_at": now,
+        "cell": ident.cell,
+        "spec": ident.spec,
+        "content_hash": ident.content_hash,
+        "hardware": ident.hardware,
+        "miles_commit": ident.miles_commit,
+        "version": ident.version,
+        "attempt": 1,
+        "submission_id": "job",
+        "outcome": "succeeded",
+        "status": "passed",
+        "trusted": 1,
+        "note": "",
+        "seconds": 600.0,
+    }
+    required = {c.name for c in schema.runs.columns if not c.nullable and c.server_default is None}
+    if missing := required - row.keys() - {"seq"}:
+        raise SystemExit(
+            f"bench_history: rm_runs has new required columns {sorted(missing)}: give them values"
+        )
+    return row
 
 
 def bench_judge(store: Store, cells: int, steps: str, runs: int = RUNS) -> tuple[float, float, int]:
