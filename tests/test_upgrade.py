@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from runner import pipeline
+from tests.conftest import DATA
 
 MATRICES = pipeline.locate.BUNDLED_MATRICES
 MAIN = "31f1ca96"
@@ -35,7 +37,10 @@ def test_upgrade_drops_a_removed_flag_with_a_todo_naming_the_upstream_change(cli
     ) in text
     assert "Upstream instead: --rematerialize-param-from-master-weight: Colocate CPU memory" in text
     assert "(MODEL_ARGS unchanged); miles'' launch conventions are miles 31f1ca96''s (changed: " in text
-    assert result.out.splitlines()[0] == "wrote matrices/nv/glm5-colocate-31f1ca96.yaml: miles dc8b499b -> 31f1ca96"
+    assert (
+        result.out.splitlines()[0]
+        == "wrote matrices/nv/glm5-colocate-31f1ca96.yaml: miles dc8b499b -> 31f1ca96"
+    )
     assert result.out.endswith("validated: 0 errors, 1 warnings\n")
 
 
@@ -62,7 +67,10 @@ def test_a_held_out_spec_loses_no_flag_whose_meaning_changed_silently(cli, tree)
         "  args.misc.miles-router-middleware-paths: '--miles-router-middleware-paths (set to ''my.mod'') is not a "
         "flag of miles 31f1ca96, and no shipped fact (miles/upgrades.yaml) says what became of it (at dc8b499b: "
     ) in text
-    assert "  args.misc.disable-weights-backuper: '--disable-weights-backuper (set to True) was removed by" in text
+    assert (
+        "  args.misc.disable-weights-backuper: '--disable-weights-backuper (set to True) was removed by"
+        in text
+    )
 
 
 @upstream
@@ -84,7 +92,10 @@ def test_upgrade_refuses_bad_input(cli, tree, tmp_path):
         "run-matrix: --to-version 'deadbeef' names no single shipped miles version (shipped: dc8b499b, 31f1ca96)\n"
     )
     notmiles = cli("upgrade", "nv/glm5-colocate", "--miles-root", str(tmp_path))
-    assert notmiles.err == f"run-matrix: {tmp_path} is not a miles checkout: it has no miles/utils/arguments.py\n"
+    assert (
+        notmiles.err
+        == f"run-matrix: {tmp_path} is not a miles checkout: it has no miles/utils/arguments.py\n"
+    )
     assert cli("upgrade", "nv/glm5-colocate", "--to-version", MAIN).code == 0
     again = cli("upgrade", "nv/glm5-colocate", "--to-version", MAIN)
     assert (again.code, again.err) == (
@@ -100,6 +111,25 @@ def test_f1_against_a_newer_checkout_points_to_upgrade(cli, tree):
     result = cli("validate", "nv/glm5-colocate", "--miles-root", "/work/miles-main")
     assert result.code == 2
     assert (
-        "  ==> this spec is for miles dc8b499b, the checkout is not: run-matrix upgrade nv/glm5-colocate "
+        "  ==> this spec is for miles dc8b499b, the checkout is 31f1ca96: run-matrix upgrade nv/glm5-colocate "
         "--miles-root /work/miles-main\n"
     ) in result.out + result.err
+
+
+def _f1_hint(cli, checkout: Path) -> str:
+    result = cli("validate", "nv/glm5-colocate", "--miles-root", str(checkout), "--format", "json")
+    problems = json.loads(result.out)["problems"]
+    return next(p["hint"] for p in problems if p["key"] == "args.misc.disable-weights-backuper")
+
+
+def test_f1_names_a_checkout_of_no_shipped_version_by_its_commit_else_as_unshipped(cli, tree, tmp_path):
+    checkout = tmp_path / "miles"
+    shutil.copytree(DATA / "flags" / "miles", checkout)  # flags of no shipped version, no .git
+    upgrade = f"run-matrix upgrade nv/glm5-colocate --miles-root {checkout}"
+    assert (
+        _f1_hint(cli, checkout)
+        == f"this spec is for miles dc8b499b, the checkout is an unshipped miles: {upgrade}"
+    )
+    (checkout / ".git").mkdir()
+    (checkout / ".git" / "HEAD").write_text("0123456789abcdef0123456789abcdef01234567\n")
+    assert _f1_hint(cli, checkout) == f"this spec is for miles dc8b499b, the checkout is 01234567: {upgrade}"
