@@ -90,6 +90,32 @@ def _plain(value: Any) -> Any:
     return str(value)  # a float (WrittenFloat too) is JSON's own: this sees paths, dates, enums
 
 
+def add_overlay_output(parser: argparse.ArgumentParser, output: str, force: str = "") -> None:
+    """The options of a command that writes an overlay and validates it (port, upgrade)."""
+    parser.add_argument("-o", "--output", type=Path, help=output)
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help=f"overwrite the overlay{force} where it exists (a link is replaced, never its target)",
+    )
+    add_format(parser, "text", "json")
+
+
+def print_validated(
+    report: dict[str, Any], problems: list[Problem], form: str, lines: list[str], after: list[str]
+) -> int:
+    """A written overlay's report: as JSON, or its ``lines``, its problems, the tally and ``after``;
+    exit 2 while errors remain."""
+    errors = sum(p.severity == "error" for p in problems)
+    if form == "json":
+        print_json(report)
+    else:
+        print("\n".join(lines))
+        print_problems(problems, sys.stdout)
+        print("\n".join([f"validated: {errors} errors, {len(problems) - errors} warnings", *after]))
+    return 2 if errors else 0
+
+
 def print_problems(problems: Iterable[Problem], stream: TextIO) -> None:
     for problem in problems:
         print(problem, file=stream)

@@ -9,10 +9,10 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from runner.cell import Cell
 from runner.knowledge.flags.catalog import Catalog, Flag
 from runner.port.rules import Change
 from runner.upgrade.facts import FlagFact, flag_facts
+from runner.upgrade.subject import Subject
 from runner.upgrade.target import Target
 
 SIMILAR = 0.6  # difflib ratio above which a new flag of the same signature is taken as a rename
@@ -26,25 +26,48 @@ class UpgradePlan:
     todo: dict[str, str]  # dotted key -> what a person must decide
 
 
-def plan(cells: list[Cell], old: Catalog, target: Target) -> UpgradePlan:
+def plan(moved: Subject, old: Catalog, target: Target) -> UpgradePlan:
     changes: list[Change] = []
     todo: dict[str, str] = {}
-    for key, value in _written_flags(cells).items():
+    for key, value in _written_flags(moved).items():
         name = key[-1]
-        if target.catalog.lookup(name) is not None:
-            continue
-        change, note = _move(key, value, old.lookup(name), old, target)
-        changes.extend(change)
+        now = target.catalog.lookup(name)
+        if now is not None:
+            note = _reshaped(name, value, old.lookup(name), now, old, target.version)
+        else:
+            change, note = _move(key, value, old.lookup(name), old, target)
+            changes.extend(change)
         if note:
             todo[".".join(key)] = note
-    return UpgradePlan(str(cells[0].spec.miles_version), target, tuple(changes), todo)
+    return UpgradePlan(str(moved.version), target, tuple(changes), todo)
 
 
-def _written_flags(cells: list[Cell]) -> dict[tuple[str, ...], Any]:
-    """``args.GROUP.FLAG`` -> its value as written (a ``${...}`` stays a reference), every cell's."""
+def _reshaped(name: str, value: Any, flag: Flag | None, now: Flag, old: Catalog, version: str) -> str | None:
+    """A flag both versions have, whose kind, type or arity changed, or whose choices no longer hold
+    the spec's value: it is kept as written (argparse may take it), and a person decides what it means."""
+    if flag is None or value is False:
+        return None
+    shape, was = (now.kind, now.type, now.nargs), (flag.kind, flag.type, flag.nargs)
+    values = value if isinstance(value, list) else [value]
+    lost = now.choices is not None and any(
+        v not in now.choices and not (isinstance(v, str) and "${" in v) for v in values
+    )
+    if shape == was and not lost:
+        return None
+    return (
+        f"--{name} (set to {value!r}) changed between miles {old.miles} and {version}: "
+        f"at {old.miles} {flag.describe()}; at {version} {now.describe()}. "
+        "Kept as written: check that the value still means what the test needs"
+    )
+
+
+def _written_flags(moved: Subject) -> dict[tuple[str, ...], Any]:
+    """``args.GROUP.FLAG`` -> its value as written (a ``${...}`` stays a reference), every cell's
+    (a base's: its own, as the specs that extend it get them)."""
     found: dict[tuple[str, ...], Any] = {}
-    for cell in cells:
-        for group, names in cell.composed.data.get("args", {}).items():
+    for composed in [cell.composed for cell in moved.cells] or [moved.composed]:
+        args = composed.data.get("args")
+        for group, names in args.items() if isinstance(args, dict) else ():
             if group == "why" or not isinstance(names, dict):
                 continue
             for name, value in names.items():
