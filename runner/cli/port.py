@@ -96,4 +96,6 @@ def _lines(report: dict[str, Any]) -> list[str]:
 def _caused(report: dict[str, Any]) -> list[str]:
     if not report["caused"]:
         return []
-    return [f"the port caused {len(report['caused'])} of them: add a rule to miles/porting.yaml (after_refit)"]
+    return [
+        f"the port caused {len(report['caused'])} of them: add a rule to miles/porting.yaml (after_refit)"
+    ]

@@ -63,7 +63,9 @@ def _extenders(base: Path) -> Iterator[Path]:
     root = locate.matrices_root(base) or base.parent
     for count, spec in enumerate(pipeline.spec_files([root])):
         if count >= MAX_SPECS:
-            raise UsageError(f"{display_path(root)} holds more than {MAX_SPECS} specs: not searched for extenders")
+            raise UsageError(
+                f"{display_path(root)} holds more than {MAX_SPECS} specs: not searched for extenders"
+            )
         try:
             files = compose(spec).files
         except SpecError:
@@ -76,7 +78,7 @@ def checked(moved: Subject, out: Path, text: str, checkout: Path | None) -> Chec
     """The problems of the moved spec: its own cells', or a base's extenders' over it."""
     documents = {out.resolve(): text}
     if not moved.is_base:
-        return Checked(_problems([out], documents, checkout), [])
+        return Checked(_fatal_first([out], documents, checkout), [])
     if not moved.extenders:  # nothing uses it: it is checked as `validate` checks a base
         try:
             compose(out, documents)
@@ -84,22 +86,31 @@ def checked(moved: Subject, out: Path, text: str, checkout: Path | None) -> Chec
             return Checked(list(exc.problems), [])
         return Checked([], [])
     documents.update(_retargeted(moved, out))
-    found = _problems(list(moved.extenders), documents, checkout)
+    fatal, found = _problems(list(moved.extenders), documents, checkout)
     own = {*moved.composed.files, out.resolve()}
     theirs = [p for p in found if p.locations and not any(loc.file.resolve() in own for loc in p.locations)]
-    return Checked([p for p in found if p not in theirs], theirs)
+    return Checked([*fatal, *(p for p in found if p not in theirs)], theirs)
 
 
-def _problems(specs: list[Path], documents: dict[Path, str], checkout: Path | None) -> list[Problem]:
-    """Every cell's problems, each once; a spec that does not compose gives its errors."""
+def _fatal_first(specs: list[Path], documents: dict[Path, str], checkout: Path | None) -> list[Problem]:
+    fatal, found = _problems(specs, documents, checkout)
+    return [*fatal, *found]
+
+
+def _problems(
+    specs: list[Path], documents: dict[Path, str], checkout: Path | None
+) -> tuple[list[Problem], list[Problem]]:
+    """The errors of the specs that no longer compose (the move's, wherever they point), and every
+    cell's problems of the others; each once."""
+    fatal: list[Problem] = []
     found: list[Problem] = []
     for spec in specs:
         try:
             cells = pipeline.cells(spec, miles_root=checkout, documents=documents)
             found += [p for cell in cells for p in check.run(cell)]
         except SpecError as exc:
-            found += exc.problems
-    return list(dict.fromkeys(found))
+            fatal += exc.problems
+    return list(dict.fromkeys(fatal)), list(dict.fromkeys(found))
 
 
 def _retargeted(moved: Subject, out: Path) -> dict[Path, str]:
