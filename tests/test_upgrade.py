@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from runner import pipeline
 from runner.compose import compose
+from runner.knowledge import flags
 from runner.load import load
+from runner.upgrade import Target, of_version
+from runner.upgrade.plan import plan
+from runner.upgrade.subject import subject
 from tests.conftest import DATA
 
 MATRICES = pipeline.locate.BUNDLED_MATRICES
@@ -46,11 +51,19 @@ def test_upgrade_drops_a_removed_flag_with_a_todo_naming_the_upstream_change(cli
     assert result.out.endswith("validated: 0 errors, 1 warnings\n")
 
 
-def test_upgrade_of_the_rocm_spec_validates_with_nothing_to_decide(cli, tree):
-    result = cli("upgrade", "rocm/glm5-async", "--to-version", MAIN)
+def test_upgrade_of_the_rocm_spec_leaves_its_pr_era_branch_requirements_to_a_person(cli, tree):
+    result = cli("upgrade", "rocm/glm5-async", "--to-version", MAIN, "--format", "json")
     assert result.code == 0, result.err
-    assert "todo:" not in (tree / "rocm/glm5-async-31f1ca96.yaml").read_text()
-    assert result.out.endswith("validated: 0 errors, 0 warnings\n")
+    report = json.loads(result.out)
+    assert report["changes"] == []
+    assert report["todo"]["requires.indexer-topk-clamp"] == (
+        "requires.indexer-topk-clamp (the miles checkout must contain fix/glm5-indexer-topk-clamp) was written "
+        "for miles dc8b499b; whether miles 31f1ca96 contains it is unknown without a checkout (--miles-root). "
+        "Keep it where that fix is still needed and can be fetched; else delete it "
+        "(requires: {indexer-topk-clamp: !delete}) and say why: until then an unmet requirement skips the cell"
+    )
+    assert set(report["todo"]) == {"requires.indexer-topk-clamp", "requires.sparse-mla-gfx950"}
+    assert [(p["severity"], p["rule"]) for p in report["problems"]] == [("warning", "G6")] * 2
 
 
 def test_a_held_out_spec_loses_no_flag_whose_meaning_changed_silently(cli, tree):
@@ -256,3 +269,21 @@ def test_a_held_out_spec_keeps_and_flags_what_changed_meaning_under_the_same_nam
         "args.misc.disable-weights-backuper",
     }
     assert "advantage-estimator" in (tree / "nv/older-31f1ca96.yaml").read_text()
+
+
+@pytest.mark.allow_subprocess
+def test_a_branch_requirement_the_target_checkout_contains_moves_without_a_todo(tree, tmp_path):
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    git = ["git", "-C", str(checkout), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "fix"], check=True)
+    subprocess.run([*git, "branch", "fix/glm5-indexer-topk-clamp"], check=True)
+    moved = subject(tree / "rocm/glm5-async.yaml")
+    target = of_version(MAIN)
+    steps = plan(moved, flags.load(flags.shipped()[0]), Target(target.version, target.catalog, checkout))
+    assert list(steps.todo) == ["requires.sparse-mla-gfx950"]
+    assert (
+        f"the miles checkout {checkout} does not know fix/glm5-sparse-mla-gfx950: fetch it"
+        in (steps.todo["requires.sparse-mla-gfx950"])
+    )

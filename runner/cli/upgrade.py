@@ -21,10 +21,16 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "the overlay (extends SPEC) that moves it: a flag that kept its meaning under a new name is "
         "renamed, one set to its old default is dropped, any other that is gone is deleted with a TODO "
         "naming what changed (the upstream change, from miles/upgrades.yaml, and the help texts); "
+        "a flag kept under its name whose kind, type or arity changed, or whose choices lost the value, and "
+        "a requires: on a miles branch or commit the target checkout lacks are TODOs; "
         "miles_version is set, so the model preset, launch conventions and hardware stack follow, and "
-        "the reason says what changed in them. Then validate the result. Exit 2 if errors remain.",
+        "the reason says what changed in them. Then validate the result (a base, which has no hardware, "
+        "as the specs that extend it use it; their own lines' problems are listed apart). "
+        "Exit 2 if errors remain.",
     )
-    parser.add_argument("spec", metavar="SPEC", help="a spec (its path, or its name under matrices/)")
+    parser.add_argument(
+        "spec", metavar="SPEC", help="a spec or a base (its path, or its name under matrices/)"
+    )
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--miles-root", type=Path, metavar="DIR", help="the miles checkout to move to")
     target.add_argument(

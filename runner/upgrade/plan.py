@@ -9,6 +9,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
+from runner.knowledge.checkout import contains
 from runner.knowledge.flags.catalog import Catalog, Flag
 from runner.port.rules import Change
 from runner.upgrade.facts import FlagFact, flag_facts
@@ -39,7 +40,32 @@ def plan(moved: Subject, old: Catalog, target: Target) -> UpgradePlan:
             changes.extend(change)
         if note:
             todo[".".join(key)] = note
+    todo.update(_requirements(moved, target))
     return UpgradePlan(str(moved.version), target, tuple(changes), todo)
+
+
+def _requirements(moved: Subject, target: Target) -> dict[str, str]:
+    """A requirement that the miles checkout contain a ref (a branch in flight, a fix) was written for
+    the spec's miles: a TODO each, unless the target checkout is there and contains it."""
+    requires = moved.composed.data.get("requires")
+    todo: dict[str, str] = {}
+    for name, entry in requires.items() if isinstance(requires, dict) else ():
+        if not isinstance(entry, dict) or entry.get("kind") != "git" or entry.get("repo"):
+            continue  # another repository's ref does not follow miles' version
+        ref = str(entry.get("contains"))
+        if target.checkout is None:
+            known = f"whether miles {target.version} contains it is unknown without a checkout (--miles-root)"
+        else:
+            found = contains(target.checkout, ref, "the miles checkout")
+            if found.met:
+                continue
+            known = found.detail
+        todo[f"requires.{name}"] = (
+            f"requires.{name} (the miles checkout must contain {ref}) was written for miles {moved.version}; "
+            f"{known}. Keep it where that fix is still needed and can be fetched; else delete it "
+            f"(requires: {{{name}: !delete}}) and say why: until then an unmet requirement skips the cell"
+        )
+    return todo
 
 
 def _reshaped(name: str, value: Any, flag: Flag | None, now: Flag, old: Catalog, version: str) -> str | None:
