@@ -139,3 +139,22 @@ def test_a_store_that_cannot_be_opened_stops_the_run_before_anything_runs(cli, s
     assert result.code == 3
     assert result.err == f"run-matrix: history store {broken} cannot be opened: file is not a database\n"
     assert not Path("logs").exists() and not (tmp_path / "models").exists()  # no prepare step ran
+
+
+def test_runs_summary_names_a_gate_that_cannot_fail(cli, specs, users_cluster, history_url, tmp_path):
+    path = specs("async")
+    path.write_text(
+        path.read_text().replace("vars: {", f"vars: {{values: {tmp_path}/values.json, ")
+        + f'env: {{FAKE_MILES_METRICS_FILE: "${{vars.values}}"}}\nexpect:\n  {LOGPROB}: {{max: 1000}}\n'
+    )
+    (tmp_path / "values.json").write_text(json.dumps({STEP_TIME: 26.0, LOGPROB: 0.06}))
+    code, _, err = run(
+        cli, "m/fake/async.yaml", "--skip-prepare", "--history", history_url, address=users_cluster.address
+    )
+    assert code == 0, err
+    # read after the run: its own values count
+    assert (
+        f"run-matrix: warning [history] fake/async: expect.{LOGPROB}: max: 1000 is more than 10x anything "
+        "recorded (the largest |value| of 3 recorded samples is 0.06): a 10x regression passes; tighten it "
+        "(`history recommend` proposes a band)\n"
+    ) in err, err
