@@ -114,3 +114,32 @@ def test_write_is_for_recommend_alone(cli, history_url):
         2,
         "run-matrix: --write is for `history recommend`: it writes the bands it proposes\n",
     )
+
+
+def test_write_without_a_band_writes_nothing_and_says_so(cli, specs, history_url, tmp_path):
+    _cell_and_store(specs, history_url, GATED)[1].close()  # a gate, no run
+    before = (tmp_path / SPEC).read_text()
+    found = cli("history", "recommend", SPEC, "--history", history_url, "--write")
+    assert found.code == 0, found.err
+    assert found.out.endswith("--write: no band to write, nothing written\n")
+    assert (tmp_path / SPEC).read_text() == before
+
+
+def test_a_metric_whose_name_reads_as_several_why_keys_is_refused_and_nothing_written(
+    cli, specs, history_url, tmp_path
+):
+    odd = "x, y"  # a why: entry "expect.x, y.band" names two keys, neither this band
+    identity, store = _cell_and_store(
+        specs, history_url, f"expect:\n  '{odd}': {{band: {{rel_up: 1, rel_down: 1}}}}\n"
+    )
+    for value in (1.0, 2.0, 3.0):
+        _record(store, identity, {odd: [value]})
+    store.close()
+    before = (tmp_path / SPEC).read_text()
+    found = cli("history", "recommend", SPEC, "--history", history_url, "--write")
+    assert found.code == 2
+    assert found.err.startswith(
+        f"{SPEC}:7: error [edit] expect.x, y.band: its why: entry would not explain it (another why: does, or "
+        "the name reads as several keys): not written\n  ==> write the band by hand: expect.x, y.band: {rel_up: "
+    ), found.err
+    assert (tmp_path / SPEC).read_text() == before

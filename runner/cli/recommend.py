@@ -42,6 +42,8 @@ def run(location: Location, args: argparse.Namespace) -> int:
             _print(cell.id, recommended)
         for each in written:
             print(f"wrote {each}")
+        if args.write and not written:
+            print("--write: no band to write, nothing written")
     return 0
 
 

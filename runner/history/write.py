@@ -94,17 +94,19 @@ def _one_cell(path: Path, cell: Cell) -> None:
 def _check(path: Path, text: str, document: load.Document, cell: Cell, r: Recommendation, hint: str) -> None:
     """The cell composed from ``text`` has the band, the reason, and the content hash it had."""
     key = ("expect", r.metric, "band")
-    reasons = why.reasons(document, Collector())
-    now = pipeline.cells(path, miles_root=cell.miles_root, documents={path.resolve(): text})
-    found = next((c for c in now if c.id == cell.id), None)
-    band = found.spec.expect.get(r.metric) if found is not None else None
     problem = ""
-    if band is None or band.band is None or band.band.model_dump() != r.band:
-        problem = "the cell would not have the band (something after the spec's expect: sets it)"
-    elif found is not None and found.content_hash != cell.content_hash:
-        problem = "the cell's content hash would change, and with it the history the band was learned from"
-    elif reasons.get(load.dotted(key)) != r.why():
-        problem = "another why: in the file explains it"
+    if why.reasons(document, Collector()).get(load.dotted(key)) != r.why():
+        problem = "its why: entry would not explain it (another why: does, or the name reads as several keys)"
+    else:
+        now = pipeline.cells(path, miles_root=cell.miles_root, documents={path.resolve(): text})
+        found = next((c for c in now if c.id == cell.id), None)
+        band = found.spec.expect.get(r.metric) if found is not None else None
+        if band is None or band.band is None or band.band.model_dump() != r.band:
+            problem = "the cell would not have the band (something after the spec's expect: sets it)"
+        elif found is not None and found.content_hash != cell.content_hash:
+            problem = (
+                "the cell's content hash would change, and with it the history the band was learned from"
+            )
     if problem:
         at = [Location(path, document.lines.get(key))]
         raise SpecError.one("edit", f"{problem}: not written", key=load.dotted(key), at=at, hint=hint)
