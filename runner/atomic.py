@@ -48,8 +48,9 @@ def refuse_link(path: Path, replace_link: bool = False, hint: str = "") -> None:
             return
         where = os.readlink(path)
         more = f"; {hint}" if hint else ""
+        shown = Path(display_path(path.parent)) / path.name  # the link's name, not its target's
         raise EnvironmentProblem(
-            f"{display_path(path)} is a link (to {where}): run-matrix never writes through a link{more}"
+            f"{shown} is a link (to {where}): run-matrix never writes through a link{more}"
         )
     if not stat.S_ISREG(found.st_mode):
         raise EnvironmentProblem(f"{display_path(path)} is there and is not a plain file: not replaced")
