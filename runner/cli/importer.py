@@ -167,6 +167,8 @@ def run(args: argparse.Namespace) -> int:
     )
     result = import_test(request)
     print_problems(result.warnings, sys.stderr)
+    for note in result.notes if args.format != "json" else []:
+        print(f"{note.at}: note: {note.message}", file=sys.stderr)
     refused = _refused([parses.Written(args.script, output, result.launches)], parser)
     if args.format == "json":
         print_json(
@@ -181,8 +183,6 @@ def run(args: argparse.Namespace) -> int:
             }
         )
         return 2 if refused else 0
-    for note in result.notes:
-        print(f"{note.at}: note: {note.message}", file=sys.stderr)
     print(f"wrote {', '.join(display_path(path) for path in result.files)}")
     print(f"{len(result.cells)} cell(s): {', '.join(result.cells)}; each renders what the script launches")
     return 2 if refused else 0
