@@ -6,11 +6,14 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from runner.errors import Problem, UsageError
+from runner.errors import Problem, UsageError, merged
+
+if TYPE_CHECKING:
+    from runner.cell import Cell
 
 SELECT_HELP = (
     "select cells: an id, an id glob (rocm/*) or an expression over axis values (fp8_rollout and not rocm)"
@@ -114,6 +117,17 @@ def print_validated(
         print_problems(problems, sys.stdout)
         print("\n".join([f"validated: {errors} errors, {len(problems) - errors} warnings", *after]))
     return 2 if errors else 0
+
+
+def miles_verdicts(cells: Sequence[Cell], args: argparse.Namespace) -> dict[str, list[Problem]]:
+    """``--miles-python``'s verdict on ``cells`` (``runner.miles_parser``, validate's own check): the
+    problems per cell id; each refusal printed on stderr, one shared by several cells once."""
+    from runner import miles_parser  # renders and starts a sandbox: only when asked
+
+    found = miles_parser.check(cells, args.miles_python, args.miles_root, args.trust_checkout)
+    refusals = ((cell, p) for cell, problems in found.items() for p in problems if p.severity == "error")
+    print_problems(merged(refusals), sys.stderr)
+    return found
 
 
 def print_problems(problems: Iterable[Problem], stream: TextIO) -> None:
