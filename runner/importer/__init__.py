@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner import hardware, locate, pipeline, system_steps
+from runner import hardware, locate, pipeline, system_steps, write
 from runner.cell import Cell
 from runner.compose import compose
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
-from runner.importer import capture, ci_block, launch_reads, plan, registrations, roundtrip, sides, write
+from runner.importer import capture, ci_block, launch_reads, plan, registrations, roundtrip, sides
 from runner.importer.events import refused
 from runner.importer.fit import Destination, built, cell_of, final_texts, grow
 from runner.importer.notes import Note, SystemStep

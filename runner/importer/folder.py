@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner import atomic
+from runner import atomic, write
 from runner.errors import Location, Problem, SpecError, UsageError
-from runner.importer import Imported, components_folder, family_base, plan, write
+from runner.importer import Imported, components_folder, family_base, plan
 from runner.importer.batch import Batch, Job, runner
 from runner.importer.siblings import AMD_PREFIX, named_sibling, nearest
 from runner.load import load

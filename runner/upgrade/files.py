@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import schemas
-from runner.importer.emit import Expression, dump
+from runner.emit import Expression, dump
 from runner.load import DELETE
 from runner.upgrade.plan import UpgradePlan
 
