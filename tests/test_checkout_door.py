@@ -293,3 +293,31 @@ def test_what_the_commands_that_take_a_checkout_open_of_it_is_opened_by_the_door
     )
     assert outside == []
     assert any(where.startswith("knowledge/checkout/") for _, where in OPENED)  # the hook saw the door
+
+
+@pytest.mark.allow_subprocess
+def test_what_import_opens_of_the_checkout_here_is_opened_by_the_door_or_an_allowed_module(cli, tmp_path):
+    """Import runs the tests in the sandbox; on this machine it reads the checkout only through the
+    door, and hashes it for the recording cache (importer/recordings.py, allowed above)."""
+    import shutil
+
+    from tests.conftest import DATA
+    from tests.test_importer_suite import FAMILY
+
+    tmp_path.chmod(0o755)  # read in the sandbox as the unprivileged user nobody
+    checkout = tmp_path / "miles"
+    shutil.copytree(DATA / "fake-miles", checkout)
+    shutil.copytree(DATA / "main-layout", checkout, dirs_exist_ok=True)
+    OPENED.clear()
+    watch([checkout, checkout.resolve()])
+    try:
+        done = cli(
+            "import", str(checkout / FAMILY), "-o", str(tmp_path / "tiny"), "--miles-root", str(checkout)
+        )
+    finally:
+        WATCHING.clear()
+    assert done.code == 0, done.err
+    outside = sorted(
+        {where for _, where in OPENED if not (where.startswith("knowledge/checkout/") or allowed(where))}
+    )
+    assert outside == []
