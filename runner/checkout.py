@@ -2,7 +2,7 @@
 
 The checkout's ``scripts/models/<type>.py`` or ``.sh`` is expanded as miles expands it, and its
 ``execute_train`` is observed, both in the sandbox (``runner.knowledge.presets``,
-``runner.importer.observed``); a difference from run-matrix's shipped preset or launch
+``runner.knowledge.conventions``); a difference from run-matrix's shipped preset or launch
 conventions is a warning that names the tokens, never hidden.
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 from runner.cell import Cell
 from runner.errors import Problem, RunMatrixError, SpecError
 from runner.knowledge import presets
+from runner.knowledge.conventions import checkout_conventions
 from runner.render import MILES_ROOT_REFERENCE, Context, preset_tokens
 from runner.sandbox.bwrap import IsolationUnavailable
 from runner.steps import overridden
@@ -50,8 +51,6 @@ def launch_context(
 
 def _conventions(cell: Cell, miles_root: Path, trust: bool) -> tuple[LaunchConventions, list[Problem]]:
     """The checkout's own execute_train decides what is added around the flags."""
-    from runner.importer.observed import checkout_conventions  # the import sandbox's recorder
-
     shipped = f"the shipped launch conventions (miles {(cell.conventions.miles_commit or 'unknown')[:8]})"
     where = (cell.location("miles_version"),)
     try:

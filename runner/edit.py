@@ -2,7 +2,7 @@
 
 A spec is a file people write and comment; rewriting it whole would lose its comments, blank lines,
 quoting and key order. Each value is spliced where PyYAML's marks put the node it replaces (or the
-mapping it joins), written by import's writer (``importer.emit``, which reads back what it writes).
+mapping it joins), written by the one YAML writer (``runner.emit``, which reads back what it writes).
 The result must load (``load.loads``) as the old data with exactly those keys changed; anything else
 (a key reached through an alias, a value that is not a mapping on the way, a layout the splice gets
 wrong) is refused at the key's line and the text is left as it is. Pure: text in, text out.
@@ -17,9 +17,8 @@ from typing import Any
 
 import yaml
 
-from runner import load
+from runner import emit, load
 from runner.errors import Location, SpecError
-from runner.importer import emit
 from runner.load import Key, dotted
 
 _ANCHORED = "is an anchor used elsewhere (&/*): an edit would change both"

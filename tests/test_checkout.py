@@ -86,9 +86,9 @@ def test_the_checkouts_own_execute_train_decides_the_runtime_env(tmp_path):
 def test_a_stuck_execute_train_is_a_warning_once_per_process(tmp_path, monkeypatch):
     """A hostile (or broken) checkout whose execute_train never returns costs one probe timeout, not
     one per cell; render keeps the shipped conventions and says why."""
-    from runner.importer import observed
+    from runner.knowledge import conventions
 
-    monkeypatch.setattr(observed, "PROBE_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(conventions, "PROBE_TIMEOUT_S", 2.0)
     checkout = edited_checkout(
         tmp_path, "    master = os.environ", "    while True:\n        pass\n    master = os.environ"
     )
@@ -98,8 +98,7 @@ def test_a_stuck_execute_train_is_a_warning_once_per_process(tmp_path, monkeypat
     assert time.monotonic() - started < 10
     assert warnings[0] == warnings[1]
     assert warnings[0][0].message == (
-        "the checkout's execute_train cannot be observed (probe_execute_train.py cannot be imported: it did not"
-        " finish within 2 s under the recorder (does it wait for something?)); using the shipped launch"
-        " conventions (miles dc8b499b)"
+        "the checkout's execute_train cannot be observed (it did not finish within 2 s in the sandbox (does"
+        " it wait for something?)); using the shipped launch conventions (miles dc8b499b)"
     )
     assert launch_context(first, CHECKOUT, {})[0].conventions == first.conventions  # the stand-in's hold

@@ -5,6 +5,7 @@ the tree."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -163,3 +164,92 @@ def test_ref_names_are_validated_as_git_validates_them(name, valid):
     from runner.knowledge.checkout import valid_ref
 
     assert valid_ref(name) is valid
+
+
+PARSER_BREAKERS = {  # what a hostile file holds to crash Python's parser, not with a SyntaxError
+    "MemoryError": "-" * 200_000 + "1\n",
+    "RecursionError": "x = " + "+".join(["1"] * 200_000) + "\n",
+}
+
+
+@pytest.mark.parametrize("crash", sorted(PARSER_BREAKERS))
+def test_a_file_a_check_names_that_breaks_pythons_parser_is_a_reason_not_a_traceback(tmp_path, crash):
+    from runner.knowledge import own_checks
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/evil.py").write_text(PARSER_BREAKERS[crash])
+    assert own_checks.read(tmp_path, "tests/evil.py:check") == (
+        f"tests/evil.py in the checkout at {tmp_path} cannot be parsed: {crash}: nested too deeply for"
+        " Python's parser"
+    )
+
+
+@pytest.mark.allow_subprocess
+def test_validate_with_a_checkout_whose_flags_break_the_parser_exits_with_the_reason(cli, tmp_path):
+    from tests.conftest import DATA
+
+    root = tmp_path / "miles"
+    shutil.copytree(DATA / "fake-miles", root)
+    (root / "miles/utils/arguments.py").write_text(PARSER_BREAKERS["MemoryError"])
+    subprocess.run(["chmod", "-R", "a+rX", str(tmp_path)], check=True)
+    done = cli("validate", "rocm/glm5-async", "--miles-root", str(root))
+    assert (done.code, done.err.strip()) == (
+        3,
+        f"run-matrix: miles/utils/arguments.py in the checkout at {root} cannot be parsed: MemoryError:"
+        " nested too deeply for Python's parser",
+    )
+
+
+def test_a_checkout_python_file_the_door_cannot_read_or_parse_has_no_docstring(tmp_path):
+    from runner.knowledge.checkout import Tree, docstring
+
+    secret = tmp_path / "notes.py"
+    secret.write_text(f'"""{SECRET}"""\n')
+    root = tmp_path / "miles"
+    root.mkdir()
+    (root / "test_ok.py").write_text('"""Checks a thing."""\n')
+    (root / "test_out.py").symlink_to(secret)
+    (root / "test_crash.py").write_text(PARSER_BREAKERS["RecursionError"])
+    os.mkfifo(root / "test_fifo.py")
+    tree = Tree.at(root)
+    assert docstring(tree, "test_ok.py") == "Checks a thing."
+    for name in ("test_out.py", "test_crash.py", "test_fifo.py", "../notes.py"):
+        assert docstring(tree, name) == ""
+
+
+def test_a_walk_of_the_checkout_enters_no_linked_folder_and_is_bounded(tmp_path):
+    from runner.knowledge.checkout import TooLarge, Tree
+
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere/test_secret.py").write_text(SECRET)
+    root = tmp_path / "miles"
+    (root / "tests/e2e").mkdir(parents=True)
+    (root / "tests/e2e/test_a.py").write_text("")
+    (root / "tests/linked").symlink_to(tmp_path / "elsewhere")
+    tree = Tree.at(root)
+    walked = [(str(folder), others, folders) for folder, others, folders in tree.walk("tests")]
+    assert walked == [("tests", ["linked"], ["e2e"]), ("tests/e2e", ["test_a.py"], [])]
+    with pytest.raises(TooLarge):
+        list(tree.walk(limit=2))
+
+
+@pytest.mark.allow_subprocess
+def test_import_refuses_a_test_of_the_checkout_that_links_out_of_it(cli, tmp_path):
+    """Before, the sandbox bound the file the link named and ran it: a file of this machine."""
+    from tests.conftest import DATA
+
+    tmp_path.chmod(0o755)
+    outside = tmp_path / "notes.py"
+    outside.write_text(f"raise SystemExit({SECRET!r})\n")
+    root = tmp_path / "miles"
+    shutil.copytree(DATA / "fake-miles", root)
+    (root / "tests/e2e").mkdir(parents=True)
+    (root / "tests/e2e/test_evil.py").symlink_to(outside)
+    test = root / "tests/e2e/test_evil.py"
+    done = cli("import", str(test), "-o", str(tmp_path / "out.yaml"), "--miles-root", str(root))
+    assert (done.code, done.err.strip()) == (
+        2,
+        f"run-matrix: {test} leads out of the checkout at {root}: run-matrix imports only the checkout's"
+        " own files (copy the test into the checkout)",
+    )
+    assert SECRET not in done.out + done.err

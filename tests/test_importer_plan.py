@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.importer.emit import Text
+from runner.emit import Text
 from runner.importer.plan import ImportPlan, merge
 from runner.importer.residual import data_residual, same_data
 from runner.load import DELETE

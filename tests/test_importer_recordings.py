@@ -40,6 +40,22 @@ def test_the_key_changes_with_any_byte_the_sandbox_shows_and_with_the_environmen
     assert recordings.key({"env": {"A": "1"}}, [tree])[0] not in (first,)
 
 
+def test_a_tree_past_the_bytes_hashed_in_all_is_unhashable_and_a_fifo_is_not_waited_on(tmp_path, monkeypatch):
+    """Hashing what the sandbox binds reads each file once: a checkout of huge files costs no more
+    than MAX_BYTES before nothing is cached, and a FIFO (or a link) is never opened to wait on."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "test_a.py").write_text("print(1)\n")
+    os.mkfifo(tree / "fifo.py")
+    (tree / "link.py").symlink_to(tree / "fifo.py")
+    recordings.key({}, [tree])  # returns: neither the FIFO nor the link to it is opened
+    (tree / "big.bin").write_bytes(b"x" * 64)
+    monkeypatch.setattr(recordings, "MAX_BYTES", 32)
+    recordings._CONTENTS.clear()
+    with pytest.raises(recordings.Unhashable, match="more than 32 bytes under"):
+        recordings.key({}, [tree])
+
+
 @pytest.mark.parametrize(
     "damage",
     [

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner import atomic, edit, load, pipeline, why
+from runner.emit import flow
 from runner.errors import Collector, Location, SpecError, display_path, printable
-from runner.importer.emit import flow
 from runner.paths import read_text
 
 if TYPE_CHECKING:

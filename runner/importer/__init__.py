@@ -21,7 +21,6 @@ Glossary:
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import datetime
 import functools
@@ -31,16 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner import hardware, locate, pipeline, system_steps
+from runner import hardware, locate, pipeline, system_steps, write
 from runner.cell import Cell
 from runner.compose import compose
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
-from runner.importer import capture, ci_block, launch_reads, plan, registrations, roundtrip, sides, write
+from runner.importer import capture, ci_block, launch_reads, plan, registrations, roundtrip, sides
 from runner.importer.events import refused
 from runner.importer.fit import Destination, built, cell_of, final_texts, grow
 from runner.importer.notes import Note, SystemStep
 from runner.importer.variants import Variants
 from runner.importer.version import miles_version
+from runner.knowledge import checkout
 from runner.redact import Redactor
 from schemas.matrix import AxisValue
 
@@ -180,9 +180,26 @@ def _check_request(request: Request) -> None:
         raise UsageError(f"no test script {request.script}")
     if request.miles_root is not None and not request.miles_root.is_dir():
         raise UsageError(f"--miles-root {request.miles_root}: no such directory")
+    if request.miles_root is not None:
+        _refuse_link_out(request.script, checkout.Tree.at(request.miles_root))
     if request.hardware is not None:
         locate.hardware_profile(request.hardware, request.output, Location(request.output))
     write.refuse_existing([request.output], request.force)
+
+
+def _refuse_link_out(script: Path, tree: checkout.Tree) -> None:
+    """A test in the checkout that is a link out of it (``test_x.py -> ~/notes.py``) is refused: the
+    sandbox would bind and run what it points to, a file of this machine, not of the checkout."""
+    named = _unlinked(script)
+    if not named.is_relative_to(tree.root):
+        return  # a script outside the checkout: the one the caller named
+    try:
+        tree.locate(named.relative_to(tree.root).as_posix())
+    except checkout.OutsideCheckout:
+        raise UsageError(
+            f"{script} leads out of the checkout at {tree.root}: run-matrix imports only the checkout's"
+            " own files (copy the test into the checkout)"
+        ) from None
 
 
 def _with_hardware(request: Request, variants: Variants, recorded: sides.Recorded) -> Request:
@@ -250,11 +267,10 @@ def _sources(variants: Variants) -> dict[str, str]:
 
 
 def _description(script: Path) -> str:
-    try:
-        docstring = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8")))
-    except (SyntaxError, UnicodeDecodeError, ValueError):
-        docstring = None
-    paragraph = (docstring or "").strip().split("\n\n")[0]
+    """The first paragraph of the script's docstring, read through the door (a link out of its
+    folder, a FIFO, a file over 4 MiB or one Python's parser cannot hold has none)."""
+    docstring = checkout.docstring(checkout.Tree.at(script.parent), script.name)
+    paragraph = docstring.strip().split("\n\n")[0]
     return " ".join(paragraph.split()) or f"imported from {script.name}"
 
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runner import pipeline
+from runner import emit, pipeline
 from runner.errors import Problem, SpecError
-from runner.importer import emit
 from runner.load import WrittenFloat
 
 NOT_SHARED = ("description", "matrix", "extends")  # each case says these itself

@@ -18,6 +18,7 @@ refused, never followed.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 import tempfile
@@ -26,11 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner import atomic
+from runner import atomic, write
 from runner.errors import Location, Problem, SpecError, UsageError
-from runner.importer import Imported, components_folder, family_base, plan, write
+from runner.importer import Imported, components_folder, family_base, plan
 from runner.importer.batch import Batch, Job, runner
 from runner.importer.siblings import AMD_PREFIX, named_sibling, nearest
+from runner.knowledge import checkout
 from runner.load import load
 
 MAX_TESTS = 200
@@ -247,7 +249,7 @@ def _tests(folder: Path) -> tuple[list[Path], list[Path], list[Path]]:
     """The folder's CUDA tests, its AMD variants, and the links among them (never followed)."""
     if not folder.is_dir():
         raise UsageError(f"no folder {folder}")
-    tests = sorted(folder.glob("test_*.py"))
+    tests = sorted(folder / name for name in _names(folder) if fnmatch.fnmatchcase(name, "test_*.py"))
     if not tests:
         raise UsageError(f"{folder} holds no test_*.py")
     if len(tests) > MAX_TESTS:
@@ -255,6 +257,17 @@ def _tests(folder: Path) -> tuple[list[Path], list[Path], list[Path]]:
     links = [t for t in tests if t.is_symlink()]
     amd = [t for t in tests if t.name.startswith(AMD_PREFIX) and t not in links]
     return [t for t in tests if t not in amd and t not in links], amd, links
+
+
+def _names(folder: Path) -> list[str]:
+    """What ``folder`` holds, listed through the door (a checkout's tests are a stranger's files)."""
+    try:
+        _, others, folders = next(checkout.Tree.at(folder).walk())
+    except checkout.TooLarge:
+        raise UsageError(f"{folder} holds too many entries to list; import a part of it") from None
+    except StopIteration:  # the folder cannot be listed
+        return []
+    return [*others, *folders]
 
 
 def _link(test: Path) -> Problem:

@@ -56,6 +56,7 @@ HELPERS_MODULE = "miles.utils.external_utils.command_utils"
 _UNLINK, _RMDIR = os.unlink, os.rmdir  # the real ones, kept before the guards replace them
 MAX_WRITTEN = 64 * 1024  # bytes of a file the test writes that a prepare step may hold
 HERE = Path(__file__).resolve().parent
+MISSING = HERE.parent / "sandbox" / "missing.py"  # the stand-ins for absent packages (shared with knowledge/)
 SANDBOX = (
     "harness.py",
     "guards.py",
@@ -63,7 +64,6 @@ SANDBOX = (
     "trace.py",
     "recording.py",
     "recorder.py",
-    "missing.py",
     "registry.py",
     "verifiers.py",
     "hooks.py",
@@ -94,11 +94,11 @@ def main(argv: Sequence[str]) -> int:
         trace.checkout = str(miles_root) if miles_root else ""
         trace.checkpoints = json.loads(os.environ.pop("RUN_MATRIX_CHECKPOINTS", "{}"))
         verifiers = json.loads(os.environ.pop("RUN_MATRIX_VERIFIERS", "[]"))
-        trace.own_files |= {str(HERE / name) for name in SANDBOX}
+        trace.own_files |= {str(HERE / name) for name in SANDBOX} | {str(MISSING)}
         trace.own_code = (str(script.parent) + os.sep, *([str(miles_root) + os.sep] if miles_root else []))
         trace.library = tuple(f"{miles_root / part}{os.sep}" for part in LIBRARY) if miles_root else ()
         registry = _load("_run_matrix_registry", "registry.py")
-        missing = _load("_run_matrix_missing", "missing.py")
+        missing = _load("_run_matrix_missing", str(MISSING))
         sys.meta_path.append(
             missing.Missing(trace.own_code, lambda name: None, functools.partial(_asked, trace))
         )
@@ -160,7 +160,8 @@ def _read_back(events: list[dict[str, Any]]) -> None:
 
 
 def _load(name: str, file: str) -> Any:
-    """A sibling file as module ``name`` (registered: dataclasses and imports look modules up by name)."""
+    """A sibling file (or one named by its whole path) as module ``name`` (registered: dataclasses and
+    imports look modules up by name)."""
     spec = importlib.util.spec_from_file_location(name, HERE / file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

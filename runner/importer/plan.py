@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner import locate
-from runner.importer import emit
+from runner import emit, locate
 from runner.importer.notes import Note
 from runner.importer.residual import Edit
 from runner.load import DELETE, Key

@@ -20,8 +20,8 @@ from typing import Any, get_args
 from pydantic import TypeAdapter, ValidationError
 
 from runner import system_steps
+from runner.emit import flag_value
 from runner.errors import Location, SpecError
-from runner.importer.emit import flag_value
 from runner.importer.events import Event, refused
 from runner.importer.groups import flags
 from runner.importer.notes import Note, SystemStep, reset_note, resets_node

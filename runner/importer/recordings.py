@@ -5,7 +5,8 @@ nothing is invalidated by hand (a miss costs a sandbox run; a stale hit would be
 
 * what the sandbox showed the script: every file under each path it binds (``binds.script_reads``:
   the whole checkout with ``--miles-root``, else the script and the modules beside it it imports),
-  by name and bytes, a link by its target;
+  by name and bytes, a link by its target (each file opened without following a link or waiting on
+  a FIFO; past :data:`MAX_FILES` files or :data:`MAX_BYTES` bytes in all nothing is cached);
 * run-matrix's own code and data (every file of the ``runner`` and ``schemas`` packages and of
   ``miles/``: the harness and recorder run in the sandbox, the rest reads what they wrote), the
   interpreter (its path and version) and what is installed for it (the names in every folder of
@@ -37,6 +38,8 @@ from runner.atomic import write_text
 FORMAT = "run-matrix-recording-1"
 MAX_ENTRY = 64 << 20  # bytes of one entry read, at the most
 MAX_FILES = 50_000  # files of the bound paths hashed, at the most; past it nothing is cached
+MAX_BYTES = 2 << 30  # bytes of the bound files hashed, in all, at the most (likewise)
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # no link, no waiting on a FIFO
 _OWN = Path(__file__).resolve().parents[2]  # the folder holding runner/, schemas/, miles/
 _OWN_PARTS = ("runner", "schemas", "miles")
 _SKIPPED = frozenset({"__pycache__"})  # what Python writes beside run-matrix's own code
@@ -179,6 +182,7 @@ def _stamp(paths: list[Path]) -> str:
 def _tree(paths: list[Path], skipped: frozenset[str] = frozenset()) -> tuple[str, str]:
     """The stamp of ``paths`` and the hash of their names and bytes (a link: its target)."""
     stamp_digest, digest = hashlib.sha256(), hashlib.sha256()
+    left = MAX_BYTES
     for path, info in _files(paths, skipped):
         line = f"{path}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}\0{info.st_ino}\n"
         stamp_digest.update(line.encode())
@@ -186,16 +190,28 @@ def _tree(paths: list[Path], skipped: frozenset[str] = frozenset()) -> tuple[str
         if stat.S_ISLNK(info.st_mode):
             digest.update(b"link\0" + os.readlink(path).encode("utf-8", "surrogateescape"))
         elif stat.S_ISREG(info.st_mode):
-            digest.update(_file_hash(path).encode())
+            left -= info.st_size
+            if left < 0:
+                raise Unhashable(f"more than {MAX_BYTES} bytes under {', '.join(map(str, paths))}")
+            digest.update(_file_hash(path, info.st_size).encode())
         else:
             digest.update(f"kind {stat.S_IFMT(info.st_mode)}".encode())
         digest.update(b"\n")
     return stamp_digest.hexdigest(), digest.hexdigest()
 
 
-def _file_hash(path: str) -> str:
+def _file_hash(path: str, size: int) -> str:
+    """The hash of the file's first ``size`` bytes (what ``lstat`` said it held: one that grew or was
+    swapped since changes the stamp, so its recording is not kept), opened as :data:`_READ` says."""
     try:
-        with open(path, "rb") as file:
-            return hashlib.file_digest(file, "sha256").hexdigest()
+        descriptor = os.open(path, _READ)
     except OSError as exc:
         return f"error {exc.errno}"
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return "not a regular file"
+        digest = hashlib.sha256()
+        while size > 0 and (chunk := file.read(min(size, 1 << 20))):
+            digest.update(chunk)
+            size -= len(chunk)
+        return digest.hexdigest()

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from runner import locate
+from runner.emit import Text
 from runner.errors import Location
-from runner.importer.emit import Text
 from runner.importer.events import refused
 from runner.importer.notes import Note
 from runner.importer.traced import Registration

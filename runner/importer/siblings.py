@@ -6,12 +6,12 @@ case whose imported launch differs from its own in the fewest flags.
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from runner.knowledge import checkout
 from runner.load import load
 
 AMD_PREFIX = "test_amd_"
@@ -34,10 +34,8 @@ def nearest(alone: Path, cuda: list[Path], alone_of: Callable[[Path], Path]) -> 
 
 
 def _docstring(test: Path) -> str:
-    try:
-        return ast.get_docstring(ast.parse(test.read_text(encoding="utf-8"))) or ""
-    except (SyntaxError, UnicodeDecodeError, ValueError):
-        return ""
+    """The test's docstring, read through the door (its folder as the tree: a link out is not read)."""
+    return checkout.docstring(checkout.Tree.at(test.parent), test.name)
 
 
 def _flags(data: dict[str, Any]) -> dict[str, Any]:

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner.errors import RunMatrixError, SpecError, UsageError
@@ -27,6 +26,7 @@ from runner.importer import Request
 from runner.importer.batch import attempt
 from runner.importer.folder import Folder, FolderImported, import_folder
 from runner.importer.workers import Workers
+from runner.knowledge import checkout
 
 MAX_FOLDERS = 500  # folders below the root looked into, at the most
 MAX_TESTS = 2000  # tests in the whole tree, at the most
@@ -55,20 +55,28 @@ def test_folders(root: Path) -> dict[Path, list[Path]]:
     if not root.is_dir():
         raise UsageError(f"no folder {root}")
     found: dict[Path, list[Path]] = {}
-    for seen, (folder, names, files) in enumerate(os.walk(root, followlinks=False)):
+    for seen, (folder, others, names) in enumerate(_walk(root)):
         names[:] = sorted(n for n in names if not n.startswith(".") and n != "__pycache__")
         if seen >= MAX_FOLDERS:
             raise UsageError(f"{root} holds more than {MAX_FOLDERS} folders; import a part of it")
-        named = [n for n in [*files, *names] if n.startswith("test_") and n.endswith(".py")]
-        tests = sorted(Path(folder, n) for n in named)
+        named = [n for n in [*others, *names] if n.startswith("test_") and n.endswith(".py")]
+        tests = sorted(root / folder / n for n in named)
         if tests:
-            found[Path(folder).relative_to(root)] = tests
+            found[Path(folder)] = tests
     total = sum(len(tests) for tests in found.values())
     if not found:
         raise UsageError(f"{root} holds no test_*.py, in no folder below it either")
     if total > MAX_TESTS:
         raise UsageError(f"{root} holds {total} tests; import at most {MAX_TESTS} at once")
     return found
+
+
+def _walk(root: Path) -> Iterator[tuple[PurePosixPath, list[str], list[str]]]:
+    """The folders below ``root`` through the door (a checkout's tests are a stranger's files)."""
+    try:
+        yield from checkout.Tree.at(root).walk()
+    except checkout.TooLarge:
+        raise UsageError(f"{root} holds too many entries to list; import a part of it") from None
 
 
 def import_suite(suite: Suite, progress: Progress | None = None) -> SuiteImported:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from runner import pipeline
+from runner.emit import flag_value
 from runner.errors import Location, SpecError
 from runner.importer import groups, launch_reads, prepare
-from runner.importer.emit import flag_value
 from runner.importer.events import refused
 from runner.importer.knowledge import Knowledge
 from runner.importer.launch import Launched, launched

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from runner.knowledge.checkout import CheckoutError, OutsideCheckout, TooLarge, Tree
+from runner.knowledge.checkout import CheckoutError, OutsideCheckout, TooLarge, Tree, Unparsable, parsed
 from schemas import calls
 
 MAX_BYTES = 4 * 1024 * 1024  # a test file is kilobytes; a bigger one is not parsed
@@ -76,13 +76,13 @@ def _parsed(door: Tree, relative: str, stamp: int) -> dict[str, ast.FunctionDef 
     of it (``from X import name``: a name of the module a ``launched_by`` may leave out); why not, if
     it cannot be read. ``stamp`` (the file's mtime) makes an edited file a new cache entry."""
     try:
-        tree = ast.parse(door.read_bytes(relative, MAX_BYTES), filename=str(door.root / relative))
+        tree = parsed(door, relative, MAX_BYTES)
     except TooLarge:
         return f"is over {MAX_BYTES // (1024 * 1024)} MiB: not read"
+    except Unparsable as error:
+        return f"cannot be parsed: {error.reason}"
     except CheckoutError as error:
         return f"cannot be read: {error}"
-    except (SyntaxError, ValueError) as error:
-        return f"cannot be parsed: {type(error).__name__}: {error}"
     found: dict[str, ast.FunctionDef | int | None] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from runner import locate
+from runner.emit import dump, flag_value
 from runner.errors import SpecError
-from runner.importer.emit import dump, flag_value
 from runner.knowledge import presets, versions
 from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.preset_data import shipped
@@ -100,7 +100,7 @@ def _holds(path: Path, text: str) -> bool:
 
 
 def write(planned: SyncPlan) -> None:
-    from runner.importer.write import write_all
+    from runner.write import write_all
 
     write_all(planned.texts, force=True)
     for path in planned.stale:

@@ -13,7 +13,7 @@ import ast
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-from runner.knowledge.checkout import CheckoutError, Tree
+from runner.knowledge.checkout import CheckoutError, Tree, parsed
 
 MAX_FILES = 64  # local modules of one test, its own included (miles' tests import two or three)
 MAX_SOURCE = 1024 * 1024  # a test module of miles is kilobytes
@@ -45,8 +45,8 @@ def _imports(tree: Tree, module: PurePosixPath) -> tuple[str, ...]:
 def _imports_of(tree: Tree, module: PurePosixPath, _stamp: int) -> tuple[str, ...]:
     """The local files one module imports (each module parsed once, whichever test imports it)."""
     try:
-        source = ast.parse(tree.read_text(module, MAX_SOURCE))
-    except (CheckoutError, SyntaxError, ValueError, RecursionError):
+        source = parsed(tree, module, MAX_SOURCE)
+    except CheckoutError:
         return ()
     found: list[str] = []
     for node in ast.walk(source):

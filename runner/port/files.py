@@ -11,8 +11,8 @@ from typing import Any
 
 import schemas
 from runner import locate
+from runner.emit import Expression, dump
 from runner.errors import display_path
-from runner.importer.emit import Expression, dump
 from runner.load import DELETE
 from runner.matrix import show
 from runner.port.rules import Change, PortPlan

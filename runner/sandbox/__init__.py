@@ -20,6 +20,9 @@ system isolates (``bwrap.py``):
 * an environment built from nothing: no variable of the caller's reaches it, and whatever it
   prints is scrubbed of the caller's secret values (``runner/redact.py``).
 
+Inside the child, a package the interpreter lacks that the checkout's code imports is a stand-in
+(``missing.py``, loaded by path by the import's harness and by ``knowledge/conventions_driver.py``).
+
 Where the system cannot isolate (no bubblewrap, no namespaces) ``run()`` refuses with an
 environment error unless the caller passes ``trust=True`` (``--trust-checkout``): then the child
 runs as the caller with the same limits, environment and new process session, but sees the whole

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runner.importer.emit import dump
+from runner.emit import dump
 from runner.port.files import reasons, relative, schema_line, sections
 from runner.upgrade.plan import UpgradePlan
 

@@ -4,7 +4,7 @@ launch conventions of every version, for both training backends.
 
   python tools/launch/check_conventions.py MILES_CHECKOUT [MODEL_TYPE]
 
-The checkout's execute_train runs in the import sandbox (nothing it would run is run). Prints the
+The checkout's execute_train runs in the sandbox (nothing it would run is run). Prints the
 differences per shipped version and backend; exit 1 when no shipped version matches exactly.
 """
 
@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from runner import locate, pipeline
-from runner.importer.observed import checkout_conventions
 from runner.knowledge import versions
+from runner.knowledge.conventions import checkout_conventions
 
 
 def main() -> int:

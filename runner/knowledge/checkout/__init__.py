@@ -17,12 +17,14 @@ read as a stranger's:
 Readers of particular files (presets, flags, a test's own checks, CI workflows) take a
 :class:`Tree` and use only its methods: ``locate``, ``exists``, ``is_file``, ``is_dir``,
 ``read_bytes``/``read_text`` (bounded), ``files`` (bounded listing), ``digest`` and ``stamp``
-(cache keys). ``tests/test_checkout_door.py`` holds that no module of ``runner/`` outside this
-package opens a file of a checkout or runs git.
+(cache keys); a Python file is parsed by ``parsed`` (``source.py``: a parser's crash on a hostile
+file is an error that names it, never a traceback). ``tests/test_checkout_door.py`` holds that no
+module of ``runner/`` outside this package opens a file of a checkout or runs git.
 """
 
 from runner.knowledge.checkout.facts import Containment, contains, head_commit, identity
 from runner.knowledge.checkout.refs import NotGit, valid_ref
+from runner.knowledge.checkout.source import Unparsable, docstring, parsed
 from runner.knowledge.checkout.tree import CheckoutError, OutsideCheckout, TooLarge, Tree
 
 __all__ = [
@@ -32,8 +34,11 @@ __all__ = [
     "OutsideCheckout",
     "TooLarge",
     "Tree",
+    "Unparsable",
     "contains",
+    "docstring",
     "head_commit",
     "identity",
+    "parsed",
     "valid_ref",
 ]

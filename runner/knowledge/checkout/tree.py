@@ -4,7 +4,8 @@ Every path is relative to the checkout's root and is resolved (links followed) b
 ends outside the root is refused (:class:`OutsideCheckout`), whatever the link or ``..`` that led
 there. A read opens the resolved path with ``O_NOFOLLOW`` (a link swapped in after the check is not
 followed) and ``O_NONBLOCK`` (a FIFO does not hang), takes a regular file only, and reads at most
-its limit (:class:`TooLarge` past it). A listing stops at its limit of entries.
+its limit (:class:`TooLarge` past it). A listing stops at its limit of entries and enters no linked
+folder.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import fnmatch
 import hashlib
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -131,6 +132,31 @@ class Tree:
             if fnmatch.fnmatchcase(path.name, pattern) and (not path.is_symlink() or self.is_file(relative)):
                 found.append(relative)  # a link counts when it leads to a file of the tree
         return tuple(sorted(found))
+
+    def walk(
+        self, folder: str | PurePosixPath = ".", *, limit: int = MAX_FILES
+    ) -> Iterator[tuple[PurePosixPath, list[str], list[str]]]:
+        """As ``os.walk`` below ``folder``, top-down and sorted, following no link: each folder
+        (relative to the root), the names of what it holds besides folders (a link among them,
+        wherever it leads: a caller refuses it by name) and of its folders, which a caller may prune
+        in place. TooLarge past ``limit`` entries in all; no deeper than MAX_DEPTH."""
+        seen = 0
+        waiting = [(self.locate(folder), 0)]
+        while waiting:
+            current, depth = waiting.pop()
+            try:
+                with os.scandir(current) as listing:
+                    entries = sorted(listing, key=lambda e: e.name)
+            except OSError:
+                continue
+            seen += len(entries)
+            if seen > limit:
+                raise TooLarge(f"{self.root / folder} holds more than {limit} entries: not listed")
+            folders = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+            others = [e.name for e in entries if not e.is_dir(follow_symlinks=False)]
+            yield PurePosixPath(current.relative_to(self.root).as_posix()), others, folders
+            if depth < MAX_DEPTH:
+                waiting += [(current / name, depth + 1) for name in reversed(folders)]
 
     def digest(self, relatives: Iterable[str | PurePosixPath], limit: int = MAX_BYTES) -> str:
         """One hash over the names and contents of ``relatives`` (a missing file counts as missing):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.knowledge.checkout import Tree
+from runner.knowledge.checkout import Tree, parsed
 
 MAX_DEPTH = 40  # constants that refer to constants; a cycle or a deep chain is Unknown
 
@@ -57,11 +57,11 @@ class Module:
         """``path`` parsed; below ``root`` (a checkout: a source tree from elsewhere) it is read through
         the door, bounded and kept in the tree."""
         if root is not None:
-            source = Tree.at(root).read_bytes(path.relative_to(root).as_posix()).decode("utf-8")
-        else:
-            source = path.read_text(encoding="utf-8")  # run-matrix's own file (sync's SGLang prefixes)
+            tree = parsed(Tree.at(root), path.relative_to(root).as_posix())
+        else:  # run-matrix's own file (sync's SGLang prefixes)
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         label = str(path.relative_to(root)) if root else path.name
-        module = cls(path, ast.parse(source, filename=str(path)), label)
+        module = cls(path, tree, label)
         for node in module.tree.body:
             if (
                 isinstance(node, ast.Assign)

@@ -6,7 +6,8 @@ found, imported from the checkout's own code or the script's folder, becomes a p
 stand-in: any attribute, call, subscript or base class works and gives another stand-in, and a
 stand-in called with a single function (a decorator) gives that function back. Imports from
 anywhere else (the standard library, installed packages probing for optional ones) still get
-their ``ImportError``. Loaded by path by ``harness.py``; standard library only.
+their ``ImportError``. Loaded by path inside the sandbox, by the import's ``harness.py`` and by
+``knowledge/conventions_driver.py``; standard library only.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.importer.emit import Text, dump, flag_value, scalar
+from runner.emit import Text, dump, flag_value, scalar
 from runner.load import DELETE, loads
 from schemas.values import flag_tokens
 

@@ -1,4 +1,5 @@
-"""emit: the YAML text of an imported spec or component, with comments.
+"""emit: run-matrix's one YAML writer: the text of a spec or component, with comments (import,
+port, upgrade and ``presets sync`` write through it).
 
 Values are written so that run-matrix reads back exactly what the script launched: a flag value
 is a :class:`Text` that must load as the same text (``0.70`` stays ``0.70``, ``true`` is quoted

@@ -1,5 +1,5 @@
-"""write: put the imported files in place all together, or not at all (``runner.atomic``). An
-existing file is only replaced with ``--force``."""
+"""write: put the files a command wrote (import, ``presets sync``) in place all together, or not at
+all (``runner.atomic``). An existing file is only replaced with ``--force``."""
 
 from __future__ import annotations
 
