@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from runner import pipeline
@@ -52,6 +52,7 @@ class Target:
     wandb_args: tuple[str, ...]  # the flags the script adds when WANDB_API_KEY is set
     verify: dict[str, dict[str, Any]]  # name -> {call, args}: the checks the script runs after it
     model_args: dict[str, Any]  # MODEL_ARGS values other than the preset's (model.args)
+    at: Location = field(compare=False)  # the test's execute_train call: where a refusal of it points
 
 
 def target_of(
@@ -93,6 +94,7 @@ def target_of(
         wandb_args,
         _verify(call),
         _model_args(found, model_type, conventions, call.at),
+        call.at,
     )
     notes += _model_args_note(built, call.at)
     return built, notes + secret_notes + env_notes + step_notes
