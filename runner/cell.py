@@ -92,6 +92,14 @@ class Cell:
         return {(index[name].name if name in index else name): value for name, value in merged.items()}
 
     @cached_property
+    def references(self) -> tuple[tuple[tuple[str, ...], str, bool], ...]:
+        """(place, text, whether a key) of every string of the spec that holds ``${``: walked once
+        for the rules on hook, prepared and run-id references (:func:`runner.hooks.references`)."""
+        from runner.hooks import references
+
+        return references(self.spec)
+
+    @cached_property
     def backend(self) -> str:
         """The training backend whose parser reads the flags (miles' --train-backend)."""
         return str(

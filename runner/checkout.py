@@ -16,7 +16,8 @@ from runner.cell import Cell
 from runner.errors import Problem, RunMatrixError, SpecError
 from runner.knowledge import presets
 from runner.knowledge.conventions import checkout_conventions
-from runner.render import MILES_ROOT_REFERENCE, Context, preset_tokens
+from runner.render import Context, preset_tokens
+from runner.runtime_env import MILES_ROOT_REFERENCE
 from runner.sandbox.bwrap import IsolationUnavailable
 from runner.steps import overridden
 from schemas import LaunchConventions

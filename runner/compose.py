@@ -18,6 +18,7 @@ from runner.errors import Collector, Location, Problem, SpecError, did_you_mean
 from runner.load import DELETE, NO_DOCUMENTS, Document, Documents, Key, dotted, is_document, load_from, walk
 from runner.paths import readable_file
 from runner.provenance import Composed, Operation, Provenance, Step
+from runner.resolved import resolved
 
 MAX_EXTENDS_DEPTH = 32  # files in one extends chain (GLM-5's is 2 deep)
 
@@ -32,7 +33,7 @@ def compose(path: Path, documents: Documents = NO_DOCUMENTS, reasons_checked: bo
     ``reasons_checked=False`` lets a ``why:`` name a key its file does not set (the pipeline then
     looks for the typo behind it); such a composition is never kept.
     """
-    composed = _compose(path.resolve(), (), Location(path), (documents, reasons_checked))
+    composed = _compose(resolved(path), (), Location(path), (documents, reasons_checked))
     return replace(composed, provenance=dict(composed.provenance))
 
 
@@ -164,7 +165,7 @@ def _extends(doc: Document, stack: Chain, documents: Documents) -> list[Path]:
                 readable_file(base, where, "extends", name)
         except SpecError as exc:
             raise _reached_through(exc, stack) from None
-    return [base.resolve() for base in paths]
+    return [resolved(base) for base in paths]
 
 
 def _apply(
@@ -299,4 +300,4 @@ def overlay(base: Composed, path: Path, documents: Documents = NO_DOCUMENTS) -> 
     provenance = dict(base.provenance)
     _apply(data, provenance, why.own(doc), doc, why.reasons(doc, problems), (), problems)
     problems.raise_if_errors()
-    return Composed(data, provenance, (*base.files, path.resolve()), base.path)
+    return Composed(data, provenance, (*base.files, resolved(path)), base.path)

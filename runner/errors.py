@@ -12,6 +12,8 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Literal
 
+from runner.resolved import resolved
+
 Severity = Literal["error", "warning"]
 MAX_ALSO_AT = 4  # places printed under a problem's headline, newest first; JSON has them all
 
@@ -219,7 +221,7 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 def display_path(path: Path) -> str:
     """A path relative to the current directory when it lies below it."""
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        return str(resolved(path).relative_to(resolved(Path.cwd())))
     except ValueError:
         return str(path)
 

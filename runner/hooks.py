@@ -47,6 +47,9 @@ def parse(text: str) -> Read | None:
     return Read(found.group(1), found.group(2)) if found else None
 
 
+PROSE = frozenset({"description", "why_not", "todo", "vars"})  # text, or values only their users use
+
+
 def mentions(text: str) -> bool:
     """Whether ``text`` holds a hook reference anywhere, well-formed or not."""
     return "${hook:" in text
@@ -65,6 +68,33 @@ def strings(value: Any, place: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str
         elif isinstance(item, dict):
             for name, x in reversed(item.items()):
                 stack += [((*where, str(name)), x, False), ((*where, str(name)), str(name), True)]
+
+
+def references(spec: Spec) -> tuple[tuple[tuple[str, ...], str, bool], ...]:
+    """(place, text, whether a key) of every string of ``spec`` holding ``${``, in the order written,
+    its prose left out: all that the rules on references (hook, prepared, run-id) read. A text that
+    holds no ``${`` is no reference of any kind, well-formed or not, and is passed over unplaced."""
+    found: list[tuple[tuple[str, ...], str, bool]] = []
+    data = spec.model_dump(mode="json", exclude=set(PROSE))
+    stack: list[tuple[tuple[str, ...], Iterator[tuple[Any, Any]], bool]] = [((), iter(data.items()), True)]
+    while stack:  # depth first, a key before its value: as written
+        where, items, keyed = stack[-1]
+        for name, value in items:
+            text = str(name)
+            if keyed and "${" in text:
+                found.append(((*where, text), text, True))
+            if isinstance(value, str):
+                if "${" in value:
+                    found.append(((*where, text), value, False))
+            elif isinstance(value, dict):
+                stack.append(((*where, text), iter(value.items()), True))
+                break
+            elif isinstance(value, list):
+                stack.append(((*where, text), enumerate(value), False))
+                break
+        else:
+            stack.pop()
+    return tuple(found)
 
 
 def verify_reads(spec: Spec) -> Iterator[tuple[tuple[str, ...], Read]]:

@@ -22,6 +22,7 @@ import yaml
 
 from runner.errors import Location, SpecError
 from runner.paths import MAX_FILE_BYTES, read_text
+from runner.resolved import resolved
 from runner.yamlnodes import (
     DELETE,
     MAX_DEPTH,
@@ -85,12 +86,12 @@ def load(path: Path) -> Document:
 
 def load_from(path: Path, documents: Documents) -> Document:
     """``path``'s text from ``documents`` when it is one of them (never cached), else from disk."""
-    text = documents.get(path.resolve()) if documents else None
+    text = documents.get(resolved(path)) if documents else None
     return load(path) if text is None else loads(text, path)
 
 
 def is_document(path: Path, documents: Documents) -> bool:
-    return bool(documents) and path.resolve() in documents
+    return bool(documents) and resolved(path) in documents
 
 
 @lru_cache(maxsize=4096)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from runner.errors import Location, SpecError, UsageError, did_you_mean
 from runner.paths import NAME
+from runner.resolved import resolved
 
 _SOURCE = Path(__file__).resolve().parents[1]
 # A checkout (or editable install) has miles/ and matrices/ beside runner/;
@@ -58,7 +59,7 @@ def _spec_names(name: str, candidates: list[Path]) -> list[str]:
 
 def matrices_root(spec: Path) -> Path | None:
     """The nearest folder above ``spec`` that holds a ``hardware/`` folder."""
-    return _matrices_root(spec if spec.is_absolute() else spec.resolve())
+    return _matrices_root(spec if spec.is_absolute() else resolved(spec))
 
 
 @lru_cache(maxsize=1024)
@@ -72,7 +73,7 @@ def _matrices_root(spec: Path) -> Path | None:
 def cell_name(spec: Path) -> str:
     """``matrices/rocm/glm5-async.yaml`` -> ``rocm/glm5-async``."""
     root = matrices_root(spec)
-    path = spec.resolve().with_suffix("")
+    path = resolved(spec).with_suffix("")
     return path.relative_to(root).as_posix() if root else path.name
 
 

@@ -26,6 +26,7 @@ from runner.load import NO_DOCUMENTS, Documents, Key
 from runner.matrix import Combo, cell_id, expand
 from runner.model import build
 from runner.resolve import Resolver, resolve
+from runner.resolved import resolved
 from schemas import HardwareProfile, LaunchConventions, ModelPreset, Spec
 from schemas.matrix import Matrix, MatrixBlock
 
@@ -301,7 +302,7 @@ def spec_files(paths: Iterable[Path]) -> Iterator[Path]:
 def in_hardware(path: Path) -> bool:
     """Whether ``path`` is a file of a matrices tree's ``hardware/`` folder (a profile, or a family of
     profiles in a folder below): never a spec, also when its folder or the file itself is named alone."""
-    absolute = path if path.is_absolute() else path.resolve()
+    absolute = path if path.is_absolute() else resolved(path)
     root = locate.matrices_root(absolute)
     return root is not None and absolute.relative_to(root).parts[:1] == ("hardware",)
 

@@ -25,14 +25,12 @@ from runner.programs import (
     VERIFY_PROGRAM,
     asked,
 )
-from runner.redact import secret_name
+from runner.runtime_env import MILES_ROOT_REFERENCE, runtime_env
 from schemas import GROUPS, calls
 from schemas.calls import Hook, Verify
-from schemas.conventions import EnvDefault, LaunchConventions
+from schemas.conventions import LaunchConventions
 from schemas.prepare import Call
 from schemas.values import flag_tokens
-
-MILES_ROOT_REFERENCE = "${MILES_ROOT}"
 
 
 @dataclass(frozen=True)
@@ -157,49 +155,6 @@ def launch_reads(train_args: Sequence[str]) -> dict[str, dict[str, str]]:
 
 def preset_tokens(cell: Cell) -> tuple[str, ...]:
     return steps.tokens(cell.preset)
-
-
-def runtime_env(
-    cell: Cell, caller_env: Mapping[str, str], miles_root: str = MILES_ROOT_REFERENCE
-) -> tuple[dict[str, str], dict[str, str]]:
-    """miles' default env vars in miles' order, then the test's own (a path list merged with them)."""
-    conventions = cell.conventions
-    fill = {
-        "master_addr": cell.spec.launch.master_addr,
-        "megatron_path": cell.spec.launch.megatron_path or conventions.megatron_path,
-        "miles_root": miles_root,
-    }
-    env: dict[str, str] = {}
-    probes: dict[str, str] = {}
-    lists: list[EnvDefault] = []
-    backend = cell.flag("train-backend", "megatron")
-    for default in conventions.runtime_env:
-        if default.backend not in (None, backend):
-            continue
-        if default.path_list:
-            lists.append(default)
-        elif default.from_caller and default.name in caller_env:
-            env[default.name] = _secret_safe(default.name, caller_env[default.name], conventions.secrets)
-        elif default.probe and default.on_rocm is not None and cell.profile.platform == "rocm":
-            env[default.name] = default.on_rocm  # what the probe prints there: no nvidia-smi on an AMD node
-        elif default.probe:
-            env[default.name] = f"${{{default.name}}}"
-            probes[default.name] = conventions.probes[default.probe]
-        elif default.value is not None:
-            env[default.name] = default.value.format(**fill)
-    env.update(cell.spec.env)
-    for default in lists:  # as miles assigns it last: in the test's place if it set one, else at the end
-        parts = [
-            (default.value or "").format(**fill),
-            env.get(default.name, ""),
-            caller_env.get(default.name, ""),
-        ]
-        env[default.name] = ":".join(dict.fromkeys(p for part in parts for p in part.split(":") if p))
-    return env, probes
-
-
-def _secret_safe(name: str, value: str, secrets: Sequence[str]) -> str:
-    return f"${{{name}}}" if secret_name(name, secrets) else value
 
 
 def _train_args(cell: Cell, caller_env: Mapping[str, str]) -> Iterator[str]:

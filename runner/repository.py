@@ -18,6 +18,7 @@ from pathlib import Path
 from runner import locate
 from runner.errors import Problem, SpecError
 from runner.load import load, walk
+from runner.resolved import resolved
 
 MIN_QUOTED = 3  # shorter strings (true, 1, on) say nothing of a file; they are not replaced
 
@@ -25,13 +26,13 @@ MIN_QUOTED = 3  # shorter strings (true, 1, on) say nothing of a file; they are 
 def root(spec: Path) -> Path:
     """The spec's repository: the folder holding its matrices folder, else the spec's folder."""
     matrices = locate.matrices_root(spec)
-    return (matrices.parent if matrices else spec.parent).resolve()
+    return resolved(matrices.parent if matrices else spec.parent)
 
 
 def outside(spec: Path, file: Path) -> bool:
     """Whether ``file`` lies outside the spec's repository and run-matrix's own files."""
-    resolved = file.resolve()
-    return not any(resolved.is_relative_to(folder) for folder in (root(spec), locate.PROJECT.resolve()))
+    where = resolved(file)
+    return not any(where.is_relative_to(folder) for folder in (root(spec), resolved(locate.PROJECT)))
 
 
 def outside_files(spec: Path, files: Iterable[Path]) -> tuple[Path, ...]:

@@ -12,8 +12,6 @@ Two forms, told apart by the colon a dotted name never holds:
   on the node without running its ``__main__`` block.
 """
 
-from __future__ import annotations
-
 import json
 import keyword
 import math
@@ -161,7 +159,7 @@ class Verify(Called):
         return names
 
     @model_validator(mode="after")
-    def _of_the_tests_own(self) -> Verify:
+    def _of_the_tests_own(self) -> "Verify":
         if self.launched_by and not is_own(self.call):
             raise ValueError(
                 "launched_by needs a function a test of the checkout defines (PATH.py:function), not"

@@ -5,8 +5,6 @@ miles' tests register themselves with ``register_cuda_ci`` / ``register_rocm_ci`
 and ``ci plan`` reads it to route cells to runner classes.
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field, PositiveInt

@@ -1,7 +1,5 @@
 """The JSON a ``run-matrix ci plan --format json`` prints, and ``run --shard-of`` reads."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field

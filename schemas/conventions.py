@@ -1,7 +1,5 @@
 """How miles launches a test (``execute_train``), as data: miles/launch/<date>-<commit8>.yaml."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

@@ -7,8 +7,6 @@ knows in ``supports:``, and each software stack's own facts in ``stacks:``, each
 source. A cell sees one stack's facts, merged (:class:`HardwareProfile`).
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any, Literal
 
@@ -83,7 +81,7 @@ class Stack(Model):
         return value
 
     @model_validator(mode="after")
-    def _every_fact_has_a_source(self) -> Stack:
+    def _every_fact_has_a_source(self) -> "Stack":
         unsourced = sorted(set(self.supports.stated()) - set(self.sources))
         if unsourced:
             raise ValueError(f"sources: no source for {', '.join(unsourced)}; say where each fact comes from")
@@ -142,7 +140,7 @@ class HardwareProfileFile(Machine):
             )
         return found
 
-    def on(self, stack: str | None) -> HardwareProfile:
+    def on(self, stack: str | None) -> "HardwareProfile":
         """This machine as a cell sees it: the facts of ``stack`` (None: a profile without stacks)."""
         chosen = self.stacks[stack] if stack else None
         facts = {**self.supports.stated(), **(chosen.supports.stated() if chosen else {})}

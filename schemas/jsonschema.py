@@ -5,8 +5,6 @@ A file may be a fragment (an overlay sets a few keys), so nothing is required;
 ``!delete`` is a custom tag editors are told about in README.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import BaseModel

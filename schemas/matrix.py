@@ -1,7 +1,5 @@
 """The ``matrix:`` block of a spec: axes that expand one spec into cells."""
 
-from __future__ import annotations
-
 import datetime
 from typing import Any
 

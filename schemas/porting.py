@@ -1,8 +1,6 @@
 """Translation rules between platforms (miles/porting.yaml): when a source uses X and the target
 lacks capability C, use Y, because R."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

@@ -4,8 +4,6 @@ Each step is a model told apart by its ``kind``; render turns it into a command 
 and run either does it itself or runs that command (runner/run/prepare.py).
 """
 
-from __future__ import annotations
-
 import posixpath
 import re
 from pathlib import PurePosixPath

@@ -1,7 +1,5 @@
 """A model preset: miles' MODEL_ARGS for one Megatron model type, as data."""
 
-from __future__ import annotations
-
 from pydantic import Field
 
 from schemas.values import Flags, Model

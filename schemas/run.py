@@ -6,8 +6,6 @@
 infrastructure failures only. Reasons go in the spec's ``why:``.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveInt, field_validator, model_validator
@@ -63,7 +61,7 @@ class Band(Model):
     abs_floor_down: NonNegativeFloat = Field(default=0, description="... and at most ref - abs_floor_down")
 
     @model_validator(mode="after")
-    def _both_sides_written(self) -> Band:
+    def _both_sides_written(self) -> "Band":
         # an unwritten side is a zero-width band that fails on any deviation: say so, as miles does
         for side in ("up", "down"):
             if not {f"rel_{side}", f"abs_floor_{side}"} & self.model_fields_set:
@@ -127,7 +125,7 @@ class Expectation(Model):
         return value
 
     @model_validator(mode="after")
-    def _one_selection_and_a_bound(self) -> Expectation:
+    def _one_selection_and_a_bound(self) -> "Expectation":
         if self.min is None and self.max is None and self.band is None:
             raise ValueError("give min, max, band or several")
         if self.step is not None and self.steps is not None:

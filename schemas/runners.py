@@ -5,8 +5,6 @@ how many GPUs each runner owns (``gpus: 4`` for a 4-GPU share of an 8-GPU host, 
 chosen by the runner's visible-devices mask) and how many such runners exist.
 """
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from pydantic import Field, StringConstraints, field_validator

@@ -1,7 +1,5 @@
 """The resolved spec: what one cell of the matrix declares."""
 
-from __future__ import annotations
-
 from typing import Any, Literal, cast, get_args
 
 from pydantic import Field, field_validator

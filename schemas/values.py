@@ -1,7 +1,5 @@
 """Value types shared by the spec, the model presets and the hardware profiles."""
 
-from __future__ import annotations
-
 import re
 from typing import Annotated, Any
 

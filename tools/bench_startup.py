@@ -5,10 +5,15 @@ alike): medians of wall-clock and of CPU time (user + system of the child, which
 disturbs far less), each as a ratio to the bare import's. Bytecode is written and used, as in an
 installed run-matrix (PYTHONDONTWRITEBYTECODE is dropped for the children).
 
-The target (issue 19): ``validate matrices/`` at most 2.5x the bare import. ``validate`` is timed
-three ways: cold (``--no-cache``: every cell checked), checked and recorded into an empty cache (the
-first run after any change), and warm (the verdict replayed from the cache: nothing changed). The
-cache is a private temporary folder, never the user's.
+``validate`` is timed three ways, each of ``tools/bench_startup/specs/`` (a frozen copy of
+``matrices/`` as it was on 2026-12-05, so that specs added later do not move the figure): cold
+(``--no-cache``: every cell checked), checked and recorded into an empty cache (the first run after
+any change), and warm (the verdict replayed from the cache: nothing changed). The cache is a private
+temporary folder, never the user's.
+
+The targets (issue 45, restating issue 19's 2.5x the bare import, which building one pydantic model
+already costs): cold at most 2.0x the one-model floor (import pydantic and yaml, build and use one
+model), warm at most 1.0x the bare import; both in CPU time.
 
   python tools/bench_startup.py [RUNS]     # default: 15 runs of each
 """
@@ -26,23 +31,26 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = "from runner.cli import console; console()"
-TARGET = 2.5  # validate matrices/ against the bare import
-COLD = "validate matrices/ (cold: --no-cache)"
-RECORDED = "validate matrices/ (checked, recorded)"
-WARM = "validate matrices/ (warm: replayed)"
+SPECS = "tools/bench_startup/specs/"  # the frozen copy
+BARE = "import pydantic, yaml"
+ONE_MODEL = "pydantic: one model built and used"
+COLD = "validate specs/ (cold: --no-cache)"
+RECORDED = "validate specs/ (checked, recorded)"
+WARM = "validate specs/ (warm: replayed)"
+TARGETS = {COLD: (ONE_MODEL, 2.0), WARM: (BARE, 1.0)}  # command: (measured against, at most)
 FLOOR = "import yaml\nfrom pydantic import BaseModel\nclass A(BaseModel):\n    x: int\nA(x=1)"
 
 
 def commands(history_db: str) -> dict[str, list[str]]:
     python = [sys.executable, "-c"]
     return {
-        "import pydantic, yaml": [*python, "import pydantic, yaml"],
+        BARE: [*python, "import pydantic, yaml"],
         # what any pydantic validation costs on top: pydantic's lazy import made real, one model built
-        "pydantic: one model built and used": [*python, FLOOR],
+        ONE_MODEL: [*python, FLOOR],
         "run-matrix --help": [*python, CLI, "--help"],
-        COLD: [*python, CLI, "validate", "matrices/", "--no-cache"],
-        RECORDED: [*python, CLI, "validate", "matrices/"],
-        WARM: [*python, CLI, "validate", "matrices/"],
+        COLD: [*python, CLI, "validate", SPECS, "--no-cache"],
+        RECORDED: [*python, CLI, "validate", SPECS],
+        WARM: [*python, CLI, "validate", SPECS],
         "render rocm/glm5-async.yaml": [*python, CLI, "render", "rocm/glm5-async.yaml"],
         "list matrices/": [*python, CLI, "list", "matrices/"],
         "explain nv/glm5-colocate.yaml KEY": [
@@ -141,9 +149,7 @@ def main() -> int:
                 wall[name].append(seconds)
                 cpu[name].append(used)
     load = os.getloadavg()[0]
-    floor = {
-        kind: statistics.median(t["import pydantic, yaml"]) for kind, t in (("wall", wall), ("cpu", cpu))
-    }
+    floor = {kind: statistics.median(t[BARE]) for kind, t in (("wall", wall), ("cpu", cpu))}
     print(f"{runs} runs each, medians; load average {load:.1f} on {os.cpu_count()} cores")
     print(f"  {'':<50} {'wall':>8} {'ratio':>6}  {'CPU':>8} {'ratio':>6}")
     for name in table:
@@ -152,14 +158,15 @@ def main() -> int:
             f"  {name:<50} {w * 1000:5.0f} ms {w / floor['wall']:5.2f}x"
             f"  {c * 1000:5.0f} ms {c / floor['cpu']:5.2f}x"
         )
-    for name in (WARM, COLD):
+    for name, (against, target) in TARGETS.items():
         ratios = {
-            kind: statistics.median(t[name]) / floor[kind] for kind, t in (("wall", wall), ("cpu", cpu))
+            kind: statistics.median(t[name]) / statistics.median(t[against])
+            for kind, t in (("wall", wall), ("cpu", cpu))
         }
-        verdict = "meets" if ratios["cpu"] <= TARGET else "misses"
+        verdict = "meets" if ratios["cpu"] <= target else "misses"
         print(
-            f"{name} is {ratios['cpu']:.2f}x the bare import in CPU time ({ratios['wall']:.2f}x wall): "
-            f"{verdict} the target of {TARGET}x"
+            f"{name} is {ratios['cpu']:.2f}x {against!r} in CPU time ({ratios['wall']:.2f}x wall):"
+            f" {verdict} the target of {target}x"
         )
     return 0
 

@@ -18,14 +18,11 @@ from runner.check import rule
 from runner.errors import Problem
 from runner.layout import Layout
 
-PROSE = frozenset({"description", "why_not", "todo", "vars"})  # text, or values only their users use
-
 
 @rule("G10")
 def hook_reference_form(cell: Cell, _: Layout) -> Iterator[Problem]:
     """A hook reference is a whole, well-formed value of a verify argument, and nothing else is one."""
-    data = cell.spec.model_dump(mode="json", exclude=set(PROSE))
-    for place, text, key in hooks.strings(data):
+    for place, text, key in cell.references:
         if not hooks.mentions(text):
             continue
         verify_arg = len(place) > 2 and place[0] == "verify" and place[2] == "args"

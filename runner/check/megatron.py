@@ -10,6 +10,7 @@ from runner.check import problem, rule
 from runner.check.choices import one_of
 from runner.errors import Problem
 from runner.layout import Layout, integer
+from runner.runtime_env import runtime_env
 
 UNEVEN_PIPELINE = (
     "decoder-first-pipeline-num-layers",
@@ -230,8 +231,6 @@ def global_batch_divides(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("M15")
 def device_max_connections(cell: Cell, facts: Layout) -> Iterator[Problem]:
-    from runner.render import runtime_env
-
     a = facts.actor
     value = runtime_env(cell, {})[0].get("CUDA_DEVICE_MAX_CONNECTIONS")
     if (a.tp > 1 or a.cp > 1) and cell.profile.compute_capability[0] < 10 and value != "1":

@@ -15,17 +15,14 @@ from collections.abc import Iterator
 from runner import prepared
 from runner.cell import Cell
 from runner.check import rule
-from runner.check.hooks import PROSE
 from runner.errors import Location, Problem
-from runner.hooks import strings
 from runner.layout import Layout
 
 
 @rule("G12")
 def prepared_reference_form(cell: Cell, _: Layout) -> Iterator[Problem]:
     """A prepared reference is well-formed text of a flag's value, and stands nowhere else."""
-    data = cell.spec.model_dump(mode="json", exclude=set(PROSE))
-    for place, text, key in strings(data):
+    for place, text, key in cell.references:
         if not prepared.mentions(text):
             continue
         if key:

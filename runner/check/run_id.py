@@ -12,17 +12,14 @@ from collections.abc import Iterator
 from runner import run_id
 from runner.cell import Cell
 from runner.check import rule
-from runner.check.hooks import PROSE
 from runner.errors import Problem
-from runner.hooks import strings
 from runner.layout import Layout
 
 
 @rule("G15")
 def run_id_reference(cell: Cell, _: Layout) -> Iterator[Problem]:
     """A run-id reference is well-formed text of a flag's value, and stands nowhere else."""
-    data = cell.spec.model_dump(mode="json", exclude=set(PROSE))
-    for place, text, key in strings(data):
+    for place, text, key in cell.references:
         if not run_id.mentions(text):
             continue
         if key:

@@ -18,7 +18,8 @@ from typing import Any
 from runner import checkout
 from runner.cell import Cell
 from runner.importer.target import RUN_NAMED_BY_CLOCK, Target, flag_map
-from runner.render import MILES_ROOT_REFERENCE, Context, Launch, preset_tokens, render
+from runner.render import Context, Launch, preset_tokens, render
+from runner.runtime_env import MILES_ROOT_REFERENCE
 from runner.steps import overridden
 
 WANDB_KEY = "WANDB_API_KEY"

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from runner import sandbox
 from runner.errors import RunMatrixError
 from runner.knowledge import cache
 from runner.knowledge import checkout as door
@@ -108,6 +107,8 @@ def _expanded(name: str, source: Path, found: Any) -> Expanded:
 
 
 def _run_sh(checkout: Path, names: list[str], trust: bool) -> dict[str, Any]:
+    from runner import sandbox  # only when a checkout's preset is expanded: validate rarely needs it
+
     done = sandbox.run(
         ["bash", "-c", EXPAND_SH, "expand", *(f"{name}.sh" for name in names)],
         reads=[checkout],
@@ -154,6 +155,8 @@ def _netstrings(data: bytes) -> Iterable[str]:
 def _run_py(checkout: Path, names: list[str], trust: bool) -> dict[str, Any]:
     if not door.Tree.at(checkout).is_file(UTILS.as_posix()):
         raise PresetError(f"{checkout} has scripts/models/*.py but no {UTILS}, which loads them")
+    from runner import sandbox
+
     done = sandbox.run(
         [sandbox.PYTHON, "-I", "-B", str(DRIVER), str(checkout), *names],
         reads=[checkout],

@@ -17,7 +17,6 @@ import yaml
 from runner import locate
 from runner.errors import EnvironmentProblem, Location, SpecError
 from runner.knowledge import versions
-from runner.knowledge.checkout import Tree
 from runner.knowledge.flags.catalog import Catalog, Flag
 
 SHIPPED = locate.PROJECT / "miles" / "flags"
@@ -115,6 +114,8 @@ def _branch_file() -> dict[str, list[dict[str, str]]]:
 
 
 def _from_checkout(root: Path, version: str | None, where: Location, option: str) -> Choice:
+    from runner.knowledge.checkout import Tree  # the door: only when a checkout is named
+
     stamp = Tree.at(root).stamp("miles/utils/arguments.py")
     if stamp < 0:
         shipped_choice = _shipped_choice(version, option) or _no_such_version(version, where, option)
