@@ -264,6 +264,25 @@ def test_s9_s11_s12(write) -> None:
     assert rules(write, ROCM, "args:\n  sglang:\n    sglang-nsa-decode-backend: flash\n") == ["e:S12", "e:P2"]
 
 
+def test_s9_an_overridden_ep_is_not_judged_by_s7_or_s8(write) -> None:
+    """SGLang sets ep = tp under DeepEP before anything splits (miles main's test_r3_mtp_deepep.py:
+    ep 8 on a 4-GPU engine): only S9's warning is left, and the facts show the ep SGLang runs."""
+    overlay = (
+        "args:\n  sglang:\n    rollout-num-gpus-per-engine: 4\n    sglang-dp-size: 4\n"
+        "    sglang-moe-a2a-backend: deepep\n    sglang-ep-size: 8\n"
+    )
+    found = problems(write, NV, overlay)
+    assert found == [
+        "spec.yaml:7: warning [S9] args.sglang.sglang-ep-size: --sglang-moe-a2a-backend deepep forces"
+        " ep = tp = 4; sglang-ep-size 8 is overridden\n"
+        "  ==> also at spec.yaml:6 (args.sglang.sglang-moe-a2a-backend)\n  ==> set sglang-ep-size 4"
+    ]
+    cell = pipeline.cell(write("spec.yaml", f"extends: {NV}\n{overlay}"))
+    assert layout(cell).engine.ep == 4
+    # without the a2a backend, ep 8 on 4 GPUs is S7's (and the given value is the one SGLang runs)
+    assert rules(write, NV, overlay.replace("    sglang-moe-a2a-backend: deepep\n", "")) == ["e:S7"]
+
+
 def test_s13_flashmla_sparse_head_padding(write) -> None:
     # 64 heads / attention-TP 3 is not even an integer: S3 and S14; attention-TP 2 on Hopper pads 32 to 64: fine.
     assert rules(write, NV, "args:\n  sglang:\n    sglang-dp-size: 4\n") == []
