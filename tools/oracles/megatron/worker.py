@@ -377,7 +377,11 @@ class Oracle:
             import megatron.core.parallel_state as mps
             import megatron.training.arguments as margs
             import megatron.training.global_vars as mgv
-            from megatron.training.argument_utils import core_transformer_config_from_args
+
+            # megatron-core 0.19.2 keeps it in argument_utils; radixark's fork (miles main) in arguments
+            core_transformer_config_from_args = getattr(margs, "core_transformer_config_from_args", None)
+            if core_transformer_config_from_args is None:
+                from megatron.training.argument_utils import core_transformer_config_from_args
 
             present_transformer_engine(te_version)
         self.mconfig = mconfig
