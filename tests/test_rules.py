@@ -246,6 +246,20 @@ def test_s4_s5_s10(write) -> None:
     assert rules(write, NV, "args:\n  sglang:\n    sglang-moe-dense-tp-size: 2\n") == ["e:S10"]
 
 
+def test_s10_at_miles_main_also_takes_the_engines_tp(write) -> None:
+    """SGLang 0.5.16 (miles main's stack) accepts moe_dense_tp_size = tp_size; 0.5.10 only 1."""
+    main = "miles_version: 31f1ca96\nargs:\n  sglang:\n    sglang-moe-dense-tp-size: {}\n"
+    assert rules(write, MATRICES / "nv" / "glm5-main.yaml", main.format(8)) == []
+    assert problems(write, MATRICES / "nv" / "glm5-main.yaml", main.format(2)) == [
+        "spec.yaml:5: error [S10] args.sglang.sglang-moe-dense-tp-size: sglang-moe-dense-tp-size 2 on an engine of"
+        ' tp 8: "moe_dense_tp_size only supports None, 1, or tp_size currently"\n'
+        f"  ==> also at {_rel(NV)}:35 (args.sglang.rollout-num-gpus-per-engine)\n"
+        f"  ==> also at {_rel(NV.parent.parent / 'base' / 'glm5-744b-a40b-4layer.yaml')}:18 (cluster.gpus_per_node)\n"
+        "  ==> set it to 1 or 8, or delete it"
+    ]
+    assert rules(write, NV, "args:\n  sglang:\n    sglang-moe-dense-tp-size: 8\n") == ["e:S10"]
+
+
 def test_s6_chunked_prefill_and_pages(write) -> None:
     assert rules(write, NV, "args:\n  sglang:\n    sglang-chunked-prefill-size: 16000\n") == ["e:S6"]
     assert problems(write, NV, "args:\n  sglang:\n    sglang-chunked-prefill-size: 1000\n") == [

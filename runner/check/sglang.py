@@ -152,15 +152,26 @@ def a2a_backend_forces_ep(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 
 @rule("S10")
-def moe_dense_tp_is_one(cell: Cell, _: Layout) -> Iterator[Problem]:
-    value = cell.flag("sglang-moe-dense-tp-size")
-    if value is not None and integer(value, 0) != 1:
+def moe_dense_tp_is_one(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    value, tp = cell.flag("sglang-moe-dense-tp-size"), facts.engine.tp
+    if value is None or integer(value, 0) == 1:
+        return
+    if not cell.profile.supports.moe_dense_tp_full:
         yield problem(
             "S10",
             cell,
             ("sglang-moe-dense-tp-size",),
             f'sglang-moe-dense-tp-size {value}: "moe_dense_tp_size only support 1 and None currently"',
             "set it to 1 or delete it",
+        )
+    elif integer(value, 0) != tp:
+        yield problem(
+            "S10",
+            cell,
+            ("sglang-moe-dense-tp-size", "rollout-num-gpus-per-engine"),
+            f"sglang-moe-dense-tp-size {value} on an engine of tp {tp}:"
+            ' "moe_dense_tp_size only supports None, 1, or tp_size currently"',
+            f"set it to 1 or {tp}, or delete it",
         )
 
 

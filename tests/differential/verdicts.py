@@ -307,7 +307,7 @@ SGLANG_MESSAGES = {
     r"_handle_data_parallelism|tp_size % dp_size|dp_size": "S3",
     r"enable dp attention when setting enable_dp_lm_head": "S5",
     r"chunked_prefill_size must be divisible by page_size": "S6",
-    r"moe_dense_tp_size only support 1": "S10",
+    r"moe_dense_tp_size only supports? (1|None, 1, or tp_size)": "S10",
     r"multi-node data parallel is not supported": "S16",
 }
 ENGINE_RULES = {
