@@ -41,7 +41,7 @@ class Capabilities(Model):
     )
     moe_dense_tp_full: bool = Field(
         default=False,
-        description="SGLang also accepts --sglang-moe-dense-tp-size equal to the engine's tp (0.5.16), not only 1",
+        description="SGLang also takes --sglang-moe-dense-tp-size = the engine's tp (0.5.16), not only 1",
     )
 
 
