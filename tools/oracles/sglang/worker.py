@@ -86,6 +86,7 @@ MILES_ENGINE_ARGS: dict[str, dict[str, Any]] = {
     "dc8b499b": {**MILES_FIXED_ARGS, "enable_draft_weights_cpu_backup": True},
     "31f1ca96": {**MILES_FIXED_ARGS, "enable_draft_weights_cpu_backup": True, "enable_metrics": True},
 }
+PARALLEL_SIZE_FLAGS = ("--tp-size", "--dp-size", "--pp-size", "--ep-size")
 # miles switches that become ServerArgs fields in _compute_server_args (both versions).
 MILES_SWITCHES = {
     "use_rollout_routing_replay": ("enable_return_routed_experts", True),
@@ -335,6 +336,11 @@ class Oracle:
         for action in self.parser._actions:
             # only what a flag sets, as miles' copy of args.sglang_*; miles itself gives model_path
             action.default, action.required = argparse.SUPPRESS, False
+            # miles stores the parallel sizes under the fields' short names whatever alias argparse
+            # would take the dest from (0.5.10: --data-parallel-size before --dp-size)
+            short = [f[2:].replace("-", "_") for f in action.option_strings if f in PARALLEL_SIZE_FLAGS]
+            if short:
+                action.dest = short[0]
         self.collector = WarningCollector()
         sglang_logger = logging.getLogger("sglang")
         sglang_logger.addHandler(self.collector)
