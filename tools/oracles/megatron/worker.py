@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Megatron oracle worker: asks the real Megatron (megatron-core 0.19.2, with
-Megatron-LM's training arguments) whether an actor configuration launches.
+"""Megatron oracle worker: asks the real Megatron (megatron-core 0.19.2 for miles' PR era, or
+radixark's Megatron-LM fork for miles main under the miles oracle venv, with Megatron-LM's training
+arguments) whether an actor configuration launches.
 
 Run with the oracle venv's python (see build.sh):
 
