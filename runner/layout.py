@@ -12,6 +12,11 @@ from typing import Any
 
 from runner.cell import Cell
 
+# SGLang's all-to-all MoE backends that span the whole engine: ServerArgs sets ep_size = tp_size
+# for them, whatever --sglang-ep-size says (0.5.10's _handle_a2a_moe; 0.5.16's _a2a_ep_size pass,
+# which adds megamoe and nixl). Rule S9 warns that the given value is overridden.
+EP_FORCING_A2A = ("deepep", "mooncake", "mori", "flashinfer", "ascend_fuseep", "megamoe", "nixl")
+
 
 @dataclass(frozen=True)
 class Engine:
@@ -19,7 +24,7 @@ class Engine:
 
     tp: int  # GPUs of the engine (miles passes rollout-num-gpus-per-engine as tp)
     dp: int
-    ep: int
+    ep: int  # as SGLang runs it: tp under an EP_FORCING_A2A backend, else sglang-ep-size
     pp: int
     dp_attention: bool
     nodes: int  # nodes one engine spans
@@ -138,7 +143,7 @@ def layout(cell: Cell) -> Layout:
     engine = Engine(
         tp=tp,
         dp=integer(flag("sglang-dp-size"), 1),
-        ep=integer(flag("sglang-ep-size"), 1),
+        ep=tp if flag("sglang-moe-a2a-backend") in EP_FORCING_A2A else integer(flag("sglang-ep-size"), 1),
         pp=integer(flag("sglang-pp-size"), 1),
         dp_attention=bool(flag("sglang-enable-dp-attention")),
         nodes=max(1, tp // miles_gpn),

@@ -37,10 +37,14 @@ class Capabilities(Model):
         default=None,
         description="FlashMLA sparse pads heads per attention-TP rank to this (64 Hopper, 128 Blackwell)",
     )
+    moe_dense_tp_full: bool = Field(
+        default=False,
+        description="SGLang also takes --sglang-moe-dense-tp-size = the engine's tp (0.5.16), not only 1",
+    )
 
 
 CAPABILITIES = tuple(Capabilities.model_fields)
-OPTIONAL_CAPABILITIES = frozenset({"flashmla_sparse_heads"})
+OPTIONAL_CAPABILITIES = frozenset({"flashmla_sparse_heads", "moe_dense_tp_full"})
 
 
 class Facts(Model):
@@ -54,6 +58,7 @@ class Facts(Model):
     custom_all_reduce: bool | None = None
     dsa_page_size: PositiveInt | None = None
     flashmla_sparse_heads: PositiveInt | None = None
+    moe_dense_tp_full: bool | None = None
 
     def stated(self) -> dict[str, Any]:
         return {name: value for name, value in self.model_dump().items() if value is not None}

@@ -246,6 +246,20 @@ def test_s4_s5_s10(write) -> None:
     assert rules(write, NV, "args:\n  sglang:\n    sglang-moe-dense-tp-size: 2\n") == ["e:S10"]
 
 
+def test_s10_at_miles_main_also_takes_the_engines_tp(write) -> None:
+    """SGLang 0.5.16 (miles main's stack) accepts moe_dense_tp_size = tp_size; 0.5.10 only 1."""
+    main = "miles_version: 31f1ca96\nargs:\n  sglang:\n    sglang-moe-dense-tp-size: {}\n"
+    assert rules(write, MATRICES / "nv" / "glm5-main.yaml", main.format(8)) == []
+    assert problems(write, MATRICES / "nv" / "glm5-main.yaml", main.format(2)) == [
+        "spec.yaml:5: error [S10] args.sglang.sglang-moe-dense-tp-size: sglang-moe-dense-tp-size 2 on an engine of"
+        ' tp 8: "moe_dense_tp_size only supports None, 1, or tp_size currently"\n'
+        f"  ==> also at {_rel(NV)}:35 (args.sglang.rollout-num-gpus-per-engine)\n"
+        f"  ==> also at {_rel(NV.parent.parent / 'base' / 'glm5-744b-a40b-4layer.yaml')}:18 (cluster.gpus_per_node)\n"
+        "  ==> set it to 1 or 8, or delete it"
+    ]
+    assert rules(write, NV, "args:\n  sglang:\n    sglang-moe-dense-tp-size: 8\n") == ["e:S10"]
+
+
 def test_s6_chunked_prefill_and_pages(write) -> None:
     assert rules(write, NV, "args:\n  sglang:\n    sglang-chunked-prefill-size: 16000\n") == ["e:S6"]
     assert problems(write, NV, "args:\n  sglang:\n    sglang-chunked-prefill-size: 1000\n") == [
@@ -262,6 +276,25 @@ def test_s9_s11_s12(write) -> None:
     assert rules(write, NV, "args:\n  sglang:\n    sglang-page-size: 1\n") == ["w:S11"]
     assert rules(write, ROCM, "args:\n  sglang:\n    sglang-kv-cache-dtype: fp8_e5m2\n") == ["e:S11"]
     assert rules(write, ROCM, "args:\n  sglang:\n    sglang-nsa-decode-backend: flash\n") == ["e:S12", "e:P2"]
+
+
+def test_s9_an_overridden_ep_is_not_judged_by_s7_or_s8(write) -> None:
+    """SGLang sets ep = tp under DeepEP before anything splits (miles main's test_r3_mtp_deepep.py:
+    ep 8 on a 4-GPU engine): only S9's warning is left, and the facts show the ep SGLang runs."""
+    overlay = (
+        "args:\n  sglang:\n    rollout-num-gpus-per-engine: 4\n    sglang-dp-size: 4\n"
+        "    sglang-moe-a2a-backend: deepep\n    sglang-ep-size: 8\n"
+    )
+    found = problems(write, NV, overlay)
+    assert found == [
+        "spec.yaml:7: warning [S9] args.sglang.sglang-ep-size: --sglang-moe-a2a-backend deepep forces"
+        " ep = tp = 4; sglang-ep-size 8 is overridden\n"
+        "  ==> also at spec.yaml:6 (args.sglang.sglang-moe-a2a-backend)\n  ==> set sglang-ep-size 4"
+    ]
+    cell = pipeline.cell(write("spec.yaml", f"extends: {NV}\n{overlay}"))
+    assert layout(cell).engine.ep == 4
+    # without the a2a backend, ep 8 on 4 GPUs is S7's (and the given value is the one SGLang runs)
+    assert rules(write, NV, overlay.replace("    sglang-moe-a2a-backend: deepep\n", "")) == ["e:S7"]
 
 
 def test_s13_flashmla_sparse_head_padding(write) -> None:

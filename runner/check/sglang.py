@@ -1,4 +1,4 @@
-"""S*: one SGLang rollout engine, as SGLang 0.5.10's ServerArgs and model build count it.
+"""S*: one SGLang rollout engine, as SGLang's ServerArgs and model build count it (0.5.10, 0.5.16).
 
 miles makes every engine ``tp = rollout-num-gpus-per-engine``; with DP-attention,
 ``dp`` splits those GPUs into attention-DP ranks of ``tp / dp`` and ``ep`` splits them
@@ -13,9 +13,8 @@ from runner.cell import Cell
 from runner.check import problem, rule
 from runner.check.choices import NSA_FLAGS, one_of
 from runner.errors import Problem
-from runner.layout import Layout, integer
+from runner.layout import EP_FORCING_A2A, Layout, integer
 
-EP_FORCING_A2A = ("deepep", "mooncake", "mori", "flashinfer", "ascend_fuseep")
 DSA_KV_DTYPES = ("auto", "bf16", "bfloat16", "fp8_e4m3")
 
 
@@ -138,30 +137,41 @@ def experts_split_evenly(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("S9")
 def a2a_backend_forces_ep(cell: Cell, facts: Layout) -> Iterator[Problem]:
-    backend = cell.flag("sglang-moe-a2a-backend")
+    backend, given = cell.flag("sglang-moe-a2a-backend"), cell.flag("sglang-ep-size")
     engine = facts.engine
-    if backend in EP_FORCING_A2A and cell.flag("sglang-ep-size") is not None and engine.ep != engine.tp:
+    if backend in EP_FORCING_A2A and given is not None and integer(given, 1) != engine.tp:
         yield problem(
             "S9",
             cell,
             ("sglang-ep-size", "sglang-moe-a2a-backend"),
             f"--sglang-moe-a2a-backend {backend} forces ep = tp = {engine.tp};"
-            f" sglang-ep-size {engine.ep} is overridden",
+            f" sglang-ep-size {given} is overridden",
             f"set sglang-ep-size {engine.tp}",
             "warning",
         )
 
 
 @rule("S10")
-def moe_dense_tp_is_one(cell: Cell, _: Layout) -> Iterator[Problem]:
-    value = cell.flag("sglang-moe-dense-tp-size")
-    if value is not None and integer(value, 0) != 1:
+def moe_dense_tp_is_one(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    value, tp = cell.flag("sglang-moe-dense-tp-size"), facts.engine.tp
+    if value is None or integer(value, 0) == 1:
+        return
+    if not cell.profile.supports.moe_dense_tp_full:
         yield problem(
             "S10",
             cell,
             ("sglang-moe-dense-tp-size",),
             f'sglang-moe-dense-tp-size {value}: "moe_dense_tp_size only support 1 and None currently"',
             "set it to 1 or delete it",
+        )
+    elif integer(value, 0) != tp:
+        yield problem(
+            "S10",
+            cell,
+            ("sglang-moe-dense-tp-size", "rollout-num-gpus-per-engine"),
+            f"sglang-moe-dense-tp-size {value} on an engine of tp {tp}:"
+            ' "moe_dense_tp_size only supports None, 1, or tp_size currently"',
+            f"set it to 1 or {tp}, or delete it",
         )
 
 

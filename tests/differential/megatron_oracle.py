@@ -11,8 +11,10 @@ A verdict is the worker's reply: {"id", "accepted", "stage", "error_type",
 "error", "where", "derived", "warnings", "elapsed_s"}; "stage" is None when
 accepted, else one of STAGES (the first stage of miles' start-up that rejects).
 
-The oracle venv is built by tools/oracles/megatron/build.sh into
-<repo>/.oracles/megatron; RUN_MATRIX_MEGATRON_ORACLE_PYTHON overrides its python.
+The Megatron of each miles version (VENVS): the PR era dc8b499b asks megatron-core 0.19.2, built by
+tools/oracles/megatron/build.sh into <repo>/.oracles/megatron (RUN_MATRIX_MEGATRON_ORACLE_PYTHON
+overrides its python); miles main 31f1ca96 asks radixark's Megatron-LM fork in the miles oracle venv,
+tools/oracles/miles/build.sh, <repo>/.oracles/miles (RUN_MATRIX_MILES_ORACLE_PYTHON).
 """
 
 from __future__ import annotations
@@ -32,6 +34,16 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 WORKER = REPO_ROOT / "tools" / "oracles" / "megatron" / "worker.py"
 DEFAULT_PYTHON = REPO_ROOT / ".oracles" / "megatron" / "bin" / "python"
 PYTHON_ENV = "RUN_MATRIX_MEGATRON_ORACLE_PYTHON"
+PR_ERA, MAIN = "dc8b499b", "31f1ca96"
+# miles version -> (its venv's python, the variable that overrides it, what builds it)
+VENVS = {
+    PR_ERA: (DEFAULT_PYTHON, PYTHON_ENV, "tools/oracles/megatron/build.sh"),
+    MAIN: (
+        REPO_ROOT / ".oracles" / "miles" / "bin" / "python",
+        "RUN_MATRIX_MILES_ORACLE_PYTHON",
+        "tools/oracles/miles/build.sh",
+    ),
+}
 
 PLATFORMS = ("h100", "h200", "b200", "mi300x", "mi355x")
 STAGES = (
@@ -122,9 +134,10 @@ class OracleError(RuntimeError):
     """The oracle itself failed (worker missing, crashed, timed out, bad reply)."""
 
 
-def _python_path() -> Path:
-    override = os.environ.get(PYTHON_ENV)
-    return Path(override) if override else DEFAULT_PYTHON
+def _python_path(miles_version: str = PR_ERA) -> Path:
+    default, variable, _ = VENVS[miles_version]
+    override = os.environ.get(variable)
+    return Path(override) if override else default
 
 
 class _Worker:
@@ -241,11 +254,15 @@ class MegatronOracle:
         self,
         python: str | os.PathLike[str] | None = None,
         *,
+        miles_version: str = PR_ERA,
         start_timeout: float = 180.0,
         check_timeout: float = 60.0,
         log_path: str | os.PathLike[str] | None = None,
     ) -> None:
-        self.python = Path(python) if python else _python_path()
+        if miles_version not in VENVS:
+            raise ValueError(f"no Megatron oracle for miles {miles_version!r}; one of {', '.join(VENVS)}")
+        self.miles_version = miles_version
+        self.python = Path(python) if python else _python_path(miles_version)
         self.start_timeout = start_timeout
         self.check_timeout = check_timeout
         self.log_path = Path(log_path) if log_path else None
@@ -254,19 +271,19 @@ class MegatronOracle:
         self._lock = threading.Lock()
 
     @classmethod
-    def available(cls) -> bool:
+    def available(cls, miles_version: str = PR_ERA) -> bool:
         """True when the oracle venv's python and the worker script exist."""
-        py = _python_path()
+        py = _python_path(miles_version)
         return WORKER.is_file() and py.exists() and os.access(py, os.X_OK)
 
     @classmethod
-    def unavailable_reason(cls) -> str:
-        py = _python_path()
+    def unavailable_reason(cls, miles_version: str = PR_ERA) -> str:
+        py, (_, variable, build) = _python_path(miles_version), VENVS[miles_version]
         if not WORKER.is_file():
             return f"megatron oracle worker missing: {WORKER}"
         return (
-            f"megatron oracle venv missing ({py} not found); build it with "
-            f"tools/oracles/megatron/build.sh, or set {PYTHON_ENV}"
+            f"the megatron oracle venv of miles {miles_version} is missing ({py} not found); build it with "
+            f"{build}, or set {variable}"
         )
 
     def __enter__(self) -> MegatronOracle:
@@ -285,7 +302,7 @@ class MegatronOracle:
         w = self._workers.get(platform)
         if w is None or w.proc.poll() is not None:
             if not self.python.exists():
-                raise OracleError(self.unavailable_reason())
+                raise OracleError(self.unavailable_reason(self.miles_version))
             w = _Worker(self.python, platform, self.start_timeout, self.log_path)
             self._workers[platform] = w
         return w

@@ -14,8 +14,14 @@ model_path (a GLM-5-shaped config), trust_remote_code, skip_server_warmup, gpu_i
 A verdict is the worker's reply: {"id", "accepted", "error_type", "error", "resolved",
 "warnings"}; "resolved" holds the values after SGLang's adjustments (None when rejected).
 
-The oracle venv is built by tools/oracles/sglang/build.sh into <repo>/.oracles/sglang;
-RUN_MATRIX_SGLANG_ORACLE_PYTHON overrides its python.
+`check_engine(platform, engine)` asks about an engine as miles' own _compute_server_args builds
+it (see the worker's engine_kwargs); the verdict's "kwargs" say what ServerArgs got.
+
+The SGLang of each miles version (VENVS): the PR era dc8b499b runs SGLang 0.5.10, built by
+tools/oracles/sglang/build.sh into <repo>/.oracles/sglang (RUN_MATRIX_SGLANG_ORACLE_PYTHON
+overrides its python); miles main 31f1ca96 runs SGLang 0.5.16, the miles oracle venv of
+tools/oracles/miles/build.sh, <repo>/.oracles/miles (RUN_MATRIX_MILES_ORACLE_PYTHON). 0.5.16 from
+PyPI stands in for miles' `sglang-miles` branch (tools/oracles/miles/README.md says what differs).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -36,6 +43,26 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 WORKER = REPO_ROOT / "tools" / "oracles" / "sglang" / "worker.py"
 DEFAULT_PYTHON = REPO_ROOT / ".oracles" / "sglang" / "bin" / "python"
 PYTHON_ENV = "RUN_MATRIX_SGLANG_ORACLE_PYTHON"
+PR_ERA, MAIN = "dc8b499b", "31f1ca96"
+
+
+@dataclass(frozen=True)
+class Venv:
+    sglang: str  # the version it holds
+    python: Path
+    env: str  # the variable that overrides python
+    build: str
+
+
+VENVS = {
+    PR_ERA: Venv("0.5.10", DEFAULT_PYTHON, PYTHON_ENV, "tools/oracles/sglang/build.sh"),
+    MAIN: Venv(
+        "0.5.16",
+        REPO_ROOT / ".oracles" / "miles" / "bin" / "python",
+        "RUN_MATRIX_MILES_ORACLE_PYTHON",
+        "tools/oracles/miles/build.sh",
+    ),
+}
 
 PLATFORMS = ("h100", "h200", "b200", "mi300x", "mi355x")
 ROCM_PLATFORMS = ("mi300x", "mi355x")
@@ -49,13 +76,13 @@ class _Worker:
     """One `worker.py --platform P` process; replies are read by a thread so that a
     wedged worker becomes a timeout, not a hang."""
 
-    def __init__(self, python: Path, platform: str, timeout: float) -> None:
+    def __init__(self, python: Path, platform: str, timeout: float, miles_version: str) -> None:
         self.platform = platform
         self.timeout = timeout
         # closed in stop(); a file, not a pipe, so a chatty worker can never block on it
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
         self.process = subprocess.Popen(
-            [str(python), str(WORKER), "--platform", platform],
+            [str(python), str(WORKER), "--platform", platform, "--miles-version", miles_version],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -119,39 +146,44 @@ class _Worker:
 
 
 class SGLangOracle:
-    """The real SGLang 0.5.10 deciding on engine arguments, one worker per platform."""
+    """The real SGLang of a miles version (VENVS) deciding on engine arguments, one worker per platform."""
 
     def __init__(
         self,
         python: str | os.PathLike[str] | None = None,
         *,
+        miles_version: str = PR_ERA,
         startup_timeout: float = 180.0,
         check_timeout: float = 60.0,
     ) -> None:
-        self.python = Path(python) if python is not None else self.default_python()
+        if miles_version not in VENVS:
+            raise ValueError(f"no SGLang oracle for miles {miles_version!r}; one of {', '.join(VENVS)}")
+        self.miles_version = miles_version
+        self.python = Path(python) if python is not None else self.default_python(miles_version)
         self.startup_timeout = startup_timeout
         self.check_timeout = check_timeout
         self._workers: dict[str, _Worker] = {}
         self._ids = itertools.count(1)
 
     @staticmethod
-    def default_python() -> Path:
-        return Path(os.environ.get(PYTHON_ENV) or DEFAULT_PYTHON)
+    def default_python(miles_version: str = PR_ERA) -> Path:
+        venv = VENVS[miles_version]
+        return Path(os.environ.get(venv.env) or venv.python)
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
-        python = cls.default_python()
+    def unavailable_reason(cls, miles_version: str = PR_ERA) -> str | None:
+        python, venv = cls.default_python(miles_version), VENVS[miles_version]
         if not WORKER.is_file():
             return f"SGLang oracle worker missing: {WORKER}"
         if not (python.is_file() and os.access(python, os.X_OK)):
-            if os.environ.get(PYTHON_ENV):
-                return f"SGLang oracle python {python} (from ${PYTHON_ENV}) does not exist"
-            return f"SGLang oracle venv not built: no {python} (run tools/oracles/sglang/build.sh)"
+            if os.environ.get(venv.env):
+                return f"SGLang {venv.sglang} oracle python {python} (from ${venv.env}) does not exist"
+            return f"SGLang {venv.sglang} oracle venv of miles {miles_version} not built: no {python} (run {venv.build})"
         return None
 
     @classmethod
-    def available(cls) -> bool:
-        return cls.unavailable_reason() is None
+    def available(cls, miles_version: str = PR_ERA) -> bool:
+        return cls.unavailable_reason(miles_version) is None
 
     def __enter__(self) -> SGLangOracle:
         return self
@@ -164,16 +196,27 @@ class SGLangOracle:
     ) -> dict[str, Any]:
         """SGLang's verdict on `args` (ServerArgs kwargs, without model_path) on `platform`;
         `env` sets SGLANG_* variables for this check only (the worker ignores inherited ones)."""
+        return self._ask(platform, {"args": dict(args), "env": dict(env or {})})
+
+    def check_engine(
+        self, platform: str, engine: Mapping[str, Any], env: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """SGLang's verdict on one engine as this miles version builds its ServerArgs: `engine` =
+        {"gpus_per_engine", "gpus_per_node", "flags": [--sglang-* argv], "miles": {switch: bool}}."""
+        return self._ask(platform, {"engine": dict(engine), "env": dict(env or {})})
+
+    def _ask(self, platform: str, request: dict[str, Any]) -> dict[str, Any]:
         if platform not in PLATFORMS:
             raise ValueError(f"unknown platform {platform!r}; one of {', '.join(PLATFORMS)}")
         worker = self._workers.get(platform)
         first = worker is None
         if worker is None:
-            worker = self._workers[platform] = _Worker(self.python, platform, self.check_timeout)
+            worker = self._workers[platform] = _Worker(
+                self.python, platform, self.check_timeout, self.miles_version
+            )
         request_id = f"{platform}-{next(self._ids)}"
         reply = worker.ask(
-            {"id": request_id, "args": dict(args), "env": dict(env or {})},
-            self.startup_timeout if first else self.check_timeout,
+            {"id": request_id, **request}, self.startup_timeout if first else self.check_timeout
         )
         if reply.get("id") != request_id:
             raise OracleError(f"the {platform} worker answered {reply.get('id')!r} to {request_id!r}")

@@ -1,5 +1,6 @@
 """run-matrix's actor rules against the real Megatron start-up (validate_args -> parallel state
--> TransformerConfig -> optimizer config), on at least 300 configurations."""
+-> TransformerConfig -> optimizer config) of each miles version (megatron-core 0.19.2 for the PR
+era, radixark's fork for miles main), on at least 300 configurations per version."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.differential.megatron_oracle import MegatronOracle
+from tests.differential.megatron_oracle import VENVS, MegatronOracle
 from tests.differential.oracle_fixtures import start
 from tests.differential.verdicts import (
     MEGATRON_MESSAGES,
@@ -24,9 +25,9 @@ pytestmark = [pytest.mark.oracle, pytest.mark.allow_subprocess]
 MEGATRON_RULES = {*MEGATRON_MESSAGES.values(), "G4"}
 
 
-@pytest.fixture(scope="module")
-def megatron():
-    yield from start(MegatronOracle)
+@pytest.fixture(scope="module", params=sorted(VENVS))
+def megatron(request):
+    yield from start(MegatronOracle, miles_version=request.param)
 
 
 def megatron_rule(verdict: dict) -> str:
@@ -39,14 +40,16 @@ def megatron_rule(verdict: dict) -> str:
     raise AssertionError(f"no rule of ours matches Megatron's {verdict['stage']} error: {verdict['error']}")
 
 
-def test_at_least_300_configurations():
-    assert len(list(megatron_configs())) >= 300
+@pytest.mark.parametrize("miles_version", sorted(VENVS))
+def test_at_least_300_configurations(miles_version: str):
+    assert len(list(megatron_configs(miles_version=miles_version))) >= 300
 
 
 def test_agrees_with_megatron(megatron, tmp_path: Path):
-    agreement = Agreement("Megatron", STRICTER_THAN_MEGATRON)
-    for config in megatron_configs():
+    agreement = Agreement(f"Megatron of miles {megatron.miles_version}", STRICTER_THAN_MEGATRON)
+    for config in megatron_configs(miles_version=megatron.miles_version):
         cell = cell_of(config, tmp_path)
+        assert cell.spec.miles_version == megatron.miles_version  # each spec's oracle is its version's
         ours = our_errors(cell) & (MEGATRON_RULES | STRICTER_THAN_MEGATRON.keys())
         world = cell.flag("actor-num-nodes") * cell.flag("actor-num-gpus-per-node")
         verdict = megatron.check(config.platform, world, megatron_argv(cell), env=config.env or None)

@@ -7,7 +7,6 @@ Without the oracle these skip; RUN_MATRIX_ORACLES=required (.ci/run) makes that 
 
 from __future__ import annotations
 
-import os
 import shutil
 import textwrap
 from pathlib import Path
@@ -24,16 +23,6 @@ pytestmark = [pytest.mark.oracle, pytest.mark.allow_subprocess]
 ROOT = Path(__file__).parents[2]
 QWEN3 = ROOT / "matrices/qwen3-30b-a3b"
 COMPONENTS = ROOT / "matrices/components"
-
-
-@pytest.fixture(scope="module")
-def main_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    reason = miles_oracle.unavailable_reason()
-    if reason is not None:
-        if os.environ.get("RUN_MATRIX_ORACLES") == "required":
-            pytest.fail(f"RUN_MATRIX_ORACLES=required but {reason}")
-        pytest.skip(reason)
-    return miles_oracle.extract(tmp_path_factory.mktemp("miles-main"))
 
 
 def said(cells: list[Cell], root: Path) -> dict[str, list[str]]:

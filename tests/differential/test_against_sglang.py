@@ -1,5 +1,7 @@
-"""run-matrix's engine rules against the real SGLang 0.5.10 ServerArgs (what an engine runs
-before it spawns anything), on at least 300 configurations, presented as H200 and MI355X."""
+"""run-matrix's engine rules against the real SGLang ServerArgs (what an engine runs before it
+spawns anything) of each miles version: 0.5.10 for the PR era, 0.5.16 for miles main, each cell's
+ServerArgs built as that version's miles builds it, on at least 300 configurations per version,
+presented as H200 and MI355X."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 from runner.check.sglang import page_size
 from runner.layout import layout
 from tests.differential.oracle_fixtures import start
-from tests.differential.sglang_oracle import SGLangOracle
+from tests.differential.sglang_oracle import VENVS, SGLangOracle
 from tests.differential.verdicts import (
     ENGINE_RULES,
     SGLANG_MESSAGES,
@@ -19,16 +21,16 @@ from tests.differential.verdicts import (
     Agreement,
     cell_of,
     our_errors,
-    sglang_args,
     sglang_configs,
+    sglang_engine,
 )
 
 pytestmark = [pytest.mark.oracle, pytest.mark.allow_subprocess]
 
 
-@pytest.fixture(scope="module")
-def sglang():
-    yield from start(SGLangOracle)
+@pytest.fixture(scope="module", params=sorted(VENVS))
+def sglang(request):
+    yield from start(SGLangOracle, miles_version=request.param)
 
 
 def sglang_rule(verdict: dict) -> str:
@@ -39,16 +41,18 @@ def sglang_rule(verdict: dict) -> str:
     raise AssertionError(f"no rule of ours matches SGLang's rejection: {text}")
 
 
-def test_at_least_300_configurations():
-    assert len(list(sglang_configs())) >= 300
+@pytest.mark.parametrize("miles_version", sorted(VENVS))
+def test_at_least_300_configurations(miles_version: str):
+    assert len(list(sglang_configs(miles_version=miles_version))) >= 300
 
 
-def test_agrees_with_sglang(sglang, tmp_path: Path):
-    agreement = Agreement("SGLang", STRICTER_THAN_SGLANG)
-    for config in sglang_configs():
+def test_agrees_with_sglang(sglang: SGLangOracle, tmp_path: Path):
+    agreement = Agreement(f"SGLang {VENVS[sglang.miles_version].sglang}", STRICTER_THAN_SGLANG)
+    for config in sglang_configs(miles_version=sglang.miles_version):
         cell = cell_of(config, tmp_path)
+        assert cell.spec.miles_version == sglang.miles_version  # each spec's oracle is its version's
         ours = our_errors(cell) & ENGINE_RULES
-        verdict = sglang.check(config.platform, sglang_args(cell))
+        verdict = sglang.check_engine(config.platform, sglang_engine(cell))
         if verdict["accepted"]:
             agreement.accepted(config.name, ours)
             agreement.disagreements += _adjustments(config.name, cell, verdict["resolved"])
@@ -58,8 +62,12 @@ def test_agrees_with_sglang(sglang, tmp_path: Path):
 
 
 def _adjustments(name: str, cell, resolved: dict) -> list[str]:
-    """What SGLang silently adjusts must be what run-matrix predicts (S4, S6, S11)."""
+    """What SGLang silently adjusts must be what run-matrix predicts (S4, S6, S9, S11)."""
     found = []
+    if resolved["ep_size"] != layout(cell).engine.ep:
+        found.append(
+            f"{name}: SGLang runs ep {resolved['ep_size']}, we predict {layout(cell).engine.ep} (S9)"
+        )
     if resolved["page_size"] != page_size(cell):
         found.append(f"{name}: SGLang uses page size {resolved['page_size']}, we predict {page_size(cell)}")
     engine = layout(cell).engine

@@ -333,3 +333,16 @@ def test_replies_report_sglangs_warnings(oracle: SGLangOracle) -> None:
 def test_unknown_platform_is_refused_before_any_worker() -> None:
     with pytest.raises(ValueError, match="unknown platform 'a100'"):
         SGLangOracle(python="/nonexistent/python").check("a100", {})
+
+
+@pytest.mark.parametrize("flag", ["--sglang-dp-size", "--sglang-data-parallel-size"])
+def test_an_engine_as_miles_builds_it_keeps_the_parallel_sizes_under_their_short_names(
+    oracle: SGLangOracle, flag: str
+) -> None:
+    """0.5.10's argparse takes --dp-size's dest from --data-parallel-size; miles stores it as dp_size."""
+    verdict = oracle.check_engine(
+        "h200",
+        {"gpus_per_engine": 2, "gpus_per_node": 8, "flags": [flag, "4", "--sglang-enable-dp-attention"]},
+    )
+    assert verdict["kwargs"]["dp_size"] == 4
+    assert (verdict["accepted"], verdict["error"]) == (False, "bare assert in _handle_data_parallelism:2640")

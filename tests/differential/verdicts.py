@@ -1,7 +1,8 @@
 """run-matrix's side of the differential tests: a parallelism config -> a cell -> our verdict.
 
 A config is an overlay on one of the shipped GLM-5 specs (NVIDIA h200 colocate, ROCm
-mi355x async); our verdict is the set of error rule ids that validation reports.
+mi355x async) at a miles version (the PR era dc8b499b, or miles main 31f1ca96: the specs moved
+there); our verdict is the set of error rule ids that validation reports.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from runner.render import render
 
 MATRICES = pipeline.locate.BUNDLED_MATRICES
 BASES = {"h200": MATRICES / "nv" / "glm5-colocate.yaml", "mi355x": MATRICES / "rocm" / "glm5-async.yaml"}
+PR_ERA, MAIN = "dc8b499b", "31f1ca96"
+# The same two specs at miles main: nv/glm5-main.yaml is glm5-colocate moved by `run-matrix upgrade`;
+# the ROCm one needs no change of flag but its miles_version (the config's overlay sets it).
+MAIN_BASES = {**BASES, "h200": MATRICES / "nv" / "glm5-main.yaml"}
 
 
 @dataclass(frozen=True)
@@ -27,14 +32,16 @@ class Config:
     platform: str
     flags: dict[str, dict[str, object]] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
+    miles_version: str = PR_ERA
 
     @property
     def name(self) -> str:
         parts = [f"{k}={v}" for group in self.flags.values() for k, v in group.items()]
-        return f"{self.platform}[{','.join(parts)}]"
+        return f"{self.platform}@{self.miles_version}[{','.join(parts)}]"
 
     def overlay(self) -> str:
-        lines = [f"extends: {BASES[self.platform]}", "args:"]
+        base = (MAIN_BASES if self.miles_version == MAIN else BASES)[self.platform]
+        lines = [f"extends: {base}", f"miles_version: {self.miles_version}", "args:"]
         for group, flags in self.flags.items():
             if not flags:
                 continue
@@ -72,7 +79,7 @@ MILES_ONLY = {
     "hf-checkpoint", "ref-load", "use-dynamic-batch-size", "max-tokens-per-gpu", "data-pad-size-multiplier",
     "log-probs-chunk-size", "allgather-cp", "update-weight-buffer-size", "actor-num-nodes",
     "actor-num-gpus-per-node", "num-gpus-per-node", "colocate", "dump-details", "disable-weights-backuper",
-    "update-weights-interval", "overlap-cpu-optimizer-d2h-h2d",
+    "update-weights-interval", "overlap-cpu-optimizer-d2h-h2d", "rematerialize-param-from-master-weight",
 }  # fmt: skip
 MEGATRON_GROUPS = ("ckpt", "rollout", "optimizer", "perf", "misc")
 MEGATRON_ROLLOUT_FLAGS = {"global-batch-size"}
@@ -95,8 +102,14 @@ def megatron_argv(cell: pipeline.Cell) -> list[str]:
     return argv
 
 
-def megatron_configs(seed: int = 1124) -> Iterator[Config]:
-    """A grid over the actor's parallelism on both platforms, then random variants of everything else."""
+def megatron_configs(seed: int = 1124, miles_version: str = PR_ERA) -> Iterator[Config]:
+    """A grid over the actor's parallelism on both platforms, then random variants of everything else,
+    each an overlay at ``miles_version``."""
+    for config in _megatron_configs(seed):
+        yield Config(config.platform, config.flags, config.env, miles_version)
+
+
+def _megatron_configs(seed: int) -> Iterator[Config]:
     for platform in BASES:
         for tp in (1, 2, 3, 4):
             for pp in (1, 2, 4):
@@ -215,26 +228,43 @@ NOT_PASSED_TO_SGLANG = {
 }  # miles drops them (L11)
 
 
-def sglang_args(cell: pipeline.Cell) -> dict[str, object]:
-    """ServerArgs keyword arguments as miles builds them for one engine of this cell."""
-    from runner.layout import layout
+def sglang_engine(cell: pipeline.Cell) -> dict[str, object]:
+    """One engine of this cell as the SGLang worker's 'engine' request: what miles'
+    _compute_server_args reads (the worker builds ServerArgs from it as that miles version does)."""
+    from runner.layout import integer, layout
 
-    engine = layout(cell).engine
-    args: dict[str, object] = {"tp_size": engine.tp, "nnodes": engine.nodes}
+    flags: list[str] = []
     for name, value in cell.spec.args.sglang.items():
-        if name.startswith("sglang-") and name not in NOT_PASSED_TO_SGLANG and value is not False:
-            args[name.removeprefix("sglang-").replace("-", "_")] = value
-    return {k: (float(v) if isinstance(v, float) else v) for k, v in args.items()}
+        if not name.startswith("sglang-") or name in NOT_PASSED_TO_SGLANG or value is False or value is None:
+            continue
+        flags += [f"--{name}"] if value is True else [f"--{name}", *_tokens(value)]
+    return {
+        "gpus_per_engine": layout(cell).engine.tp,
+        "gpus_per_node": integer(cell.flag("num-gpus-per-node"), 8),
+        "flags": flags,
+        "miles": {
+            "use_rollout_routing_replay": bool(cell.flag("use-rollout-routing-replay")),
+            "fp16": bool(cell.flag("fp16")),
+        },
+    }
 
 
-def sglang_configs(seed: int = 1124) -> Iterator[Config]:
-    """A grid over the engine's tp, dp, ep and DP-attention on both platforms, then random extras."""
+def _tokens(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+def sglang_configs(seed: int = 1124, miles_version: str = PR_ERA) -> Iterator[Config]:
+    """A grid over the engine's tp, dp, ep and DP-attention on both platforms, then random extras;
+    with the all-to-all backends that force ep = tp (S7 vs S9)."""
     for platform in BASES:
         for tp in (1, 2, 4, 8, 16, 17):
             for dp in (1, 2, 4, 8):
                 for ep in (1, 2, 4, 8):
                     for dp_attention in (True, False):
-                        yield Config(platform, {"sglang": _engine(tp, dp, ep, dp_attention)})
+                        yield Config(
+                            platform, {"sglang": _engine(tp, dp, ep, dp_attention)}, {}, miles_version
+                        )
+    yield from _a2a_configs(miles_version)
     rng = random.Random(seed)
     for _ in range(120):
         platform = rng.choice(list(BASES))
@@ -252,7 +282,16 @@ def sglang_configs(seed: int = 1124) -> Iterator[Config]:
         if rng.random() < 0.3:
             backend = rng.choice(["flashmla_sparse", "fa3", "tilelang", "trtllm", "aiter"])
             sglang["sglang-nsa-prefill-backend"] = sglang["sglang-nsa-decode-backend"] = backend
-        yield Config(platform, {"sglang": sglang})
+        yield Config(platform, {"sglang": sglang}, {}, miles_version)
+
+
+def _a2a_configs(miles_version: str) -> Iterator[Config]:
+    """DeepEP with an ep that is not tp, as miles main's tests pass it (MoRI, ROCm's, also caps the
+    dispatch tokens by an SGLANG_* variable: test_sglang_oracle and test_sglang_of_miles_main pin it)."""
+    for tp in (2, 4, 8):
+        for ep in (1, 2, 4, 8, 16):
+            sglang = {**_engine(tp, 1, ep, False), "sglang-moe-a2a-backend": "deepep"}
+            yield Config("h200", {"sglang": sglang}, {}, miles_version)
 
 
 def _engine(tp: int, dp: int, ep: int, dp_attention: bool) -> dict[str, object]:
@@ -268,7 +307,7 @@ SGLANG_MESSAGES = {
     r"_handle_data_parallelism|tp_size % dp_size|dp_size": "S3",
     r"enable dp attention when setting enable_dp_lm_head": "S5",
     r"chunked_prefill_size must be divisible by page_size": "S6",
-    r"moe_dense_tp_size only support 1": "S10",
+    r"moe_dense_tp_size only supports? (1|None, 1, or tp_size)": "S10",
     r"multi-node data parallel is not supported": "S16",
 }
 ENGINE_RULES = {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Megatron oracle worker: asks the real Megatron (megatron-core 0.19.2, with
-Megatron-LM's training arguments) whether an actor configuration launches.
+"""Megatron oracle worker: asks the real Megatron (megatron-core 0.19.2 for miles' PR era, or
+radixark's Megatron-LM fork for miles main under the miles oracle venv, with Megatron-LM's training
+arguments) whether an actor configuration launches.
 
 Run with the oracle venv's python (see build.sh):
 
@@ -377,7 +378,11 @@ class Oracle:
             import megatron.core.parallel_state as mps
             import megatron.training.arguments as margs
             import megatron.training.global_vars as mgv
-            from megatron.training.argument_utils import core_transformer_config_from_args
+
+            # megatron-core 0.19.2 keeps it in argument_utils; radixark's fork (miles main) in arguments
+            core_transformer_config_from_args = getattr(margs, "core_transformer_config_from_args", None)
+            if core_transformer_config_from_args is None:
+                from megatron.training.argument_utils import core_transformer_config_from_args
 
             present_transformer_engine(te_version)
         self.mconfig = mconfig

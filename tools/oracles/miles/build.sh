@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build the venv of the miles main argument oracle (run-matrix validate --miles-python).
+# Build the venv of the miles main argument oracle (run-matrix validate --miles-python), which is also
+# miles main's SGLang 0.5.16 oracle (tools/oracles/sglang/worker.py --miles-version 31f1ca96).
 #
 #   tools/oracles/miles/build.sh [VENV_DIR]      # default: <repo>/.oracles/miles
 #
@@ -81,6 +82,15 @@ chmod -R a+rX "$venv"  # the sandbox runs the oracle as the unprivileged user no
 say "smoke test: import Megatron's and SGLang's argument modules"
 "$venv/bin/python" -W ignore -c 'import megatron.training.arguments, sglang.srt.server_args, sglang_router.launch_router' \
     || die "the oracle's packages do not import"
+
+# The same venv is miles main's SGLang oracle (tools/oracles/sglang/worker.py --miles-version 31f1ca96).
+say "smoke test: the SGLang 0.5.16 worker, as miles main builds an engine (DeepEP: ep = tp)"
+reply="$(echo '{"id": "smoke", "engine": {"gpus_per_engine": 4, "gpus_per_node": 8, "flags": ["--sglang-moe-a2a-backend", "deepep", "--sglang-ep-size", "8"]}}' \
+    | "$venv/bin/python" "$repo/tools/oracles/sglang/worker.py" --platform h200 --miles-version 31f1ca96 2>"$venv/smoke-sglang.log")" \
+    || { cat "$venv/smoke-sglang.log" >&2; die "the SGLang worker failed"; }
+[[ "$reply" == *'"accepted": true'* && "$reply" == *'"ep_size": 4'* ]] \
+    || { cat "$venv/smoke-sglang.log" >&2; die "unexpected smoke reply: $reply"; }
+rm -f "$venv/smoke-sglang.log"
 
 echo "$want_stamp" >"$venv/$stamp_file"
 say "built $venv in $((SECONDS - started)) s, $(du -sh "$venv" | cut -f1)"

@@ -1,12 +1,17 @@
-"""Ask the real SGLang 0.5.10 whether it accepts an engine's arguments, as on a given GPU.
+"""Ask the real SGLang whether it accepts an engine's arguments, as on a given GPU.
 
-Run with the oracle venv's interpreter (see build.sh)::
+Run with the interpreter of the oracle venv of a miles version (SGLang 0.5.10 for the PR era
+dc8b499b: tools/oracles/sglang/build.sh; SGLang 0.5.16 for miles main 31f1ca96: the miles oracle,
+tools/oracles/miles/build.sh)::
 
     .oracles/sglang/bin/python tools/oracles/sglang/worker.py --platform mi355x
+    .oracles/miles/bin/python tools/oracles/sglang/worker.py --platform h200 --miles-version 31f1ca96
 
 Protocol: one JSON object per line on stdin, ``{"id": ..., "args": {...ServerArgs kwargs...},
-"env": {optional SGLANG_* variables for this check}}``; one JSON object per line on stdout,
-``{"id", "accepted", "error_type", "error", "resolved", "warnings"}``. ``accepted`` is null
+"env": {optional SGLANG_* variables for this check}}``, or ``{"id": ..., "engine": {...}, "env": ...}``:
+an engine as miles' ``_compute_server_args`` builds it (see ``engine_kwargs``); one JSON object per
+line on stdout, ``{"id", "accepted", "error_type", "error", "resolved", "warnings", "kwargs",
+"sglang"}`` (``kwargs``: what ServerArgs got; ``sglang``: its version). ``accepted`` is null
 when there is no verdict (a bad request, or an ImportError: the venv is incomplete).
 ``resolved`` holds RESOLVED_FIELDS after SGLang's adjustments (null when rejected);
 ``warnings`` what SGLang logged at WARNING or above during the check. Everything else
@@ -28,6 +33,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import importlib.metadata
 import json
 import logging
 import os
@@ -42,7 +49,7 @@ from dataclasses import dataclass
 from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,21 @@ HIP_VERSION = "7.0.51831"
 
 # What miles always passes to an engine (shared/reference/oracles.md).
 MILES_FIXED_ARGS = {"trust_remote_code": True, "skip_server_warmup": True, "gpu_id_step": 1}
+# What each miles version's _compute_server_args (miles/backends/sglang_utils/sglang_engine.py)
+# adds besides, for every engine of a cell: the draft weights' CPU backup (both), /metrics (main).
+MILES_ENGINE_ARGS: dict[str, dict[str, Any]] = {
+    "dc8b499b": {**MILES_FIXED_ARGS, "enable_draft_weights_cpu_backup": True},
+    "31f1ca96": {**MILES_FIXED_ARGS, "enable_draft_weights_cpu_backup": True, "enable_metrics": True},
+}
+PARALLEL_SIZE_FLAGS = ("--tp-size", "--dp-size", "--pp-size", "--ep-size")
+# miles switches that become ServerArgs fields in _compute_server_args (both versions).
+MILES_SWITCHES = {
+    "use_rollout_routing_replay": ("enable_return_routed_experts", True),
+    "fp16": ("dtype", "float16"),
+}
+# SGLang 0.5.16 renamed the NSA fields DSA (the --nsa-* flags stay, as deprecated aliases);
+# a verdict names them as 0.5.10 did so that one client reads both.
+RENAMED_FIELDS = {"nsa_prefill_backend": "dsa_prefill_backend", "nsa_decode_backend": "dsa_decode_backend"}
 
 RESOLVED_FIELDS = (
     "tp_size",
@@ -302,18 +324,30 @@ def describe_error(exc: BaseException) -> str:
 
 
 class Oracle:
-    def __init__(self, model_path: str, verbose: bool) -> None:
+    def __init__(self, model_path: str, verbose: bool, miles_version: str = "dc8b499b") -> None:
         from sglang.srt import server_args as sa
 
         self.sa = sa
         self.model_path = model_path
+        self.miles_version = miles_version
         self.choices = self._argparse_choices(sa.ServerArgs)
+        self.parser = _RaisingParser(add_help=False, allow_abbrev=False)
+        sa.ServerArgs.add_cli_args(self.parser)
+        for action in self.parser._actions:
+            # only what a flag sets, as miles' copy of args.sglang_*; miles itself gives model_path
+            action.default, action.required = argparse.SUPPRESS, False
+            # miles stores the parallel sizes under the fields' short names whatever alias argparse
+            # would take the dest from (0.5.10: --data-parallel-size before --dp-size)
+            short = [f[2:].replace("-", "_") for f in action.option_strings if f in PARALLEL_SIZE_FLAGS]
+            if short:
+                action.dest = short[0]
         self.collector = WarningCollector()
         sglang_logger = logging.getLogger("sglang")
         sglang_logger.addHandler(self.collector)
         sglang_logger.setLevel(logging.INFO if verbose else logging.WARNING)
         sglang_logger.propagate = verbose
         self._memoize_memory_probe()
+        self.version = importlib.metadata.version("sglang")
 
     @staticmethod
     def _argparse_choices(server_args_cls: Any) -> dict[str, tuple[str, list[Any]]]:
@@ -350,8 +384,53 @@ class Oracle:
                             f"(choose from {', '.join(map(repr, allowed))})"
                         )
 
-    def check(self, args: dict[str, Any], env: dict[str, str] | None = None) -> dict[str, Any]:
-        kwargs = {**args, **MILES_FIXED_ARGS, "model_path": self.model_path}
+    def engine_kwargs(self, engine: dict[str, Any]) -> dict[str, Any]:
+        """ServerArgs kwargs as miles' _compute_server_args builds them for one engine:
+        ``engine`` = {"gpus_per_engine", "gpus_per_node", "flags": the --sglang-* argv of the
+        launch, "miles": {switch: value} of MILES_SWITCHES}. The flags go through SGLang's own
+        argparse, as miles registers it under the --sglang- prefix (choices, deprecated aliases);
+        a field set by miles itself wins over a flag, as there."""
+        gpus, per_node = _count(engine, "gpus_per_engine"), _count(engine, "gpus_per_node")
+        flags = engine.get("flags", [])
+        if not (isinstance(flags, list) and all(isinstance(f, str) for f in flags)):
+            raise TypeError("'engine.flags' must be a list of strings")
+        if any(f.startswith("--") and not f.startswith("--sglang-") for f in flags):
+            raise TypeError("'engine.flags' holds only --sglang-* flags")
+        given = vars(
+            self.parser.parse_args([f"--{f[9:]}" if f.startswith("--sglang-") else f for f in flags])
+        )
+        kwargs: dict[str, Any] = {
+            **MILES_ENGINE_ARGS[self.miles_version],
+            "nnodes": max(1, gpus // per_node),
+            "tp_size": gpus,
+            "dp_size": given.pop("dp_size", 1),
+            "pp_size": given.pop("pp_size", 1),
+            "ep_size": given.pop("ep_size", 1),
+        }
+        switches = engine.get("miles") or {}
+        if not isinstance(switches, dict) or set(switches) - MILES_SWITCHES.keys():
+            raise TypeError(f"'engine.miles' holds only {', '.join(MILES_SWITCHES)}")
+        for switch, (field, value) in MILES_SWITCHES.items():
+            if switches.get(switch):
+                kwargs[field] = value
+        fields = {f.name for f in dataclasses.fields(self.sa.ServerArgs)}
+        kwargs.update({k: v for k, v in given.items() if k in fields and k not in kwargs})
+        return kwargs
+
+    def check_engine(self, engine: dict[str, Any], env: dict[str, str] | None = None) -> dict[str, Any]:
+        """The verdict on one engine as miles builds it; a flag its argparse refuses is a rejection."""
+        try:
+            kwargs = self.engine_kwargs(engine)
+        except ArgumentChoiceError as exc:
+            return {"accepted": False, "error_type": type(exc).__name__, "error": str(exc), "resolved": None,
+                    "warnings": [], "kwargs": None}  # fmt: skip
+        return {**self.check(kwargs, env, built=True), "kwargs": kwargs}
+
+    def check(
+        self, args: dict[str, Any], env: dict[str, str] | None = None, *, built: bool = False
+    ) -> dict[str, Any]:
+        kwargs = args if built else {**args, **MILES_FIXED_ARGS}
+        kwargs = {**kwargs, "model_path": self.model_path}
         self.collector.messages = []
         with preserved_environ():
             os.environ.update(env or {})
@@ -380,7 +459,7 @@ class Oracle:
             "accepted": True,
             "error_type": None,
             "error": None,
-            "resolved": {name: getattr(server_args, name) for name in RESOLVED_FIELDS},
+            "resolved": {name: _field(server_args, name) for name in RESOLVED_FIELDS},
             "warnings": self.collector.messages,
         }
 
@@ -389,51 +468,86 @@ class ArgumentChoiceError(ValueError):
     """What argparse would say (miles parses --sglang-* with SGLang's own choices)."""
 
 
+class _RaisingParser(argparse.ArgumentParser):
+    """SGLang's own CLI, as miles registers it; a bad value raises instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ArgumentChoiceError(message)
+
+
+def _field(server_args: Any, name: str) -> Any:
+    return (
+        getattr(server_args, name)
+        if hasattr(server_args, name)
+        else getattr(server_args, RENAMED_FIELDS[name])
+    )
+
+
+def _count(engine: dict[str, Any], key: str) -> int:
+    value = engine.get(key)
+    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        raise TypeError(f"'engine.{key}' must be a positive integer, not {value!r}")
+    return value
+
+
 # --------------------------------------------------------------------------- protocol
 
 
-def parse_request(line: str) -> tuple[Any, dict[str, Any], dict[str, str]]:
+def parse_request(line: str) -> tuple[Any, dict[str, Any], bool, dict[str, str]]:
+    """(id, args or engine, whether it is an engine, env)."""
     request = json.loads(line)
     if not isinstance(request, dict):
         raise TypeError("a request is a JSON object")
-    args, env = request.get("args"), request.get("env") or {}
+    if ("args" in request) == ("engine" in request):
+        raise TypeError("a request holds 'args' or 'engine', one of them")
+    is_engine = "engine" in request
+    args, env = request.get("engine" if is_engine else "args"), request.get("env") or {}
     if not isinstance(args, dict):
-        raise TypeError("'args' must be an object")
+        raise TypeError(f"'{'engine' if is_engine else 'args'}' must be an object")
     if not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
         raise TypeError("'env' must be an object of strings")
-    return request.get("id"), args, env
+    return request.get("id"), args, is_engine, env
+
+
+def answer(oracle: Oracle, line: str) -> dict[str, Any]:
+    try:
+        request_id, args, is_engine, env = parse_request(line)
+        started = time.perf_counter()
+        verdict = oracle.check_engine(args, env) if is_engine else oracle.check(args, env)
+        log.debug("check %s took %.1f ms", request_id, 1000 * (time.perf_counter() - started))
+    except (TypeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
+        try:
+            request_id = json.loads(line).get("id")
+        except Exception:
+            request_id = None
+        return {
+            "id": request_id,
+            "accepted": None,  # no verdict
+            "error_type": "ProtocolError",
+            "error": f"bad request: {exc}",
+            "resolved": None,
+            "warnings": [],
+        }
+    return {"id": request_id, **verdict, "sglang": oracle.version}
 
 
 def serve(oracle: Oracle, lines: Any, out: Any) -> None:
     for line in lines:
         if not line.strip():
             continue
-        try:
-            request_id, args, env = parse_request(line)
-        except Exception as exc:
-            try:
-                request_id = json.loads(line).get("id")
-            except Exception:
-                request_id = None
-            response: dict[str, Any] = {
-                "id": request_id,
-                "accepted": None,  # no verdict
-                "error_type": "ProtocolError",
-                "error": f"bad request: {exc}",
-                "resolved": None,
-                "warnings": [],
-            }
-        else:
-            started = time.perf_counter()
-            response = {"id": request_id, **oracle.check(args, env)}
-            log.debug("check %s took %.1f ms", request_id, 1000 * (time.perf_counter() - started))
-        out.write(json.dumps(response, default=str) + "\n")
+        out.write(json.dumps(answer(oracle, line), default=str) + "\n")
         out.flush()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--platform", required=True, choices=sorted(PLATFORMS))
+    parser.add_argument(
+        "--miles-version",
+        default="dc8b499b",
+        choices=sorted(MILES_ENGINE_ARGS),
+        help="whose _compute_server_args builds an 'engine' request (default: the PR era, dc8b499b)",
+    )
     parser.add_argument("--verbose", action="store_true", help="SGLang's INFO logs to stderr")
     options = parser.parse_args(argv)
 
@@ -466,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
         install_stubs(platform)
         model_path = write_model_dir(root)
         started = time.perf_counter()
-        oracle = Oracle(str(model_path), options.verbose)
+        oracle = Oracle(str(model_path), options.verbose, options.miles_version)
         probe = oracle.check({})  # the default engine (tp 1) must pass, else the venv is broken
         if not probe["accepted"]:
             log.error(
