@@ -26,7 +26,7 @@ from runner.load import NO_DOCUMENTS, Documents, Key
 from runner.matrix import Combo, cell_id, expand
 from runner.model import build
 from runner.resolve import Resolver, resolve
-from runner.resolved import resolved
+from runner.resolved import memo, resolved
 from schemas import HardwareProfile, LaunchConventions, ModelPreset, Spec
 from schemas.matrix import Matrix, MatrixBlock
 
@@ -125,18 +125,19 @@ def select(
     ``miles_root``, that checkout's own flags decide which flags are valid.
     """
     chosen: list[Cell] = []
-    for name in names:
-        spec_name, bracket, _ = name.partition("[")
-        for path in spec_files([locate.find_spec(spec_name)]):
-            try:
-                found = cells(path, miles_root=miles_root)
-            except SpecError as exc:
-                if broken is None:
-                    raise
-                broken.append((path, exc))
-                continue
-            chosen += [selection.by_id(found, name)] if bracket else found
-        _not_a_profile(spec_name, broken is not None)
+    with memo():  # the tree is only read here: each path resolved once
+        for name in names:
+            spec_name, bracket, _ = name.partition("[")
+            for path in spec_files([locate.find_spec(spec_name)]):
+                try:
+                    found = cells(path, miles_root=miles_root)
+                except SpecError as exc:
+                    if broken is None:
+                        raise
+                    broken.append((path, exc))
+                    continue
+                chosen += [selection.by_id(found, name)] if bracket else found
+            _not_a_profile(spec_name, broken is not None)
     if expression is not None and (chosen or not broken):
         chosen = selection.select(chosen, expression)
     return chosen

@@ -15,6 +15,7 @@ from runner.cell import Cell
 from runner.compose import compose
 from runner.errors import Problem, SpecError, display_path, merged
 from runner.load import load
+from runner.resolved import memo
 
 
 class Report(TypedDict):
@@ -43,7 +44,8 @@ def report(
     """Check every cell named (spec files, folders, cell ids; ``-k``) and, in folders, the profiles,
     bases and components; ``miles_root``'s own flags decide which flags are valid when given, and its
     own parser, run by ``parser``'s interpreter, has the last word on each cell."""
-    results = [*_cells(names, expression, miles_root, parser), *_supporting(names)]
+    with memo():  # the tree is only read here: each path resolved once
+        results = [*_cells(names, expression, miles_root, parser), *_supporting(names)]
     problems = merged((r["cell"] or r["file"], p) for r in results for p in r["problems"])
     errors = sum(p.severity == "error" for p in problems)
     cells = sum(1 for r in results if r["cell"])

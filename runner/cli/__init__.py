@@ -9,7 +9,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from runner import resolved
 from runner.cli.output import print_problems
 from runner.errors import ExitCode, RunMatrixError, SpecError
 
@@ -106,7 +105,6 @@ def main(argv: Sequence[str] | None = None, *, fresh_process: bool = False) -> i
         argv.insert(0, "run")  # `run-matrix SPEC ...` is `run-matrix run SPEC ...`
     args = parse(parser(only=argv[0] if argv else None), argv)
     args.fresh_process = fresh_process
-    resolved.forget()
     try:
         return int(args.handler(args))
     except SpecError as exc:
