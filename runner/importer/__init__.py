@@ -58,6 +58,7 @@ class Request:
     today: datetime.date | None = None  # sets an imported skip's expiry (default: the real today)
     allow_system_steps: bool = False  # import prepare steps that write /etc, remove what no step made, ...
     cache: Path | None = None  # where recordings are kept by what they read (None: recorded afresh)
+    hf_configs: tuple[tuple[str, Path], ...] = ()  # --hf-config: repo -> its config.json, past the HF cache
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ def import_test(request: Request) -> Imported:
         timeout=request.timeout,
         trust=request.trust_checkout,
         cache=request.cache,
+        hf_configs=request.hf_configs,
     )
     version = miles_version(request.miles_root, record)
     conventions = pipeline.conventions(version)
