@@ -8,6 +8,7 @@ its prepare commands); the launch they must render comes from the commands the c
 from __future__ import annotations
 
 import itertools
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -23,6 +24,7 @@ from runner.importer.launch import Launched, launched
 from runner.importer.notes import Note
 from runner.importer.traced import Call, Run
 from runner.knowledge import preset_data
+from runner.render import MILES_ROOT_REFERENCE
 from runner.steps import tokens
 from schemas import GROUPS, Group, LaunchConventions, calls
 from schemas.spec import TrainScript
@@ -254,7 +256,8 @@ def _group(source: str, known: Knowledge) -> Group:
 def _env(
     found: Launched, call: Call, conventions: LaunchConventions, root: str
 ) -> tuple[dict[str, str], list[Note]]:
-    """The test's own env vars: what it passes, and any default of miles it changes."""
+    """The test's own env vars: what it passes, and any default of miles it changes; the checkout's
+    path in a value as ``${MILES_ROOT}`` (render and run put the checkout there)."""
     given = set(call.args.get("extra_env_vars") or {})
     fill = {
         "master_addr": found.env.get("MASTER_ADDR", "127.0.0.1"),
@@ -266,12 +269,19 @@ def _env(
     for name, value in found.env.items():
         default = defaults.get(name)
         if default is None or name in given:
-            env[name] = value
+            env[name] = _unrooted(value, root)
         elif default.value is not None and not default.from_caller and default.value.format(**fill) != value:
-            env[name] = value
+            env[name] = _unrooted(value, root)
             shown = default.value.format(**fill)
             notes.append(Note(f"the launch sets {name}={value} where miles/launch/ says {shown}", call.at))
     return env, notes
+
+
+def _unrooted(value: str, root: str) -> str:
+    """``value`` with the checkout's path (a whole path or a path's start) as ``${MILES_ROOT}``."""
+    if not root.strip("/"):
+        return value
+    return re.sub(re.escape(root.rstrip("/")) + r"(?=$|[/:\s'\"=,;])", lambda _: MILES_ROOT_REFERENCE, value)
 
 
 def _secret_env(found: Launched, conventions: LaunchConventions, at: Location) -> tuple[Launched, list[Note]]:
