@@ -455,7 +455,8 @@ def test_a_linked_test_is_left_out_with_skip_refused_and_never_read(cli, checkou
     kept = cli(*args, "--skip-refused")
     assert kept.code == 0, kept.err
     assert (
-        f"refused  test_linked_case.py: test_linked_case.py is a link (to {secret}/test_secret.py)" in kept.err
+        f"refused  test_linked_case.py: test_linked_case.py is a link (to {secret}/test_secret.py)"
+        in kept.err
     ), kept.err
 
 
@@ -495,5 +496,7 @@ def test_no_written_spec_of_a_suite_holds_the_checkout_path_env_included(cli, ch
     assert rooted["env"]["CODE_PATH"] == (
         "/opt/venv/site-packages:$${MILES_ROOT}/examples/adapters:$${MILES_ROOT}"  # a shell reference
     )
-    shown = cli("render", str(out / "tiny" / "rooted_case.yaml"), "--miles-root", str(checkout), "--format", "json")
+    shown = cli(
+        "render", str(out / "tiny" / "rooted_case.yaml"), "--miles-root", str(checkout), "--format", "json"
+    )
     assert f"{checkout}/examples/adapters:{checkout}" in shown.out

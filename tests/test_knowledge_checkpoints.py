@@ -52,7 +52,10 @@ def test_shipped_facts_come_first_then_the_cache_then_the_named_file(tmp_path):
     given.write_text('{"model_type": "glm4_moe_lite"}')
     shipped = {"a/shipped": {"config.json": {"model_type": "qwen3"}}}
     found = checkpoints.answered(
-        ["a/cached", "a/shipped", "a/given", "a/unknown"], shipped, {"a/given": given, "a/cached": given}, tmp_path / "hub"
+        ["a/cached", "a/shipped", "a/given", "a/unknown"],
+        shipped,
+        {"a/given": given, "a/cached": given},
+        tmp_path / "hub",
     )
     assert found == {
         "a/cached": {"config.json": QWEN},
@@ -77,7 +80,10 @@ def test_a_link_out_of_the_repo_s_folder_is_refused(tmp_path):
         (b"[1, 2]", "config.json: a config.json is a JSON object, not list"),
         (b"{nope", "config.json: not JSON"),
         (b"\xff\xfe", "config.json: not UTF-8 text"),
-        (b"{" + b" " * checkpoints.MAX_BYTES + b"}", f"config.json: larger than {checkpoints.MAX_BYTES} bytes"),
+        (
+            b"{" + b" " * checkpoints.MAX_BYTES + b"}",
+            f"config.json: larger than {checkpoints.MAX_BYTES} bytes",
+        ),
     ],
 )
 def test_a_cached_file_that_is_no_config_is_refused_with_its_path(tmp_path, content, error):
@@ -104,7 +110,7 @@ def test_a_fifo_in_the_cache_does_not_hang_the_read(tmp_path):
     (config,) = folder.glob("snapshots/*/config.json")
     config.unlink()
     os.mkfifo(config)
-    with pytest.raises(EnvironmentProblem, match="config.json: not a regular file"):
+    with pytest.raises(EnvironmentProblem, match=r"config\.json: not a regular file"):
         checkpoints.cached(tmp_path, "a/b")
 
 

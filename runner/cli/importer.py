@@ -90,7 +90,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         metavar="REPO=FILE",
         help="the config.json of a Hub repo the test downloads and reads before it launches (native LoRA's"
         " preflight), where run-matrix ships none and your Hugging Face cache ($HF_HOME/hub, else"
-        " ~/.cache/huggingface/hub: models--ORG--NAME/snapshots/<refs/main>/config.json) has none; repeatable",
+        " ~/.cache/huggingface/hub: models--ORG--NAME/snapshots/<refs/main>/config.json) has none;"
+        " repeatable",
     )
     parser.add_argument(
         "--force",

@@ -107,12 +107,14 @@ def _imported(
     request = _with_hardware(request, variants, recorded)
     draft = _plan(request, variants, version, recorded)
     render = functools.partial(plan.texts, header=_header(request, variants), notes=variants.notes)
-    grow(draft, variants.cells, recorded.hardware_of(request.hardware), destination, render)
+    grow(
+        draft, variants.cells, recorded.hardware_of(request.hardware), destination, render, request.miles_root
+    )
     sides.explain(draft, recorded)
-    warnings = _checked(built(draft, destination, render), variants, request, recorded)
+    warnings = _checked(built(draft, destination, render, request.miles_root), variants, request, recorded)
     files, scrubbed = _without_secrets(final_texts(draft, destination, render), secrets, request.script)
     write.write_all(files, request.force, named=(destination.spec,))
-    ids = [cell.id for cell in pipeline.cells(request.output)]
+    ids = [cell.id for cell in pipeline.cells(request.output, miles_root=request.miles_root)]
     return Imported(files, ids, variants.axes, variants.switches, [*variants.notes, *scrubbed], warnings)
 
 

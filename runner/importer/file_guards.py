@@ -187,9 +187,11 @@ def _unknown_file(trace: Any, does: str, file: Any) -> BaseException:
             f"not in miles/import.yaml, nor in your Hugging Face cache ({cached} under $HF_HOME/hub or"
             f" ~/.cache/huggingface/hub): pass --hf-config {repo}=FILE"
         )
-    return trace.refuse(
-        f"{does} {file}, which `hf download {repo}` would have written: import does not know its content ({where})"
+    refusal: BaseException = trace.refuse(
+        f"{does} {file}, which `hf download {repo}` would have written: import does not know its"
+        f" content ({where})"
     )
+    return refusal
 
 
 def _stat_downloads(trace: Any, real_stat: Callable[..., Any]) -> Callable[..., Any]:

@@ -64,7 +64,7 @@ def _base(name: str) -> type:
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             pass
 
-        def __init_subclass__(cls: type, **kwargs: Any) -> None:
+        def __init_subclass__(cls: type, /, **kwargs: Any) -> None:
             pass
 
         def __getattr__(self: Any, attribute: str) -> Any:

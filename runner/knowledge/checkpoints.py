@@ -51,7 +51,10 @@ def parse_given(text: str) -> tuple[str, Path]:
 
 
 def answered(
-    repos: Iterable[str], shipped: Mapping[str, Mapping[str, Any]], given: Mapping[str, Path], hub_folder: Path
+    repos: Iterable[str],
+    shipped: Mapping[str, Mapping[str, Any]],
+    given: Mapping[str, Path],
+    hub_folder: Path,
 ) -> Configs:
     """The ``config.json`` of each of ``repos`` that run-matrix does not ship: from the cache, else
     from ``given``; a repo found in neither is left out (the read is refused, naming the option)."""
@@ -97,7 +100,9 @@ def read_config(path: Path, what: str, within: Path | None = None) -> dict[str, 
     except ValueError as error:
         raise EnvironmentProblem(f"{what}{display_path(path)}: not JSON ({error})") from None
     if not isinstance(data, dict):
-        raise EnvironmentProblem(f"{what}{display_path(path)}: a config.json is a JSON object, not {type(data).__name__}")
+        raise EnvironmentProblem(
+            f"{what}{display_path(path)}: a config.json is a JSON object, not {type(data).__name__}"
+        )
     return data
 
 
