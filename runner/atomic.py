@@ -16,13 +16,22 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
-from runner.errors import EnvironmentProblem, display_path
+from runner.errors import EnvironmentProblem, UsageError, display_path
 
 FORCE_HINT = "pass --force to replace the link itself (never what it points to)"
+EDITED_HINT = "--force overwrites (your edits are lost), -o writes elsewhere"
+
+
+def refuse_existing(paths: Iterable[Path], force: bool, hint: str = EDITED_HINT) -> None:
+    """UsageError when one of ``paths`` exists and not ``force``: what run-matrix writes (an overlay,
+    an imported spec) is edited by hand afterwards, and that work is never lost silently."""
+    existing = [display_path(p) for p in paths if p.exists()]
+    if existing and not force:
+        raise UsageError(f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}; {hint}")
 
 
 def refuse_link(path: Path, replace_link: bool = False, hint: str = "") -> None:
@@ -39,8 +48,9 @@ def refuse_link(path: Path, replace_link: bool = False, hint: str = "") -> None:
             return
         where = os.readlink(path)
         more = f"; {hint}" if hint else ""
+        shown = Path(display_path(path.parent)) / path.name  # the link's name, not its target's
         raise EnvironmentProblem(
-            f"{display_path(path)} is a link (to {where}): run-matrix never writes through a link{more}"
+            f"{shown} is a link (to {where}): run-matrix never writes through a link{more}"
         )
     if not stat.S_ISREG(found.st_mode):
         raise EnvironmentProblem(f"{display_path(path)} is there and is not a plain file: not replaced")
@@ -101,6 +111,13 @@ def open_log(path: Path, append: bool = False) -> BinaryIO:
     if not append:
         os.ftruncate(fd, 0)
     return os.fdopen(fd, "ab" if append else "wb")
+
+
+def write_new(files: Mapping[Path, str], force: bool) -> None:
+    """``write_all`` for what the user edits afterwards (a ported or upgraded overlay): an existing
+    file is refused without ``force``, and with it a link is replaced, never its target."""
+    refuse_existing(files, force)
+    write_all(files, replace_link=force)
 
 
 def write_all(files: Mapping[Path, str], replace_link: bool = False, mode: int | None = None) -> None:

@@ -51,9 +51,14 @@ class Cell:
 
     @property
     def content_hash(self) -> str:
-        """A short hash of everything the launch depends on: the resolved spec, profile and preset."""
+        """A short hash of everything the launch depends on: the resolved spec, profile and preset.
+
+        Not the gates (``expect:``): they judge a launch and never change it, and the history keys a
+        band's baseline by this hash, so a band `history recommend --write` puts in a spec keeps the
+        runs it was learned from. They are hashed as if empty, so that a cell without gates has the
+        hash it had before gates left the hash (a gated cell's hash changed once, with that)."""
         resolved = {
-            "spec": self.spec.model_dump(mode="json"),
+            "spec": {**self.spec.model_dump(mode="json"), "expect": {}},
             "profile": self.profile.model_dump(mode="json"),
             "preset": self.preset.model_dump(mode="json"),
             # only where there are: other cells keep their hash, which history baselines match by

@@ -22,9 +22,11 @@ class Entry:
     cells: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     stacks: list[str] = field(default_factory=list)  # the software stacks the cells target
+    miles: dict[str, str] = field(default_factory=dict)  # cell -> miles' parser's verdict, when asked
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "cells": self.cells, "reasons": self.reasons, "stacks": self.stacks}
+        found = {"status": self.status, "cells": self.cells, "reasons": self.reasons, "stacks": self.stacks}
+        return {**found, "miles": self.miles} if self.miles else found
 
 
 @dataclass(frozen=True)
@@ -41,16 +43,22 @@ _RANK = ("runs", "unchecked", "skipped", "missing")  # an entry is what the best
 
 
 def coverage(
-    cells: Iterable[Cell], hardware: list[str], unmet: Mapping[str, list[str]] | None = None
+    cells: Iterable[Cell],
+    hardware: list[str],
+    unmet: Mapping[str, list[str]] | None = None,
+    miles: Mapping[str, str] | None = None,
 ) -> list[Row]:
     """The rows of ``cells``; ``unmet``: each cell's unmet requirements, checked against a checkout
-    (None: no checkout, so a cell with ``requires:`` is neither said to run nor to be skipped)."""
+    (None: no checkout, so a cell with ``requires:`` is neither said to run nor to be skipped);
+    ``miles``: each cell's verdict of miles' own parser (accepts, refuses, unchecked), when asked."""
     rows: dict[tuple[str, str], Row] = {}
     for cell in cells:
         key = (_test(cell), _variant(cell))
         row = rows.setdefault(key, Row(*key, {name: Entry() for name in hardware}))
         entry = row.entries.setdefault(cell.profile.name, Entry())
         entry.cells.append(cell.id)
+        if miles is not None:
+            entry.miles[cell.id] = miles[cell.id]
         row.ci[cell.id] = cell.spec.ci
         if cell.profile.stack and cell.profile.stack not in entry.stacks:
             entry.stacks.append(cell.profile.stack)
@@ -105,7 +113,8 @@ def _shown(entry: Entry, ci: dict[str, CI], markdown: bool) -> str:
     if entry.status == "missing":
         return "—" if markdown else "missing"
     cells = ", ".join(
-        (f"`{escape(c)}`" if markdown else c) + _ci_note(ci.get(c), markdown) for c in entry.cells
+        (f"`{escape(c)}`" if markdown else c) + _ci_note(ci.get(c), markdown) + _miles_note(entry, c)
+        for c in entry.cells
     )
     stacks = f" on {', '.join(entry.stacks)}" if entry.stacks else ""
     if entry.status == "runs":
@@ -114,6 +123,11 @@ def _shown(entry: Entry, ci: dict[str, CI], markdown: bool) -> str:
         return f"{UNCHECKED}{stacks}: {cells}"
     reasons = "; ".join(entry.reasons)
     return f"skipped{stacks}: {escape(reasons) if markdown else reasons} ({cells})"
+
+
+def _miles_note(entry: Entry, cell: str) -> str:
+    """`` (miles: refuses)`` after a cell miles' parser was asked about."""
+    return f" (miles: {entry.miles[cell]})" if cell in entry.miles else ""
 
 
 def _ci_note(ci: CI | None, markdown: bool) -> str:

@@ -139,3 +139,45 @@ def test_a_store_that_cannot_be_opened_stops_the_run_before_anything_runs(cli, s
     assert result.code == 3
     assert result.err == f"run-matrix: history store {broken} cannot be opened: file is not a database\n"
     assert not Path("logs").exists() and not (tmp_path / "models").exists()  # no prepare step ran
+
+
+def test_runs_summary_names_a_gate_that_cannot_fail(cli, specs, users_cluster, history_url, tmp_path):
+    path = specs("async")
+    path.write_text(
+        path.read_text().replace("vars: {", f"vars: {{values: {tmp_path}/values.json, ")
+        + f'env: {{FAKE_MILES_METRICS_FILE: "${{vars.values}}"}}\nexpect:\n  {LOGPROB}: {{max: 1000}}\n'
+    )
+    (tmp_path / "values.json").write_text(json.dumps({STEP_TIME: 26.0, LOGPROB: 0.06}))
+    code, _, err = run(
+        cli, "m/fake/async.yaml", "--skip-prepare", "--history", history_url, address=users_cluster.address
+    )
+    assert code == 0, err
+    # read after the run: its own values count
+    assert (
+        f"run-matrix: warning [history] fake/async: expect.{LOGPROB}: max: 1000 is more than 10x anything "
+        "recorded (the largest |value| of 3 recorded samples is 0.06): a 10x regression passes; tighten it "
+        "(`history recommend` proposes a band)\n"
+    ) in err, err
+
+
+def test_a_store_unreadable_after_the_run_costs_the_warnings_never_the_verdict(specs, tmp_path):
+    from runner import pipeline
+    from runner.cli.run import _gates_that_cannot_fail
+    from runner.history.location import parse
+    from runner.history.recorder import Recorder
+    from runner.history.store import Store
+
+    specs("async", extra=f"expect:\n  {LOGPROB}: {{max: 1000}}\n")
+    cells = pipeline.select(["m/fake/async.yaml"])
+    path = tmp_path / "history.sqlite"
+    store = Store.open(parse(str(path), "--history", from_command_line=True))
+    store.close()
+    assert (
+        _gates_that_cannot_fail(Recorder(store, "", False), cells) == []
+    )  # nothing recorded: nothing to say
+    path.write_bytes(b"not a database " * 100)
+    (found,) = _gates_that_cannot_fail(Recorder(store, "", False), cells)
+    assert found == (
+        f"the gates' history could not be read: history store {path} cannot be opened: file is not a database"
+    )
+    assert _gates_that_cannot_fail(Recorder(store, "", False, failed="disk full"), cells) == []

@@ -115,5 +115,5 @@ def test_what_a_stand_in_cannot_answer_is_refused_naming_the_upstream_api(checko
         f"test_case.py:5: error [import]: test_case.py cannot be imported: it {does}"
         " mbridge.core.bridge._MODEL_REGISTRY, mbridge's AutoBridge registry, which import's stand-in for"
         " mbridge cannot answer: this interpreter lacks mbridge, and the stand-in has its names, not what"
-        " they hold (import with an interpreter that has mbridge)"
+        " they hold (installed beside run-matrix, the real mbridge answers)"
     ) in str(error.value)

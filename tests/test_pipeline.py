@@ -15,6 +15,19 @@ def test_content_hash_is_stable_and_follows_the_resolved_spec(write):
     assert len(a.content_hash) == 12
 
 
+def test_content_hash_leaves_out_the_gates_which_judge_a_launch_and_never_change_it(write):
+    """A band written by `history recommend --write` keeps the cell's identity, and with it the runs the
+    band was learned from; a cell without gates keeps the hash it had before gates left the hash."""
+    plain = pipeline.cell(write("a.yaml", VALID))
+    gated = pipeline.cell(write("b.yaml", VALID + "expect:\n  perf/step_time: {max: 30}\n"))
+    banded = pipeline.cell(
+        write("c.yaml", VALID + "expect:\n  perf/step_time: {band: {rel_up: 0.1, rel_down: 0.1}}\n")
+    )
+    assert (
+        plain.content_hash == gated.content_hash == banded.content_hash == "e54144978ea6"
+    )  # as before this change
+
+
 def test_spec_files_skip_bases_and_profiles():
     found = [p.relative_to(MATRICES).as_posix() for p in pipeline.spec_files([MATRICES])]
     assert found == [

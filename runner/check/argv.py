@@ -14,7 +14,7 @@ from typing import Any
 from runner.cell import Cell
 from runner.check import rule
 from runner.errors import Location, Problem, did_you_mean
-from runner.knowledge.flags import Choice, Flag, load, shipped
+from runner.knowledge.flags import Choice, Flag, identify, load, shipped
 from runner.knowledge.flags.values import Verdict, judge
 from runner.layout import Layout
 
@@ -197,12 +197,16 @@ def _choice_hint(flag: Flag, value: Any) -> str:
 
 def _upgrade_hint(cell: Cell, knowing: list[str]) -> str:
     """A checkout of another miles than the spec's: the spec wants moving, not the flag dropping."""
-    version, root = cell.spec.miles_version, cell.flags.checkout if cell.flags else None
-    if root is None or version is None or not any(v.startswith(version[:8]) for v in knowing):
-        return f"drop it, or check against miles {knowing[0]} (miles_version: {knowing[0]})"
+    version, choice = cell.spec.miles_version, cell.flags
+    drop = f"drop it, or check against miles {knowing[0]} (miles_version: {knowing[0]})"
+    if choice is None or choice.checkout is None or version is None:
+        return drop
+    checkout = identify.named(choice.checkout, choice.catalog)
+    if checkout.startswith(version[:8]) or not any(v.startswith(version[:8]) for v in knowing):
+        return drop  # the spec's own miles lacks the flag too: moving it would not help
     spec = cell.id.partition("[")[0]
-    said = f"this spec is for miles {version}, the checkout is not"
-    return f"{said}: run-matrix upgrade {spec} --miles-root {root}"
+    said = f"this spec is for miles {version}, the checkout is {checkout}"
+    return f"{said}: run-matrix upgrade {spec} --miles-root {choice.checkout}"
 
 
 def _version(choice: Choice, backend: str) -> str:

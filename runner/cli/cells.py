@@ -11,7 +11,17 @@ from runner import pipeline
 from runner.cell import Cell
 from runner.changed.gather import narrow
 from runner.ci import estimate
-from runner.cli.output import SELECT_HELP, add_changed, add_format, add_miles_root, print_json
+from runner.cli.output import (
+    SELECT_HELP,
+    add_changed,
+    add_format,
+    add_miles_python,
+    add_miles_root,
+    add_trust_checkout,
+    miles_verdicts,
+    needs_miles_root,
+    print_json,
+)
 from runner.errors import UsageError, printable
 from runner.layout import layout
 from schemas.ci import CI
@@ -31,6 +41,13 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser.add_argument("specs", nargs="*", default=["matrices"], metavar="SPEC|DIR|CELL")
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
     add_miles_root(parser, "check requires: against it (git, package, file, env)")
+    add_miles_python(
+        parser,
+        "run the --miles-root checkout's own parse_args() on each listed cell's launch in the sandbox, as"
+        " validate --miles-python does: a MILES column says accepts, refuses (miles' message on stderr) or"
+        " unchecked (a value decided at launch); JSON: miles and miles_problems per cell",
+    )
+    add_trust_checkout(parser)
     parser.add_argument(
         "--history",
         metavar="PATH|URL",
@@ -45,6 +62,7 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
+    needs_miles_root(args)
     cells = pipeline.select(args.specs, args.k, miles_root=args.miles_root)
     chosen = narrow(cells, args.changed, args.since, args.miles_root)
     why = {s.cell.id: list(s.reasons) for s in chosen} if chosen is not None else {}
@@ -61,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for cell, row in zip(cells, rows, strict=True):
             _unchecked(row, cell)
+    if args.miles_python is not None:
+        _with_miles(rows, cells, args)
     if args.format == "json":
         print_json({"cells": rows})
         return 0
@@ -70,17 +90,29 @@ def run(args: argparse.Namespace) -> int:
         row["ci"] != CI().model_dump(mode="json") or row["est_source"] == "history" for row in rows
     )
     # a cell id holds an axis value as written: a newline or an ESC in it is printed escaped
-    texts = [{**header, "ci": "CI"}, *({**_shown(row), "ci": printable(_ci_text(row))} for row in rows)]
+    heads = {**header, "ci": "CI", "miles": "MILES"}
+    texts = [heads, *({**_shown(row), "ci": printable(_ci_text(row))} for row in rows)]
     keys = ("id", "hardware", "gpus", "ci")
     widths = {key: max(len(str(row[key])) for row in texts) for key in keys}
     for row in texts:
         status = row["status"] if row is texts[0] else printable(_status_text(row))
         ci = f"{row['ci']:<{widths['ci']}}  " if shown_ci else ""
+        miles = f"{row['miles']:<9}  " if args.miles_python is not None else ""
         print(
             f"{row['id']:<{widths['id']}}  {row['hardware']:<{widths['hardware']}}  "
-            f"{row['gpus']!s:>{widths['gpus']}}  {row['hash']:<12}  {ci}{status}"
+            f"{row['gpus']!s:>{widths['gpus']}}  {row['hash']:<12}  {ci}{miles}{status}"
         )
     return 0
+
+
+def _with_miles(rows: list[dict[str, Any]], cells: list[Cell], args: argparse.Namespace) -> None:
+    """Each row's verdict of miles' own parser (accepts, refuses, unchecked) and its problems."""
+    from runner import miles_parser
+
+    found = miles_verdicts(cells, args)
+    for cell, row in zip(cells, rows, strict=True):
+        row["miles"] = miles_parser.verdict(found[cell.id])
+        row["miles_problems"] = [p.to_json() for p in found[cell.id]]
 
 
 def _shown(row: dict[str, Any]) -> dict[str, Any]:

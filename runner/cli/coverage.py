@@ -10,7 +10,15 @@ from typing import Any
 
 from runner import hardware, pipeline
 from runner.cell import Cell
-from runner.cli.output import add_format, add_miles_root, print_json
+from runner.cli.output import (
+    add_format,
+    add_miles_python,
+    add_miles_root,
+    add_trust_checkout,
+    miles_verdicts,
+    needs_miles_root,
+    print_json,
+)
 from runner.coverage import coverage, markdown, text
 from runner.errors import UsageError
 
@@ -29,6 +37,13 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "check requires: against it, as run does (a cell whose requirement is unmet is skipped); without "
         "one, a cell with requires: is listed as 'requirements unchecked (no --miles-root)'",
     )
+    add_miles_python(
+        parser,
+        "run the --miles-root checkout's own parse_args() on each cell's launch in the sandbox, as validate"
+        " --miles-python does: each cell is marked (miles: accepts), (miles: refuses; its message on stderr)"
+        " or (miles: unchecked: a value decided at launch)",
+    )
+    add_trust_checkout(parser)
     add_format(parser, "text", "markdown", "json")
     parser.set_defaults(handler=run)
 
@@ -36,9 +51,10 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
+    needs_miles_root(args)
     names = list(hardware.profiles())
     cells = pipeline.select(args.specs)
-    rows = coverage(cells, names, _unmet(cells, args.miles_root))
+    rows = coverage(cells, names, _unmet(cells, args.miles_root), _miles(cells, args))
     if args.format == "json":
         print_json(
             {
@@ -57,6 +73,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(markdown(rows, names) if args.format == "markdown" else text(rows, names))
     return 0
+
+
+def _miles(cells: list[Cell], args: argparse.Namespace) -> dict[str, str] | None:
+    """Each cell's verdict of miles' own parser, in a word (None: not asked)."""
+    if args.miles_python is None:
+        return None
+    from runner import miles_parser
+
+    return {cell: miles_parser.verdict(found) for cell, found in miles_verdicts(cells, args).items()}
 
 
 def _unmet(cells: list[Cell], miles_root: Path | None) -> dict[str, list[str]] | None:

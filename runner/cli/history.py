@@ -29,10 +29,11 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "knows), oldest first, with one metric (--metric; default: the first gated one) and the corridor it "
         "was judged against; in a terminal, a plot. `history untrust RUN_ID --reason TEXT` takes a run out "
         "of every baseline (recorded; `history trust RUN_ID --reason TEXT` undoes it). `history "
-        "recommend CELL|SPEC [--metric M] [--rate P]` proposes a band for each gated metric from its "
-        "trusted runs on the cell's hardware and stack: a Student-t prediction interval for the "
+        "recommend CELL|SPEC [--metric M] [--rate P] [--write]` proposes a band for each gated metric from "
+        "its trusted runs on the cell's hardware and stack: a Student-t prediction interval for the "
         "next run at a false-failure rate (--rate), with the figures it came from and "
-        "Megatron's rule of thumb on the same runs.",
+        "Megatron's rule of thumb on the same runs; --write puts each band in the spec's expect: with a "
+        "why: citing those figures (the file edited in place, its comments kept).",
     )
     parser.add_argument(
         "names", nargs="*", metavar="CELL|SPEC", help="cell ids or globs of the store, or specs"
@@ -61,6 +62,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         metavar="P",
         help="recommend: the false-failure rate of a healthy run the band allows (0.01)",
     )
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help="recommend: put each band in the cell's spec (expect.M.band, and a why: citing its figures), "
+        "editing the file in place; a link, or a spec the edit cannot reach, is refused",
+    )
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
@@ -75,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
         from runner.cli import recommend
 
         return recommend.run(location, args)
+    if args.write:
+        raise UsageError("--write is for `history recommend`: it writes the bands it proposes")
     from runner.history.reads import Reader
 
     reader = Reader.open(location)  # reads without SQLAlchemy's import: see runner.history.query

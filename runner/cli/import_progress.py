@@ -14,6 +14,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
+from runner.importer.parses import OUTCOME as MILES_REFUSES  # written, but miles' parser refuses it
+
 NEVER_LAUNCHES = "never calls execute_train"
 
 
@@ -61,13 +63,16 @@ def summary(outcomes: dict[Path, tuple[str, str]], root: Path, stream: TextIO | 
     from rich.table import Table
 
     imported = [t for t, (outcome, _) in outcomes.items() if outcome == "imported"]
-    refused = {t: why for t, (outcome, why) in outcomes.items() if outcome != "imported"}
+    by_miles = [t for t, (outcome, _) in outcomes.items() if outcome == MILES_REFUSES]
+    refused = {t: why for t, (outcome, why) in outcomes.items() if outcome not in ("imported", MILES_REFUSES)}
     never = [t for t, why in refused.items() if NEVER_LAUNCHES in why]
     reasons = collections.Counter(_reason(why) for t, why in refused.items() if t not in never)
     table = Table(title=f"{len(outcomes)} tests of {root}")
     table.add_column("outcome")
     table.add_column("tests", justify="right")
     table.add_row("imported", str(len(imported)))
+    if by_miles:
+        table.add_row("written, but miles' parser refuses its launch", str(len(by_miles)))
     table.add_row("never launching (nothing to import)", str(len(never)))
     for reason, count in reasons.most_common():
         table.add_row(f"refused: {reason}", str(count))

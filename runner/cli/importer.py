@@ -7,17 +7,22 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.cli.output import (
     add_allow_system_steps,
     add_format,
+    add_miles_python,
     add_miles_root,
     add_trust_checkout,
+    needs_miles_root,
     print_json,
     print_problems,
 )
-from runner.errors import display_path
+from runner.errors import Problem, display_path
+
+if TYPE_CHECKING:
+    from runner.importer.parses import Parser, Written
 
 MAX_JOBS = 64
 
@@ -81,6 +86,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "output in its own lines becomes a prepare step of kind call (what it returns reaching the launch's "
         "flags as $${prepared:FUNCTION}, as the spec's YAML writes it), a launch.before_submit hook, or a "
         "verify: entry calling it again (launched_by)",
+    )
+    add_miles_python(
+        parser,
+        "after writing, run the --miles-root checkout's own parse_args() on each written cell's launch in"
+        " the sandbox; a launch miles refuses is named at the test's execute_train line with miles' message"
+        " and the spec line (the files stay written; exit 2); for a folder, per test in the summary",
     )
     parser.add_argument(
         "--hf-config",
@@ -154,10 +165,11 @@ def _seconds(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    parser = _miles_parser(args)  # a PY that is no interpreter: exit 3 before anything is imported
     if args.script.is_dir():
-        return _folder(args)
+        return _folder(args, parser)
     from runner import locate
-    from runner.importer import Request, import_test
+    from runner.importer import Request, import_test, parses
     from runner.paths import writable
 
     output = args.output or Path(f"{args.script.stem}.yaml")
@@ -177,6 +189,9 @@ def run(args: argparse.Namespace) -> int:
     )
     result = import_test(request)
     print_problems(result.warnings, sys.stderr)
+    for note in result.notes if args.format != "json" else []:
+        print(f"{note.at}: note: {note.message}", file=sys.stderr)
+    refused = _refused([parses.Written(args.script, output, result.launches)], parser)
     if args.format == "json":
         print_json(
             {
@@ -186,18 +201,43 @@ def run(args: argparse.Namespace) -> int:
                 "switches": result.switches,
                 "notes": [{"message": n.message, "at": str(n.at)} for n in result.notes],
                 "warnings": [p.to_json() for p in result.warnings],
+                **({"miles": [p.to_json() for p in refused]} if parser else {}),
             }
         )
-        return 0
-    for note in result.notes:
-        print(f"{note.at}: note: {note.message}", file=sys.stderr)
+        return 2 if refused else 0
     print(f"wrote {', '.join(display_path(path) for path in result.files)}")
     print(f"{len(result.cells)} cell(s): {', '.join(result.cells)}; each renders what the script launches")
-    return 0
+    return 2 if refused else 0
 
 
-def _folder(args: argparse.Namespace) -> int:
+def _miles_parser(args: argparse.Namespace) -> Parser | None:
+    """``--miles-python`` as a checked interpreter and the checkout it runs, or None."""
+    from runner import miles_parser
+    from runner.importer import parses
+
+    needs_miles_root(args)
+    if args.miles_python is None:
+        return None
+    python = miles_parser.checked_python(args.miles_python)
+    return parses.Parser(python, args.miles_root, args.trust_checkout)
+
+
+def _refused(written: list[Written], parser: Parser | None) -> list[Problem]:
+    """miles' refusals of what was written, printed (none without ``--miles-python``)."""
+    from runner.importer import parses
+
+    if parser is None:
+        return []
+    found = [p for problems in parses.refusals(written, parser).values() for p in problems]
+    print_problems(found, sys.stderr)
+    if found:
+        print(f"run-matrix: miles' parser refuses {len(found)} written launch(es)", file=sys.stderr)
+    return found
+
+
+def _folder(args: argparse.Namespace, parser: Parser | None) -> int:
     from runner.cli import import_progress
+    from runner.importer import parses
     from runner.importer.folder import Folder
     from runner.importer.suite import Suite, import_suite, test_folders
     from runner.knowledge import cache
@@ -224,6 +264,7 @@ def _folder(args: argparse.Namespace) -> int:
     with import_progress.Shown(total, args.script) as shown:
         result = import_suite(Suite(args.script, options, args.jobs), shown)
     refused = any(outcome != "imported" for outcome, _ in result.outcomes.values())
+    by_miles = parses.confirm_suite(result, args.script, args.output, parser) if parser else {}
     files = [path for found in result.folders.values() for path in found.files]
     if args.format == "json":
         print_json(
@@ -235,9 +276,10 @@ def _folder(args: argparse.Namespace) -> int:
         )
     else:
         _told(result, args.skip_refused)
+        print_problems([p for problems in by_miles.values() for p in problems], sys.stderr)
         import_progress.summary(result.outcomes, args.script)
         print(f"wrote {len(files)} files in {len(result.folders)} folders under {display_path(args.output)}")
-    return 2 if refused and not args.skip_refused else 0
+    return 2 if (refused and not args.skip_refused) or by_miles else 0
 
 
 def _told(result: Any, skip_refused: bool) -> None:

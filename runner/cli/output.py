@@ -6,11 +6,14 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from runner.errors import Problem, UsageError
+from runner.errors import Problem, UsageError, merged
+
+if TYPE_CHECKING:
+    from runner.cell import Cell
 
 SELECT_HELP = (
     "select cells: an id, an id glob (rocm/*) or an expression over axis values (fp8_rollout and not rocm)"
@@ -88,6 +91,43 @@ def print_json(data: Any) -> None:
 
 def _plain(value: Any) -> Any:
     return str(value)  # a float (WrittenFloat too) is JSON's own: this sees paths, dates, enums
+
+
+def add_overlay_output(parser: argparse.ArgumentParser, output: str, force: str = "") -> None:
+    """The options of a command that writes an overlay and validates it (port, upgrade)."""
+    parser.add_argument("-o", "--output", type=Path, help=output)
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help=f"overwrite the overlay{force} where it exists (a link is replaced, never its target)",
+    )
+    add_format(parser, "text", "json")
+
+
+def print_validated(
+    report: dict[str, Any], problems: list[Problem], form: str, lines: list[str], after: list[str]
+) -> int:
+    """A written overlay's report: as JSON, or its ``lines``, its problems, the tally and ``after``;
+    exit 2 while errors remain."""
+    errors = sum(p.severity == "error" for p in problems)
+    if form == "json":
+        print_json(report)
+    else:
+        print("\n".join(lines))
+        print_problems(problems, sys.stdout)
+        print("\n".join([f"validated: {errors} errors, {len(problems) - errors} warnings", *after]))
+    return 2 if errors else 0
+
+
+def miles_verdicts(cells: Sequence[Cell], args: argparse.Namespace) -> dict[str, list[Problem]]:
+    """``--miles-python``'s verdict on ``cells`` (``runner.miles_parser``, validate's own check): the
+    problems per cell id; each refusal printed on stderr, one shared by several cells once."""
+    from runner import miles_parser  # renders and starts a sandbox: only when asked
+
+    found = miles_parser.check(cells, args.miles_python, args.miles_root, args.trust_checkout)
+    refusals = ((cell, p) for cell, problems in found.items() for p in problems if p.severity == "error")
+    print_problems(merged(refusals), sys.stderr)
+    return found
 
 
 def print_problems(problems: Iterable[Problem], stream: TextIO) -> None:

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
-from runner import hardware, locate, pipeline
-from runner.atomic import write_all
-from runner.cli.output import add_format, print_json, print_problems
-from runner.errors import UsageError, display_path
+from runner import atomic, hardware, locate, pipeline
+from runner.cli.output import add_overlay_output, print_validated
+from runner.errors import display_path
 from runner.paths import writable
 from runner.port import Ported, port
 from runner.port.files import default_output
@@ -32,16 +29,7 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         help="a spec, or a cell id of it (checked like every selection; the overlay ports the whole spec)",
     )
     parser.add_argument("--to", required=True, metavar="HARDWARE", help="a hardware profile name")
-    parser.add_argument(
-        "-o", "--output", type=Path, help="default: matrices/<nv|rocm>/<spec>-<hardware>.yaml"
-    )
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="overwrite the overlay (and its components) if they exist (a link is replaced, never "
-        "its target)",
-    )
-    add_format(parser, "text", "json")
+    add_overlay_output(parser, "default: matrices/<nv|rocm>/<spec>-<hardware>.yaml", " (and its components)")
     parser.set_defaults(handler=run)
 
 
@@ -53,24 +41,9 @@ def run(args: argparse.Namespace) -> int:
     out = args.output or default_output(source, cells[0].id, target)
     writable(out)
     ported = port(cells, source, target, out)
-    _refuse_overwrite(list(ported.texts), args.force)
-    write_all(ported.texts, replace_link=args.force)
+    atomic.write_new(ported.texts, args.force)
     report = _report(ported)
-    if args.format == "json":
-        print_json(report)
-    else:
-        _print(report, ported)
-    return 2 if any(p.severity == "error" for p in ported.problems) else 0
-
-
-def _refuse_overwrite(paths: list[Path], force: bool) -> None:
-    """A ported overlay is edited by hand afterwards: never lose that work silently."""
-    existing = [display_path(p) for p in paths if p.exists()]
-    if existing and not force:
-        raise UsageError(
-            f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}; "
-            "--force overwrites (your edits are lost), -o writes elsewhere"
-        )
+    return print_validated(report, ported.problems, args.format, _lines(report), _caused(report))
 
 
 def _target(name: str, miles_version: str | None) -> HardwareProfile:
@@ -104,26 +77,25 @@ def _report(ported: Ported) -> dict[str, Any]:
     }
 
 
-def _print(report: dict[str, Any], ported: Ported) -> None:
-    problems = ported.problems
-    print(f"wrote {report['overlay']}" + "".join(f"\nwrote {p}" for p in report["components"].values()))
+def _lines(report: dict[str, Any]) -> list[str]:
+    lines = [f"wrote {report['overlay']}", *(f"wrote {p}" for p in report["components"].values())]
     for change in report["applied"]:
         value = "(deleted)" if change["value"] is None else change["value"]
-        print(f"  {change['rule']:<20} {change['key']} = {value}")
+        lines.append(f"  {change['rule']:<20} {change['key']} = {value}")
     for cell, changes in report["per_cell"].items():
         shown = [c["key"] + (" (deleted)" if c["value"] is None else f" = {c['value']}") for c in changes]
-        print(f"  only {cell}: " + ", ".join(shown))
+        lines.append(f"  only {cell}: " + ", ".join(shown))
     for change in report["refit"]:
-        print(f"  {'refit':<20} {change['key']} = {change['value']}  ({change['why']})")
+        lines.append(f"  {'refit':<20} {change['key']} = {change['value']}  ({change['why']})")
     for change in report["followups"]:
         value = "(deleted)" if change["value"] is None else change["value"]
-        print(f"  {change['rule']:<20} {change['key']} = {value}  ({change['why']})")
-    for key, note in report["todo"].items():
-        print(f"  TODO {key}: {note}")
-    print_problems(problems, sys.stdout)
-    errors = sum(p.severity == "error" for p in problems)
-    print(f"validated: {errors} errors, {len(problems) - errors} warnings")
-    if report["caused"]:
-        print(
-            f"the port caused {len(report['caused'])} of them: add a rule to miles/porting.yaml (after_refit)"
-        )
+        lines.append(f"  {change['rule']:<20} {change['key']} = {value}  ({change['why']})")
+    return lines + [f"  TODO {key}: {note}" for key, note in report["todo"].items()]
+
+
+def _caused(report: dict[str, Any]) -> list[str]:
+    if not report["caused"]:
+        return []
+    return [
+        f"the port caused {len(report['caused'])} of them: add a rule to miles/porting.yaml (after_refit)"
+    ]

@@ -14,6 +14,7 @@ from runner.history.checks import printable
 if TYPE_CHECKING:
     from runner.history.location import Location
     from runner.history.recommend import Recommendation
+    from runner.history.write import Written
 
 
 def run(location: Location, args: argparse.Namespace) -> int:
@@ -21,7 +22,7 @@ def run(location: Location, args: argparse.Namespace) -> int:
 
     names = args.names[1:]
     if not names:
-        raise UsageError("usage: run-matrix history recommend CELL|SPEC [--metric M] [--rate P]")
+        raise UsageError("usage: run-matrix history recommend CELL|SPEC [--metric M] [--rate P] [--write]")
     if not 0 < args.rate < 1:
         raise UsageError(
             f"--rate {args.rate}: give a false-failure rate between 0 and 1 (0.01: 1 run in 100)"
@@ -32,12 +33,24 @@ def run(location: Location, args: argparse.Namespace) -> int:
         found = [(cell, _recommend(reader, cell, args)) for cell in cells]
     finally:
         reader.close()
+    written = _write(found) if args.write else []
     if args.format == "json":
-        print_json({"cells": [{"id": c.id, "metrics": [r.to_json() for r in rs]} for c, rs in found]})
+        cells = [{"id": c.id, "metrics": [r.to_json() for r in rs]} for c, rs in found]
+        print_json({"cells": cells, "written": [w.to_json() for w in written]})
     else:
         for cell, recommended in found:
             _print(cell.id, recommended)
+        for each in written:
+            print(f"wrote {each}")
+        if args.write and not written:
+            print("--write: no band to write, nothing written")
     return 0
+
+
+def _write(found: list[tuple[Any, list[Recommendation]]]) -> list[Written]:
+    from runner.history.write import write
+
+    return write(found)
 
 
 def _cells(reader: Any, name: str, expression: str | None) -> list[Any]:

@@ -19,6 +19,7 @@ from runner.cli.output import (
     add_miles_python,
     add_miles_root,
     add_trust_checkout,
+    miles_verdicts,
     needs_miles_root,
     print_problems,
 )
@@ -101,17 +102,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _refused(cells: list[Cell], args: argparse.Namespace) -> bool:
     """miles' own parser on every cell: its refusals printed, True when there is any."""
-    from runner import miles_parser
-
-    found = miles_parser.check(cells, args.miles_python, args.miles_root, args.trust_checkout)
-    refusals = [
-        (cell_id, p) for cell_id, problems in found.items() for p in problems if p.severity == "error"
-    ]
-    print_problems(merged(refusals), sys.stderr)
+    found = miles_verdicts(cells, args)
+    refusals = sum(p.severity == "error" for problems in found.values() for p in problems)
     if refusals:
-        print(
-            f"run-matrix: miles' parser refuses {len(refusals)} launch(es): nothing written", file=sys.stderr
-        )
+        print(f"run-matrix: miles' parser refuses {refusals} launch(es): nothing written", file=sys.stderr)
     return bool(refusals)
 
 

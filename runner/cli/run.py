@@ -251,6 +251,8 @@ def _run(planned: list[Planned], options: Options, outputs: Outputs, output: str
     finally:
         recorder.store.close()
     print_summary(console, finished.result)
+    for warning in _gates_that_cannot_fail(recorder, [p.cell for p in planned]):
+        say(console, f"run-matrix: warning [history] {warning}", "yellow")
     if output == "json":
         sys.stdout.write(report.to_json(finished.result))
     for what in finished.left:
@@ -258,6 +260,19 @@ def _run(planned: list[Planned], options: Options, outputs: Outputs, output: str
     if finished.failed:
         say(console, f"run-matrix: {finished.failed}", "red")
     return int(finished.exit_code)
+
+
+def _gates_that_cannot_fail(recorder: Recorder, cells: list[Cell]) -> list[str]:
+    """What ``validate --history`` warns of, read after the run (so its values count): a store that
+    cannot be read then costs the warnings, never the run's verdict."""
+    from runner.history.learn import warnings_at
+
+    if recorder.failed:
+        return []  # the run said already why the store is out of reach
+    try:
+        return [warning["message"] for warning in warnings_at(recorder.store.location, cells)]
+    except EnvironmentProblem as exc:
+        return [f"the gates' history could not be read: {exc}"]
 
 
 def say(console: Any, text: str, style: str) -> None:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from runner import locate, pipeline
-from runner.atomic import write_all
-from runner.cli.output import add_format, print_json, print_problems
-from runner.errors import UsageError, display_path
+from runner import atomic, locate
+from runner.cli.output import add_overlay_output, print_validated
+from runner.errors import display_path
 from runner.paths import writable
-from runner.upgrade import Upgraded, of_checkout, of_version, upgrade
+from runner.upgrade import Upgraded, default_output, of_checkout, of_version, upgrade
 
 
 def add_parser(subcommands: Any, name: str, summary: str) -> None:
@@ -23,44 +21,35 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "the overlay (extends SPEC) that moves it: a flag that kept its meaning under a new name is "
         "renamed, one set to its old default is dropped, any other that is gone is deleted with a TODO "
         "naming what changed (the upstream change, from miles/upgrades.yaml, and the help texts); "
+        "a flag kept under its name whose kind, type or arity changed, or whose choices lost the value, and "
+        "a requires: on a miles branch or commit the target checkout lacks are TODOs; "
         "miles_version is set, so the model preset, launch conventions and hardware stack follow, and "
-        "the reason says what changed in them. Then validate the result. Exit 2 if errors remain.",
+        "the reason says what changed in them. Then validate the result (a base, which has no hardware, "
+        "as the specs that extend it use it; their own lines' problems are listed apart). "
+        "Exit 2 if errors remain.",
     )
-    parser.add_argument("spec", metavar="SPEC", help="a spec (its path, or its name under matrices/)")
+    parser.add_argument(
+        "spec", metavar="SPEC", help="a spec or a base (its path, or its name under matrices/)"
+    )
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--miles-root", type=Path, metavar="DIR", help="the miles checkout to move to")
     target.add_argument(
         "--to-version", metavar="COMMIT", help="a shipped miles version to move to, without a checkout"
     )
-    parser.add_argument("-o", "--output", type=Path, help="default: <spec>-<commit>.yaml beside SPEC")
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="overwrite the output if it exists (a link is replaced, never its target)",
-    )
-    add_format(parser, "text", "json")
+    add_overlay_output(parser, "default: <spec>-<commit>.yaml beside SPEC")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     source = locate.find_spec(args.spec)
     target = of_checkout(args.miles_root) if args.miles_root else of_version(args.to_version)
-    cells = pipeline.cells(source)
-    out = args.output or source.with_name(f"{source.stem}-{target.version}.yaml")
+    out = args.output or default_output(source, target)
     writable(out)
-    if out.exists() and not args.force:
-        raise UsageError(
-            f"{display_path(out)} already exists; --force overwrites (your edits are lost), "
-            "-o writes elsewhere"
-        )
-    moved = upgrade(cells, source, target, out)
-    write_all({out: moved.text}, replace_link=args.force)
+    atomic.refuse_existing([out], args.force)  # before the work: nothing to lose yet
+    moved = upgrade(source, target, out)
+    atomic.write_new({out: moved.text}, args.force)
     report = _report(moved)
-    if args.format == "json":
-        print_json(report)
-    else:
-        _print(report, moved)
-    return 2 if any(p.severity == "error" for p in moved.problems) else 0
+    return print_validated(report, moved.problems, args.format, _lines(report), _theirs(report, moved))
 
 
 def _report(moved: Upgraded) -> dict[str, Any]:
@@ -73,18 +62,30 @@ def _report(moved: Upgraded) -> dict[str, Any]:
         "follows": moved.notes,
         "todo": steps.todo,
         "problems": [p.to_json() for p in moved.problems],
+        "checked_through": [display_path(p) for p in moved.checked_on],
+        "extenders": [p.to_json() for p in moved.extenders],
     }
 
 
-def _print(report: dict[str, Any], moved: Upgraded) -> None:
-    print(f"wrote {report['overlay']}: miles {report['from']} -> {report['to']}")
+def _lines(report: dict[str, Any]) -> list[str]:
+    lines = [f"wrote {report['overlay']}: miles {report['from']} -> {report['to']}"]
     for change in report["changes"]:
         value = "(deleted)" if change["value"] is None else f"= {change['value']}"
-        print(f"  {change['key']} {value}  ({change['why']})")
-    for note in report["follows"]:
-        print(f"  follows: {note}")
-    for key, note in report["todo"].items():
-        print(f"  TODO {key}: {note}")
-    print_problems(moved.problems, sys.stdout)
-    errors = sum(p.severity == "error" for p in moved.problems)
-    print(f"validated: {errors} errors, {len(moved.problems) - errors} warnings")
+        lines.append(f"  {change['key']} {value}  ({change['why']})")
+    lines += [f"  follows: {note}" for note in report["follows"]]
+    lines += [f"  TODO {key}: {note}" for key, note in report["todo"].items()]
+    if report["checked_through"]:
+        lines.append("  a base: validated as " + ", ".join(report["checked_through"]) + " use it")
+    return lines
+
+
+def _theirs(report: dict[str, Any], moved: Upgraded) -> list[str]:
+    """A base's extenders' own problems: each of those specs wants its own upgrade."""
+    if not moved.extenders:
+        return []
+    files = dict.fromkeys(loc["file"] for p in report["extenders"] for loc in p["locations"])
+    return [
+        f"and {len(report['extenders'])} at the lines of the specs that extend it (their own flags): "
+        + "; ".join(f"run-matrix upgrade {f} --to-version {report['to']}" for f in files),
+        *map(str, moved.extenders),
+    ]

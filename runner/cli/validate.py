@@ -101,15 +101,11 @@ def _history(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The gates the history store says cannot fail, for every cell that expands."""
 
     from runner import pipeline
-    from runner.history.learn import warnings_for
+    from runner.history.learn import warnings_at
     from runner.history.location import locate
-    from runner.history.reads import Reader
 
-    reader = Reader.open(locate(args.history, os.environ, Path("run-matrix-logs")))
-    try:
-        return warnings_for(reader, pipeline.select(args.specs, args.k, broken=[]))
-    finally:
-        reader.close()
+    location = locate(args.history, os.environ, Path("run-matrix-logs"))
+    return warnings_at(location, pipeline.select(args.specs, args.k, broken=[]))
 
 
 def _checked(args: argparse.Namespace, arguments: dict[str, Any], found_by: str | None) -> Any:

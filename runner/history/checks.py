@@ -2,19 +2,22 @@
 reads, and each value read is of its column's type. A store is a file anyone may write (or a
 shared database): anything else is refused with the store named (exit 3), never a traceback, and
 text from it reaches a terminal only through ``printable``.
+
+This module is below ``reads``: it names what it reads through as ``Source`` (which ``reads.Reader``
+is), never the reader itself, so that the two do not import each other.
 """
 
 from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from runner.errors import EnvironmentProblem
 from runner.errors import printable as printable  # where the history readers take it from
 
 if TYPE_CHECKING:
-    from runner.history.reads import Reader
+    from runner.history.location import Location
 
 PREFIX = "rm_"
 _SQLITE_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
@@ -25,7 +28,18 @@ _POSTGRES_COLUMNS = (
 )
 
 
-def tables_of_a_store(reader: Reader, version: int, expected: Mapping[str, Sequence[str]]) -> bool:
+class Source(Protocol):
+    """What the checks read a store through: its place, its SQL dialect and its statements."""
+
+    dialect: str
+    location: Location
+
+    def execute(
+        self, sql: str, parameters: dict[str, Any] | tuple[Any, ...] | None = None
+    ) -> list[dict[str, Any]]: ...
+
+
+def tables_of_a_store(reader: Source, version: int, expected: Mapping[str, Sequence[str]]) -> bool:
     """True when the store has run-matrix's tables at ``version`` (with ``expected`` columns), False
     when it has none yet (a fresh SQLite file; a PostgreSQL database of other things); anything
     else is refused."""
@@ -59,7 +73,7 @@ def tables_of_a_store(reader: Reader, version: int, expected: Mapping[str, Seque
     return True
 
 
-def _columns(reader: Reader) -> dict[str, set[str]]:
+def _columns(reader: Source) -> dict[str, set[str]]:
     """Every table's column names (SQLite: every table; PostgreSQL: the ``rm_`` ones)."""
     if reader.dialect == "postgresql":
         found: dict[str, set[str]] = {}
@@ -70,7 +84,7 @@ def _columns(reader: Reader) -> dict[str, set[str]]:
     return {name: {row["name"] for row in reader.execute(_SQLITE_COLUMNS, (name,))} for name in names}
 
 
-def _version(reader: Reader, columns: set[str]) -> int:
+def _version(reader: Source, columns: set[str]) -> int:
     if "version" not in columns:
         raise _not_a_store(reader, "its rm_schema table has no version column")
     found = [row["version"] for row in reader.execute("SELECT version FROM rm_schema")]
@@ -84,7 +98,7 @@ def _version(reader: Reader, columns: set[str]) -> int:
     return max(versions)
 
 
-def _not_a_store(reader: Reader, why: str) -> EnvironmentProblem:
+def _not_a_store(reader: Source, why: str) -> EnvironmentProblem:
     return EnvironmentProblem(f"{reader.location.shown} is not a run-matrix history store: {why}")
 
 

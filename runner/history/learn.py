@@ -14,6 +14,7 @@ from runner.history import checks
 from runner.history.gates import LAST
 
 if TYPE_CHECKING:
+    from runner.history.location import Location
     from runner.history.reads import Reader
     from schemas.run import Expectation
 
@@ -120,3 +121,14 @@ def warnings_for(reader: Reader, cells: list[Any]) -> list[dict[str, Any]]:
             message = f"{checks.printable(cell.id)}: expect.{checks.printable(metric)}: {why}"
             found.append({"cell": cell.id, "metric": metric, "message": message})
     return found
+
+
+def warnings_at(location: Location, cells: list[Any]) -> list[dict[str, Any]]:
+    """``warnings_for`` on the store at ``location``, opened read-only for the while."""
+    from runner.history.reads import Reader
+
+    reader = Reader.open(location)
+    try:
+        return warnings_for(reader, cells)
+    finally:
+        reader.close()

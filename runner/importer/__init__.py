@@ -69,6 +69,7 @@ class Imported:
     switches: dict[str, str]  # environment variable -> axis
     notes: list[Note]  # what the spec does not hold
     warnings: list[Problem]  # what the rules say about the imported cells
+    launches: tuple[tuple[dict[str, AxisValue], Location], ...] = ()  # each cell's axis values, its test line
 
 
 def import_test(request: Request) -> Imported:
@@ -115,7 +116,9 @@ def _imported(
     files, scrubbed = _without_secrets(final_texts(draft, destination, render), secrets, request.script)
     write.write_all(files, request.force, named=(destination.spec,))
     ids = [cell.id for cell in pipeline.cells(request.output, miles_root=request.miles_root)]
-    return Imported(files, ids, variants.axes, variants.switches, [*variants.notes, *scrubbed], warnings)
+    launches = tuple((combo, target.at) for combo, target in variants.cells)
+    notes = [*variants.notes, *scrubbed]
+    return Imported(files, ids, variants.axes, variants.switches, notes, warnings, launches)
 
 
 def _without_secrets(

@@ -77,6 +77,16 @@ def _entry(key: Key, value: Any, comments: Comments) -> Iterator[str]:
         yield f"{head} {scalar(value)}"
 
 
+def flow(value: Any) -> str:
+    """``value`` on one line (a mapping or list in flow style, else a scalar), reading back the same."""
+    return _flow_item(value)
+
+
+def key(name: str) -> str:
+    """``name`` as a mapping key that reads back the same."""
+    return _key(name)
+
+
 def _long(head: str, items: list[Any]) -> bool:
     """A list of mappings too long for one line (a hook with its arguments and its stop): written as
     a block, an item each."""

@@ -71,7 +71,9 @@ def import_folder(request: Folder) -> FolderImported:
     cuda, amd, links = _tests(request.tests)
     family = request.output.resolve().name
     final_base = request.output / "base" / f"{family}.yaml"
-    write.refuse_existing([final_base, *(request.output / _case(t) for t in [*cuda, *amd])], request.force)
+    write.refuse_existing(
+        [final_base, *(request.output / case_file(t) for t in [*cuda, *amd])], request.force
+    )
     hidden = Path(tempfile.mkdtemp(prefix=f".{family}.import-", dir=_existing_parent(request.output)))
     try:
         return _import(request, cuda, amd, links, _Staging(hidden, family, request.output), final_base)
@@ -104,7 +106,7 @@ class _Staging:
         return self.hidden / self.family
 
     def alone(self, test: Path) -> Path:
-        return self.hidden / "alone" / self.family / _case(test)
+        return self.hidden / "alone" / self.family / case_file(test)
 
     def written(self) -> dict[Path, str]:
         """What lands: the family's files under OUT, components in OUT's tree's components folder."""
@@ -167,7 +169,7 @@ def _cases(
     base: Path | None,
 ) -> tuple[dict[str, Imported], dict[str, str]]:
     """Each CUDA case as an overlay of the base; one whose overlay does not import, written whole."""
-    jobs: list[Job] = [(t, staging.cases / _case(t), base, request.hardware) for t in cuda]
+    jobs: list[Job] = [(t, staging.cases / case_file(t), base, request.hardware) for t in cuda]
     found = dict(zip(cuda, run(jobs), strict=True))
     cases = {t.name: r for t, r in found.items() if r is not None}
     whole = _whole(request, [t for t in cuda if found[t] is None], staging, run, refused, cases)
@@ -190,7 +192,7 @@ def _whole(
     reasons = {t.name: why(refused[t.name]) for t in tests if t.name in refused}
     hardware = hardware or request.hardware
     whole: dict[str, str] = {}
-    jobs: list[Job] = [(t, staging.cases / _case(t), None, hardware) for t in tests]
+    jobs: list[Job] = [(t, staging.cases / case_file(t), None, hardware) for t in tests]
     for test, found in zip(tests, run(jobs), strict=True):
         if found is None:
             _report(request, test, "refused", why(refused[test.name]))
@@ -223,7 +225,10 @@ def _amd(
         else:
             named[test] = nearest(staging.alone(test), cuda, staging.alone)
     pairs = [(t, s) for t, s in named.items() if s is not None]
-    jobs = [(t, staging.cases / _case(t), staging.cases / _case(s), request.rocm_hardware) for t, s in pairs]
+    jobs = [
+        (t, staging.cases / case_file(t), staging.cases / case_file(s), request.rocm_hardware)
+        for t, s in pairs
+    ]
     siblings = {}
     for (test, sibling), found in zip(pairs, run(jobs), strict=True):
         if found is not None:
@@ -264,7 +269,7 @@ def _link(test: Path) -> Problem:
     )
 
 
-def _case(test: Path) -> str:
+def case_file(test: Path) -> str:
     return f"{test.stem.removeprefix('test_')}.yaml"
 
 

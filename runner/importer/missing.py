@@ -48,8 +48,8 @@ def _unanswered(name: str, does: str) -> BaseException:
     named = f"{name}, {api}," if api else name
     reason = (
         f"{does} {named} which import's stand-in for {package} cannot answer: this interpreter lacks"
-        f" {package}, and the stand-in has its names, not what they hold (import with an interpreter that"
-        f" has {package})"
+        f" {package}, and the stand-in has its names, not what they hold (installed beside run-matrix,"
+        f" the real {package} answers)"
     )
     return REFUSE[0](reason) if REFUSE else TypeError(reason)
 

@@ -11,7 +11,7 @@ import itertools
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,7 @@ class Target:
     wandb_args: tuple[str, ...]  # the flags the script adds when WANDB_API_KEY is set
     verify: dict[str, dict[str, Any]]  # name -> {call, args}: the checks the script runs after it
     model_args: dict[str, Any]  # MODEL_ARGS values other than the preset's (model.args)
+    at: Location = field(compare=False)  # the test's execute_train call: where a refusal of it points
 
 
 def target_of(
@@ -96,6 +97,7 @@ def target_of(
         wandb_args,
         _verify(call),
         _model_args(found, model_type, conventions, call.at, checkout_preset_of),
+        call.at,
     )
     notes += _model_args_note(built, call.at)
     return built, type_notes + notes + secret_notes + env_notes + step_notes

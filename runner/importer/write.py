@@ -7,14 +7,10 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from runner import atomic
-from runner.errors import UsageError, display_path
 
 
 def refuse_existing(paths: list[Path], force: bool) -> None:
-    existing = [p for p in paths if p.exists()]
-    if existing and not force:
-        shown = ", ".join(display_path(p) for p in existing)
-        raise UsageError(f"{shown} already exist{'s' if len(existing) == 1 else ''}; pass --force to replace")
+    atomic.refuse_existing(paths, force, "pass --force to replace")
 
 
 def write_all(files: Mapping[Path, str], force: bool, named: Collection[Path] = ()) -> None:

@@ -23,7 +23,7 @@ from runner.miles_parser import verdicts
 from runner.miles_parser.request import request, unresolved
 from runner.miles_parser.verdicts import Unavailable
 
-__all__ = ["Unavailable", "check", "checked_python"]
+__all__ = ["Unavailable", "check", "checked_python", "verdict"]
 
 WORKER = Path(__file__).with_name("worker.py")
 START_S = 240  # importing miles, SGLang, Megatron and torch on a busy 2-core machine
@@ -50,6 +50,14 @@ def check(
         for cell, item in batch:
             found[cell.id] += verdicts.problems(cell, replies.get(str(item["id"])))
     return found
+
+
+def verdict(problems: Sequence[Problem]) -> str:
+    """A cell's verdict in a word, as ``list`` and ``coverage`` show it: ``accepts``, ``refuses``, or
+    ``unchecked`` (a value of its argv is decided at launch: ``run`` checks it before ``ray start``)."""
+    if any(p.severity == "error" for p in problems):
+        return "refuses"
+    return "unchecked" if problems else "accepts"
 
 
 def checked_python(python: Path) -> Path:

@@ -50,23 +50,23 @@ def texts(steps: PortPlan, source: Path, files: PortFiles, extra: tuple[Change, 
         component = files.components[cell_id]
         beyond = display_path(files.overlay)
         note = f"what {cell_id} needs on {steps.target.name} beyond {beyond} (run-matrix port)"
-        body = {**_sections(changes), "why": _reasons(changes)}
-        written[component] = dump(body, header=[_schema_line(component), note])
+        body = {**sections(changes), "why": reasons(changes)}
+        written[component] = dump(body, header=[schema_line(component), note])
         adjust[f"port-{_suffix(steps, cell_id)}"] = {
             "match": dict(steps.axes[cell_id]),
-            "overlay": _relative(component, files.overlay),
+            "overlay": relative(component, files.overlay),
         }
     changes = (*steps.common, *extra)
-    data: dict[str, Any] = {"extends": _relative(source, files.overlay), "hardware": steps.target.name}
-    data.update(_sections(changes))
+    data: dict[str, Any] = {"extends": relative(source, files.overlay), "hardware": steps.target.name}
+    data.update(sections(changes))
     if adjust:
         data["matrix"] = {"adjust": adjust}
     if steps.todo:
         data["todo"] = dict(steps.todo)
     why = {"hardware": f"port of {steps.source} to {steps.target.name} ({steps.target.description})"}
-    data["why"] = {**why, **_reasons(changes)}
+    data["why"] = {**why, **reasons(changes)}
     header = [
-        _schema_line(files.overlay),
+        schema_line(files.overlay),
         f"{steps.source} ported to {steps.target.name} by `run-matrix port`: each change comes from a",
         "translation rule of miles/porting.yaml (or a re-fit) and says why below. Review the TODOs.",
     ]
@@ -74,7 +74,7 @@ def texts(steps: PortPlan, source: Path, files: PortFiles, extra: tuple[Change, 
     return {files.overlay: overlay, **written}
 
 
-def _sections(changes: tuple[Change, ...]) -> dict[str, Any]:
+def sections(changes: tuple[Change, ...]) -> dict[str, Any]:
     """The changes as the spec's nesting: ``args.GROUP.FLAG`` and ``SECTION.NAME``."""
     data: dict[str, Any] = {}
     for section in SECTIONS:
@@ -82,11 +82,11 @@ def _sections(changes: tuple[Change, ...]) -> dict[str, Any]:
             place = data.setdefault(section, {})
             for name in change.key[1:-1]:
                 place = place.setdefault(name, {})
-            place[change.key[-1]] = _value(change.value)
+            place[change.key[-1]] = value_of(change.value)
     return data
 
 
-def _reasons(changes: tuple[Change, ...]) -> dict[str, str]:
+def reasons(changes: tuple[Change, ...]) -> dict[str, str]:
     """``why:`` entries, each reason written once for the keys it explains (``a.b, a.c: reason``)."""
     keys: dict[str, list[str]] = {}
     for change in changes:
@@ -96,14 +96,14 @@ def _reasons(changes: tuple[Change, ...]) -> dict[str, str]:
     return {", ".join(names): reason for reason, names in keys.items()}
 
 
-def _value(value: Any) -> Any:
+def value_of(value: Any) -> Any:
     """A change's value as the writer takes it: None deletes; ``${...}`` stays a reference."""
     if value is None:
         return DELETE
     if isinstance(value, str):
         return Expression(value)
     if isinstance(value, list):
-        return [_value(item) for item in value]
+        return [value_of(item) for item in value]
     return value
 
 
@@ -111,11 +111,11 @@ def _suffix(steps: PortPlan, cell_id: str) -> str:
     return "-".join(f"{axis}-{show(value)}" for axis, value in steps.axes[cell_id].items())
 
 
-def _schema_line(path: Path) -> str:
+def schema_line(path: Path) -> str:
     return (
-        f"yaml-language-server: $schema={_relative(Path(schemas.__file__).parent / 'spec.schema.json', path)}"
+        f"yaml-language-server: $schema={relative(Path(schemas.__file__).parent / 'spec.schema.json', path)}"
     )
 
 
-def _relative(path: Path, start: Path) -> str:
+def relative(path: Path, start: Path) -> str:
     return Path(os.path.relpath(path.resolve(), start.resolve().parent)).as_posix()

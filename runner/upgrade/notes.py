@@ -8,24 +8,25 @@ from typing import Any
 import yaml
 
 from runner import hardware, pipeline
-from runner.cell import Cell
 from runner.errors import RunMatrixError
 from runner.knowledge import preset_data
+from runner.upgrade.subject import Subject
 
 MAX_NAMED = 6  # changed MODEL_ARGS or convention fields named before "and N more"
 
 
-def follows(cell: Cell, old: str, new: str) -> list[str]:
+def follows(moved: Subject, old: str, new: str) -> list[str]:
     """One sentence per piece of knowledge that the version change swaps, with what changed."""
-    return [_preset(cell, old, new), _conventions(old, new), _stack(cell, new)]
+    return [_preset(moved, old, new), _conventions(old, new), _stack(moved, new)]
 
 
-def _preset(cell: Cell, old: str, new: str) -> str:
-    model = cell.spec.model.type
+def _preset(moved: Subject, old: str, new: str) -> str:
+    model = moved.composed.data.get("model")
+    model = model.get("type") if isinstance(model, dict) else None
     if not model:
         return "no model preset (FSDP reads the HF checkpoint)"
     try:
-        before, after = (_model_args(model, version, cell) for version in (old, new))
+        before, after = (_model_args(str(model), version, moved) for version in (old, new))
     except RunMatrixError:
         return f"the model preset {model} has no shipped version at miles {new}: check model.type"
     changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
@@ -33,8 +34,8 @@ def _preset(cell: Cell, old: str, new: str) -> str:
     return f"the model preset {model} is miles {new}'s ({what})"
 
 
-def _model_args(model: str, version: str, cell: Cell) -> dict[str, Any]:
-    chosen = preset_data.choose(model, version, cell.location("model", "type"))
+def _model_args(model: str, version: str, moved: Subject) -> dict[str, Any]:
+    chosen = preset_data.choose(model, version, moved.location("model", "type"))
     data = yaml.safe_load(chosen.path.read_text(encoding="utf-8")) or {}
     args = data.get("model_args", {}) if isinstance(data, dict) else {}
     return args if isinstance(args, dict) else {}
@@ -49,8 +50,11 @@ def _conventions(old: str, new: str) -> str:
     return f"miles' launch conventions are miles {new}'s ({what}; `run-matrix render` shows the command)"
 
 
-def _stack(cell: Cell, new: str) -> str:
-    return hardware.stack_reason(hardware.on_stack(hardware.named(cell.profile.name, "hardware"), new), new)
+def _stack(moved: Subject, new: str) -> str:
+    if moved.is_base:
+        return f"each spec that extends it runs on its hardware's stack of miles {new}"
+    profile = moved.cells[0].profile
+    return hardware.stack_reason(hardware.on_stack(hardware.named(profile.name, "hardware"), new), new)
 
 
 def _named(names: list[str]) -> str:

@@ -9,10 +9,11 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from runner.cell import Cell
+from runner.knowledge.checkout import contains
 from runner.knowledge.flags.catalog import Catalog, Flag
 from runner.port.rules import Change
 from runner.upgrade.facts import FlagFact, flag_facts
+from runner.upgrade.subject import Subject
 from runner.upgrade.target import Target
 
 SIMILAR = 0.6  # difflib ratio above which a new flag of the same signature is taken as a rename
@@ -26,25 +27,73 @@ class UpgradePlan:
     todo: dict[str, str]  # dotted key -> what a person must decide
 
 
-def plan(cells: list[Cell], old: Catalog, target: Target) -> UpgradePlan:
+def plan(moved: Subject, old: Catalog, target: Target) -> UpgradePlan:
     changes: list[Change] = []
     todo: dict[str, str] = {}
-    for key, value in _written_flags(cells).items():
+    for key, value in _written_flags(moved).items():
         name = key[-1]
-        if target.catalog.lookup(name) is not None:
-            continue
-        change, note = _move(key, value, old.lookup(name), old, target)
-        changes.extend(change)
+        now = target.catalog.lookup(name)
+        if now is not None:
+            note = _reshaped(name, value, old.lookup(name), now, old, target.version)
+        else:
+            change, note = _move(key, value, old.lookup(name), old, target)
+            changes.extend(change)
         if note:
             todo[".".join(key)] = note
-    return UpgradePlan(str(cells[0].spec.miles_version), target, tuple(changes), todo)
+    todo.update(_requirements(moved, target))
+    return UpgradePlan(str(moved.version), target, tuple(changes), todo)
 
 
-def _written_flags(cells: list[Cell]) -> dict[tuple[str, ...], Any]:
-    """``args.GROUP.FLAG`` -> its value as written (a ``${...}`` stays a reference), every cell's."""
+def _requirements(moved: Subject, target: Target) -> dict[str, str]:
+    """A requirement that the miles checkout contain a ref (a branch in flight, a fix) was written for
+    the spec's miles: a TODO each, unless the target checkout is there and contains it."""
+    requires = moved.composed.data.get("requires")
+    todo: dict[str, str] = {}
+    for name, entry in requires.items() if isinstance(requires, dict) else ():
+        if not isinstance(entry, dict) or entry.get("kind") != "git" or entry.get("repo"):
+            continue  # another repository's ref does not follow miles' version
+        ref = str(entry.get("contains"))
+        if target.checkout is None:
+            known = f"whether miles {target.version} contains it is unknown without a checkout (--miles-root)"
+        else:
+            found = contains(target.checkout, ref, "the miles checkout")
+            if found.met:
+                continue
+            known = found.detail
+        todo[f"requires.{name}"] = (
+            f"requires.{name} (the miles checkout must contain {ref}) was written for miles {moved.version}; "
+            f"{known}. Keep it where that fix is still needed and can be fetched; else delete it "
+            f"(requires: {{{name}: !delete}}) and say why: until then an unmet requirement skips the cell"
+        )
+    return todo
+
+
+def _reshaped(name: str, value: Any, flag: Flag | None, now: Flag, old: Catalog, version: str) -> str | None:
+    """A flag both versions have, whose kind, type or arity changed, or whose choices no longer hold
+    the spec's value: it is kept as written (argparse may take it), and a person decides what it means."""
+    if flag is None or value is False:
+        return None
+    shape, was = (now.kind, now.type, now.nargs), (flag.kind, flag.type, flag.nargs)
+    values = value if isinstance(value, list) else [value]
+    lost = now.choices is not None and any(
+        v not in now.choices and not (isinstance(v, str) and "${" in v) for v in values
+    )
+    if shape == was and not lost:
+        return None
+    return (
+        f"--{name} (set to {value!r}) changed between miles {old.miles} and {version}: "
+        f"at {old.miles} {flag.describe()}; at {version} {now.describe()}. "
+        "Kept as written: check that the value still means what the test needs"
+    )
+
+
+def _written_flags(moved: Subject) -> dict[tuple[str, ...], Any]:
+    """``args.GROUP.FLAG`` -> its value as written (a ``${...}`` stays a reference), every cell's
+    (a base's: its own, as the specs that extend it get them)."""
     found: dict[tuple[str, ...], Any] = {}
-    for cell in cells:
-        for group, names in cell.composed.data.get("args", {}).items():
+    for composed in [cell.composed for cell in moved.cells] or [moved.composed]:
+        args = composed.data.get("args")
+        for group, names in args.items() if isinstance(args, dict) else ():
             if group == "why" or not isinstance(names, dict):
                 continue
             for name, value in names.items():

@@ -1,6 +1,6 @@
 """The miles an upgrade moves to: a shipped version (``--to-version``), or a checkout read through
-the door (``--miles-root``), named by its HEAD when it has git, else by the shipped version whose
-miles flags it has exactly (no git history needed: the two versions may sit on different branches)."""
+the door (``--miles-root``), named as ``knowledge.flags.identify`` names it: by its HEAD, else by
+the shipped version whose miles flags it has exactly."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 
 from runner.errors import Location, UsageError
 from runner.knowledge import flags, versions
-from runner.knowledge.checkout import CheckoutError, Tree, head_commit
+from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.flags.catalog import Catalog
+from runner.knowledge.flags.identify import shipped_version
 
 ARGUMENTS = "miles/utils/arguments.py"  # where miles declares its flags: no such file, no miles
 
@@ -49,7 +50,7 @@ def of_checkout(root: Path) -> Target:
         raise UsageError(f"{root} is not a miles checkout: it has no {ARGUMENTS}")
     newest = shipped_versions()[-1]
     catalog = flags.choose(newest.commit, tree.root, Location(Path("--miles-root"))).catalog
-    version = _named(tree.root, catalog)
+    version = shipped_version(tree.root, catalog)
     if version is None:
         raise UsageError(
             f"the checkout at {root} is no miles version run-matrix ships knowledge of (its HEAD is not "
@@ -57,17 +58,3 @@ def of_checkout(root: Path) -> Target:
             "add them (README: Where run-matrix's knowledge of miles comes from), or use --to-version"
         )
     return Target(version, catalog, tree.root)
-
-
-def _named(root: Path, catalog: Catalog) -> str | None:
-    head = head_commit(root)
-    by_head = versions.matching(head, shipped_versions()) if head else []
-    if len(by_head) == 1:
-        return by_head[0].commit
-    own = _miles_flags(catalog)
-    same = [v for v in shipped_versions() if _miles_flags(flags.load(v.path)) == own]
-    return same[-1].commit if len(same) == 1 else None
-
-
-def _miles_flags(catalog: Catalog) -> frozenset[str]:
-    return frozenset(f.name for f in catalog.flags if f.program == "miles")
