@@ -48,16 +48,49 @@ def test_a_config_in_the_hf_cache_answers_the_read(case, tmp_path, monkeypatch):
     assert "--wandb-group qwen3_5_moe " in run.calls[0].args["train_args"]
 
 
-def test_without_a_config_the_read_is_refused_naming_hf_config(case):
+def test_without_a_config_the_failure_it_causes_names_hf_config(case):
     with pytest.raises(SpecError) as error:
         capture.record(case, {}, [])
     assert (
-        "test_case.py:5: error [import]: test_case.py cannot be imported: it looks up"
-        f" /root/models/Qwen3.5-35B-A3B/config.json, which `hf download {REPO}` would have written: import"
-        " does not know its content (not in miles/import.yaml, nor in your Hugging Face cache"
-        " (models--Qwen--Qwen3.5-35B-A3B under $HF_HOME/hub or ~/.cache/huggingface/hub): pass"
-        f" --hf-config {REPO}=FILE)" in str(error.value)
+        "test_case.py:5: error [import]: test_case.py cannot be imported: it raises AssertionError: native"
+        " LoRA could not load model_type: config.json is missing under the recorder (commands run nothing"
+        " there and return no output); before, it looks up /root/models/Qwen3.5-35B-A3B/config.json, which"
+        f" `hf download {REPO}` would have written: import does not know its content (not in"
+        " miles/import.yaml, nor in your Hugging Face cache (models--Qwen--Qwen3.5-35B-A3B under $HF_HOME/hub"
+        f" or ~/.cache/huggingface/hub): pass --hf-config {REPO}=FILE)"
+    ) in str(error.value)
+
+
+def test_without_a_config_reading_it_is_refused_naming_hf_config(case):
+    case.write_text(
+        case.read_text().replace(
+            'assert os.path.exists(CONFIG), "native LoRA could not load model_type: config.json is missing"\n',
+            "",
+        )
     )
+    with pytest.raises(SpecError) as error:
+        capture.record(case, {}, [])
+    assert (
+        "test_case.py:5: error [import]: test_case.py cannot be imported: it reads"
+        f" /root/models/Qwen3.5-35B-A3B/config.json, which `hf download {REPO}` would have written"
+    ) in str(error.value)
+    assert f"pass --hf-config {REPO}=FILE)" in str(error.value)
+
+
+def test_a_test_that_goes_on_without_the_config_still_imports(case):
+    # miles main's run_deepseek_v4.py patches config.json only when it is there
+    case.write_text(
+        case.read_text()
+        .replace(
+            'assert os.path.exists(CONFIG), "native LoRA could not load model_type: config.json is missing"',
+            "",
+        )
+        .replace("with open(CONFIG) as handle:", "if os.path.exists(CONFIG):\n  with open(CONFIG) as handle:")
+        .replace("    model_type = json.load", "    model_type = json.load")
+        .replace('assert model_type in ("qwen3_5_moe", "qwen3_5"), model_type', 'model_type = "none"')
+    )
+    run = capture.record(case, {}, [])
+    assert "--wandb-group none " in run.calls[0].args["train_args"]
 
 
 def test_hf_config_answers_what_the_cache_does_not(case, tmp_path, cli, monkeypatch):

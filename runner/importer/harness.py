@@ -132,6 +132,7 @@ def main(argv: Sequence[str]) -> int:
             _RMDIR(trace.captures)
         data = {"events": trace.events, "env_reads": trace.env_reads, "refusal": trace.refusal, "home": home}
         data["downloads"] = sorted(set(trace.downloads.values()))  # capture.py looks up their configs
+        data["unknown_configs"] = trace.unknown_configs  # traced.py tells them with a failure
         json.dump({**data, "failure": failure, "root": str(miles_root or recorder.ROOT)}, out)
     return 0
 
