@@ -43,7 +43,9 @@ def runtime_env(
             probes[default.name] = conventions.probes[default.probe]
         elif default.value is not None:
             env[default.name] = default.value.format(**fill)
-    env.update(cell.spec.env)
+    env.update(
+        {name: value.replace(MILES_ROOT_REFERENCE, miles_root) for name, value in cell.spec.env.items()}
+    )
     for default in lists:  # as miles assigns it last: in the test's place if it set one, else at the end
         parts = [
             (default.value or "").format(**fill),

@@ -58,6 +58,12 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 
 
 @pytest.fixture(autouse=True)
+def _no_hf_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's Hugging Face cache answers import's reads of a config.json: tests see an empty one."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path_factory.getbasetemp() / "no-hf-home"))
+
+
+@pytest.fixture(autouse=True)
 def _no_runner_mask(monkeypatch: pytest.MonkeyPatch) -> None:
     """A GPU runner's visible-devices mask would change every rendered launch: tests set their own."""
     for name in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"):

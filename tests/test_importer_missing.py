@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from runner.errors import SpecError
 from runner.importer import capture
 from tests.conftest import DATA
 
@@ -79,3 +80,40 @@ def test_a_library_probing_for_an_optional_package_still_gets_import_error(check
     body = "import importlib.util\nassert importlib.util.find_spec('surely_not_installed_anywhere') is None"
     run = capture.record(script(checkout / "tests", body), {}, [], miles_root=checkout)
     assert len(run.calls) == 1
+
+
+def test_a_stand_in_base_class_orders_with_real_ones(checkout):
+    # miles_plugins/models/hf_attention.py: class HuggingfaceAttention(MegatronModule, ABC)
+    body = (
+        "from abc import ABC\nfrom megatron_not_installed_here.core import MegatronModule\n"
+        "class Attention(MegatronModule, ABC):\n    def __init__(self, config):\n"
+        "        super().__init__(config=config)\n"
+        "assert Attention(None).config is not None and Attention.__mro__[-2:] == (ABC, object)"
+    )
+    run = capture.record(script(checkout / "tests", body), {}, [], miles_root=checkout)
+    assert len(run.calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("use", "does"),
+    [
+        ("'glm_moe_dsa' in _MODEL_REGISTRY", "asks whether 'glm_moe_dsa' is in"),
+        ("len(_MODEL_REGISTRY)", "asks the length of"),
+        ("_MODEL_REGISTRY < 3", "compares 3 with"),
+        ("int(_MODEL_REGISTRY)", "takes the number of"),
+    ],
+)
+def test_what_a_stand_in_cannot_answer_is_refused_naming_the_upstream_api(checkout, use, does):
+    # PR 1792's preflight asks mbridge's registry inside `except Exception`: the refusal gets through
+    body = (
+        "try:\n    from mbridge.core.bridge import _MODEL_REGISTRY\n"
+        f"    registered = {use}\nexcept Exception:\n    registered = False"
+    )
+    with pytest.raises(SpecError) as error:
+        capture.record(script(checkout / "tests", body), {}, [], miles_root=checkout)
+    assert (
+        f"test_case.py:5: error [import]: test_case.py cannot be imported: it {does}"
+        " mbridge.core.bridge._MODEL_REGISTRY, mbridge's AutoBridge registry, which import's stand-in for"
+        " mbridge cannot answer: this interpreter lacks mbridge, and the stand-in has its names, not what"
+        " they hold (installed beside run-matrix, the real mbridge answers)"
+    ) in str(error.value)

@@ -455,7 +455,8 @@ def test_a_linked_test_is_left_out_with_skip_refused_and_never_read(cli, checkou
     kept = cli(*args, "--skip-refused")
     assert kept.code == 0, kept.err
     assert (
-        f"refused  test_linked_case.py: test_linked_case.py is a link (to {secret}/test_secret.py)" in kept.err
+        f"refused  test_linked_case.py: test_linked_case.py is a link (to {secret}/test_secret.py)"
+        in kept.err
     ), kept.err
 
 
@@ -467,3 +468,35 @@ def test_a_checkout_whose_path_holds_a_space_is_a_checkout(cli, checkout, out, t
     assert result.code == 0, result.err
     assert "not in the miles checkout" not in result.err
     assert cli("validate", str(out / "nv_case.yaml")).code == 0
+
+
+ROOTED_CASE = """\
+import miles.utils.external_utils.command_utils as U
+from tests.ci.ci_register import register_cuda_ci
+from tests.e2e.tiny_family._common import CaseConfig, execute
+
+register_cuda_ci(est_time=300, suite="stage-c-8-gpu-h200", labels=["megatron"])
+# the verifiers test's way: the checkout's own folders in the job's env (its PYTHONPATH)
+ENV = {"CODE_PATH": f"/opt/venv/site-packages:{U.repo_base_dir}/examples/adapters:{U.repo_base_dir}"}
+CASE = CaseConfig(num_gpus_per_node=8, tp_size=4, rollout_num_gpus_per_engine=8, extra_env_vars=ENV)
+
+if __name__ == "__main__":
+    execute(CASE)
+"""
+
+
+def test_no_written_spec_of_a_suite_holds_the_checkout_path_env_included(cli, checkout, out):
+    (checkout / FAMILY / "test_rooted_case.py").write_text(ROOTED_CASE)
+    result = cli("import", str(checkout / FAMILY), "-o", str(out / "tiny"), "--miles-root", str(checkout))
+    assert result.code == 0, result.err
+    written = sorted(out.rglob("*.yaml"))
+    assert len(written) == 5
+    assert [str(p) for p in written if str(checkout) in p.read_text()] == []
+    rooted = load(out / "tiny" / "rooted_case.yaml").data
+    assert rooted["env"]["CODE_PATH"] == (
+        "/opt/venv/site-packages:$${MILES_ROOT}/examples/adapters:$${MILES_ROOT}"  # a shell reference
+    )
+    shown = cli(
+        "render", str(out / "tiny" / "rooted_case.yaml"), "--miles-root", str(checkout), "--format", "json"
+    )
+    assert f"{checkout}/examples/adapters:{checkout}" in shown.out

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if args.miles_root is not None and not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     needs_miles_root(args)
-    cells = pipeline.select(args.specs, args.k)
+    cells = pipeline.select(args.specs, args.k, miles_root=args.miles_root)
     chosen = narrow(cells, args.changed, args.since, args.miles_root)
     why = {s.cell.id: list(s.reasons) for s in chosen} if chosen is not None else {}
     cells = [s.cell for s in chosen] if chosen is not None else cells

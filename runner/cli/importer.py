@@ -94,6 +94,17 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         " and the spec line (the files stay written; exit 2); for a folder, per test in the summary",
     )
     parser.add_argument(
+        "--hf-config",
+        action="append",
+        default=[],
+        type=_hf_config,
+        metavar="REPO=FILE",
+        help="the config.json of a Hub repo the test downloads and reads before it launches (native LoRA's"
+        " preflight), where run-matrix ships none and your Hugging Face cache ($HF_HOME/hub, else"
+        " ~/.cache/huggingface/hub: models--ORG--NAME/snapshots/<refs/main>/config.json) has none;"
+        " repeatable",
+    )
+    parser.add_argument(
         "--force",
         action="store_true",
         help="replace files that exist (a link among them is replaced itself, never what it points "
@@ -133,6 +144,16 @@ def _jobs(text: str) -> int:
     return int(text)
 
 
+def _hf_config(text: str) -> tuple[str, Path]:
+    from runner.errors import UsageError
+    from runner.knowledge import checkpoints
+
+    try:
+        return checkpoints.parse_given(text)
+    except UsageError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -164,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         trust_checkout=args.trust_checkout,
         allow_system_steps=args.allow_system_steps,
+        hf_configs=tuple(args.hf_config),
     )
     result = import_test(request)
     print_problems(result.warnings, sys.stderr)
@@ -236,6 +258,7 @@ def _folder(args: argparse.Namespace, parser: Parser | None) -> int:
         args.skip_refused,
         args.allow_system_steps,
         cache=None if args.no_cache else cache.folder("recordings"),
+        hf_configs=tuple(args.hf_config),
     )
     total = sum(len(tests) for tests in test_folders(args.script).values())
     with import_progress.Shown(total, args.script) as shown:

@@ -40,7 +40,7 @@ from runner.importer.fit import Destination, built, cell_of, final_texts, grow
 from runner.importer.notes import Note, SystemStep
 from runner.importer.variants import Variants
 from runner.importer.version import miles_version
-from runner.knowledge import checkout
+from runner.knowledge import checkout, preset_data
 from runner.redact import Redactor
 from schemas.matrix import AxisValue
 
@@ -58,6 +58,7 @@ class Request:
     today: datetime.date | None = None  # sets an imported skip's expiry (default: the real today)
     allow_system_steps: bool = False  # import prepare steps that write /etc, remove what no step made, ...
     cache: Path | None = None  # where recordings are kept by what they read (None: recorded afresh)
+    hf_configs: tuple[tuple[str, Path], ...] = ()  # --hf-config: repo -> its config.json, past the HF cache
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ def import_test(request: Request) -> Imported:
         timeout=request.timeout,
         trust=request.trust_checkout,
         cache=request.cache,
+        hf_configs=request.hf_configs,
     )
     version = miles_version(request.miles_root, record)
     conventions = pipeline.conventions(version)
@@ -106,15 +108,25 @@ def _imported(
     request = _with_hardware(request, variants, recorded)
     draft = _plan(request, variants, version, recorded)
     render = functools.partial(plan.texts, header=_header(request, variants), notes=variants.notes)
-    grow(draft, variants.cells, recorded.hardware_of(request.hardware), destination, render)
+    checkout = _presets_from(request.miles_root, variants)
+    grow(draft, variants.cells, recorded.hardware_of(request.hardware), destination, render, checkout)
     sides.explain(draft, recorded)
-    warnings = _checked(built(draft, destination, render), variants, request, recorded)
+    warnings = _checked(built(draft, destination, render, checkout), variants, request, recorded)
     files, scrubbed = _without_secrets(final_texts(draft, destination, render), secrets, request.script)
     write.write_all(files, request.force, named=(destination.spec,))
-    ids = [cell.id for cell in pipeline.cells(request.output)]
+    ids = [cell.id for cell in pipeline.cells(request.output, miles_root=checkout)]
     launches = tuple((combo, target.at) for combo, target in variants.cells)
     notes = [*variants.notes, *scrubbed]
     return Imported(files, ids, variants.axes, variants.switches, notes, warnings, launches)
+
+
+def _presets_from(miles_root: Path | None, variants: Variants) -> Path | None:
+    """The checkout the cells are built with where a model type only it has is launched (its preset
+    comes from there, and its flags are checked against it, as ``validate --miles-root`` does); else
+    None: the shipped presets and flag catalogs of the spec's miles_version, as for every import."""
+    types = {target.model_type for _, target in variants.cells if target.model_type is not None}
+    shipped = {path.stem for version in preset_data.shipped() for path in version.path.glob("*.yaml")}
+    return miles_root if miles_root is not None and types - shipped else None
 
 
 def _without_secrets(

@@ -29,6 +29,8 @@ class Options(Protocol):
     @property
     def cache(self) -> Path | None: ...
     @property
+    def hf_configs(self) -> tuple[tuple[str, Path], ...]: ...
+    @property
     def batch(self) -> Batch | None: ...
 
 
@@ -52,6 +54,7 @@ def runner(
                 trust_checkout=request.trust_checkout,
                 allow_system_steps=request.allow_system_steps,
                 cache=request.cache,
+                hf_configs=request.hf_configs,
             )
             for test, output, base, hardware in jobs
         ]

@@ -27,6 +27,7 @@ from runner.errors import Location, RunMatrixError
 from runner.importer import launch_reads, recorded_calls, recordings, run_ids, traced
 from runner.importer.events import location, refused
 from runner.importer.knowledge import knowledge
+from runner.knowledge import checkpoints
 from runner.sandbox.binds import script_reads
 
 HARNESS = Path(__file__).with_name("harness.py")
@@ -63,14 +64,18 @@ def record(
     trust: bool = False,
     verifiers: Sequence[str] = (),
     cache: Path | None = None,
+    hf_configs: Sequence[tuple[str, Path]] = (),
 ) -> traced.Run:
     """Run ``script`` in the sandbox with ``switches`` set; nothing it would do is done. With
     ``cache``, a recording of the same script seeing the same files is taken from there
-    (``recordings.py``), and a new one kept there."""
+    (``recordings.py``), and a new one kept there. A repo it downloads whose ``config.json``
+    run-matrix does not ship is looked up in the user's Hugging Face cache, else ``hf_configs``
+    (``knowledge/checkpoints.py``); found, the script is recorded again knowing it."""
     script = script.resolve()
     miles_root = miles_root.resolve() if miles_root else None
     env = {**{name: _STAND_IN.format(name) for name in secrets}, **switches}
-    env[CHECKPOINTS_VARIABLE] = json.dumps(knowledge().checkpoints)
+    shipped = knowledge().checkpoints
+    env[CHECKPOINTS_VARIABLE] = json.dumps(shipped)
     env[VERIFIERS_VARIABLE] = json.dumps(list(verifiers))
     argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), *([str(miles_root)] if miles_root else [])]
 
@@ -98,6 +103,11 @@ def record(
     try:
         fresh = functools.partial(_with_calls_recorded, sandboxed, env)
         trace, output = _kept(cache, argv, env, timeout, trust, reads, fresh)
+        added = checkpoints.answered(_downloads(trace), shipped, dict(hf_configs), checkpoints.hub())
+        if added:  # what the first run downloaded, now with the configs the user has of it
+            env = {**env, CHECKPOINTS_VARIABLE: json.dumps({**shipped, **added})}
+            fresh = functools.partial(_with_calls_recorded, sandboxed, env)
+            trace, output = _kept(cache, argv, env, timeout, trust, reads, fresh)
         _place_reads_and_calls(trace)
         return traced.of_trace(script, dict(switches), trace, output)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
@@ -108,6 +118,15 @@ def record(
             f"left a record the recorder did not write ({type(error).__name__}: {error}): does it change"
             " run-matrix's recorder in its interpreter?",
         ) from None
+
+
+def _downloads(trace: dict[str, Any]) -> list[str]:
+    """The Hub repos the recorded run downloaded (``hf download REPO --local-dir DIR``), as data the
+    script could have written: only texts, at most ``checkpoints.MAX_REPOS`` of them."""
+    found = trace.get("downloads")
+    if not isinstance(found, list):
+        return []
+    return [repo for repo in found if isinstance(repo, str)][: checkpoints.MAX_REPOS]
 
 
 def _kept(

@@ -40,6 +40,8 @@ FILE_CHANGES: Guarded = (
     (shutil, ("rmtree", "move", "copytree", "copy", "copy2", "copyfile")),
 )
 _REAL_STAT = os.stat  # before the guards
+CONFIG = "config.json"  # a model repo's, which a test's preflight may read
+MAX_UNKNOWN = 8  # config.json look-ups whose content is unknown, kept to explain a failure
 
 
 def install(trace: Any, skip: Callable[[str], Callable[..., None]]) -> None:
@@ -171,12 +173,31 @@ def _downloaded_file(trace: Any, file: Any, mode: str, real_open: Callable[..., 
     if text is None and _there(file):  # a real file there (--trust-checkout on a prepared node)
         return real_open(file, mode)
     if text is None:
-        repo, name = trace.downloaded(file)
-        raise trace.refuse(
-            f"reads {file}, which `hf download {repo}` would have written: import does not know its"
-            f" content (miles/import.yaml checkpoints: has no {name} of {repo})"
-        )
+        raise _unknown_file(trace, "reads", file)
     return io.BytesIO(text.encode()) if "b" in mode else io.StringIO(text)
+
+
+def _unknown_file(trace: Any, does: str, file: Any) -> BaseException:
+    """A refusal of a downloaded file whose content import does not know."""
+    refusal: BaseException = trace.refuse(_unknown_text(trace, does, file))
+    return refusal
+
+
+def _unknown_text(trace: Any, does: str, file: Any) -> str:
+    """Why a downloaded file's content is not known; for a ``config.json``, where import looks for
+    one (``knowledge/checkpoints.py``)."""
+    repo, name = trace.downloaded(file)
+    where = f"miles/import.yaml checkpoints: has no {name} of {repo}"
+    if name == CONFIG:
+        cached = "models--" + repo.replace("/", "--")
+        where = (
+            f"not in miles/import.yaml, nor in your Hugging Face cache ({cached} under $HF_HOME/hub or"
+            f" ~/.cache/huggingface/hub): pass --hf-config {repo}=FILE"
+        )
+    return (
+        f"{does} {file}, which `hf download {repo}` would have written: import does not know its"
+        f" content ({where})"
+    )
 
 
 def _stat_downloads(trace: Any, real_stat: Callable[..., Any]) -> Callable[..., Any]:
@@ -192,6 +213,9 @@ def _stat_downloads(trace: Any, real_stat: Callable[..., Any]) -> Callable[..., 
             return real_stat(__file__)  # a regular file
         if not found[1]:
             return real_stat(os.path.dirname(__file__))  # a folder
+        if found[1] == CONFIG and len(trace.unknown_configs) < MAX_UNKNOWN:  # a model repo has one
+            told = _unknown_text(trace, "looks up", path)  # the reason, if the test then fails on it
+            trace.unknown_configs += [] if told in trace.unknown_configs else [told]
         return real_stat(path, *args, **kwargs)  # not there: whether the repo holds it is not known
 
     return stat

@@ -46,14 +46,16 @@ def grow(
     hardware: HardwareOf,
     destination: Destination,
     render: Texts,
+    miles_root: Path | None = None,
 ) -> None:
-    """Grow ``plan`` until each cell resolves to its target."""
+    """Grow ``plan`` until each cell resolves to its target (``miles_root``: the checkout a model type
+    only it has is expanded from)."""
     defaults = cells[0][0]
     ordered = sorted(cells, key=lambda cell: sum(v != defaults[a] for a, v in cell[0].items()))
     own_steps = {name for _, target in cells for name in target.prepare}
     plan.spec = {**skeleton(cells[0][1], hardware(defaults)), **plan.spec}
     for _ in range(MAX_PASSES):
-        built_cells = built(plan, destination, render)
+        built_cells = built(plan, destination, render, miles_root)
         pending = _first_difference(built_cells, ordered, hardware, own_steps)
         if pending is None:
             break
@@ -62,7 +64,7 @@ def grow(
     else:
         raise RunMatrixError("run-matrix import did not converge on a spec; please report it with the script")
     if "extends" in plan.spec:
-        _drop_redundant(plan, destination, render, ordered, hardware, own_steps)
+        _drop_redundant(plan, destination, render, ordered, hardware, own_steps, miles_root)
 
 
 def _first_difference(
@@ -93,6 +95,7 @@ def _drop_redundant(
     ordered: list[tuple[Combo, Target]],
     hardware: HardwareOf,
     own: set[str],
+    miles_root: Path | None,
 ) -> None:
     """Keys of the skeleton the base already gives: dropped when every cell stays on target."""
     for key in ("hardware", "model", "cluster", "launch"):
@@ -101,18 +104,21 @@ def _drop_redundant(
         kept = plan.spec.pop(key)
         candidate: list[Cell] | None
         try:
-            candidate = built(plan, destination, render)
+            candidate = built(plan, destination, render, miles_root)
         except SpecError:
             candidate = None
         if candidate is None or _first_difference(candidate, ordered, hardware, own) is not None:
             plan.spec[key] = kept
 
 
-def built(plan: ImportPlan, destination: Destination, render: Texts) -> list[Cell]:
+def built(
+    plan: ImportPlan, destination: Destination, render: Texts, miles_root: Path | None = None
+) -> list[Cell]:
     """Every cell of the plan, built by the pipeline from its texts in memory, at the paths they will
     be written to (so ``extends:``, components and problems name the files as the user will see them)."""
     texts = final_texts(plan, destination, render)
-    return pipeline.cells(destination.spec, documents={path.resolve(): text for path, text in texts.items()})
+    documents = {path.resolve(): text for path, text in texts.items()}
+    return pipeline.cells(destination.spec, miles_root=miles_root, documents=documents)
 
 
 def final_texts(plan: ImportPlan, destination: Destination, render: Texts) -> dict[Path, str]:

@@ -52,6 +52,7 @@ class Folder:
     skip_refused: bool = False
     allow_system_steps: bool = False
     cache: Path | None = None  # where recordings are kept (``recordings.py``); None: none kept
+    hf_configs: tuple[tuple[str, Path], ...] = ()  # --hf-config: repo -> its config.json
     batch: Batch | None = None  # runs the imports of one step (default: one after another)
     progress: Callable[[Path, str, str], None] | None = None  # a test's outcome, once it is known
 

@@ -100,7 +100,7 @@ def main(argv: Sequence[str]) -> int:
         registry = _load("_run_matrix_registry", "registry.py")
         missing = _load("_run_matrix_missing", str(MISSING))
         sys.meta_path.append(
-            missing.Missing(trace.own_code, lambda name: None, functools.partial(_asked, trace))
+            missing.Missing(trace.own_code, lambda name: None, functools.partial(_asked, trace), trace.refuse)
         )
         guards = _load("_run_matrix_guards", "guards.py")
         file_guards = _load("_run_matrix_file_guards", "file_guards.py")
@@ -131,6 +131,8 @@ def main(argv: Sequence[str]) -> int:
         with contextlib.suppress(OSError):
             _RMDIR(trace.captures)
         data = {"events": trace.events, "env_reads": trace.env_reads, "refusal": trace.refusal, "home": home}
+        data["downloads"] = sorted(set(trace.downloads.values()))  # capture.py looks up their configs
+        data["unknown_configs"] = trace.unknown_configs  # traced.py tells them with a failure
         json.dump({**data, "failure": failure, "root": str(miles_root or recorder.ROOT)}, out)
     return 0
 

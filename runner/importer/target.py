@@ -8,9 +8,11 @@ its prepare commands); the launch they must render comes from the commands the c
 from __future__ import annotations
 
 import itertools
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from runner import pipeline
@@ -22,9 +24,10 @@ from runner.importer.knowledge import Knowledge
 from runner.importer.launch import Launched, launched
 from runner.importer.notes import Note
 from runner.importer.traced import Call, Run
-from runner.knowledge import preset_data
+from runner.knowledge import checkout_preset, preset_data
+from runner.runtime_env import MILES_ROOT_REFERENCE
 from runner.steps import tokens
-from schemas import GROUPS, Group, LaunchConventions, calls
+from schemas import GROUPS, Group, LaunchConventions, ModelPreset, calls
 from schemas.spec import TrainScript
 from schemas.values import flag_tokens
 
@@ -64,7 +67,7 @@ def target_of(
 ) -> tuple[Target, list[Note]]:
     """The target of one call, and what the spec will not hold (notes); ``earlier``: the script's
     calls before it, with their targets."""
-    model_type = _model_type(call)
+    model_type, checkout_preset_of, type_notes = _model_type(call, run.root)
     script = _script(call, run, conventions)
     found = launched(call.commands, call.args["train_args"], run.root, conventions.secrets, call.at)
     found, wandb_args = _without_wandb(found, run.wandb)
@@ -93,11 +96,11 @@ def target_of(
         replace(found, train_args=words),
         wandb_args,
         _verify(call),
-        _model_args(found, model_type, conventions, call.at),
+        _model_args(found, model_type, conventions, call.at, checkout_preset_of),
         call.at,
     )
     notes += _model_args_note(built, call.at)
-    return built, notes + secret_notes + env_notes + step_notes
+    return built, type_notes + notes + secret_notes + env_notes + step_notes
 
 
 def _written(
@@ -133,14 +136,18 @@ def _model_args_note(built: Target, at: Location) -> list[Note]:
 
 
 def _model_args(
-    found: Launched, model_type: str | None, conventions: LaunchConventions, at: Location
+    found: Launched,
+    model_type: str | None,
+    conventions: LaunchConventions,
+    at: Location,
+    checkout_preset_of: ModelPreset | None = None,
 ) -> dict[str, Any]:
-    """The values of the MODEL_ARGS the script launches that differ from the preset's, where the
-    flags are the preset's in its order (a model script's knob, such as MODEL_ARGS_NUM_LAYERS=4);
-    any other difference is left to the round trip to name."""
+    """The values of the MODEL_ARGS the script launches that differ from the preset's (shipped, else
+    ``checkout_preset_of``), where the flags are the preset's in its order (a model script's knob,
+    such as MODEL_ARGS_NUM_LAYERS=4); any other difference is left to the round trip to name."""
     if found.model_args is None or model_type is None:
         return {}
-    preset, _ = pipeline.load_preset(model_type, at, at.file, conventions.miles_commit)
+    preset = checkout_preset_of or pipeline.load_preset(model_type, at, at.file, conventions.miles_commit)[0]
     ours, theirs = flag_map(tokens(preset)), flag_map(found.model_args)
     if list(ours) != list(theirs):
         return {}
@@ -174,12 +181,20 @@ def _megatron_path(call: Call, conventions: LaunchConventions) -> str | None:
     return None if given == conventions.megatron_path else given
 
 
-def _model_type(call: Call) -> str | None:
-    """The Megatron model type (a preset run-matrix has), or None for the FSDP backend."""
+def _model_type(call: Call, root: str) -> tuple[str | None, ModelPreset | None, list[Note]]:
+    """The Megatron model type (a preset run-matrix ships, else one the checkout at ``root`` has:
+    that preset, with a note saying so), or None for the FSDP backend."""
     model_type = call.args["megatron_model_type"]
-    if model_type is not None:
-        preset_data.choose(model_type, None, call.at)  # unknown: an error naming the presets there are
-    return None if model_type is None else str(model_type)
+    if model_type is None:
+        return None, None, []
+    try:
+        preset_data.choose(str(model_type), None, call.at)
+    except SpecError:  # unknown: an error naming the presets there are, unless the checkout has it
+        found = checkout_preset.preset(str(model_type), Path(root), call.at) if Path(root).is_dir() else None
+        if found is None:
+            raise
+        return str(model_type), found[0], [Note(found[1].message, call.at)]
+    return str(model_type), None, []
 
 
 def _without_wandb(found: Launched, texts: Sequence[str]) -> tuple[Launched, tuple[str, ...]]:
@@ -256,7 +271,8 @@ def _group(source: str, known: Knowledge) -> Group:
 def _env(
     found: Launched, call: Call, conventions: LaunchConventions, root: str
 ) -> tuple[dict[str, str], list[Note]]:
-    """The test's own env vars: what it passes, and any default of miles it changes."""
+    """The test's own env vars: what it passes, and any default of miles it changes; the checkout's
+    path in a value as ``${MILES_ROOT}`` (render and run put the checkout there)."""
     given = set(call.args.get("extra_env_vars") or {})
     fill = {
         "master_addr": found.env.get("MASTER_ADDR", "127.0.0.1"),
@@ -268,12 +284,19 @@ def _env(
     for name, value in found.env.items():
         default = defaults.get(name)
         if default is None or name in given:
-            env[name] = value
+            env[name] = _unrooted(value, root)
         elif default.value is not None and not default.from_caller and default.value.format(**fill) != value:
-            env[name] = value
+            env[name] = _unrooted(value, root)
             shown = default.value.format(**fill)
             notes.append(Note(f"the launch sets {name}={value} where miles/launch/ says {shown}", call.at))
     return env, notes
+
+
+def _unrooted(value: str, root: str) -> str:
+    """``value`` with the checkout's path (a whole path or a path's start) as ``${MILES_ROOT}``."""
+    if not root.strip("/"):
+        return value
+    return re.sub(re.escape(root.rstrip("/")) + r"(?=$|[/:\s'\"=,;])", lambda _: MILES_ROOT_REFERENCE, value)
 
 
 def _secret_env(found: Launched, conventions: LaunchConventions, at: Location) -> tuple[Launched, list[Note]]:

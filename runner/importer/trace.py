@@ -46,6 +46,7 @@ class Trace:
     built: dict[str, str] = dataclasses.field(default_factory=dict)  # flag variables of returned builders
     checkpoints: dict[str, Any] = dataclasses.field(default_factory=dict)  # repo -> file -> content
     downloads: dict[str, str] = dataclasses.field(default_factory=dict)  # local dir -> repo
+    unknown_configs: list[str] = dataclasses.field(default_factory=list)  # looked up, content unknown: why
     events: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     env_reads: dict[str, list[Any]] = dataclasses.field(default_factory=dict)  # name -> where
     refusal: dict[str, Any] | None = None

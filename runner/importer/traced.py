@@ -79,7 +79,7 @@ def of_trace(script: Path, switches: dict[str, str], trace: dict[str, Any], outp
         raise refused(location(trace["refusal"]["at"]), trace["refusal"]["reason"])
     events = trace["events"]
     if trace["failure"]:
-        raise _failed(trace["failure"], events, output, trace["root"])
+        raise _failed(trace["failure"], events, output, trace["root"], _texts(trace.get("unknown_configs")))
     launches = [i for i, e in enumerate(events) if e["kind"] == "train"]
     if not launches:
         raise refused(
@@ -125,9 +125,17 @@ def of_trace(script: Path, switches: dict[str, str], trace: dict[str, Any], outp
     )
 
 
-def _failed(failure: dict[str, Any], events: list[dict[str, Any]], output: str, root: str) -> RunMatrixError:
+def _texts(value: Any) -> list[str]:
+    """A list of texts of the trace (which the script could have written): the texts of it, at most 8."""
+    return [text for text in value if isinstance(text, str)][:8] if isinstance(value, list) else []
+
+
+def _failed(
+    failure: dict[str, Any], events: list[dict[str, Any]], output: str, root: str, unknown: Sequence[str] = ()
+) -> RunMatrixError:
     """Why a script that raised cannot be imported: the environment's fault, what its own launch
-    would have written, or its exception (before or after launching)."""
+    would have written, or its exception (before or after launching), with each ``config.json`` of a
+    download it looked up whose content import did not know (``unknown``), which may be why."""
     if failure.get("environment"):
         return EnvironmentProblem(failure["reason"])
     missing = failure.get("missing")
@@ -154,9 +162,10 @@ def _failed(failure: dict[str, Any], events: list[dict[str, Any]], output: str, 
     if deepest and not launched:  # miles' own code raised, not the test's
         shown = os.path.relpath(deepest[0], root) if deepest[0].startswith(root + os.sep) else deepest[0]
         inside = f" at {shown}:{deepest[1]} ({UPSTREAM})"
+    looked_up = "".join(f"; before, it {text}" for text in unknown)
     return refused(
         location(failure["at"]),
-        failure["reason"] + inside + after + (f"; its last output:\n{tail}" if tail else ""),
+        failure["reason"] + inside + after + looked_up + (f"; its last output:\n{tail}" if tail else ""),
     )
 
 

@@ -3,8 +3,11 @@
 A miles test, launcher or helper module imports what miles' container has (httpx, typer, torch,
 ray, ...); none of it is needed to record what the script would launch. A module that cannot be
 found, imported from the checkout's own code or the script's folder, becomes a permissive
-stand-in: any attribute, call, subscript or base class works and gives another stand-in, and a
-stand-in called with a single function (a decorator) gives that function back. Imports from
+stand-in: any attribute, call, subscript or base class works and gives another stand-in (a base
+class: a plain class of that name), and a stand-in called with a single function (a decorator)
+gives that function back. What a stand-in cannot answer without the real package — whether it
+holds a key (``model_type in mbridge.core.bridge._MODEL_REGISTRY``), its length, its order, a
+number made of it — refuses the import, naming the upstream name it lacks. Imports from
 anywhere else (the standard library, installed packages probing for optional ones) still get
 their ``ImportError``. Loaded by path inside the sandbox, by the import's ``harness.py`` and by
 ``knowledge/conventions_driver.py``; standard library only.
@@ -30,6 +33,50 @@ BUILDS: dict[str, dict[str, str | None]] = {
 }
 ANSWERS: dict[str, str | None] = dict(BUILDS["cuda"])
 ASKED: list[Callable[[str], None]] = []  # told each question of ANSWERS, to record who asked
+REFUSE: list[Callable[[str], BaseException]] = []  # the refusal of what a stand-in cannot answer
+# what an upstream name is, for a person, where its dotted name alone does not say
+UPSTREAM_APIS = {
+    "mbridge.core.bridge._MODEL_REGISTRY": "mbridge's AutoBridge registry",
+    "mbridge.core._MODEL_REGISTRY": "mbridge's AutoBridge registry",
+}
+_BASES: dict[str, type] = {}  # one class per stand-in used as a base class
+
+
+def _unanswered(name: str, does: str) -> BaseException:
+    """The refusal of a use of the stand-in ``name`` that needs what the real package holds."""
+    package = name.partition(".")[0]
+    api = UPSTREAM_APIS.get(name.removesuffix("()"))
+    named = f"{name}, {api}," if api else name
+    reason = (
+        f"{does} {named} which import's stand-in for {package} cannot answer: this interpreter lacks"
+        f" {package}, and the stand-in has its names, not what they hold (installed beside run-matrix,"
+        f" the real {package} answers)"
+    )
+    return REFUSE[0](reason) if REFUSE else TypeError(reason)
+
+
+def _base(name: str) -> type:
+    """A plain class named ``name`` (``class HuggingfaceAttention(MegatronModule, ABC)`` has a base
+    that orders with ``ABC``): built with any arguments, any attribute of it a stand-in."""
+    found = _BASES.get(name)
+    if found is None:
+        module, _, short = name.rpartition(".")
+
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            pass
+
+        def __init_subclass__(cls: type, /, **kwargs: Any) -> None:
+            pass
+
+        def __getattr__(self: Any, attribute: str) -> Any:
+            if attribute.startswith("__") and attribute.endswith("__"):
+                raise AttributeError(attribute)
+            return Anything(f"{name}().{attribute}")
+
+        namespace = {"__init__": __init__, "__getattr__": __getattr__, "__module__": module or name}
+        namespace["__init_subclass__"] = classmethod(__init_subclass__)
+        found = _BASES[name] = type(short or name, (), namespace)
+    return found
 
 
 def _attribute(owner: str, attribute: str) -> Any:
@@ -61,7 +108,29 @@ class Anything:
         return Anything(f"{self._name}[]")
 
     def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
-        return (object,)  # `class Client(httpx.Client)` is a plain class
+        return (_base(self._name),)  # `class Client(httpx.Client)`: a plain class of that name
+
+    def __contains__(self, item: Any) -> bool:
+        raise _unanswered(self._name, f"asks whether {_shown(item)} is in")
+
+    def __len__(self) -> int:
+        raise _unanswered(self._name, "asks the length of")
+
+    def _compared(self, other: Any) -> bool:
+        raise _unanswered(self._name, f"compares {_shown(other)} with")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _compared
+
+    def _computed(self, other: Any) -> Any:
+        raise _unanswered(self._name, f"computes with {_shown(other)} and")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _computed
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = _computed
+
+    def _number(self) -> Any:
+        raise _unanswered(self._name, "takes the number of")
+
+    __int__ = __float__ = __index__ = _number
 
     def __or__(self, other: Any) -> Anything:
         return self
@@ -78,6 +147,15 @@ class Anything:
         return f"<stand-in for {self._name}>"
 
 
+def _shown(value: Any) -> str:
+    """A value as a refusal shows it: short, whatever it is."""
+    try:
+        text = repr(value)
+    except Exception:  # a value's own repr may fail: the refusal stays
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class StandInModule(ModuleType):
     def __getattr__(self, attribute: str) -> Any:
         if attribute.startswith("__") and attribute.endswith("__"):
@@ -89,13 +167,18 @@ class Missing(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Last on ``sys.meta_path``: reached only by modules no other finder has."""
 
     def __init__(
-        self, own: Sequence[str], used: Callable[[str], None], asked: Callable[[str], None] = lambda _: None
+        self,
+        own: Sequence[str],
+        used: Callable[[str], None],
+        asked: Callable[[str], None] = lambda _: None,
+        refuse: Callable[[str], BaseException] | None = None,
     ) -> None:
         self.own = tuple(own)  # folders whose imports may be stood in for
         self.used = used
         ANSWERS.clear()
         ANSWERS.update(BUILDS.get(os.environ.pop(BUILD_VARIABLE, "cuda"), BUILDS["cuda"]))
         ASKED[:] = [asked]
+        REFUSE[:] = [refuse] if refuse else []
 
     def find_spec(
         self, name: str, path: Any = None, target: Any = None
