@@ -238,3 +238,19 @@ def test_miles_mains_amd_launchers_become_amd_cells_and_its_upstream_bug_a_note(
         "'exec_command' at scripts/amd/run_glm5_2_744b_a40b.py:105 (a line of the miles checkout's own code)"
         in text
     )
+
+
+def test_a_folder_anyone_may_write_to_is_never_taken_for_the_tree_its_components_go_to(checkout, tmp_path):
+    """-o /tmp/x/spec.yaml, with a /tmp/components/ someone made: the AMD component goes beside the spec,
+    never into the shared folder (which kept every earlier import's components, or a planted link)."""
+    shared = tmp_path / "scratch"
+    (shared / "components").mkdir(parents=True)
+    shared.chmod(0o1777)
+    spec = shared / "x" / "test_both.yaml"
+    import_test(Request(checkout / FOLDER / "test_both.py", spec, miles_root=checkout))
+    assert (shared / "x" / "components" / "test_both-platform-rocm.yaml").is_file()
+    assert list((shared / "components").iterdir()) == []
+    shared.chmod(0o755)
+    mine = shared / "y" / "test_both.yaml"
+    import_test(Request(checkout / FOLDER / "test_both.py", mine, miles_root=checkout))
+    assert [p.name for p in (shared / "components").iterdir()] == ["y-test_both-platform-rocm.yaml"]

@@ -25,6 +25,7 @@ import dataclasses
 import datetime
 import functools
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,10 +182,23 @@ def _unlinked(path: Path) -> Path:
 
 
 def components_folder(spec: Path) -> Path:
-    """``matrices/components/`` for a spec in a matrices tree, else ``components/`` beside it."""
+    """``matrices/components/`` for a spec in a matrices tree, else ``components/`` beside it.
+
+    A folder anyone may write to (``/tmp``) is never taken for a tree: ``-o /tmp/x/spec.yaml`` would
+    otherwise put its components in ``/tmp/components/``, which any user can have made, or made a link.
+    """
     folder = _unlinked(spec).parent
-    tree = any((folder.parent / name).is_dir() for name in ("hardware", "base", "components"))
+    tree = not _writable_by_all(folder.parent) and any(
+        (folder.parent / name).is_dir() for name in ("hardware", "base", "components")
+    )
     return folder.parent / "components" if tree else folder / "components"
+
+
+def _writable_by_all(folder: Path) -> bool:
+    try:
+        return bool(folder.stat().st_mode & stat.S_IWOTH)
+    except OSError:
+        return False
 
 
 def _check_request(request: Request) -> None:
