@@ -47,6 +47,14 @@ class Shown:
         if self.bar is not None:
             self.bar.stop()
 
+    def phase(self, what: str) -> None:
+        """What the run does before the tests' outcomes come (``recording 95 tests together``)."""
+        with self.lock:
+            if self.bar is not None:
+                self.bar.update(self.task, description=what)
+            else:
+                print(what, file=self.stream, flush=True)
+
     def __call__(self, test: Path, outcome: str, why: str) -> None:
         name = _shown(test, self.root)
         with self.lock:

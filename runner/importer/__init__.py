@@ -90,6 +90,7 @@ def import_test(request: Request) -> Imported:
     version = miles_version(request.miles_root, record)
     conventions = pipeline.conventions(version)
     recorded = sides.record(request, record, conventions, version)
+    capture.all_looked_up()
     steps = _refuse_system_steps(recorded.variants, conventions.output_flags, request.allow_system_steps)
     recorded = dataclasses.replace(recorded, variants=steps)
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from runner.errors import Location, Problem, RunMatrixError, SpecError
-from runner.importer import Imported, Request, import_test
+from runner.importer import Imported, Request, import_test, together
 
 Job = tuple[Path, Path, Path | None, str | None]  # test, output, base, hardware
 Batch = Callable[[list[Request]], list[Any]]  # the imports of one step, each Imported or its problems
@@ -72,6 +72,11 @@ def runner(
 
 def _one_by_one(requests: list[Request]) -> list[Any]:
     return [attempt(one) for one in requests]
+
+
+def answer(one: Request | together.Look) -> Any:
+    """A worker's answer: an import's (``attempt``), or the recording an import lacks (``together``)."""
+    return together.next_wanted(one) if isinstance(one, together.Look) else attempt(one)
 
 
 def attempt(one: Request) -> Imported | list[Problem]:

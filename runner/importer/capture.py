@@ -10,6 +10,7 @@ reads it); anything the recorder could not stand in for is an error that names t
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import copy
 import functools
 import json
@@ -18,7 +19,7 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,34 @@ SANDBOX_VARIABLES = frozenset(
 )
 
 
+class NotKept(Exception):
+    """Raised while ``looking()``: the cache lacks a recording an import looked up (``env``: its
+    environment), or (``env`` None) it holds every one the import looked up."""
+
+    def __init__(self, env: dict[str, str] | None) -> None:
+        super().__init__(env)
+        self.env = env
+
+
+_LOOKING = contextvars.ContextVar("looking", default=False)
+
+
+@contextlib.contextmanager
+def looking() -> Iterator[None]:
+    """Within it, a recording the cache lacks raises ``NotKept`` instead of being made."""
+    token = _LOOKING.set(True)
+    try:
+        yield
+    finally:
+        _LOOKING.reset(token)
+
+
+def all_looked_up() -> None:
+    """An import's recordings are all made: while ``looking()``, it ends here (``NotKept(None)``)."""
+    if _LOOKING.get():
+        raise NotKept(None)
+
+
 def record(
     script: Path,
     switches: Mapping[str, str],
@@ -73,17 +102,12 @@ def record(
     (``knowledge/checkpoints.py``); found, the script is recorded again knowing it."""
     script = script.resolve()
     miles_root = miles_root.resolve() if miles_root else None
-    env = {**{name: _STAND_IN.format(name) for name in secrets}, **switches}
+    argv, env, reads = inputs(script, switches, secrets, miles_root, verifiers)
     shipped = knowledge().checkpoints
-    env[CHECKPOINTS_VARIABLE] = json.dumps(shipped)
-    env[VERIFIERS_VARIABLE] = json.dumps(list(verifiers))
-    argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), *([str(miles_root)] if miles_root else [])]
 
     # the runs of one recording share ``timeout``: a script that makes import run it again
     # (recorded_calls.MAX_RUNS) gets no more time than one that runs once
     deadline = time.monotonic() + timeout
-
-    reads = script_reads(script, miles_root)
 
     def sandboxed(env: dict[str, str]) -> tuple[dict[str, Any], str]:
         left = deadline - time.monotonic()
@@ -97,17 +121,16 @@ def record(
             secret_names=secrets,
         )
         again = RECORDED_CALLS_VARIABLE in env
-        trace = json.loads(_trace_text(script, done, timeout, again))
-        return _references(trace, secrets, _home(trace.pop("home", ""))), done.output
+        return read_trace(_trace_text(script, done, timeout, again), secrets), done.output
 
     try:
         fresh = functools.partial(_with_calls_recorded, sandboxed, env)
-        trace, output = _kept(cache, argv, env, timeout, trust, reads, fresh)
+        trace, output = _kept(cache, key_parts(argv, env, timeout, trust, reads), reads, fresh)
         added = checkpoints.answered(_downloads(trace), shipped, dict(hf_configs), checkpoints.hub())
         if added:  # what the first run downloaded, now with the configs the user has of it
             env = {**env, CHECKPOINTS_VARIABLE: json.dumps({**shipped, **added})}
             fresh = functools.partial(_with_calls_recorded, sandboxed, env)
-            trace, output = _kept(cache, argv, env, timeout, trust, reads, fresh)
+            trace, output = _kept(cache, key_parts(argv, env, timeout, trust, reads), reads, fresh)
         _place_reads_and_calls(trace)
         return traced.of_trace(script, dict(switches), trace, output)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
@@ -129,12 +152,38 @@ def _downloads(trace: dict[str, Any]) -> list[str]:
     return [repo for repo in found if isinstance(repo, str)][: checkpoints.MAX_REPOS]
 
 
+def inputs(
+    script: Path,
+    switches: Mapping[str, str],
+    secrets: Sequence[str],
+    miles_root: Path | None,
+    verifiers: Sequence[str],
+) -> tuple[list[str], dict[str, str], list[Path]]:
+    """What a recording of ``script`` (resolved) runs, in which environment, seeing which paths."""
+    env = {**{name: _STAND_IN.format(name) for name in secrets}, **switches}
+    env[CHECKPOINTS_VARIABLE] = json.dumps(knowledge().checkpoints)
+    env[VERIFIERS_VARIABLE] = json.dumps(list(verifiers))
+    argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), *([str(miles_root)] if miles_root else [])]
+    return argv, env, script_reads(script, miles_root)
+
+
+def key_parts(
+    argv: list[str], env: dict[str, str], timeout: float, trust: bool, reads: list[Path]
+) -> dict[str, Any]:
+    """What a recording's cache key is made of, besides the files it sees (``recordings.key``)."""
+    return {"argv": argv, "env": env, "timeout": timeout, "trust": trust, "reads": [str(p) for p in reads]}
+
+
+def read_trace(text: bytes, secrets: Sequence[str]) -> dict[str, Any]:
+    """The trace the harness wrote, its stand-in secrets and HOME written back as references."""
+    trace = json.loads(text)
+    found: dict[str, Any] = _references(trace, secrets, _home(trace.pop("home", "")))
+    return found
+
+
 def _kept(
     cache: Path | None,
-    argv: list[str],
-    env: dict[str, str],
-    timeout: float,
-    trust: bool,
+    parts: dict[str, Any],
     reads: list[Path],
     recorded: Callable[[], tuple[dict[str, Any], str]],
 ) -> tuple[dict[str, Any], str]:
@@ -142,7 +191,6 @@ def _kept(
     its end is kept (a refusal raises), and only when nothing it could see changed meanwhile."""
     if cache is None:
         return recorded()
-    parts = {"argv": argv, "env": env, "timeout": timeout, "trust": trust, "reads": [str(p) for p in reads]}
     try:
         entry_key, before = recordings.key(parts, reads)
     except (recordings.Unhashable, OSError):
@@ -150,6 +198,8 @@ def _kept(
     found = recordings.load(cache, entry_key)
     if found is not None and isinstance(found.get("trace"), dict) and isinstance(found.get("output"), str):
         return copy.deepcopy(found["trace"]), found["output"]
+    if _LOOKING.get():
+        raise NotKept(parts["env"])
     trace, output = recorded()
     with contextlib.suppress(recordings.Unhashable, OSError):
         if recordings.stamp(reads) == before:

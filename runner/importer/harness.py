@@ -43,17 +43,24 @@ import json
 import os
 import random
 import runpy
+import select
+import signal
 import sys
 import sysconfig
 import tempfile
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType, ModuleType
-from typing import Any
+from typing import IO, Any
 
 HELPERS_MODULE = "miles.utils.external_utils.command_utils"
-_UNLINK, _RMDIR = os.unlink, os.rmdir  # the real ones, kept before the guards replace them
+# the real ones, kept before the guards replace them
+_UNLINK, _RMDIR, _DUP2 = os.unlink, os.rmdir, os.dup2
+_FORK, _KILL, _WAITPID, _PIDFD_OPEN = os.fork, os.kill, os.waitpid, os.pidfd_open
+EACH = "--each"  # harness.py --each MILES_ROOT SCRIPT...: miles' helpers loaded once, each script in a fork
+EACH_LIMIT_S = 10.0  # a script's run in a fork of --each (one runs in milliseconds; past it: alone)
+BEFORE_THE_SCRIPT = "<run-matrix: loading miles' helpers>"  # the trace's script until --each's fork has one
 MAX_WRITTEN = 64 * 1024  # bytes of a file the test writes that a prepare step may hold
 HERE = Path(__file__).resolve().parent
 MISSING = HERE.parent / "sandbox" / "missing.py"  # the stand-ins for absent packages (shared with knowledge/)
@@ -81,31 +88,138 @@ RECORDED_CALLS = "RUN_MATRIX_RECORDED_CALLS"  # [[file, function, role], ...] th
 
 
 def main(argv: Sequence[str]) -> int:
-    script = Path(argv[0]).resolve()
-    miles_root = Path(argv[1]).resolve() if len(argv) > 1 else None
+    if argv[:1] == [EACH]:
+        runs = _forks(Path(argv[1]).resolve(), [Path(a).resolve() for a in argv[2:]])
+    else:
+        runs = _alone(Path(argv[0]).resolve(), Path(argv[1]).resolve() if len(argv) > 1 else None)
+    # the script runs from here, in both ways (a script's function sees the same frames outward)
+    for recorder, script, out, failure in runs:
+        recorder.write(out, failure or recorder.run(script))
+    return 0
+
+
+# what runs, where it writes, why miles' helpers did not load
+Run = tuple["_Recorder", Path, IO[str], "dict[str, Any] | None"]
+
+
+def _alone(script: Path, miles_root: Path | None) -> Iterator[Run]:
+    """One script: the recorder set up, miles' helpers loaded with the script's folder on the path."""
     result = Path(os.environ["RUN_MATRIX_OUT"]) / "trace.json"  # the sandbox's one writable folder
-    home = os.environ.get("HOME", "")  # the sandbox's private one: capture.py writes it back as ${HOME}
     with result.open("w", encoding="utf-8") as out:  # opened before any guard is in place
+        recorder = _Recorder(script, miles_root, script.parent)
+        sys.argv = [str(script)]
+        sys.path.insert(0, str(script.parent))
+        yield recorder, script, out, recorder.load_helpers()
+
+
+def _forks(miles_root: Path, scripts: list[Path]) -> Iterator[Run]:
+    """Each script recorded as ``_alone`` records it, from one load of miles' helpers: this process
+    loads them, then forks once per script, and each fork (only a fork: this process yields nothing)
+    runs its script as ``main`` runs one after its load, writing ``N.json`` (``N.out``: what it
+    printed), then ends. ``loaded.out`` is what the load printed, ``loaded.json`` every top-level
+    module it looked up (``_alone`` loads with the script's folder on the path: capture.py records a
+    script alone when its folder holds one) and whether the load failed. A fork that runs past
+    ``EACH_LIMIT_S`` is killed and leaves no whole ``N.json``: capture.py records that script alone."""
+    out = Path(os.environ["RUN_MATRIX_OUT"])
+    # every file opened before any guard is in place (then writes are the guards')
+    files = [(out / f"{n}.json").open("w", encoding="utf-8") for n in range(len(scripts))]
+    printed = [os.open(out / f"{n}.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC) for n in range(len(scripts))]
+    loaded = (out / "loaded.json").open("w", encoding="utf-8")
+    _printing_to(os.open(out / "loaded.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
+    captures = [tempfile.mkdtemp(prefix="run-matrix-writes-") for _ in scripts]
+    recorder = _Recorder(None, miles_root, None)
+    sys.argv = [""]
+    looked = _LookedUp()
+    sys.meta_path.insert(0, looked)
+    failure = recorder.load_helpers()
+    sys.meta_path.remove(looked)
+    json.dump({"looked_up": sorted(looked.names), "failed": failure is not None}, loaded)
+    loaded.close()
+    if failure is not None:
+        return
+    for n, script in enumerate(scripts):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        child = _FORK()
+        if child == 0:  # the fork: set up for its script, which main runs
+            _printing_to(printed[n])
+            recorder.focus(script, captures[n])
+            sys.argv = [str(script)]
+            sys.path.insert(1, str(script.parent))  # after the checkout, as _alone's load leaves it
+            yield recorder, script, files[n], None
+            files[n].close()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+        files[n].close()
+        os.close(printed[n])
+        _ended_within(child, EACH_LIMIT_S)
+
+
+def _printing_to(fd: int) -> None:
+    """stdout and stderr to ``fd`` from here on."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _DUP2(fd, 1)
+    _DUP2(fd, 2)
+
+
+def _ended_within(child: int, seconds: float) -> None:
+    """Wait for the fork ``child``; killed (with the group it may have made) past ``seconds``."""
+    ended = _PIDFD_OPEN(child)
+    try:
+        if not select.select([ended], [], [], seconds)[0]:
+            _KILL(child, signal.SIGKILL)
+    finally:
+        os.close(ended)
+        _WAITPID(child, 0)
+
+
+class _LookedUp(importlib.abc.MetaPathFinder):
+    """First on the path while miles' helpers load: notes each top-level module looked up, finds none."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def find_spec(
+        self, name: str, path: Any = None, target: Any = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        self.names.add(name.partition(".")[0])
+        return None
+
+
+class _Recorder:
+    """The recorder of one run: the trace, the stand-ins and the guards in place (``__init__``),
+    miles' helpers loaded (``load_helpers``), then the script run (``run``) and the trace written.
+    ``script`` None: set up for any script of ``miles_root`` (``_each``), then ``focus`` on one."""
+
+    def __init__(self, script: Path | None, miles_root: Path | None, folder: Path | None) -> None:
+        self.miles_root = miles_root
+        self.home = os.environ.get(
+            "HOME", ""
+        )  # the sandbox's private one: capture.py writes it back as ${HOME}
         # under their own names: recorder.py imports them so, and recording.py imports trace.py
-        trace = _load("runner.importer.trace", "trace.py").TRACE
-        tracing = _load("runner.importer.recording", "recording.py")
-        recorder = _load("_run_matrix_recorder", "recorder.py")
-        trace.script = str(script)
+        trace = self.trace = _load("runner.importer.trace", "trace.py").TRACE
+        self.tracing = _load("runner.importer.recording", "recording.py")
+        self.recorder = _load("_run_matrix_recorder", "recorder.py")
+        trace.script = str(script) if script else BEFORE_THE_SCRIPT
         trace.checkout = str(miles_root) if miles_root else ""
         trace.checkpoints = json.loads(os.environ.pop("RUN_MATRIX_CHECKPOINTS", "{}"))
         verifiers = json.loads(os.environ.pop("RUN_MATRIX_VERIFIERS", "[]"))
         trace.own_files |= {str(HERE / name) for name in SANDBOX} | {str(MISSING)}
-        trace.own_code = (str(script.parent) + os.sep, *([str(miles_root) + os.sep] if miles_root else []))
+        trace.own_code = _own_code(folder, miles_root)
         trace.library = tuple(f"{miles_root / part}{os.sep}" for part in LIBRARY) if miles_root else ()
-        registry = _load("_run_matrix_registry", "registry.py")
+        self.registry = _load("_run_matrix_registry", "registry.py")
         missing = _load("_run_matrix_missing", str(MISSING))
-        sys.meta_path.append(
-            missing.Missing(trace.own_code, lambda name: None, functools.partial(_asked, trace), trace.refuse)
+        self.missing = missing.Missing(
+            trace.own_code, lambda name: None, functools.partial(_asked, trace), trace.refuse
         )
+        sys.meta_path.append(self.missing)
         guards = _load("_run_matrix_guards", "guards.py")
         file_guards = _load("_run_matrix_file_guards", "file_guards.py")
         guards.record_environment_reads(trace)
-        trace.captures = tempfile.mkdtemp(prefix="run-matrix-writes-")  # before the guards: a real folder
+        if script is not None:
+            trace.captures = tempfile.mkdtemp(prefix="run-matrix-writes-")  # before the guards: a real folder
         trace.stdlib = tuple({sysconfig.get_paths()[key] + os.sep for key in ("stdlib", "platstdlib")})
         _same_temporary_names()
         guards.install(trace, file_guards)
@@ -118,23 +232,63 @@ def main(argv: Sequence[str]) -> int:
             checks.install(verifiers)
             own.install(trace, str(miles_root), checks.recording_of)
 
-        hooks = _load("_run_matrix_hooks", "hooks.py")
+        self.record_checks = record_checks
+        hooks = self.hooks = _load("_run_matrix_hooks", "hooks.py")
         hooks.install(trace, checks.held)
         own_calls = _load("_run_matrix_own_calls", "own_calls.py")
         recorded = json.loads(os.environ.pop(RECORDED_CALLS, "[]"))
         own_calls.install(trace, recorded, hooks, checks.held, returned)
-        keep_hooks = functools.partial(hooks.hooked, trace)
-        failure = _run(script, miles_root, recorder, tracing, registry, record_checks, keep_hooks)
+        self.keep_hooks = functools.partial(hooks.hooked, trace)
+
+    def focus(self, script: Path, captures: str) -> None:
+        """Set up for ``script`` (of ``_each``: in the fork that runs it), as ``__init__`` would have."""
+        self.trace.script = str(script)
+        self.trace.own_code = self.missing.own = _own_code(script.parent, self.miles_root)
+        self.trace.captures = captures
+        names = tempfile._name_sequence  # type: ignore[attr-defined]
+        names._rng_pid = os.getpid()  # the seeded names go on in the fork (a new pid would seed anew)
+
+    def load_helpers(self) -> dict[str, Any] | None:
+        """miles' helpers (the checkout's, else the recorder): None, else why they cannot load."""
+        try:
+            if self.miles_root is None:
+                sys.meta_path.insert(0, _StandIns(self.recorder, self.trace, self.registry, self.tracing))
+                self.keep_hooks(self.recorder)
+            else:
+                _use_checkout(self.miles_root, self.recorder, self.tracing)
+                self.registry.from_checkout(self.trace, self.tracing)
+                self.keep_hooks(sys.modules[HELPERS_MODULE])
+        except BaseException as error:
+            reason = f"cannot load miles' helpers from {self.miles_root}: {type(error).__name__}: {error}"
+            return {"reason": reason, "at": [str(self.miles_root), None], "environment": True}
+        return None
+
+    def run(self, script: Path) -> dict[str, Any] | None:
+        """Run the script as ``python SCRIPT`` would; the reason it stopped early, if it did."""
+        return _run(script, self.miles_root, self.tracing, self.record_checks)
+
+    def write(self, out: IO[str], failure: dict[str, Any] | None) -> None:
+        trace = self.trace
         if failure is None and trace.refusal is None:
-            hooks.rebound(trace)
+            self.hooks.rebound(trace)
         _read_back(trace.events)
         with contextlib.suppress(OSError):
             _RMDIR(trace.captures)
-        data = {"events": trace.events, "env_reads": trace.env_reads, "refusal": trace.refusal, "home": home}
+        data = {
+            "events": trace.events,
+            "env_reads": trace.env_reads,
+            "refusal": trace.refusal,
+            "home": self.home,
+        }
         data["downloads"] = sorted(set(trace.downloads.values()))  # capture.py looks up their configs
         data["unknown_configs"] = trace.unknown_configs  # traced.py tells them with a failure
-        json.dump({**data, "failure": failure, "root": str(miles_root or recorder.ROOT)}, out)
-    return 0
+        root = str(self.miles_root or self.recorder.ROOT)
+        json.dump({**data, "failure": failure, "root": root}, out)
+
+
+def _own_code(folder: Path | None, miles_root: Path | None) -> tuple[str, ...]:
+    """The folders of the code under test: the script's, the checkout."""
+    return tuple(str(path) + os.sep for path in (folder, miles_root) if path is not None)
 
 
 def _same_temporary_names() -> None:
@@ -173,29 +327,10 @@ def _load(name: str, file: str) -> Any:
 
 
 def _run(
-    script: Path,
-    miles_root: Path | None,
-    recorder: Any,
-    tracing: Any,
-    registry: Any,
-    record_checks: Callable[[], None],
-    keep_hooks: Callable[[object], None],
+    script: Path, miles_root: Path | None, tracing: Any, record_checks: Callable[[], None]
 ) -> dict[str, Any] | None:
-    """Run the script as ``python SCRIPT`` would; the reason it stopped early, if it did."""
+    """Run the script as ``python SCRIPT`` would, miles' helpers loaded; why it stopped early, if it did."""
     trace = tracing.TRACE
-    sys.argv = [str(script)]
-    sys.path.insert(0, str(script.parent))
-    try:
-        if miles_root is None:
-            sys.meta_path.insert(0, _StandIns(recorder, trace, registry, tracing))
-            keep_hooks(recorder)
-        else:
-            _use_checkout(miles_root, recorder, tracing)
-            registry.from_checkout(trace, tracing)
-            keep_hooks(sys.modules[HELPERS_MODULE])
-    except BaseException as error:
-        reason = f"cannot load miles' helpers from {miles_root}: {type(error).__name__}: {error}"
-        return {"reason": reason, "at": [str(miles_root), None], "environment": True}
     try:
         if miles_root is not None:
             record_checks()  # checkout code: what it attempts is refused as the test's would be

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from runner import pipeline
 from runner.errors import RunMatrixError, SpecError, UsageError
-from runner.importer import Request
-from runner.importer.batch import attempt
-from runner.importer.folder import Folder, FolderImported, import_folder
+from runner.importer import Request, together
+from runner.importer.batch import answer
+from runner.importer.folder import Folder, FolderImported, case_file, import_folder
 from runner.importer.workers import Workers
 from runner.knowledge import checkout
 
@@ -32,6 +34,7 @@ MAX_FOLDERS = 500  # folders below the root looked into, at the most
 MAX_TESTS = 2000  # tests in the whole tree, at the most
 NOT_WRITTEN = "another test of its folder is refused (--skip-refused writes the others)"
 MAX_THREADS = 32  # folders imported at once (their single imports share the workers)
+LOOKS = 2  # rounds of looking up what the imports lack after the first recording together
 Progress = Callable[[Path, str, str], None]  # a test, its outcome (imported, refused), why
 
 
@@ -79,9 +82,22 @@ def _walk(root: Path) -> Iterator[tuple[PurePosixPath, list[str], list[str]]]:
         raise UsageError(f"{root} holds too many entries to list; import a part of it") from None
 
 
-def import_suite(suite: Suite, progress: Progress | None = None) -> SuiteImported:
-    """Every folder of tests imported; what became of each test, also told to ``progress`` as known."""
+def import_suite(
+    suite: Suite, progress: Progress | None = None, phase: Callable[[str], None] | None = None
+) -> SuiteImported:
+    """Every folder of tests imported; what became of each test, also told to ``progress`` as known
+    (and to ``phase`` what the tests are recorded together for, before)."""
     folders = test_folders(suite.tests)
+    with contextlib.ExitStack() as stack:
+        if suite.options.cache is None:  # --no-cache: recorded afresh, into a cache of this run's own
+            private = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="run-matrix-recordings-")))
+            suite = replace(suite, options=replace(suite.options, cache=private / "recordings"))
+        return _imported(suite, folders, progress, phase or (lambda _: None))
+
+
+def _imported(
+    suite: Suite, folders: dict[Path, list[Path]], progress: Progress | None, phase: Callable[[str], None]
+) -> SuiteImported:
     result = SuiteImported()
     lock = threading.Lock()
 
@@ -95,6 +111,7 @@ def import_suite(suite: Suite, progress: Progress | None = None) -> SuiteImporte
     threads_wanted = 1 if suite.jobs == 1 else min(len(folders), MAX_THREADS)
     with _pool(suite.jobs) as pool, concurrent.futures.ThreadPoolExecutor(threads_wanted) as threads:
         batch = _batch(pool)
+        _recorded_together(suite, folders, batch, phase)
         futures = {
             threads.submit(_one_folder, suite, relative, batch, told): relative for relative in folders
         }
@@ -108,6 +125,62 @@ def import_suite(suite: Suite, progress: Progress | None = None) -> SuiteImporte
         with contextlib.suppress(OSError):
             folder.rmdir()
     return result
+
+
+def _recorded_together(
+    suite: Suite,
+    folders: dict[Path, list[Path]],
+    batch: Callable[[list[Any]], list[Any]],
+    phase: Callable[[str], None],
+) -> None:
+    """Every test recorded together into the cache (``together.py``: miles' helpers loaded once per
+    sandbox), then, for ``LOOKS`` rounds, what the imports look up next that it lacks (the other
+    platform's side, a switch's value, a checkpoint's config). Only time is saved: a recording not
+    made here is made alone by its import."""
+    options = suite.options
+    if options.miles_root is None or options.cache is None or options.trust_checkout:
+        return
+    conventions = pipeline.conventions()
+    env = together.env_of({}, conventions.secrets, tuple(conventions.verifiers))
+    outputs = {
+        test: options.output / relative / case_file(test)
+        for relative, tests in folders.items()
+        for test in tests
+    }
+    looked = [test for test in outputs if not test.is_symlink()]
+    wanted = [together.Wanted.of(test, env) for test in looked]
+    tried: set[together.Wanted] = set()
+    for look in range(LOOKS + 1):
+        wanted = [one for one in dict.fromkeys(wanted) if one not in tried]
+        if not wanted:
+            return
+        phase(f"recording {len(wanted)} tests together" + (f" (look {look})" if look else ""))
+        tried.update(wanted)
+        together.record(
+            wanted, options.miles_root, options.cache, conventions.secrets, options.timeout, suite.jobs
+        )
+        if look == LOOKS:
+            return
+        looked = [one.script for one in wanted]
+        asked = [together.Look(_alone(options, test, outputs[test])) for test in looked]
+        wanted = [found for found in batch(asked) if isinstance(found, together.Wanted)]
+
+
+def _alone(options: Folder, test: Path, output: Path) -> Request:
+    """The request of ``test``'s import as a case alone (as folder.py makes it first)."""
+    return Request(
+        test,
+        output,
+        None,
+        options.hardware,
+        options.miles_root,
+        force=True,
+        timeout=options.timeout,
+        trust_checkout=options.trust_checkout,
+        allow_system_steps=options.allow_system_steps,
+        cache=options.cache,
+        hf_configs=options.hf_configs,
+    )
 
 
 def _collect(
@@ -159,9 +232,9 @@ def _pool(jobs: int) -> Any:
 
 
 class _HereAlone:
-    def submit(self, request: Request) -> concurrent.futures.Future[Any]:
+    def submit(self, request: Request | together.Look) -> concurrent.futures.Future[Any]:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        future.set_result(attempt(request))
+        future.set_result(answer(request))
         return future
 
     def __enter__(self) -> _HereAlone:

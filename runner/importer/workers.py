@@ -134,7 +134,7 @@ def _received(stream: IO[bytes]) -> Any:
 def _serve() -> None:
     """The worker: each request in, its answer out, until stdin ends. What the import prints goes
     to stderr, never into the answers."""
-    from runner.importer.batch import attempt
+    from runner.importer.batch import answer
 
     answers, sys.stdout = sys.stdout.buffer, sys.stderr
     while True:
@@ -142,7 +142,7 @@ def _serve() -> None:
             request = _received(sys.stdin.buffer)
         except EOFError:
             return
-        _send(answers, attempt(request))
+        _send(answers, answer(request))
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ import sys
 
 from runner.sandbox.bwrap import IsolationUnavailable, isolation_problem
 from runner.sandbox.limits import Limits
-from runner.sandbox.run import BASE_ENV, OUT_VARIABLE, Outcome, run
+from runner.sandbox.run import BASE_ENV, OUT_VARIABLE, Outcome, run, shown
 
 PYTHON = sys.executable  # the interpreter a Python child runs with (bound into the sandbox)
 
@@ -46,4 +46,5 @@ __all__ = [
     "Outcome",
     "isolation_problem",
     "run",
+    "shown",
 ]

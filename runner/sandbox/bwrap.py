@@ -21,7 +21,6 @@ from pathlib import Path
 from runner.errors import EnvironmentProblem
 from runner.sandbox import seccomp
 from runner.sandbox.limits import Limits
-from runner.sandbox.results import MAX_FILES
 
 NOBODY = 65534
 HOME = "/tmp/home"
@@ -84,7 +83,7 @@ def command(
     else:
         line.append("--")
     collector = [sys.executable, "-I", "-S", "-B", str(COLLECT), str(channels.results)]
-    return [*line, *collector, str(MAX_FILES), str(limits.file_size), OUT, "--", *argv]
+    return [*line, *collector, str(limits.results_files), str(limits.file_size), OUT, "--", *argv]
 
 
 def filter_pipe() -> int:

@@ -20,6 +20,7 @@ class Limits:
     file_size: int = 64 * MiB  # the largest file it may write (its results included)
     scratch: int = 64 * MiB  # the private /tmp (and HOME) in the isolated mode
     results: int = 64 * MiB  # the results folder, all its files together, in the isolated mode
+    results_files: int = 16  # files read back from it; one holding more is refused whole
     processes: int = 64  # processes and threads it may have at once, beyond what its user runs
     open_files: int = 256
     output: int = 1 * MiB  # stdout and stderr kept; the rest is read and dropped, with a note

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from runner.sandbox import collect
 
-MAX_FILES = 16  # files read back from a results folder; one holding more is refused whole
 PREFIX = "run-matrix-sandbox-"
 _OURS = re.compile(rf"{PREFIX}(\d+)-(\d+)-[A-Za-z0-9_]+")  # PREFIX, the maker's pid and start, mkdtemp's
 
@@ -31,12 +30,11 @@ class Results:
     problem: str = ""  # why none came back, for people: what the child did to its results folder
 
 
-def too_many() -> str:
-    most = MAX_FILES
+def too_many(most: int) -> str:
     return f"left more than {most} files in its results folder, where run-matrix reads back {most} at most"
 
 
-def decode(data: bytes, cut: bool, max_bytes: int) -> Results:
+def decode(data: bytes, cut: bool, max_bytes: int, max_files: int) -> Results:
     """The files ``collect.py`` sent (``cut``: it sent more than a results folder can hold)."""
     if cut:
         return Results(problem=f"sent more than its results folder holds ({max_bytes} bytes)")
@@ -46,8 +44,8 @@ def decode(data: bytes, cut: bool, max_bytes: int) -> Results:
         return Results(problem="garbled its results")
     at = len(collect.MAGIC)
     (count,) = collect.HEADER.unpack_from(data, at)
-    if count > MAX_FILES:
-        return Results(problem=too_many())
+    if count > max_files:
+        return Results(problem=too_many(max_files))
     at += collect.HEADER.size
     files: dict[str, bytes] = {}
     while at < len(data) and len(files) < count:
@@ -62,10 +60,10 @@ def decode(data: bytes, cut: bool, max_bytes: int) -> Results:
     return Results(files)
 
 
-def read_folder(out: Path, max_bytes: int) -> Results:
+def read_folder(out: Path, max_bytes: int, max_files: int) -> Results:
     """The files in a host folder (``--trust-checkout``), as ``collect.py`` would send them."""
-    count, files = collect.gather(str(out), MAX_FILES, max_bytes)
-    return Results(problem=too_many()) if count > MAX_FILES else Results(dict(files))
+    count, files = collect.gather(str(out), max_files, max_bytes)
+    return Results(problem=too_many(max_files)) if count > max_files else Results(dict(files))
 
 
 def host_folder() -> Path:

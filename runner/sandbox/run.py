@@ -24,7 +24,7 @@ OUT_VARIABLE = bwrap.OUT_VARIABLE  # the child's one writable folder; the files 
 END_WAIT_S = 5.0  # how long the end of what the child started is waited for, at the most
 DEFAULT_LIMITS = Limits()
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
-FRAMING = 4096 + results.MAX_FILES * 512  # collect.py's bytes besides the files' own, at the most
+FRAMING = 4096  # collect.py's bytes besides the files' own, at the most (and 512 a file)
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def run(
         os.close(write_end)  # collect.py holds it now: the pipe ends when the sandbox does
     with os.fdopen(pipe, "rb", buffering=0) as sent:
         output, back, timed_out = _capture(child, limits, sent)
-    found = results.decode(bytes(back.kept), back.cut, limits.file_size)
+    found = results.decode(bytes(back.kept), back.cut, limits.file_size, limits.results_files)
     return _outcome(child, output, timed_out, limits, secret_names, found, isolated=True)
 
 
@@ -100,7 +100,7 @@ def _trusted(
         child_env = {**BASE_ENV, OUT_VARIABLE: str(out), **env, "HOME": str(home)}
         child = _start(argv[0], argv, child_env, cwd, limits, tasks_of(os.getuid()), ())
         output, _, timed_out = _capture(child, limits, None)
-        found = results.read_folder(out, limits.file_size)
+        found = results.read_folder(out, limits.file_size, limits.results_files)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return _outcome(child, output, timed_out, limits, secret_names, found, isolated=False)
@@ -115,10 +115,17 @@ def _outcome(
     found: results.Results,
     isolated: bool,
 ) -> Outcome:
-    text = Redactor.of(os.environ, secret_names)(bytes(output.kept).decode("utf-8", "replace"))
-    if output.cut:
-        text += f"\n[run-matrix: output cut at {limits.output} bytes]"
+    text = shown(bytes(output.kept), output.cut, limits, secret_names)
     return Outcome(child.returncode, text, output.cut, timed_out, isolated, found.files, found.problem)
+
+
+def shown(printed: bytes, cut: bool, limits: Limits, secret_names: Iterable[str]) -> str:
+    """What a child printed (``limits.output`` bytes of it; ``cut``: it printed more) as its outcome
+    shows it: scrubbed of the caller's secret values."""
+    text = Redactor.of(os.environ, secret_names)(printed[: limits.output].decode("utf-8", "replace"))
+    if cut or len(printed) > limits.output:
+        text += f"\n[run-matrix: output cut at {limits.output} bytes]"
+    return text
 
 
 def _start(
@@ -187,7 +194,7 @@ def _capture(
     its process group, whatever is left of it."""
     assert child.stdout is not None
     deadline = time.monotonic() + limits.wall_s
-    output, back = _Stream(limits.output), _Stream(limits.results + FRAMING)
+    output, back = _Stream(limits.output), _Stream(limits.results + FRAMING + 512 * limits.results_files)
     streams = {child.stdout.fileno(): output, **({sent.fileno(): back} if sent else {})}
     timed_out = False
     with selectors.DefaultSelector() as selector:

@@ -1,0 +1,193 @@
+"""together: many tests of one checkout recorded in one sandbox, each kept as if recorded alone.
+
+A recording costs about a second, nearly all of it loading miles' helpers from the checkout (Ray,
+pydantic and miles' own modules); the script itself runs in milliseconds. ``harness.py --each``
+loads them once and forks once per script; each fork runs its script exactly as a recording of it
+alone runs after that load. So a suite import first records its tests together, in ``jobs``
+sandboxes side by side, into the recordings cache (``recordings.py``), under the very key
+``capture.record`` looks each one up by: the imports that follow find them there.
+
+What a fork records is kept only where it is what a recording alone would have kept:
+
+* the script lies in the checkout (a script outside it sees other paths);
+* its folder holds no module the load looked up (alone, the script's folder is on the path while
+  miles' helpers load, and such a module would have been loaded instead);
+* its fork ended within ``harness.EACH_LIMIT_S`` and left a whole trace, with nothing in it from
+  the load (the trace would name the load instead of the script);
+* it is not recorded again with functions of its own as calls (``capture._with_calls_recorded``).
+
+Anything else is left to ``capture.record``, which records it alone: this only saves time.
+
+The tests of one sandbox share it: a file one of them left in the sandbox's ``/tmp`` (past the
+guards, which record writes and do none) the next could see. They are one checkout's code, and
+each recording is kept under a key of that whole checkout's bytes.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import json
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner import sandbox
+from runner.errors import RunMatrixError
+from runner.importer import Request, capture, harness, recorded_calls, recordings
+
+MOST = 48  # scripts of one sandbox, at the most (each holds two files of its results folder open)
+LOAD_S = 30.0  # wall seconds the load of miles' helpers may take, besides each script's
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """One recording an import looked up and the cache did not hold."""
+
+    script: Path
+    env: tuple[tuple[str, str], ...]  # its whole environment, sorted (capture.inputs, and what the import added)
+
+    @classmethod
+    def of(cls, script: Path, env: Mapping[str, str]) -> Wanted:
+        return cls(script, tuple(sorted(env.items())))
+
+
+def env_of(switches: Mapping[str, str], secrets: Sequence[str], verifiers: Sequence[str]) -> dict[str, str]:
+    """The environment ``capture.record`` gives a script with ``switches`` set."""
+    return capture.inputs(Path("/"), switches, secrets, None, verifiers)[1]
+
+
+def record(
+    wanted: Sequence[Wanted],
+    miles_root: Path,
+    cache: Path,
+    secrets: Sequence[str],
+    timeout: float = capture.TIMEOUT_S,
+    jobs: int = 1,
+) -> set[Wanted]:
+    """Record each of ``wanted`` (tests of the checkout ``miles_root``) into ``cache`` as
+    ``capture.record`` would alone, ``jobs`` sandboxes at once; the ones kept."""
+    miles_root = miles_root.resolve()
+    groups: dict[tuple[tuple[str, str], ...], list[Wanted]] = {}
+    for one in dict.fromkeys(wanted):
+        if miles_root in one.script.resolve().parents:
+            groups.setdefault(one.env, []).append(one)
+    batches = [batch for group in groups.values() for batch in _split(group, jobs)]
+    kept: set[Wanted] = set()
+    with concurrent.futures.ThreadPoolExecutor(max(jobs, 1)) as threads:
+        for found in threads.map(
+            lambda batch: _recorded(batch, miles_root, cache, secrets, timeout), batches
+        ):
+            kept |= found
+    return kept
+
+
+def _split(group: list[Wanted], jobs: int) -> Iterator[list[Wanted]]:
+    """``group`` in ``jobs`` batches of near one size (more where one would pass ``MOST``)."""
+    count = max(jobs, -(-len(group) // MOST))
+    size = -(-len(group) // count)
+    for start in range(0, len(group), size):
+        yield group[start : start + size]
+
+
+def _recorded(
+    batch: list[Wanted], miles_root: Path, cache: Path, secrets: Sequence[str], timeout: float
+) -> set[Wanted]:
+    env = dict(batch[0].env)
+    keys: dict[Wanted, str] = {}
+    reads = [miles_root]
+    try:
+        for one in batch:
+            argv, _, reads = capture.inputs(one.script.resolve(), {}, secrets, miles_root, ())
+            entry_key, before = recordings.key(capture.key_parts(argv, env, timeout, False, reads), reads)
+            if recordings.load(cache, entry_key) is None:
+                keys[one] = entry_key
+    except (recordings.Unhashable, OSError):
+        return set()
+    if not keys:
+        return set()
+    scripts = [one.script.resolve() for one in keys]
+    argv = [
+        sys.executable,
+        "-I",
+        "-B",
+        str(capture.HARNESS),
+        harness.EACH,
+        str(miles_root),
+        *map(str, scripts),
+    ]
+    wall = LOAD_S + len(scripts) * harness.EACH_LIMIT_S
+    limits = sandbox.Limits(wall_s=wall, cpu_s=capture.cpu_seconds(wall), results_files=2 * len(scripts) + 2)
+    try:
+        done = sandbox.run(argv, reads=reads, cwd=miles_root, env=env, limits=limits, secret_names=secrets)
+    except RunMatrixError:
+        return set()  # the recordings alone say what is wrong
+    with contextlib.suppress(recordings.Unhashable, OSError):
+        if recordings.stamp(reads) != before:
+            return set()  # the checkout changed meanwhile: nothing is kept
+    kept = set()
+    for number, (one, entry_key) in enumerate(keys.items()):
+        found = _as_alone(done, number, one.script.resolve(), secrets)
+        if found is not None:
+            recordings.store(cache, entry_key, found)
+            kept.add(one)
+    return kept
+
+
+def _as_alone(
+    done: sandbox.Outcome, number: int, script: Path, secrets: Sequence[str]
+) -> dict[str, Any] | None:
+    """The recording of fork ``number`` as ``capture.record`` keeps one made alone; None where it
+    may not be the same (see the module's docstring)."""
+    try:
+        loaded = json.loads(done.files.get("loaded.json", b"{}"))
+        looked_up = set(loaded["looked_up"])
+        text = done.files[f"{number}.json"]
+        if (
+            loaded["failed"]
+            or harness.BEFORE_THE_SCRIPT.encode() in text
+            or _shadows(script.parent, looked_up)
+        ):
+            return None
+        trace = capture.read_trace(text, secrets)
+        if recorded_calls.to_record(trace, []):
+            return None
+    except (KeyError, TypeError, ValueError, AttributeError, OSError):
+        return None  # no whole trace: killed, or the script wrote over it
+    printed = done.files.get("loaded.out", b"") + done.files.get(f"{number}.out", b"")
+    output = sandbox.shown(printed, False, sandbox.Limits(), secrets)
+    return {"trace": trace, "output": output}
+
+
+def _shadows(folder: Path, looked_up: set[str]) -> bool:
+    """Whether ``folder`` holds a module or package of one of the names ``looked_up``."""
+    suffixes = (".py", ".pyc", ".so", ".pyd")
+    for entry in folder.iterdir():
+        name = entry.name.partition(".")[0] if entry.name.endswith(suffixes) else entry.name
+        if name in looked_up:
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Look:
+    """A request to find the first recording an import looks up that the cache lacks (``next_wanted``)."""
+
+    request: Request
+
+
+def next_wanted(look: Look) -> Wanted | None:
+    """The first recording ``look.request``'s import looks up that the cache lacks; None when it lacks
+    none, or when the import is refused before (its real import says why)."""
+    from runner.importer import import_test
+
+    with capture.looking():
+        try:
+            import_test(look.request)
+        except capture.NotKept as lacking:
+            return None if lacking.env is None else Wanted.of(look.request.script, lacking.env)
+        except RunMatrixError:
+            return None
+    return None
