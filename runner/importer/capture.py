@@ -27,7 +27,8 @@ from runner.errors import Location, RunMatrixError
 from runner.importer import launch_reads, recorded_calls, recordings, run_ids, traced
 from runner.importer.events import location, refused
 from runner.importer.knowledge import knowledge
-from runner.knowledge import checkpoints
+from runner.knowledge import checkpoints, mbridge
+from runner.knowledge.checkout import Tree
 from runner.sandbox.binds import script_reads
 
 HARNESS = Path(__file__).with_name("harness.py")
@@ -38,6 +39,7 @@ RECORDER_MILES_VERSION = "dc8b499b"  # whose command helpers recorder.py stands 
 CHECKPOINTS_VARIABLE = "RUN_MATRIX_CHECKPOINTS"  # what downloads hold (the harness takes it out at once)
 VERIFIERS_VARIABLE = "RUN_MATRIX_VERIFIERS"  # the checks it records (the harness takes it out at once)
 BUILD_VARIABLE = "RUN_MATRIX_BUILD"  # missing.py's: the platform whose build the stand-ins answer as
+MBRIDGE_VARIABLE = "RUN_MATRIX_MBRIDGE"  # missing.py's: what mbridge's own registry holds, or why unknown
 BUILD_QUESTIONS = frozenset({"torch.version.hip", "torch.version.cuda"})  # missing.py's BUILDS, asked
 RECORDED_CALLS_VARIABLE = "RUN_MATRIX_RECORDED_CALLS"  # functions it records as calls (likewise)
 CPU_LIMIT_SIGNALS = (signal.SIGXCPU, signal.SIGKILL)  # what ends a child at its CPU time limit
@@ -51,6 +53,7 @@ SANDBOX_VARIABLES = frozenset(
         VERIFIERS_VARIABLE,
         RECORDED_CALLS_VARIABLE,
         BUILD_VARIABLE,
+        MBRIDGE_VARIABLE,
     }
 )
 
@@ -77,6 +80,7 @@ def record(
     shipped = knowledge().checkpoints
     env[CHECKPOINTS_VARIABLE] = json.dumps(shipped)
     env[VERIFIERS_VARIABLE] = json.dumps(list(verifiers))
+    env[MBRIDGE_VARIABLE] = json.dumps(_mbridge_registry(miles_root))
     argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), *([str(miles_root)] if miles_root else [])]
 
     # the runs of one recording share ``timeout``: a script that makes import run it again
@@ -118,6 +122,14 @@ def record(
             f"left a record the recorder did not write ({type(error).__name__}: {error}): does it change"
             " run-matrix's recorder in its interpreter?",
         ) from None
+
+
+def _mbridge_registry(miles_root: Path | None) -> dict[str, Any]:
+    """What mbridge registers itself, for the stand-in's registry: shipped for the mbridge commit the
+    checkout's images pin (``knowledge/mbridge.py``)."""
+    shipped = knowledge().mbridge
+    tree = Tree.at(miles_root) if miles_root else None
+    return mbridge.answer(tree, shipped.commit, shipped.registered)
 
 
 def _downloads(trace: dict[str, Any]) -> list[str]:
