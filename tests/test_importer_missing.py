@@ -104,7 +104,9 @@ def test_a_stand_in_base_class_orders_with_real_ones(checkout):
     ],
 )
 def test_what_a_stand_in_cannot_answer_is_refused_naming_the_upstream_api(checkout, use, does):
-    # PR 1792's preflight asks mbridge's registry inside `except Exception`: the refusal gets through
+    # PR 1792's preflight asks mbridge's registry inside `except Exception`: the refusal gets through.
+    # The registry is answered for a checkout whose images pin the mbridge run-matrix knows
+    # (test_importer_mbridge_registry.py); this one's pin none.
     body = (
         "try:\n    from mbridge.core.bridge import _MODEL_REGISTRY\n"
         f"    registered = {use}\nexcept Exception:\n    registered = False"
@@ -114,6 +116,7 @@ def test_what_a_stand_in_cannot_answer_is_refused_naming_the_upstream_api(checko
     assert (
         f"test_case.py:5: error [import]: test_case.py cannot be imported: it {does}"
         " mbridge.core.bridge._MODEL_REGISTRY, mbridge's AutoBridge registry, which import's stand-in for"
-        " mbridge cannot answer: this interpreter lacks mbridge, and the stand-in has its names, not what"
-        " they hold (installed beside run-matrix, the real mbridge answers)"
+        " mbridge cannot answer: the checkout's docker/Dockerfile* pin no mbridge commit"
+        " (`ISEEKYAN/mbridge.git@`), and run-matrix ships the registry of mbridge 89eb1088 only"
+        " (miles/import.yaml mbridge:) (installed beside run-matrix, the real mbridge answers)"
     ) in str(error.value)

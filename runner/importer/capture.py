@@ -28,7 +28,8 @@ from runner.errors import Location, RunMatrixError
 from runner.importer import launch_reads, recorded_calls, recordings, run_ids, traced
 from runner.importer.events import location, refused
 from runner.importer.knowledge import knowledge
-from runner.knowledge import checkpoints
+from runner.knowledge import checkpoints, mbridge
+from runner.knowledge.checkout import Tree
 from runner.sandbox.binds import script_reads
 
 HARNESS = Path(__file__).with_name("harness.py")
@@ -39,6 +40,7 @@ RECORDER_MILES_VERSION = "dc8b499b"  # whose command helpers recorder.py stands 
 CHECKPOINTS_VARIABLE = "RUN_MATRIX_CHECKPOINTS"  # what downloads hold (the harness takes it out at once)
 VERIFIERS_VARIABLE = "RUN_MATRIX_VERIFIERS"  # the checks it records (the harness takes it out at once)
 BUILD_VARIABLE = "RUN_MATRIX_BUILD"  # missing.py's: the platform whose build the stand-ins answer as
+MBRIDGE_VARIABLE = "RUN_MATRIX_MBRIDGE"  # missing.py's: what mbridge's own registry holds, or why unknown
 BUILD_QUESTIONS = frozenset({"torch.version.hip", "torch.version.cuda"})  # missing.py's BUILDS, asked
 RECORDED_CALLS_VARIABLE = "RUN_MATRIX_RECORDED_CALLS"  # functions it records as calls (likewise)
 CPU_LIMIT_SIGNALS = (signal.SIGXCPU, signal.SIGKILL)  # what ends a child at its CPU time limit
@@ -52,6 +54,7 @@ SANDBOX_VARIABLES = frozenset(
         VERIFIERS_VARIABLE,
         RECORDED_CALLS_VARIABLE,
         BUILD_VARIABLE,
+        MBRIDGE_VARIABLE,
     }
 )
 
@@ -143,6 +146,14 @@ def record(
         ) from None
 
 
+def _mbridge_registry(miles_root: Path | None) -> dict[str, Any]:
+    """What mbridge registers itself, for the stand-in's registry: shipped for the mbridge commit the
+    checkout's images pin (``knowledge/mbridge.py``)."""
+    shipped = knowledge().mbridge
+    tree = Tree.at(miles_root) if miles_root else None
+    return mbridge.answer(tree, shipped.commit, shipped.registered)
+
+
 def _downloads(trace: dict[str, Any]) -> list[str]:
     """The Hub repos the recorded run downloaded (``hf download REPO --local-dir DIR``), as data the
     script could have written: only texts, at most ``checkpoints.MAX_REPOS`` of them."""
@@ -163,6 +174,7 @@ def inputs(
     env = {**{name: _STAND_IN.format(name) for name in secrets}, **switches}
     env[CHECKPOINTS_VARIABLE] = json.dumps(knowledge().checkpoints)
     env[VERIFIERS_VARIABLE] = json.dumps(list(verifiers))
+    env[MBRIDGE_VARIABLE] = json.dumps(_mbridge_registry(miles_root))
     argv = [sys.executable, "-I", "-B", str(HARNESS), str(script), *([str(miles_root)] if miles_root else [])]
     return argv, env, script_reads(script, miles_root)
 

@@ -28,6 +28,15 @@ class Switch(Model):
         return self.on if on else self.off
 
 
+class MBridge(Model):
+    """mbridge's own bridge registry at the commit miles' images pin (``knowledge/mbridge.py``)."""
+
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$", description="the mbridge commit miles pins")
+    source: str = Field(description="where the list was read")
+    pinned_by: list[str] = Field(description="the miles versions (and files) that pin it")
+    registered: list[str] = Field(description="the model types mbridge registers itself")
+
+
 class Knowledge(Model):
     switches: dict[str, Switch]
     groups: dict[str, Group] = Field(description="script variable (less _args) -> spec group")
@@ -36,6 +45,7 @@ class Knowledge(Model):
     checkpoints: dict[str, dict[str, dict[str, Any]]] = Field(
         default={}, description="HF repo -> file -> the JSON content a test's prepare() may read"
     )
+    mbridge: MBridge = Field(description="mbridge's own bridge registry")
 
 
 @cache

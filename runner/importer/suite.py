@@ -141,7 +141,7 @@ def _recorded_together(
     if options.miles_root is None or options.cache is None or options.trust_checkout:
         return
     conventions = pipeline.conventions()
-    env = together.env_of({}, conventions.secrets, tuple(conventions.verifiers))
+    env = together.env_of({}, conventions.secrets, tuple(conventions.verifiers), options.miles_root.resolve())
     outputs = {
         test: options.output / relative / case_file(test)
         for relative, tests in folders.items()

@@ -54,9 +54,11 @@ class Wanted:
         return cls(script, tuple(sorted(env.items())))
 
 
-def env_of(switches: Mapping[str, str], secrets: Sequence[str], verifiers: Sequence[str]) -> dict[str, str]:
-    """The environment ``capture.record`` gives a script with ``switches`` set."""
-    return capture.inputs(Path("/"), switches, secrets, None, verifiers)[1]
+def env_of(
+    switches: Mapping[str, str], secrets: Sequence[str], verifiers: Sequence[str], miles_root: Path
+) -> dict[str, str]:
+    """The environment ``capture.record`` gives a test of ``miles_root`` with ``switches`` set."""
+    return capture.inputs(miles_root / "test.py", switches, secrets, miles_root, verifiers)[1]
 
 
 def record(

@@ -5,11 +5,15 @@ ray, ...); none of it is needed to record what the script would launch. A module
 found, imported from the checkout's own code or the script's folder, becomes a permissive
 stand-in: any attribute, call, subscript or base class works and gives another stand-in (a base
 class: a plain class of that name), and a stand-in called with a single function (a decorator)
-gives that function back. What a stand-in cannot answer without the real package — whether it
-holds a key (``model_type in mbridge.core.bridge._MODEL_REGISTRY``), its length, its order, a
-number made of it — refuses the import, naming the upstream name it lacks. Imports from
-anywhere else (the standard library, installed packages probing for optional ones) still get
-their ``ImportError``. Loaded by path inside the sandbox, by the import's ``harness.py`` and by
+gives that function back. mbridge's bridge registry is answered: ``register_model`` (of
+``mbridge.core`` and ``mbridge.core.bridge``) registers the class it decorates under each model type
+in ``_MODEL_REGISTRY``, a real dict that also holds the model types mbridge registers itself at the
+commit miles pins (given by import in ``MBRIDGE_VARIABLE``; without them, or given why they are not
+known, ``_MODEL_REGISTRY`` stays a stand-in, and its refusal tells why). What a stand-in cannot
+answer without the real package — whether it holds a key, its length, its order, a number made of
+it — refuses the import, naming the upstream name it lacks. Imports from anywhere else (the standard
+library, installed packages probing for optional ones) still get their ``ImportError``. Loaded by
+path inside the sandbox, by the import's ``harness.py`` and by
 ``knowledge/conventions_driver.py``; standard library only.
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -32,6 +37,10 @@ BUILDS: dict[str, dict[str, str | None]] = {
     "rocm": {"torch.version.hip": "7.2", "torch.version.cuda": None},
 }
 ANSWERS: dict[str, str | None] = dict(BUILDS["cuda"])
+MBRIDGE_VARIABLE = "RUN_MATRIX_MBRIDGE"  # {"commit", "registered": [type, ...]} or {"unknown": why}
+REGISTRY = "mbridge.core.bridge._MODEL_REGISTRY"
+REGISTERED: dict[str, Any] = {}  # mbridge's registry: model type -> its bridge class
+UNKNOWN: dict[str, str] = {}  # an upstream name -> why its stand-in cannot answer (told in the refusal)
 ASKED: list[Callable[[str], None]] = []  # told each question of ANSWERS, to record who asked
 REFUSE: list[Callable[[str], BaseException]] = []  # the refusal of what a stand-in cannot answer
 # what an upstream name is, for a person, where its dotted name alone does not say
@@ -40,6 +49,7 @@ UPSTREAM_APIS = {
     "mbridge.core._MODEL_REGISTRY": "mbridge's AutoBridge registry",
 }
 _BASES: dict[str, type] = {}  # one class per stand-in used as a base class
+REAL: dict[str, Any] = {}  # an upstream name -> the working object that stands in for it
 
 
 def _unanswered(name: str, does: str) -> BaseException:
@@ -47,10 +57,12 @@ def _unanswered(name: str, does: str) -> BaseException:
     package = name.partition(".")[0]
     api = UPSTREAM_APIS.get(name.removesuffix("()"))
     named = f"{name}, {api}," if api else name
+    why = UNKNOWN.get(name.removesuffix("()")) or (
+        f"this interpreter lacks {package}, and the stand-in has its names, not what they hold"
+    )
     reason = (
-        f"{does} {named} which import's stand-in for {package} cannot answer: this interpreter lacks"
-        f" {package}, and the stand-in has its names, not what they hold (installed beside run-matrix,"
-        f" the real {package} answers)"
+        f"{does} {named} which import's stand-in for {package} cannot answer: {why} (installed beside"
+        f" run-matrix, the real {package} answers)"
     )
     return REFUSE[0](reason) if REFUSE else TypeError(reason)
 
@@ -79,8 +91,36 @@ def _base(name: str) -> type:
     return found
 
 
+def register_model(model_types: str | Sequence[str]) -> Callable[[type], type]:
+    """mbridge's decorator: the class, unchanged, registered under each of ``model_types``."""
+    types = [model_types] if isinstance(model_types, str) else list(model_types)
+
+    def register(bridge: type) -> type:
+        REGISTERED.update(dict.fromkeys(types, bridge))
+        return bridge
+
+    return register
+
+
+def _mbridge(given: str) -> dict[str, Any]:
+    """The real objects that stand in for mbridge's registry, from ``MBRIDGE_VARIABLE``'s text."""
+    REGISTERED.clear()
+    UNKNOWN.clear()
+    fact = json.loads(given) if given else {}
+    if "unknown" in fact:
+        UNKNOWN[REGISTRY] = str(fact["unknown"])
+    real: dict[str, Any] = {"mbridge.core.register_model": register_model}
+    real["mbridge.core.bridge.register_model"] = register_model
+    if "registered" in fact:  # mbridge's own bridges: plain classes, as a stand-in base class is
+        REGISTERED.update({str(t): _base(f"{REGISTRY}[{str(t)!r}]") for t in fact["registered"]})
+        real[REGISTRY] = REGISTERED
+    return real
+
+
 def _attribute(owner: str, attribute: str) -> Any:
     name = f"{owner}.{attribute}"
+    if name in REAL:
+        return REAL[name]
     if name not in ANSWERS:
         return Anything(name)
     for asked in ASKED:
@@ -177,6 +217,8 @@ class Missing(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.used = used
         ANSWERS.clear()
         ANSWERS.update(BUILDS.get(os.environ.pop(BUILD_VARIABLE, "cuda"), BUILDS["cuda"]))
+        REAL.clear()
+        REAL.update(_mbridge(os.environ.pop(MBRIDGE_VARIABLE, "")))
         ASKED[:] = [asked]
         REFUSE[:] = [refuse] if refuse else []
 
