@@ -47,7 +47,7 @@ class Wanted:
     """One recording an import looked up and the cache did not hold."""
 
     script: Path
-    env: tuple[tuple[str, str], ...]  # its whole environment, sorted (capture.inputs, and what the import added)
+    env: tuple[tuple[str, str], ...]  # its whole environment, sorted (capture.inputs, what the import added)
 
     @classmethod
     def of(cls, script: Path, env: Mapping[str, str]) -> Wanted:
