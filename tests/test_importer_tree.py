@@ -42,6 +42,8 @@ def test_a_tree_imports_folder_by_folder_a_hang_a_link_and_all(cli, checkout, tm
     argv = ["import", str(tree), "-o", str(out), "--miles-root", str(checkout), "--skip-refused"]
     result = cli(*argv, "-j", "2", "--timeout", "15", "--format", "json")
     assert result.code == 0, result.err
+    # first told: the 4 tests (the link is never read) recorded together, then what they lack
+    assert result.err.splitlines()[:2] == [f"importing 5 tests of {tree}", "recording 4 tests together"]
     found = json.loads(result.out)
     outcomes = {test: (t["outcome"], t["why"]) for test, t in found["tests"].items()}
     assert outcomes["test_nv_case.py"] == ("imported", "")

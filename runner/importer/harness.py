@@ -58,8 +58,7 @@ HELPERS_MODULE = "miles.utils.external_utils.command_utils"
 # the real ones, kept before the guards replace them
 _UNLINK, _RMDIR, _DUP2 = os.unlink, os.rmdir, os.dup2
 _FORK, _KILL, _WAITPID, _PIDFD_OPEN = os.fork, os.kill, os.waitpid, os.pidfd_open
-EACH = "--each"  # harness.py --each MILES_ROOT SCRIPT...: miles' helpers loaded once, each script in a fork
-EACH_LIMIT_S = 10.0  # a script's run in a fork of --each (one runs in milliseconds; past it: alone)
+EACH = "--each"  # harness.py --each MILES_ROOT SECONDS SCRIPT...: helpers loaded once, each script in a fork
 BEFORE_THE_SCRIPT = "<run-matrix: loading miles' helpers>"  # the trace's script until --each's fork has one
 MAX_WRITTEN = 64 * 1024  # bytes of a file the test writes that a prepare step may hold
 HERE = Path(__file__).resolve().parent
@@ -89,7 +88,7 @@ RECORDED_CALLS = "RUN_MATRIX_RECORDED_CALLS"  # [[file, function, role], ...] th
 
 def main(argv: Sequence[str]) -> int:
     if argv[:1] == [EACH]:
-        runs = _forks(Path(argv[1]).resolve(), [Path(a).resolve() for a in argv[2:]])
+        runs = _forks(Path(argv[1]).resolve(), float(argv[2]), [Path(a).resolve() for a in argv[3:]])
     else:
         runs = _alone(Path(argv[0]).resolve(), Path(argv[1]).resolve() if len(argv) > 1 else None)
     # the script runs from here, in both ways (a script's function sees the same frames outward)
@@ -112,14 +111,14 @@ def _alone(script: Path, miles_root: Path | None) -> Iterator[Run]:
         yield recorder, script, out, recorder.load_helpers()
 
 
-def _forks(miles_root: Path, scripts: list[Path]) -> Iterator[Run]:
+def _forks(miles_root: Path, seconds: float, scripts: list[Path]) -> Iterator[Run]:
     """Each script recorded as ``_alone`` records it, from one load of miles' helpers: this process
     loads them, then forks once per script, and each fork (only a fork: this process yields nothing)
     runs its script as ``main`` runs one after its load, writing ``N.json`` (``N.out``: what it
     printed), then ends. ``loaded.out`` is what the load printed, ``loaded.json`` every top-level
     module it looked up (``_alone`` loads with the script's folder on the path: capture.py records a
     script alone when its folder holds one) and whether the load failed. A fork that runs past
-    ``EACH_LIMIT_S`` is killed and leaves no whole ``N.json``: capture.py records that script alone."""
+    ``seconds`` is killed and leaves no whole ``N.json``: capture.py records that script alone."""
     out = Path(os.environ["RUN_MATRIX_OUT"])
     # every file opened before any guard is in place (then writes are the guards')
     files = [(out / f"{n}.json").open("w", encoding="utf-8") for n in range(len(scripts))]
@@ -153,7 +152,7 @@ def _forks(miles_root: Path, scripts: list[Path]) -> Iterator[Run]:
             os._exit(0)
         files[n].close()
         os.close(printed[n])
-        _ended_within(child, EACH_LIMIT_S)
+        _ended_within(child, seconds)
 
 
 def _printing_to(fd: int) -> None:

@@ -12,7 +12,7 @@ What a fork records is kept only where it is what a recording alone would have k
 * the script lies in the checkout (a script outside it sees other paths);
 * its folder holds no module the load looked up (alone, the script's folder is on the path while
   miles' helpers load, and such a module would have been loaded instead);
-* its fork ended within ``harness.EACH_LIMIT_S`` and left a whole trace, with nothing in it from
+* its fork ended within ``FORK_LIMIT_S`` and left a whole trace, with nothing in it from
   the load (the trace would name the load instead of the script);
 * it is not recorded again with functions of its own as calls (``capture._with_calls_recorded``).
 
@@ -40,6 +40,7 @@ from runner.importer import Request, capture, harness, recorded_calls, recording
 
 MOST = 48  # scripts of one sandbox, at the most (each holds two files of its results folder open)
 LOAD_S = 30.0  # wall seconds the load of miles' helpers may take, besides each script's
+FORK_LIMIT_S = 10.0  # wall seconds of a script's fork (one runs in milliseconds; past it: alone)
 
 
 @dataclass(frozen=True)
@@ -111,16 +112,9 @@ def _recorded(
     if not keys:
         return set()
     scripts = [one.script.resolve() for one in keys]
-    argv = [
-        sys.executable,
-        "-I",
-        "-B",
-        str(capture.HARNESS),
-        harness.EACH,
-        str(miles_root),
-        *map(str, scripts),
-    ]
-    wall = LOAD_S + len(scripts) * harness.EACH_LIMIT_S
+    each = [harness.EACH, str(miles_root), str(FORK_LIMIT_S), *map(str, scripts)]
+    argv = [sys.executable, "-I", "-B", str(capture.HARNESS), *each]
+    wall = LOAD_S + len(scripts) * FORK_LIMIT_S
     limits = sandbox.Limits(wall_s=wall, cpu_s=capture.cpu_seconds(wall), results_files=2 * len(scripts) + 2)
     try:
         done = sandbox.run(argv, reads=reads, cwd=miles_root, env=env, limits=limits, secret_names=secrets)

@@ -1,0 +1,111 @@
+"""Tests recorded together (together.py, harness.py --each): each kept as a recording alone keeps it,
+or left to one.
+
+The comparison is with ``capture.record`` itself, on real miles tests and on the fake checkout:
+what a suite import finds in the cache must be what it would have recorded alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner import pipeline
+from runner.errors import SpecError
+from runner.importer import capture, recordings, together
+from tests.conftest import DATA
+
+pytestmark = pytest.mark.allow_subprocess  # each recording runs in a sandbox interpreter
+
+SECRETS = pipeline.conventions().secrets
+VERIFIERS = tuple(pipeline.conventions().verifiers)
+
+
+def kept(cache: Path, test: Path, root: Path, env: dict[str, str]) -> dict[str, Any] | None:
+    """What ``capture.record`` finds in ``cache`` for ``test`` recorded in ``env``."""
+    argv, _, reads = capture.inputs(test.resolve(), {}, SECRETS, root, VERIFIERS)
+    entry_key, _ = recordings.key(capture.key_parts(argv, env, capture.TIMEOUT_S, False, reads), reads)
+    return recordings.load(cache, entry_key)
+
+
+def without_ids(data: Any, seen: dict[int, str] | None = None) -> Any:
+    """``data`` with each object id (``id()`` of a frame or a function, as the trace holds them to
+    tell one from another) named by its order: two processes give one object other ids."""
+    seen = {} if seen is None else seen
+    if isinstance(data, bool) or not isinstance(data, (int, list, dict)):
+        return data
+    if isinstance(data, int):
+        return seen.setdefault(data, f"id{len(seen)}") if data > 1 << 32 else data
+    if isinstance(data, list):
+        return [without_ids(item, seen) for item in data]
+    return {key: without_ids(value, seen) for key, value in data.items()}
+
+
+def test_real_tests_recorded_together_are_kept_as_each_one_alone_is(upstream_miles, tmp_path):
+    root = upstream_miles("31f1ca96")
+    tests = sorted((root / "tests" / "e2e" / "short").glob("test_*.py"))
+    rocm = {"MILES_HARDWARE_PLATFORM": "rocm", capture.BUILD_VARIABLE: "rocm"}
+    for switches in ({}, rocm):  # the unset environment, and the ROCm side's
+        env = together.env_of(switches, SECRETS, VERIFIERS, root)
+        cache, alone = tmp_path / f"together-{len(switches)}", tmp_path / f"alone-{len(switches)}"
+        wanted = [together.Wanted.of(test, env) for test in tests]
+        assert together.record(wanted, root, cache, SECRETS, jobs=2) == set(wanted)
+        for test in tests:
+            with contextlib.suppress(SpecError):  # a refusal (never launches) is kept all the same
+                capture.record(test, switches, SECRETS, miles_root=root, verifiers=VERIFIERS, cache=alone)
+            found, made = kept(cache, test, root, env), kept(alone, test, root, env)
+            assert found is not None and made is not None
+            assert without_ids(found["trace"]) == without_ids(made["trace"]), test.name
+            assert found["output"] == made["output"], test.name
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    tmp_path.chmod(0o755)  # read in the sandbox as the unprivileged user nobody
+    root = tmp_path / "miles"
+    shutil.copytree(DATA / "fake-miles", root)
+    shutil.copytree(DATA / "main-layout", root, dirs_exist_ok=True)
+    tree = root / "tests" / "e2e" / "tree"
+    for folder in ("spins", "shadows"):
+        (tree / folder).mkdir(parents=True)
+    case = root / "tests" / "e2e" / "tiny_family" / "test_nv_case.py"
+    shutil.copy(case, tree / "test_nv_case.py")
+    (tree / "spins" / "test_spins.py").write_text("while True:\n    pass\n")
+    shutil.copy(case, tree / "shadows" / "test_nv_case.py")
+    (tree / "shadows" / "miles.py").write_text("")  # a module the load of miles' helpers looks up
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return root
+
+
+def test_what_may_differ_from_a_recording_alone_is_left_to_one(checkout, tmp_path, monkeypatch):
+    monkeypatch.setattr(together, "FORK_LIMIT_S", 2.0)
+    tree, cache = checkout / "tests" / "e2e" / "tree", tmp_path / "cache"
+    outside = tmp_path / "outside" / "test_nv_case.py"
+    outside.parent.mkdir(mode=0o755)
+    shutil.copy(tree / "test_nv_case.py", outside)
+    tests = [tree / "test_nv_case.py", tree / "spins" / "test_spins.py", tree / "shadows" / "test_nv_case.py"]
+    env = together.env_of({}, SECRETS, VERIFIERS, checkout)
+    wanted = [together.Wanted.of(test, env) for test in [*tests, outside]]
+    assert together.record(wanted, checkout, cache, SECRETS) == {wanted[0]}
+    assert kept(cache, tests[0], checkout, env) is not None
+    assert all(kept(cache, test, checkout, env) is None for test in tests[1:])
+    # a recording kept is what the import takes: the next import runs no sandbox for it
+    recorded = capture.record(tests[0], {}, SECRETS, miles_root=checkout, verifiers=VERIFIERS, cache=cache)
+    assert recorded.calls and recorded.calls[0].args["train_args"]
+    # asked again, nothing is recorded twice: what is kept stays, nothing else is tried here
+    assert together.record(wanted[:1], checkout, cache, SECRETS) == set()
+
+
+def test_a_checkout_whose_helpers_do_not_load_keeps_nothing(checkout, tmp_path):
+    helpers = checkout / "miles" / "utils" / "external_utils" / "command_utils.py"
+    helpers.write_text("raise ImportError('broken on purpose')\n")
+    test = checkout / "tests" / "e2e" / "tree" / "test_nv_case.py"
+    env = together.env_of({}, SECRETS, VERIFIERS, checkout)
+    assert together.record([together.Wanted.of(test, env)], checkout, tmp_path / "cache", SECRETS) == set()
+    with pytest.raises(Exception, match="cannot load miles' helpers"):
+        capture.record(test, {}, SECRETS, miles_root=checkout, verifiers=VERIFIERS, cache=tmp_path / "cache")
