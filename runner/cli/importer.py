@@ -263,6 +263,12 @@ def _folder(args: argparse.Namespace, parser: Parser | None) -> int:
     total = sum(len(tests) for tests in test_folders(args.script).values())
     with import_progress.Shown(total, args.script) as shown:
         result = import_suite(Suite(args.script, options, args.jobs), shown, shown.phase)
+    if result.changed:
+        print(
+            f"run-matrix: {display_path(args.miles_root)} changed while it was imported: what was recorded"
+            " from it is not kept (import it again once it is still)",
+            file=sys.stderr,
+        )
     refused = any(outcome != "imported" for outcome, _ in result.outcomes.values())
     by_miles = parses.confirm_suite(result, args.script, args.output, parser) if parser else {}
     files = [path for found in result.folders.values() for path in found.files]

@@ -9,9 +9,10 @@ kept in an unnamed segment (the script wrote them inline). Pure.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from runner.importer import shell
 
 Flag = tuple[str, tuple[str, ...]]  # name without --, its values (none for a switch)
 
@@ -59,7 +60,7 @@ def _candidates(words: Sequence[str], variables: Mapping[str, str]) -> dict[str,
     split: dict[str, tuple[str, ...]] = {}
     for name, value in variables.items():
         try:
-            tokens = tuple(shlex.split(value))
+            tokens = tuple(shell.split(value))
         except ValueError:
             continue
         if tokens and _is_flag(tokens[0]) and tokens != tuple(words) and tokens not in split.values():

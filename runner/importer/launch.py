@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from runner import prepared, reads, run_id
 from runner.errors import Location, SpecError
+from runner.importer import shell
 from runner.importer.events import refused
 
 MODEL_ARGS = "${MODEL_ARGS[@]}"
@@ -42,7 +43,7 @@ def launched(
     if not script.startswith(f"{root}/"):
         raise _error(f"launches {script}, which is not in the miles checkout", at)
     rest = argv[2:]
-    tail = tuple(shlex.split(train_args))
+    tail = tuple(shell.split(train_args))
     if rest[:1] == [MODEL_ARGS]:
         model_args = None
         flags = tuple(rest[1:])
@@ -77,7 +78,7 @@ def _tokens(command: str, secrets: Sequence[str], at: Location, root: str = "") 
     unquoted: a checkout in ``/home/me/my miles`` is still a checkout)."""
     try:
         spaced = bool(root) and root != shlex.quote(root)
-        words = shlex.split(command.replace(root, _ROOT) if spaced else command)
+        words = shell.split(command.replace(root, _ROOT) if spaced else command)
         words = [word.replace(_ROOT, root) for word in words] if spaced else words
     except ValueError as exc:
         raise _error(f"runs a command the shell cannot split ({exc}): {command[:200]}", at) from None

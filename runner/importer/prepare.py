@@ -12,7 +12,6 @@ fails on a fresh node. Pure.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, get_args
@@ -22,6 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 from runner import system_steps
 from runner.emit import flag_value
 from runner.errors import Location, SpecError
+from runner.importer import shell
 from runner.importer.events import Event, refused
 from runner.importer.groups import flags
 from runner.importer.notes import Note, SystemStep, reset_note, resets_node
@@ -121,9 +121,9 @@ def _name(step: Step) -> str:
 
 
 def _command(event: Event, root: str) -> Step:
-    if shell := SHELL_SYNTAX.search(event.command):  # a step runs one program on plain words, never a shell
-        raise _unknown(f"`{event.command}` (shell syntax: {shell[0]!r})", event.at)
-    words = shlex.split(event.command)
+    if syntax := SHELL_SYNTAX.search(event.command):  # a step runs one program on plain words, never a shell
+        raise _unknown(f"`{event.command}` (shell syntax: {syntax[0]!r})", event.at)
+    words = shell.split(event.command)
     if words[:1] == ["mkdir"]:
         paths = [w for w in words[1:] if w != "-p"]
         if paths and not any(p.startswith("-") for p in paths):
@@ -203,7 +203,7 @@ def _helper(event: Event, model_type: str | None, megatron_path: str) -> Step:
         step["model_type"] = args["megatron_model_type"]
     if args["megatron_path"] != megatron_path:  # e.g. Transformer Engine's sources before Megatron's
         step["megatron_path"] = args["megatron_path"]
-    parallel = flags(shlex.split(args["extra_args"] or ""))
+    parallel = flags(shell.split(args["extra_args"] or ""))
     return {**step, "parallel": {n: flag_value(v) for n, v in parallel}} if parallel else step
 
 

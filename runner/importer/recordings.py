@@ -46,6 +46,7 @@ _SKIPPED = frozenset({"__pycache__"})  # what Python writes beside run-matrix's 
 # the hash of a tree's bytes for the stamp it had then, in this process (a stamp is size, times and
 # inode of every file: a change makes another); a walk of 2k files costs milliseconds, hashing 25 MB not
 _CONTENTS: dict[tuple[tuple[Path, ...], str], str] = {}
+_HELD: dict[tuple[Path, ...], str | None] = {}  # paths whose stamp is taken once (held()), and it
 
 
 class Unhashable(Exception):
@@ -65,9 +66,26 @@ def key(parts: dict[str, Any], reads: Iterable[Path]) -> tuple[str, str]:
     return digest.hexdigest(), stamp
 
 
-def stamp(reads: Iterable[Path]) -> str:
-    """The bound files' sizes, times and inodes: cheap, to tell that none changed meanwhile."""
-    return _stamp(sorted({Path(p) for p in reads}))
+def stamp(reads: Iterable[Path], now: bool = False) -> str:
+    """The bound files' sizes, times and inodes: cheap, to tell that none changed meanwhile (``now``:
+    looked at now, even where the stamp is held)."""
+    paths = sorted({Path(p) for p in reads})
+    return _stamp_now(paths) if now else _stamp(paths)
+
+
+def entries(folder: Path) -> set[str]:
+    """The names of the recordings kept in ``folder``."""
+    try:
+        return {name for name in os.listdir(folder) if name.endswith(".json")}
+    except OSError:
+        return set()
+
+
+def forget(folder: Path, keep: set[str]) -> None:
+    """Remove every recording of ``folder`` but those named in ``keep``."""
+    for name in entries(folder) - keep:
+        with contextlib.suppress(OSError):
+            os.unlink(folder / name)
 
 
 def load(folder: Path, entry_key: str) -> dict[str, Any] | None:
@@ -142,10 +160,16 @@ def own_code() -> str:
 
 
 def installed() -> str:
-    """The names in every folder imports search (an install, an upgrade: a package's dist-info is
-    named with its version), as the sandbox's interpreter sees the same installation."""
+    """The names in every folder of the interpreter's installation that imports search (an install,
+    an upgrade: a package's dist-info is named with its version), as the sandbox's interpreter sees
+    the same installation. Not the folder this process was started from, which Python puts first on
+    its path (the CLI's ``bin/``, a worker's working folder) and the sandbox's, run isolated, never
+    searches: every process of one import keys a recording alike."""
     digest = hashlib.sha256()
-    for folder in sorted({entry for entry in sys.path if entry and os.path.isdir(entry)}):
+    prefixes = {Path(sys.prefix), Path(sys.base_prefix)}
+    path = sys.path if sys.flags.safe_path else sys.path[1:]  # past the folder Python put first
+    searched = {entry for entry in path if entry and any(Path(entry).is_relative_to(p) for p in prefixes)}
+    for folder in sorted(entry for entry in searched if os.path.isdir(entry)):
         try:
             names = sorted(os.listdir(folder))
         except OSError as exc:
@@ -170,7 +194,33 @@ def _files(paths: list[Path], skipped: frozenset[str] = frozenset()) -> Iterator
             yield str(root), os.lstat(root)
 
 
+@contextlib.contextmanager
+def held(paths: Iterable[Path]) -> Iterator[None]:
+    """Within it, this process takes the stamp of ``paths`` once and keeps it: a suite import stamps
+    its checkout thousands of times (every recording looked up, before and after each one made). It
+    looks at the checkout again at its end, and keeps nothing it recorded if it changed (``suite.py``)."""
+    key = tuple(sorted(Path(p) for p in paths))
+    if not key or key in _HELD:
+        yield
+        return
+    _HELD[key] = None
+    try:
+        yield
+    finally:
+        del _HELD[key]
+
+
 def _stamp(paths: list[Path]) -> str:
+    held = tuple(paths)
+    if held not in _HELD:
+        return _stamp_now(paths)
+    found = _HELD[held]
+    if found is None:
+        found = _HELD[held] = _stamp_now(paths)
+    return found
+
+
+def _stamp_now(paths: list[Path]) -> str:
     digest = hashlib.sha256()
     for path, info in _files(paths):
         digest.update(

@@ -24,7 +24,7 @@ from typing import Any
 
 from runner import pipeline
 from runner.errors import RunMatrixError, SpecError, UsageError
-from runner.importer import Request, together
+from runner.importer import Request, recordings, together
 from runner.importer.batch import answer
 from runner.importer.folder import Folder, FolderImported, case_file, import_folder
 from runner.importer.workers import Workers
@@ -50,6 +50,7 @@ class SuiteImported:
     folders: dict[Path, FolderImported] = field(default_factory=dict)  # relative folder -> its import
     outcomes: dict[Path, tuple[str, str]] = field(default_factory=dict)  # test -> outcome, why
     failed: dict[Path, str] = field(default_factory=dict)  # relative folder -> why it wrote nothing
+    changed: bool = False  # the checkout changed while it was imported: nothing recorded meanwhile is kept
 
 
 def test_folders(root: Path) -> dict[Path, list[Path]]:
@@ -109,7 +110,15 @@ def _imported(
 
     bases = _made_bases(suite.options.output, list(folders))
     threads_wanted = 1 if suite.jobs == 1 else min(len(folders), MAX_THREADS)
-    with _pool(suite.jobs) as pool, concurrent.futures.ThreadPoolExecutor(threads_wanted) as threads:
+    cache, root = suite.options.cache, suite.options.miles_root
+    held = [root.resolve()] if root is not None and cache is not None else []
+    kept_before = recordings.entries(cache) if cache is not None else set()
+    stamp_before = recordings.stamp(held, now=True)
+    with (
+        recordings.held(held),
+        _pool(suite.jobs, held) as pool,
+        concurrent.futures.ThreadPoolExecutor(threads_wanted) as threads,
+    ):
         batch = _batch(pool)
         _recorded_together(suite, folders, batch, phase)
         futures = {
@@ -124,6 +133,9 @@ def _imported(
     for folder in bases:  # those left empty: a folder with no base, or that wrote nothing
         with contextlib.suppress(OSError):
             folder.rmdir()
+    if cache is not None and held and recordings.stamp(held, now=True) != stamp_before:
+        recordings.forget(cache, kept_before)  # made from a tree that changed meanwhile
+        result.changed = True
     return result
 
 
@@ -163,7 +175,7 @@ def _recorded_together(
             return
         looked = [one.script for one in wanted]
         asked = [together.Look(_alone(options, test, outputs[test])) for test in looked]
-        wanted = [found for found in batch(asked) if isinstance(found, together.Wanted)]
+        wanted = [one for found in batch(asked) for one in found if isinstance(one, together.Wanted)]
 
 
 def _alone(options: Folder, test: Path, output: Path) -> Request:
@@ -226,9 +238,10 @@ def _one_folder(
         return str(exc.problems[0].message if isinstance(exc, SpecError) else exc)
 
 
-def _pool(jobs: int) -> Any:
-    """``jobs`` warm worker processes (``workers.py``); with one job, this process, one at a time."""
-    return Workers(jobs) if jobs > 1 else _HereAlone()
+def _pool(jobs: int, held: list[Path]) -> Any:
+    """``jobs`` warm worker processes (``workers.py``; each takes the stamp of ``held`` once); with one
+    job, this process, one at a time."""
+    return Workers(jobs, held) if jobs > 1 else _HereAlone()
 
 
 class _HereAlone:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 from runner import pipeline
 from runner.emit import flag_value
 from runner.errors import Location, SpecError
-from runner.importer import groups, launch_reads, prepare
+from runner.importer import groups, launch_reads, prepare, shell
 from runner.importer.events import refused
 from runner.importer.knowledge import Knowledge
 from runner.importer.launch import Launched, launched
@@ -202,7 +201,7 @@ def _without_wandb(found: Launched, texts: Sequence[str]) -> tuple[Launched, tup
     less ``--wandb-group``: upstream names the run by the clock, so no two recordings agree on it."""
     words = list(found.train_args)
     for text in texts:
-        wandb = shlex.split(text)
+        wandb = shell.split(text)
         for start in range(len(words) - len(wandb) + 1):
             if wandb and words[start : start + len(wandb)] == wandb:
                 del words[start : start + len(wandb)]

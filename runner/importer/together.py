@@ -174,16 +174,17 @@ class Look:
     request: Request
 
 
-def next_wanted(look: Look) -> Wanted | None:
-    """The first recording ``look.request``'s import looks up that the cache lacks; None when it lacks
-    none, or when the import is refused before (its real import says why)."""
+def next_wanted(look: Look) -> tuple[Wanted, ...]:
+    """The first recording ``look.request``'s import looks up that the cache lacks; none when it lacks
+    none, or when the import is refused before (its real import says why). A tuple, never None: a
+    worker that answers None has died (``workers.py``)."""
     from runner.importer import import_test
 
     with capture.looking():
         try:
             import_test(look.request)
         except capture.NotKept as lacking:
-            return None if lacking.env is None else Wanted.of(look.request.script, lacking.env)
+            return () if lacking.env is None else (Wanted.of(look.request.script, lacking.env),)
         except RunMatrixError:
-            return None
-    return None
+            return ()
+    return ()

@@ -19,7 +19,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future
+from pathlib import Path
 from typing import IO, Any
 
 from runner.errors import Location, Problem
@@ -32,12 +34,13 @@ Ranked = tuple[int, int, "tuple[Any, Future[Any]] | None"]  # rank, order, the j
 class Workers:
     """``jobs`` worker processes; ``submit`` an import, get a future of its answer."""
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, held: Sequence[Path] = ()) -> None:
         # (rank, order, job): an overlay (a request with a base) before a case alone, so that a folder
         # whose cases are imported alone finishes before others start theirs, and tells its tests early
         self.queue: queue.PriorityQueue[Ranked] = queue.PriorityQueue()
         self.order = itertools.count()
         self.stopping = False  # interrupted: what is left is answered without a worker
+        self.held = tuple(held)  # paths whose stamp each worker takes once (recordings.held)
         self.threads = [threading.Thread(target=self._feed, daemon=True) for _ in range(jobs)]
         for thread in self.threads:
             thread.start()
@@ -68,7 +71,7 @@ class Workers:
                 if self.stopping:
                     future.set_result([_died(request, "run-matrix was interrupted")])
                     continue
-                worker = worker or _Worker()
+                worker = worker or _Worker(self.held)
                 answer = worker.ask(request)
                 if answer is None:
                     answer = [_died(request, worker.ended())]
@@ -80,9 +83,9 @@ class Workers:
 
 
 class _Worker:
-    def __init__(self) -> None:
+    def __init__(self, held: Sequence[Path]) -> None:
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 (it lives as long as the worker; closed in ended())
-        argv = [sys.executable, "-m", "runner.importer.workers"]
+        argv = [sys.executable, "-m", "runner.importer.workers", *map(str, held)]
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
 
     def ask(self, request: Any) -> Any | None:
@@ -131,19 +134,21 @@ def _received(stream: IO[bytes]) -> Any:
     return pickle.loads(data)
 
 
-def _serve() -> None:
+def _serve(held: Sequence[str]) -> None:
     """The worker: each request in, its answer out, until stdin ends. What the import prints goes
-    to stderr, never into the answers."""
+    to stderr, never into the answers. ``held``: paths whose stamp it takes once (recordings.held)."""
+    from runner.importer import recordings
     from runner.importer.batch import answer
 
     answers, sys.stdout = sys.stdout.buffer, sys.stderr
-    while True:
-        try:
-            request = _received(sys.stdin.buffer)
-        except EOFError:
-            return
-        _send(answers, answer(request))
+    with recordings.held(Path(path) for path in held):
+        while True:
+            try:
+                request = _received(sys.stdin.buffer)
+            except EOFError:
+                return
+            _send(answers, answer(request))
 
 
 if __name__ == "__main__":
-    _serve()
+    _serve(sys.argv[1:])

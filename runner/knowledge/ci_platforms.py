@@ -66,17 +66,34 @@ def from_sources(found: ci_sources.CISources, source: str) -> CIKnowledge:
     )
 
 
+# per checkout: its workflows listed, the text of each file read, and what they said (_read)
+_KNOWN: dict[Path, tuple[tuple[str, ...], dict[str, str | None], ci_sources.CISources]] = {}
+
+
 def of_checkout(root: Path) -> CIKnowledge:
     """Read live from a checkout, through the door: its workflows, images and ``run_suite.py``."""
     return from_sources(_read(Tree.at(root)), str(root))
 
 
 def _read(tree: Tree) -> ci_sources.CISources:
+    """What the checkout's CI files say; read again only when one of the files it read differs (an
+    import reads them once per test: a suite import, hundreds of times)."""
     try:
-        listed = tree.files(".github/workflows", limit=MAX_WORKFLOWS)
+        listed = tuple(str(path) for path in tree.files(".github/workflows", limit=MAX_WORKFLOWS))
     except CheckoutError:
         listed = ()
-    return ci_sources.read([str(path) for path in listed], lambda relative: read_text(tree, relative))
+    known = _KNOWN.get(tree.root)
+    if known is not None and known[0] == listed and all(read_text(tree, r) == t for r, t in known[1].items()):
+        return known[2]
+    texts: dict[str, str | None] = {}
+
+    def read(relative: str) -> str | None:
+        texts[relative] = read_text(tree, relative)
+        return texts[relative]
+
+    found = ci_sources.read(list(listed), read)
+    _KNOWN[tree.root] = (listed, texts, found)
+    return found
 
 
 def read_text(tree: Tree, relative: str) -> str | None:
