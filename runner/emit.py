@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -180,7 +181,9 @@ def _escaped(value: Any) -> str:
     return str(value) if isinstance(value, Expression) else str(value).replace("${", "$${")
 
 
+@lru_cache(maxsize=8192)  # a suite import writes the same flags and keys thousands of times
 def _load(document: str) -> dict[str, Any] | None:
+    """``document`` as run-matrix loads it (shared: only read), or None where it does not load."""
     try:
         return loads(document + "\n", Path("<import>")).data
     except SpecError:

@@ -34,7 +34,7 @@ MAX_FOLDERS = 500  # folders below the root looked into, at the most
 MAX_TESTS = 2000  # tests in the whole tree, at the most
 NOT_WRITTEN = "another test of its folder is refused (--skip-refused writes the others)"
 MAX_THREADS = 32  # folders imported at once (their single imports share the workers)
-LOOKS = 2  # rounds of looking up what the imports lack after the first recording together
+LOOKS = 4  # rounds of looking up what the imports lack after the first recording together, at most
 Progress = Callable[[Path, str, str], None]  # a test, its outcome (imported, refused), why
 
 
@@ -168,10 +168,10 @@ def _recorded_together(
             return
         phase(f"recording {len(wanted)} tests together" + (f" (look {look})" if look else ""))
         tried.update(wanted)
-        together.record(
+        kept = together.record(
             wanted, options.miles_root, options.cache, conventions.secrets, options.timeout, suite.jobs
         )
-        if look == LOOKS:
+        if look == LOOKS or not kept:
             return
         looked = [one.script for one in wanted]
         asked = [together.Look(_alone(options, test, outputs[test])) for test in looked]

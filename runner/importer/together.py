@@ -88,11 +88,11 @@ def record(
 
 
 def _split(group: list[Wanted], jobs: int) -> Iterator[list[Wanted]]:
-    """``group`` in ``jobs`` batches of near one size (more where one would pass ``MOST``)."""
-    count = max(jobs, -(-len(group) // MOST))
-    size = -(-len(group) // count)
-    for start in range(0, len(group), size):
-        yield group[start : start + size]
+    """``group`` in ``jobs`` batches of near one size (more where one would pass ``MOST``), dealt
+    round: the tests of one folder, often alike in cost (pytest's own start, say), go to each."""
+    count = min(max(jobs, -(-len(group) // MOST)), len(group))
+    for start in range(count):
+        yield group[start::count]
 
 
 def _recorded(
