@@ -119,7 +119,8 @@ def store(folder: Path, entry_key: str, recording: dict[str, Any]) -> None:
     secret = _secret(folder, create=True)
     if secret is None:
         return
-    payload = json.dumps({**recording, "key": entry_key}, sort_keys=True)
+    # in the recording's own order: what a script read first is noted first, kept or made afresh
+    payload = json.dumps({**recording, "key": entry_key})
     entry = json.dumps({"payload": payload, "signature": _sign(secret, entry_key, payload)})
     with contextlib.suppress(OSError):
         write_text(folder / f"{entry_key}.json", entry)
