@@ -34,6 +34,7 @@ MAX_FOLDERS = 500  # folders below the root looked into, at the most
 MAX_TESTS = 2000  # tests in the whole tree, at the most
 NOT_WRITTEN = "another test of its folder is refused (--skip-refused writes the others)"
 MAX_THREADS = 32  # folders imported at once (their single imports share the workers)
+SANDBOXES = 2  # sandboxes recording together per job (a few forks run pytest for seconds, most for none)
 LOOKS = 4  # rounds of looking up what the imports lack after the first recording together, at most
 Progress = Callable[[Path, str, str], None]  # a test, its outcome (imported, refused), why
 
@@ -152,8 +153,8 @@ def _recorded_together(
     options = suite.options
     if options.miles_root is None or options.cache is None or options.trust_checkout:
         return
-    conventions = pipeline.conventions()
-    env = together.env_of({}, conventions.secrets, tuple(conventions.verifiers), options.miles_root.resolve())
+    conventions, root = pipeline.conventions(), options.miles_root.resolve()
+    env = together.env_of({}, conventions.secrets, tuple(conventions.verifiers), root)
     outputs = {
         test: options.output / relative / case_file(test)
         for relative, tests in folders.items()
@@ -168,9 +169,8 @@ def _recorded_together(
             return
         phase(f"recording {len(wanted)} tests together" + (f" (look {look})" if look else ""))
         tried.update(wanted)
-        kept = together.record(
-            wanted, options.miles_root, options.cache, conventions.secrets, options.timeout, suite.jobs
-        )
+        sandboxes = SANDBOXES * suite.jobs
+        kept = together.record(wanted, root, options.cache, conventions.secrets, options.timeout, sandboxes)
         if look == LOOKS or not kept:
             return
         looked = [one.script for one in wanted]
