@@ -109,3 +109,26 @@ def test_a_checkout_whose_helpers_do_not_load_keeps_nothing(checkout, tmp_path):
     assert together.record([together.Wanted.of(test, env)], checkout, tmp_path / "cache", SECRETS) == set()
     with pytest.raises(Exception, match="cannot load miles' helpers"):
         capture.record(test, {}, SECRETS, miles_root=checkout, verifiers=VERIFIERS, cache=tmp_path / "cache")
+
+
+def test_a_test_cannot_write_what_the_tests_after_it_record(checkout, tmp_path):
+    tree = checkout / "tests" / "e2e" / "tree"
+    scribbler = (
+        tree / "test_scribbles.py"
+    )  # before test_nv_case.py: forked first, the others' files open then
+    scribbler.write_text(
+        "import os\nfor fd in range(3, 256):\n    try:\n        os.write(fd, b'{\"events\": []}')\n"
+        "    except OSError:\n        pass\n"
+    )
+    scribbler.chmod(0o644)
+    case = tree / "test_nv_case.py"
+    env = together.env_of({}, SECRETS, VERIFIERS, checkout)
+    wanted = [together.Wanted.of(test, env) for test in (scribbler, case)]
+    assert wanted[1] in together.record(wanted, checkout, tmp_path / "together", SECRETS)
+    capture.record(case, {}, SECRETS, miles_root=checkout, verifiers=VERIFIERS, cache=tmp_path / "alone")
+    found, made = (
+        kept(tmp_path / "together", case, checkout, env),
+        kept(tmp_path / "alone", case, checkout, env),
+    )
+    assert found is not None and made is not None
+    assert without_ids(found["trace"]) == without_ids(made["trace"]) and found["trace"]["events"]

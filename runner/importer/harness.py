@@ -141,6 +141,9 @@ def _forks(miles_root: Path, seconds: float, scripts: list[Path]) -> Iterator[Ru
         sys.stderr.flush()
         child = _FORK()
         if child == 0:  # the fork: set up for its script, which main runs
+            for later in range(n + 1, len(scripts)):  # the files of the scripts after it are not its own
+                files[later].close()
+                os.close(printed[later])
             _printing_to(printed[n])
             recorder.focus(script, captures[n])
             sys.argv = [str(script)]
