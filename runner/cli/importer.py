@@ -43,9 +43,11 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "Given a folder (-o OUT/), every folder below it that holds test_*.py, each into the same place "
         "under OUT/ (tests/e2e/ckpt -> OUT/ckpt): a base spec of what its cases share that validates "
         "(OUT/ckpt/base/ckpt.yaml), one overlay per case (a case whose overlay does not import: written "
-        "whole), and each test_amd_*.py as a ROCm overlay of the CUDA case its docstring names. Tests are "
-        "imported side by side (-j), each recording kept by the hash of what the sandbox showed it, so an "
-        "unchanged tree imports again without recording; a bar in a terminal (a line per test otherwise), "
+        "whole), and each test_amd_*.py as a ROCm overlay of the CUDA case its docstring names. With "
+        "--miles-root the tests are first recorded together (miles' helpers loaded once per sandbox, each "
+        "test in a fork that runs it as it runs alone), then imported side by side (-j), each recording "
+        "kept by the hash of what the sandbox showed it, so an unchanged tree imports again without "
+        "recording; a bar in a terminal (a line per test otherwise), "
         "then a table: imported, refused by reason, never launching. The round trip is checked for every "
         "case before anything is written.",
     )
@@ -116,13 +118,15 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         type=_jobs,
         default=os.cpu_count() or 1,
         metavar="N",
-        help="for a folder: tests imported side by side (default: the cores, %(default)s here)",
+        help="for a folder: tests imported side by side, and twice as many sandboxes recording them "
+        "together (default: the cores, %(default)s here)",
     )
     parser.add_argument(
         "--no-cache",
         action="store_true",
-        help="for a folder: record every test again (default: a recording is kept in $RUN_MATRIX_CACHE_DIR/"
-        "recordings, else $XDG_CACHE_HOME/run-matrix/recordings, and used while nothing it read changed)",
+        help="for a folder: record every test again, into a cache of this run's own (default: a recording "
+        "is kept in $RUN_MATRIX_CACHE_DIR/recordings, else $XDG_CACHE_HOME/run-matrix/recordings, and "
+        "used while nothing it read changed)",
     )
     parser.add_argument(
         "--timeout",
