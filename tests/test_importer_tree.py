@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -49,10 +50,7 @@ def test_a_tree_imports_folder_by_folder_a_hang_a_link_and_all(cli, checkout, tm
     assert outcomes["test_nv_case.py"] == ("imported", "")
     assert outcomes["test_wide_case.py"] == ("imported", "")
     assert outcomes["b/test_amd_nv_case.py"] == ("imported", "written whole: no case to overlay")
-    assert (
-        outcomes["test_link.py"][0] == "refused"
-        and "is a link (to " in outcomes["test_link.py"][1]
-    )
+    assert outcomes["test_link.py"][0] == "refused" and "is a link (to " in outcomes["test_link.py"][1]
     assert outcomes["hangs/test_hangs.py"][0] == "refused"
     assert "did not finish within 15 s" in outcomes["hangs/test_hangs.py"][1]
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*.yaml"))
@@ -78,3 +76,27 @@ def test_a_folder_with_no_test_below_it_is_refused(cli, tmp_path):
     assert result.code == 2
     assert "holds no test_*.py, in no folder below it either" in result.err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_checkout_that_changes_while_it_is_imported_keeps_no_recording(checkout, tmp_path):
+    from runner.importer import recordings
+    from runner.importer.folder import Folder
+    from runner.importer.suite import Suite, import_suite
+
+    tree, cache = checkout / "tests" / "e2e" / "tree", tmp_path / "cache"
+    shutil.rmtree(tree / "hangs")
+    options = Folder(tree, tmp_path / "out", miles_root=checkout, skip_refused=True, timeout=15, cache=cache)
+    edited = []
+
+    def edit_once(_: str) -> None:  # the checkout changes once the import has looked at it
+        if not edited:
+            (checkout / "tests" / "e2e" / "tree" / "notes.txt").write_text("edited meanwhile\n")
+            edited.append(True)
+
+    result = import_suite(Suite(tree, options, jobs=2), phase=edit_once)
+    assert result.changed and edited
+    assert result.outcomes[tree / "test_nv_case.py"][0] == "imported"  # written, from what it read then
+    assert recordings.entries(cache) == set()  # nothing recorded from a changing tree is kept
+    # unchanged since: all is recorded and kept again
+    unchanged = import_suite(Suite(tree, replace(options, output=tmp_path / "again"), jobs=2))
+    assert not unchanged.changed and recordings.entries(cache)
