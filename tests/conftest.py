@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import textwrap
 import threading
@@ -33,6 +34,17 @@ QWEN3_CASES = (
 QWEN3_AMD_CASES = ("baseline", "disagg_broadcast", "fully_async", "r3_baseline")
 GOLDEN = Path(__file__).parent / "golden"
 T = TypeVar("T")
+
+
+def fake_checkout(tmp_path: Path, *layers: str) -> Path:
+    """``tmp_path/miles``: the fake miles checkout with the ``DATA`` folders ``layers`` laid over it,
+    readable by the import sandbox's unprivileged user (nobody, when the tests run as root)."""
+    tmp_path.chmod(0o755)
+    root = tmp_path / "miles"
+    shutil.copytree(DATA / "fake-miles", root)
+    for layer in layers:
+        shutil.copytree(DATA / layer, root, dirs_exist_ok=True)
+    return root
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -7,7 +7,6 @@ The checkout is ``fake-miles`` with ``own-checks`` laid over it (see its README)
 from __future__ import annotations
 
 import datetime
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 from runner.errors import SpecError
 from runner.importer import Request, import_test
 from runner.load import load
-from tests.conftest import DATA
+from tests.conftest import fake_checkout
 
 pytestmark = pytest.mark.allow_subprocess  # the import runs each script in a sandbox interpreter
 
@@ -25,11 +24,7 @@ OWN = "tests/e2e/own"
 
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
-    tmp_path.chmod(0o755)  # read in the sandbox as the unprivileged user nobody
-    root = tmp_path / "miles"
-    shutil.copytree(DATA / "fake-miles", root)
-    shutil.copytree(DATA / "own-checks", root, dirs_exist_ok=True)
-    return root
+    return fake_checkout(tmp_path, "own-checks")
 
 
 def imported(checkout: Path, test: str) -> tuple[dict, str, list[str]]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ import pytest
 from runner.errors import SpecError
 from runner.importer import Request, capture, import_test
 from runner.load import DELETE, load
-from tests.conftest import DATA
+from tests.conftest import DATA, fake_checkout
 
 pytestmark = pytest.mark.allow_subprocess  # the import runs each script in a sandbox interpreter
 
@@ -26,11 +25,7 @@ FAMILY = "tests/e2e/tiny_family"
 
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
-    tmp_path.chmod(0o755)  # read in the sandbox as the unprivileged user nobody
-    root = tmp_path / "miles"
-    shutil.copytree(DATA / "fake-miles", root)
-    shutil.copytree(DATA / "main-layout", root, dirs_exist_ok=True)
-    return root
+    return fake_checkout(tmp_path, "main-layout")
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 from runner import pipeline
 from runner.errors import SpecError
 from runner.importer import capture, recordings, together
-from tests.conftest import DATA
+from tests.conftest import fake_checkout
 
 pytestmark = pytest.mark.allow_subprocess  # each recording runs in a sandbox interpreter
 
@@ -65,10 +65,7 @@ def test_real_tests_recorded_together_are_kept_as_each_one_alone_is(upstream_mil
 
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
-    tmp_path.chmod(0o755)  # read in the sandbox as the unprivileged user nobody
-    root = tmp_path / "miles"
-    shutil.copytree(DATA / "fake-miles", root)
-    shutil.copytree(DATA / "main-layout", root, dirs_exist_ok=True)
+    root = fake_checkout(tmp_path, "main-layout")
     tree = root / "tests" / "e2e" / "tree"
     for folder in ("spins", "shadows"):
         (tree / folder).mkdir(parents=True)

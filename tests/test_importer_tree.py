@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DATA
+from tests.conftest import fake_checkout
 
 pytestmark = pytest.mark.allow_subprocess  # the import runs each script in a sandbox interpreter
 
@@ -22,10 +22,7 @@ FAMILY = "tests/e2e/tiny_family"
 
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
-    tmp_path.chmod(0o755)  # read in the sandbox as the unprivileged user nobody
-    root = tmp_path / "miles"
-    shutil.copytree(DATA / "fake-miles", root)
-    shutil.copytree(DATA / "main-layout", root, dirs_exist_ok=True)
+    root = fake_checkout(tmp_path, "main-layout")
     tree = root / "tests" / "e2e" / "tree"
     (tree / "b").mkdir(parents=True)
     (tree / "hangs").mkdir()

@@ -42,22 +42,7 @@ def runner(
     batch = request.batch or _one_by_one
 
     def run(jobs: list[Job]) -> list[Imported | None]:
-        requests = [
-            Request(
-                test,
-                output,
-                base,
-                hardware,
-                request.miles_root,
-                force=True,
-                timeout=request.timeout,
-                trust_checkout=request.trust_checkout,
-                allow_system_steps=request.allow_system_steps,
-                cache=request.cache,
-                hf_configs=request.hf_configs,
-            )
-            for test, output, base, hardware in jobs
-        ]
+        requests = [request_of(request, job) for job in jobs]
         results: list[Imported | None] = []
         for (test, *_), found in zip(jobs, batch(requests) if requests else [], strict=True):
             if isinstance(found, Imported):
@@ -68,6 +53,24 @@ def runner(
         return results
 
     return run
+
+
+def request_of(options: Options, job: Job) -> Request:
+    """The single import of ``job`` with a folder import's ``options`` (into its staging tree: force)."""
+    test, output, base, hardware = job
+    return Request(
+        test,
+        output,
+        base,
+        hardware,
+        options.miles_root,
+        force=True,
+        timeout=options.timeout,
+        trust_checkout=options.trust_checkout,
+        allow_system_steps=options.allow_system_steps,
+        cache=options.cache,
+        hf_configs=options.hf_configs,
+    )
 
 
 def _one_by_one(requests: list[Request]) -> list[Any]:

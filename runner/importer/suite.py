@@ -25,7 +25,7 @@ from typing import Any
 from runner import pipeline
 from runner.errors import RunMatrixError, SpecError, UsageError
 from runner.importer import Request, recordings, together
-from runner.importer.batch import answer
+from runner.importer.batch import answer, request_of
 from runner.importer.folder import Folder, FolderImported, case_file, import_folder
 from runner.importer.workers import Workers
 from runner.knowledge import checkout
@@ -174,25 +174,11 @@ def _recorded_together(
         if look == LOOKS or not kept:
             return
         looked = [one.script for one in wanted]
-        asked = [together.Look(_alone(options, test, outputs[test])) for test in looked]
+        asked = [
+            together.Look(request_of(options, (test, outputs[test], None, options.hardware)))
+            for test in looked
+        ]
         wanted = [one for found in batch(asked) for one in found if isinstance(one, together.Wanted)]
-
-
-def _alone(options: Folder, test: Path, output: Path) -> Request:
-    """The request of ``test``'s import as a case alone (as folder.py makes it first)."""
-    return Request(
-        test,
-        output,
-        None,
-        options.hardware,
-        options.miles_root,
-        force=True,
-        timeout=options.timeout,
-        trust_checkout=options.trust_checkout,
-        allow_system_steps=options.allow_system_steps,
-        cache=options.cache,
-        hf_configs=options.hf_configs,
-    )
 
 
 def _collect(
