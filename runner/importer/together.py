@@ -37,6 +37,7 @@ from typing import Any
 from runner import sandbox
 from runner.errors import RunMatrixError
 from runner.importer import Request, capture, harness, recorded_calls, recordings
+from runner.knowledge import checkout
 
 MOST = 48  # scripts of one sandbox, at the most (each holds two files of its results folder open)
 LOAD_S = 30.0  # wall seconds the load of miles' helpers may take, besides each script's
@@ -123,9 +124,9 @@ def _recorded(
     with contextlib.suppress(recordings.Unhashable, OSError):
         if recordings.stamp(reads) != before:
             return set()  # the checkout changed meanwhile: nothing is kept
-    kept = set()
+    kept, tree = set(), checkout.Tree.at(miles_root)
     for number, (one, entry_key) in enumerate(keys.items()):
-        found = _as_alone(done, number, one.script.resolve(), secrets)
+        found = _as_alone(done, number, one.script.resolve(), secrets, tree)
         if found is not None:
             recordings.store(cache, entry_key, found)
             kept.add(one)
@@ -133,7 +134,7 @@ def _recorded(
 
 
 def _as_alone(
-    done: sandbox.Outcome, number: int, script: Path, secrets: Sequence[str]
+    done: sandbox.Outcome, number: int, script: Path, secrets: Sequence[str], tree: checkout.Tree
 ) -> dict[str, Any] | None:
     """The recording of fork ``number`` as ``capture.record`` keeps one made alone; None where it
     may not be the same (see the module's docstring)."""
@@ -144,7 +145,7 @@ def _as_alone(
         if (
             loaded["failed"]
             or harness.BEFORE_THE_SCRIPT.encode() in text
-            or _shadows(script.parent, looked_up)
+            or _shadows(tree, script.parent, looked_up)
         ):
             return None
         trace = capture.read_trace(text, secrets)
@@ -157,14 +158,16 @@ def _as_alone(
     return {"trace": trace, "output": output}
 
 
-def _shadows(folder: Path, looked_up: set[str]) -> bool:
-    """Whether ``folder`` holds a module or package of one of the names ``looked_up``."""
+def _shadows(tree: checkout.Tree, folder: Path, looked_up: set[str]) -> bool:
+    """Whether ``folder`` (of the checkout ``tree``) holds a module or package of a name ``looked_up``;
+    listed through the door (a checkout's folder is a stranger's)."""
     suffixes = (".py", ".pyc", ".so", ".pyd")
-    for entry in folder.iterdir():
-        name = entry.name.partition(".")[0] if entry.name.endswith(suffixes) else entry.name
-        if name in looked_up:
-            return True
-    return False
+    try:
+        _, files, folders = next(tree.walk(folder.relative_to(tree.root).as_posix()))
+    except (checkout.CheckoutError, StopIteration, ValueError):
+        return True  # not listed: a recording alone says what is there
+    names = [*folders, *(name.partition(".")[0] for name in files if name.endswith(suffixes))]
+    return not looked_up.isdisjoint(names)
 
 
 @dataclass(frozen=True)
