@@ -17,10 +17,7 @@ def test_a_link_where_a_file_is_written_is_refused_and_its_target_untouched(tmp_
     (tmp_path / "out.sh").symlink_to(victim)
     with pytest.raises(EnvironmentProblem) as refused:
         atomic.write_text(tmp_path / "out.sh", "evil")
-    assert (
-        str(refused.value)
-        == f"{tmp_path}/out.sh is a link (to {victim}): run-matrix never writes through a link"
-    )
+    assert str(refused.value) == f"{tmp_path}/out.sh is a link (to {victim}): run-matrix never writes through a link"
     assert victim.read_text() == "precious" and os.stat(victim).st_mode & 0o111 == 0
 
 

@@ -75,9 +75,7 @@ def test_a_function_whose_name_the_module_binds_to_something_else_after_its_def_
     # test_beside_rebound.py ends with `verify = print`: the program loads the module and would call
     # print(**args), a check that passes whatever it is given
     rebound = "tests/e2e/own/test_beside_rebound.py"
-    assert l16(
-        write, f"    call: {rebound}:verify\n    args: {{dump_dir: /tmp/d, injections: 1}}\n", checkout
-    ) == [
+    assert l16(write, f"    call: {rebound}:verify\n    args: {{dump_dir: /tmp/d, injections: 1}}\n", checkout) == [
         f"spec.yaml:3: error [L16] verify.own.call: {rebound} binds verify to something else at line 24, after"
         f" its def: the call would get what the module holds last\n{HINT}"
     ]

@@ -62,10 +62,7 @@ def test_every_runnable_cell_is_on_exactly_one_runner_of_its_hardware_within_the
     planned = ("runnable", "unchecked")  # unchecked: requires: that run checks on the runner
     runnable = [c["id"] for c in listed if c["status"] in planned]
     skipped = sorted(c["id"] for c in listed if c["status"] not in planned)  # disabled in miles' CI
-    assert (len(listed), skipped) == (
-        61,
-        ["qwen3-30b-a3b/amd_moriep_fp8_bridge", "qwen3-30b-a3b/r3_deepep_fp8"],
-    )
+    assert (len(listed), skipped) == (61, ["qwen3-30b-a3b/amd_moriep_fp8_bridge", "qwen3-30b-a3b/r3_deepep_fp8"])
     assert made["unplaced"] == [] and sorted(c["id"] for c in made["left_out"]) == skipped
     cells = {c["id"]: c for c in made["cells"]}
     classes = {c["label"]: c for c in made["classes"]}
@@ -178,10 +175,8 @@ def test_list_and_coverage_show_the_ci_block(cli, tree):
         "spec",
     )
     text = cli("list", "gen/amd.yaml", "-k", "gen/amd").out.splitlines()
-    assert text[1].endswith(
-        "  stage-c-4-gpu-mi350, 240 s (spec)  requirements unchecked (no --miles-root): "
-        "requires.indexer-topk-clamp, requires.sparse-mla-gfx950, requires.te-ck-grouped-gemm"
-    )
+    assert text[1].endswith("  stage-c-4-gpu-mi350, 240 s (spec)  requirements unchecked (no --miles-root): "
+                            "requires.indexer-topk-clamp, requires.sparse-mla-gfx950, requires.te-ck-grouped-gemm")
     coverage = cli("coverage", "gen/nv.yaml", "--format", "markdown").out.splitlines()
     assert coverage[2].endswith(" | runs on miles-dc8b499b: `gen/nv` (300 s) | — | — | — | — |")
     data = json.loads(cli("coverage", "gen/amd.yaml", "--format", "json").out)
@@ -268,9 +263,7 @@ def test_run_refuses_what_names_no_shard(cli, tree, files, argv, message):
 
 def test_an_empty_cells_list_runs_nothing_and_exits_0_with_empty_reports(cli, tree):
     (tree / "c.json").write_text("[]")  # a shard, or a plan of what a change touches, with nothing in it
-    result = cli(
-        "run", "gen", "--cells", "c.json", "--log-dir", "logs", "--junit", "j.xml", "--format", "json"
-    )
+    result = cli("run", "gen", "--cells", "c.json", "--log-dir", "logs", "--junit", "j.xml", "--format", "json")
     assert (result.code, json.loads(result.out)["cells"], json.loads(result.out)["exit_code"]) == (0, [], 0)
     assert result.err.splitlines() == [
         "run-matrix: --cells c.json names no cell: nothing to run",

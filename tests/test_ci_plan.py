@@ -18,23 +18,15 @@ from schemas.runners import RunnerClass
 
 ROOT = Path(__file__).parents[1]
 H200 = RunnerClass(label=["self-hosted", "h200"], hardware="h200", gpus=8, count=2)
-MI350_SHARE = RunnerClass(
-    label="mi350-4gpu", hardware="mi350x", gpus=4, count=2, suites=["stage-c-4-gpu-mi350"]
-)
+MI350_SHARE = RunnerClass(label="mi350-4gpu", hardware="mi350x", gpus=4, count=2, suites=["stage-c-4-gpu-mi350"])
 MI350_HOST = RunnerClass(label="mi350-8gpu", hardware="mi350x", gpus=8, count=1)
 B200 = RunnerClass(label="b200", hardware="b200", gpus=8, count=1)
 
 
 def cell(name: str, hardware: str = "h200", gpus: int = 8, est: int = 600, **ci: Any) -> PlannedCell:
     return PlannedCell(
-        id=name,
-        spec=f"{name}.yaml",
-        hardware=hardware,
-        gpus=gpus,
-        est_time=est,
-        est_source="spec",
-        content_hash="0" * 12,
-        ci=CI(**ci),
+        id=name, spec=f"{name}.yaml", hardware=hardware, gpus=gpus, est_time=est, est_source="spec",
+        content_hash="0" * 12, ci=CI(**ci),
     )
 
 
@@ -73,9 +65,7 @@ def test_runs_on_and_suite_choose_among_the_classes():
 
 
 def test_balancing_is_longest_first_onto_the_least_loaded_shard():
-    cells = [
-        cell(name, est=est) for name, est in [("a", 100), ("b", 700), ("c", 300), ("d", 300), ("e", 500)]
-    ]
+    cells = [cell(name, est=est) for name, est in [("a", 100), ("b", 700), ("c", 300), ("d", 300), ("e", 500)]]
     shards = balance(cells, 2)
     assert [[c.id for c in s] for s in shards] == [["b", "d"], ["e", "c", "a"]]
     assert [sum(c.est_time for c in s) for s in shards] == [1000, 900]
@@ -96,21 +86,12 @@ def test_every_cell_lands_once_and_no_shard_exceeds_the_bound(times: list[int], 
 
 def test_the_plan_numbers_shards_across_classes_and_lists_what_it_left_out():
     cells = [
-        cell("nv-a", est=1800),
-        cell("nv-b", est=600),
-        cell("nv-c", est=300),
-        cell("amd-a", "mi350x", 4, est=900),
-        cell("amd-8", "mi350x", 8),
-        cell("nightly", nightly=True),
-        cell("skipped"),
+        cell("nv-a", est=1800), cell("nv-b", est=600), cell("nv-c", est=300),
+        cell("amd-a", "mi350x", 4, est=900), cell("amd-8", "mi350x", 8),
+        cell("nightly", nightly=True), cell("skipped"),
     ]
-    made = plan(
-        cells,
-        [H200, MI350_SHARE, B200],
-        {"skipped": "skipped: no H200 in this lab"},
-        nightly=False,
-        specs=["matrices"],
-    )
+    made = plan(cells, [H200, MI350_SHARE, B200], {"skipped": "skipped: no H200 in this lab"},
+                nightly=False, specs=["matrices"])
     assert [(s.shard, s.label, s.cells, s.load) for s in made.shards] == [
         (0, "self-hosted,h200", ["nv-a"], 1800),
         (1, "self-hosted,h200", ["nv-b", "nv-c"], 900),
@@ -131,13 +112,8 @@ def test_the_plan_numbers_shards_across_classes_and_lists_what_it_left_out():
 
 
 def test_github_matrix_and_markdown():
-    made = plan(
-        [cell("a", est=60), cell("b[x=1]", "mi350x", 4, est=30)],
-        [H200, MI350_SHARE],
-        {},
-        nightly=False,
-        specs=["matrices"],
-    )
+    made = plan([cell("a", est=60), cell("b[x=1]", "mi350x", 4, est=30)], [H200, MI350_SHARE], {},
+                nightly=False, specs=["matrices"])
     assert present.github(made) == {
         "include": [
             {"runs-on": ["self-hosted", "h200"], "shard": 0, "cells": ["a"]},
@@ -190,14 +166,7 @@ def test_a_github_matrix_has_at_most_256_jobs():
         "the plan has 257 shards; GitHub Actions runs at most 256 jobs of one matrix: lower the counts in the "
         "runners file, or plan the specs in parts (one matrix job each)"
     )
-    assert (
-        len(
-            present.github(plan([cell(f"c{i}") for i in range(256)], [many], {}, nightly=False, specs=["m"]))[
-                "include"
-            ]
-        )
-        == 256
-    )
+    assert len(present.github(plan([cell(f"c{i}") for i in range(256)], [many], {}, nightly=False, specs=["m"]))["include"]) == 256
 
 
 def test_the_history_variable_is_the_stores_own() -> None:

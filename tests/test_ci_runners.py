@@ -31,11 +31,7 @@ def test_runner_classes_load_with_labels_as_text_or_lists(write):
     )
     share, host = load_runners(path, HARDWARE)
     assert (share.name, share.label, share.gpus, share.count, share.suites) == (
-        "self-hosted,amd,mi350,4gpu",
-        ["self-hosted", "amd", "mi350", "4gpu"],
-        4,
-        4,
-        ["stage-c-4-gpu-mi350"],
+        "self-hosted,amd,mi350,4gpu", ["self-hosted", "amd", "mi350", "4gpu"], 4, 4, ["stage-c-4-gpu-mi350"]
     )
     assert (host.name, host.hardware, host.suites) == ("h200-8gpu", "h200", [])
 
@@ -99,39 +95,20 @@ def test_unknown_hardware_and_one_label_twice(write):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (
-            "runners: 3\n",
-            "runners.yaml:1: error [type] runners: 'runners' must be a list of runner classes: "
-            "{label, hardware, gpus, count}",
-        ),
-        (
-            "runners: []\n",
-            "runners.yaml:1: error [type] runners: 'runners' must be a list of runner classes: "
-            "{label, hardware, gpus, count}",
-        ),
-        (
-            "{}\n",
-            "runners.yaml:1: error [missing-key] runners: 'runners' must be a list of runner classes: "
-            "{label, hardware, gpus, count}",
-        ),
-        (
-            "runners:\n  - just-a-label\n",
-            "runners.yaml:2: error [type] runners[0]: a runner class is a mapping "
-            "{label, hardware, gpus, count}, got 'just-a-label'",
-        ),
-        (
-            "runners:\n  - {label: a, hardware: h200, gpus: 8, count: 1001}\n",
-            "runners.yaml:2: error [type] runners[0].count: Input should be less than or equal to 1000, got 1001",
-        ),
-        (
-            "runners:\n  - {label: '', hardware: h200, gpus: 8, count: 1}\n",
-            "runners.yaml:2: error [type] runners[0].label: String should have at least 1 character, got ''",
-        ),
-        (
-            "runners: [{label: a, label: b}]\n",
-            "runners.yaml:1: error [duplicate-key] runners.label: key 'label' "
-            "is written twice in one mapping",
-        ),
+        ("runners: 3\n", "runners.yaml:1: error [type] runners: 'runners' must be a list of runner classes: "
+                         "{label, hardware, gpus, count}"),
+        ("runners: []\n", "runners.yaml:1: error [type] runners: 'runners' must be a list of runner classes: "
+                          "{label, hardware, gpus, count}"),
+        ("{}\n", "runners.yaml:1: error [missing-key] runners: 'runners' must be a list of runner classes: "
+                 "{label, hardware, gpus, count}"),
+        ("runners:\n  - just-a-label\n", "runners.yaml:2: error [type] runners[0]: a runner class is a mapping "
+                                       "{label, hardware, gpus, count}, got 'just-a-label'"),
+        ("runners:\n  - {label: a, hardware: h200, gpus: 8, count: 1001}\n",
+         "runners.yaml:2: error [type] runners[0].count: Input should be less than or equal to 1000, got 1001"),
+        ("runners:\n  - {label: '', hardware: h200, gpus: 8, count: 1}\n",
+         "runners.yaml:2: error [type] runners[0].label: String should have at least 1 character, got ''"),
+        ("runners: [{label: a, label: b}]\n", "runners.yaml:1: error [duplicate-key] runners.label: key 'label' "
+                                              "is written twice in one mapping"),
     ],
 )
 def test_bad_files(write, text, message):

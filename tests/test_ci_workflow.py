@@ -40,10 +40,7 @@ def test_the_workflow_is_valid_for_github():
     data = workflow()
     assert [e.message for e in validator.iter_errors(data)] == []
     assert list(data["jobs"]) == ["plan", "run", "results"]
-    broken = {
-        **data,
-        "jobs": {**data["jobs"], "run": {**data["jobs"]["run"], "runs-on": None, "strategy": 3}},
-    }
+    broken = {**data, "jobs": {**data["jobs"], "run": {**data["jobs"]["run"], "runs-on": None, "strategy": 3}}}
     assert list(validator.iter_errors(broken))  # the schema does judge
 
 
@@ -63,9 +60,7 @@ def commands() -> list[list[str]]:
             for line in step.get("run", "").splitlines():
                 if line.startswith("run-matrix "):
                     line = re.sub(r"\$\{\{[^}]*\}\}", "0", line).split(" >", 1)[0]
-                    found.append(
-                        shlex.split(line.replace("$NIGHTLY", "--nightly").replace('"$MILES_ROOT"', "/m"))
-                    )
+                    found.append(shlex.split(line.replace("$NIGHTLY", "--nightly").replace('"$MILES_ROOT"', "/m")))
     return found
 
 

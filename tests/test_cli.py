@@ -309,20 +309,13 @@ def test_list_text(cli, in_repo):
     ]
     assert all(line.split()[1:3] in (["h200", "8"], ["h200", "2"], ["mi355x", "8"]) for line in lines[1:])
     assert all(line.endswith("runnable") for line in lines[1:6])
-    unchecked = (
-        "requirements unchecked (no --miles-root): requires.indexer-topk-clamp, requires.sparse-mla-gfx950"
-    )
-    assert all(
-        line.endswith(f"  {unchecked}, requires.te-ck-grouped-gemm") for line in lines[6:]
-    )  # no checkout
+    unchecked = "requirements unchecked (no --miles-root): requires.indexer-topk-clamp, requires.sparse-mla-gfx950"
+    assert all(line.endswith(f"  {unchecked}, requires.te-ck-grouped-gemm") for line in lines[6:])  # no checkout
 
 
 def test_list_selection_by_expression_and_glob(cli, in_repo):
     expression = json.loads(cli("list", "-k", "fp8_rollout and not rocm", "--format", "json").out)["cells"]
-    assert [c["id"] for c in expression] == [
-        "nv/glm5-colocate[fp8_rollout=true]",
-        "nv/glm5-main[fp8_rollout=true]",
-    ]
+    assert [c["id"] for c in expression] == ["nv/glm5-colocate[fp8_rollout=true]", "nv/glm5-main[fp8_rollout=true]"]
     assert expression[0]["axes"] == {"fp8_rollout": True} and len(expression[0]["hash"]) == 12
     glob = json.loads(cli("list", "-k", "*[fp8_rollout=true]", "--format", "json").out)["cells"]
     assert [c["id"] for c in glob] == [
@@ -428,26 +421,17 @@ def test_commands_accept_cell_ids(cli, in_repo):
 def test_list_with_a_checkout_checks_requirements(cli, write, tmp_path):
     write("base.yaml", VALID)
     marker = tmp_path / "built.marker"
-    write(
-        "spec.yaml",
-        f"extends: base.yaml\nrequires:\n  built: {{kind: file, path: {marker}}}\n"
-        "  tool: {kind: package, name: no-such-package-rm, optional: true}\n"
-        "why:\n  requires.built: the kernels must be built first\n",
-    )
+    write("spec.yaml", f"extends: base.yaml\nrequires:\n  built: {{kind: file, path: {marker}}}\n"
+                       "  tool: {kind: package, name: no-such-package-rm, optional: true}\n"
+                       "why:\n  requires.built: the kernels must be built first\n")
     plain = cli("list", "spec.yaml").out.splitlines()[1]  # nothing checked without a checkout: not runnable
     assert plain.endswith("  requirements unchecked (no --miles-root): requires.built, requires.tool")
     data = json.loads(cli("list", "spec.yaml", "--format", "json").out)["cells"][0]
-    assert (data["status"], data["reason"]) == (
-        "unchecked",
-        "requirements unchecked (no --miles-root): requires.built, requires.tool",
-    )
+    assert (data["status"], data["reason"]) == ("unchecked", "requirements unchecked (no --miles-root): requires.built, requires.tool")
     coverage = cli("coverage", "spec.yaml").out.splitlines()
     assert "  h200     requirements unchecked (no --miles-root) on miles-31f1ca96: spec" in coverage
     coverage = cli("coverage", "spec.yaml", "--miles-root", str(tmp_path)).out.splitlines()
-    assert (
-        f"  h200     skipped on miles-31f1ca96: requires.built: {marker} does not exist (the kernels must be built first) (spec)"
-        in coverage
-    )
+    assert f"  h200     skipped on miles-31f1ca96: requires.built: {marker} does not exist (the kernels must be built first) (spec)" in coverage
     assert cli("coverage", "spec.yaml", "--miles-root", str(tmp_path / "none")).code == 2
     unmet = cli("list", "spec.yaml", "--miles-root", str(tmp_path)).out.splitlines()[1]
     assert unmet.endswith(f"  unmet: requires.built: {marker} does not exist")

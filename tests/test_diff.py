@@ -65,15 +65,9 @@ def test_json_shape(cli, in_repo):
         "parts": [],
     }
     assert by_key["args.sglang.rollout-num-gpus"]["a"] is None
-    assert by_key["requires.te-ck-grouped-gemm"]["b"] == {
-        "kind": "package",
-        "name": "transformer_engine",
-        "optional": True,
-    }
+    assert by_key["requires.te-ck-grouped-gemm"]["b"] == {"kind": "package", "name": "transformer_engine", "optional": True}
     # the spec rows show them, but what the platform decides: ROCm's NCCL_NVLS_ENABLE is 0, not probed
-    assert [(d["key"], d["a"], d["b"]) for d in data["launch"]] == [
-        ("env NCCL_NVLS_ENABLE", "${NCCL_NVLS_ENABLE}", "0")
-    ]
+    assert [(d["key"], d["a"], d["b"]) for d in data["launch"]] == [("env NCCL_NVLS_ENABLE", "${NCCL_NVLS_ENABLE}", "0")]
     launch = json.loads(cli("diff", NV, ROCM, "--format", "json", "--level", "launch").out)
     assert launch["differences"] == [] and launch["layout"] == []
     assert {d["key"] for d in launch["launch"]} >= {"train_script", "--colocate", "env HIP_VISIBLE_DEVICES"}

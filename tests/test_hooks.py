@@ -241,9 +241,7 @@ def test_the_script_stops_the_hook_reads_its_report_and_fills_the_verify_argumen
     # a line like the report that the hook's own code prints (boast), or a stop's output left mid-line
     # (mumble): the script reads the one report line, the one holding the token it gave the hook
     for stop in ("boast", "mumble"):
-        odd = lines.replace(
-            '{"call":"stop_and_join","args":{"timeout_seconds":5}}', f'{{"call":"{stop}","args":{{}}}}'
-        )
+        odd = lines.replace('{"call":"stop_and_join","args":{"timeout_seconds":5}}', f'{{"call":"{stop}","args":{{}}}}')
         bash = subprocess.run(["bash", "-c", odd.replace("python3", sys.executable)], env=node, text=True,
                               capture_output=True, timeout=60, start_new_session=True)  # fmt: skip
         assert (bash.returncode, bash.stderr) == (0, "")
@@ -273,9 +271,7 @@ def test_hooks_whose_names_differ_only_in_what_a_shell_variable_cannot_hold_have
     stops = [set(re.findall(r"RUN_MATRIX_STOP_\w+", c.shell + stop_shell(c))) for c in hooked]
     assert all(len(found) == 1 for found in stops)
     assert len(set.union(*stops)) == 3
-    assert stops[0] == {
-        "RUN_MATRIX_STOP_spawn_counter_0_" + hashlib.sha256(b"spawn_counter-0").hexdigest()[:8]
-    }
+    assert stops[0] == {"RUN_MATRIX_STOP_spawn_counter_0_" + hashlib.sha256(b"spawn_counter-0").hexdigest()[:8]}
     assert stops[2] == {"RUN_MATRIX_STOP_spawn_counter_1"}  # a name that can be one stays as it is
 
 
@@ -289,9 +285,7 @@ def test_each_of_several_hooks_that_report_is_stopped_by_the_script(write, tmp_p
     (root / "tests/e2e/own/other.py").write_text(other)
     outs = [tmp_path / f"ticks-{n}" for n in range(3)]
     hooked = three_hooks(write, outs)
-    lines = "\n".join(
-        ["set -euo pipefail", *(c.shell for c in hooked), "sleep 0.3", *map(stop_shell, hooked)]
-    )
+    lines = "\n".join(["set -euo pipefail", *(c.shell for c in hooked), "sleep 0.3", *map(stop_shell, hooked)])
     node = {**os.environ, "MILES_ROOT": str(root), "TMPDIR": str(tmp_path)}
     bash = subprocess.Popen(["bash", "-c", lines.replace("python3", sys.executable)], env=node, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip

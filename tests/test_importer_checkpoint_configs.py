@@ -112,3 +112,35 @@ def test_hf_config_that_is_no_repo_is_refused_by_the_command_line(case, cli, cap
         "argument --hf-config: 'qwen.json' is not REPO=FILE (REPO a Hub repo, ORG/NAME; FILE its config.json)"
         in capsys.readouterr().err
     )
+
+
+@pytest.mark.parametrize(
+    "conversion",
+    [  # PR 1792's Kimi-K2.5 dequantization (a tool of the checkout), and miles' fp8_cast_bf16 helper
+        'U.exec_command_gpu("python /root/miles/tools/convert_kimi_int4_to_bf16.py'
+        ' --model-dir /root/models/Qwen3.5-35B-A3B --output-dir /root/models/Qwen3.5-35B-A3B-bf16")',
+        'U.fp8_cast_bf16(path_src="/root/models/Qwen3.5-35B-A3B", path_dst="/root/models/Qwen3.5-35B-A3B-bf16")',
+    ],
+)
+def test_a_converted_copy_of_a_download_reads_as_the_download(case, tmp_path, monkeypatch, conversion):
+    """The preflight reads the dequantized copy's config.json (Kimi-K2.5's native LoRA test): the same
+    model as the download it was made from."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    hf_cache(tmp_path / "hf" / "hub", {REPO: QWEN})
+    text = case.read_text().replace('CONFIG = "/root/models/Qwen3.5-35B-A3B/config.json"', "")
+    case.write_text(
+        text.replace(
+            "assert os.path.exists",
+            f'{conversion}\nCONFIG = "/root/models/Qwen3.5-35B-A3B-bf16/config.json"\nassert os.path.exists',
+        )
+    )
+    run = capture.record(case, {}, [])
+    assert "--wandb-group qwen3_5_moe " in run.calls[0].args["train_args"]
+    # a copy of what was not downloaded is no download's
+    case.write_text(
+        case.read_text()
+        .replace("--model-dir /root/models/Qwen3.5-35B-A3B ", "--model-dir /elsewhere ")
+        .replace('path_src="/root/models/Qwen3.5-35B-A3B"', 'path_src="/elsewhere"')
+    )
+    with pytest.raises(SpecError, match=r"config\.json is missing"):
+        capture.record(case, {}, [])

@@ -59,10 +59,7 @@ def test_model_args_a_knob_of_the_model_script_changes_become_model_args_and_not
     words[words.index("--num-layers") + 1] = "4"  # MODEL_ARGS_NUM_LAYERS=4
     four_layers = Launched("train.py", 8, None, tuple(words), (), {})
     assert _model_args(four_layers, "inkling-small", conventions, at) == {"num-layers": "4"}
-    assert (
-        _model_args(Launched("train.py", 8, None, tokens(preset), (), {}), "inkling-small", conventions, at)
-        == {}
-    )
+    assert _model_args(Launched("train.py", 8, None, tokens(preset), (), {}), "inkling-small", conventions, at) == {}
     backwards = [t for name, v in reversed(preset.model_args.items()) for t in flag_tokens(name, v)]
     moved = Launched("train.py", 8, None, tuple(backwards), (), {})  # another order: the round trip says
     assert _model_args(moved, "inkling-small", conventions, at) == {}

@@ -60,7 +60,4 @@ def test_a_run_named_by_the_clock_is_run_id_in_the_flags_with_a_note(checkout):
 )
 def test_a_run_name_outside_the_flags_or_changed_is_refused_at_its_line(checkout, test, line, why):
     script = checkout / OWN / test
-    assert (
-        refused(checkout, script)
-        == f"{script}:{line}: error [import]: {test} cannot be imported: it {why}\n  ==> nothing was written"
-    )
+    assert refused(checkout, script) == f"{script}:{line}: error [import]: {test} cannot be imported: it {why}\n  ==> nothing was written"

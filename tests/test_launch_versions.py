@@ -81,9 +81,7 @@ def test_import_reads_an_unknown_checkout_against_the_conventions_its_launch_fol
 @pytest.mark.allow_subprocess
 def test_check_verifiers_reads_each_checks_parameters_from_the_checkout_as_text():
     tool = pipeline.locate.PROJECT / "tools" / "launch" / "check_verifiers.py"
-    done = subprocess.run(
-        [sys.executable, str(tool), str(DATA / "fake-miles"), "31f1ca96"], capture_output=True, text=True
-    )
+    done = subprocess.run([sys.executable, str(tool), str(DATA / "fake-miles"), "31f1ca96"], capture_output=True, text=True)
     lines = done.stdout.splitlines()
     assert done.returncode == 1, done.stderr
     # the stand-in checkout's four checks keep miles main's signatures; it has no others (the FT

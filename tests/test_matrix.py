@@ -103,9 +103,7 @@ def test_zip_lengths_must_agree():
 
 
 def test_an_axis_zips_once():
-    assert "axis 'a' is in two zip groups" in error_of(
-        axes={"a": [1], "b": [1], "c": [1]}, zip=[["a", "b"], ["a", "c"]]
-    )
+    assert "axis 'a' is in two zip groups" in error_of(axes={"a": [1], "b": [1], "c": [1]}, zip=[["a", "b"], ["a", "c"]])
 
 
 def test_an_empty_axis_is_an_error_not_an_empty_matrix():

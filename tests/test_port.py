@@ -170,18 +170,15 @@ def test_coverage_markdown_and_json(cli, tree):
     )
     table = cli("coverage", "matrices", "--format", "markdown").out.splitlines()
     row = _columns(table[0], table[2])
-    assert (
-        row
-        == {
-            **{name: "—" for name in row},
-            "test": "`glm5-744b-a40b-4layer`",
-            "h200": "runs on miles-dc8b499b, miles-31f1ca96: `nv/glm5-colocate`, `nv/glm5-main-ci`"
-            " (stage-c-2-gpu-h200, 900 s), `nv/glm5-main`",
-            "mi300x": "skipped on miles-dc8b499b: sparse MLA kernels not tuned for gfx942 (until 2999-01-01)"
-            " (`rocm/glm5-mi300x`)",
-            "mi355x": "requirements unchecked (no --miles-root) on miles-dc8b499b: `rocm/glm5-async`",  # needs a checkout
-        }
-    )
+    assert row == {
+        **{name: "—" for name in row},
+        "test": "`glm5-744b-a40b-4layer`",
+        "h200": "runs on miles-dc8b499b, miles-31f1ca96: `nv/glm5-colocate`, `nv/glm5-main-ci`"
+        " (stage-c-2-gpu-h200, 900 s), `nv/glm5-main`",
+        "mi300x": "skipped on miles-dc8b499b: sparse MLA kernels not tuned for gfx942 (until 2999-01-01)"
+        " (`rocm/glm5-mi300x`)",
+        "mi355x": "requirements unchecked (no --miles-root) on miles-dc8b499b: `rocm/glm5-async`",  # needs a checkout
+    }
     assert set(REQUIRED_PROFILES) <= set(row)
     data = json.loads(cli("coverage", "matrices", "--format", "json").out)
     assert data["tests"][1]["variant"] == "fp8_rollout=true"

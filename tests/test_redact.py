@@ -42,7 +42,7 @@ def test_the_callers_secrets_are_the_named_and_the_secret_like_ones_worth_redact
 
 
 def test_each_value_becomes_its_reference_as_written_in_json_and_in_shell():
-    redact = Redactor.of({**CALLER, "QUOTED_TOKEN": "a\"b\\c d'e"}, ["NAMED"])
+    redact = Redactor.of({**CALLER, "QUOTED_TOKEN": 'a"b\\c d\'e'}, ["NAMED"])
     text = (
         "token ghp_0123456789abcdef pw hunter2-pw creds cred-value-99 named-value true\n"
         '{"v": "a\\"b\\\\c d\'e"} sh: \'a"b\\c d\'"\'"\'e\''

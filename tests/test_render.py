@@ -715,9 +715,6 @@ def test_rocm_cells_set_nccl_nvls_enable_to_0_without_asking_nvidia_smi() -> Non
     script = to_shell(amd, "matrices/rocm/glm5-async.yaml")
     assert "nvidia-smi" not in script and "NCCL_NVLS_ENABLE" not in script.split("ray job submit")[0]
     assert '\\"NCCL_NVLS_ENABLE\\": \\"0\\"' in json.dumps(amd.commands[-1].shell)
-    assert (nvidia.env["NCCL_NVLS_ENABLE"], list(nvidia.probes)) == (
-        "${NCCL_NVLS_ENABLE}",
-        ["NCCL_NVLS_ENABLE"],
-    )
+    assert (nvidia.env["NCCL_NVLS_ENABLE"], list(nvidia.probes)) == ("${NCCL_NVLS_ENABLE}", ["NCCL_NVLS_ENABLE"])
     caller = render(pipeline.cell(MATRICES / "rocm/glm5-async.yaml"), Context({"NCCL_NVLS_ENABLE": "1"}))
     assert caller.env["NCCL_NVLS_ENABLE"] == "1"  # the caller's value wins there too, as upstream's does

@@ -161,9 +161,7 @@ def test_json_report_has_metrics_and_attempts():
 
 
 def test_json_is_strict_a_nan_metric_is_its_name():
-    nan = replace(
-        RUN.cells[0], metrics={"train/grad_norm": (Sample("step", 0, math.nan), Sample("step", 1, -math.inf))}
-    )
+    nan = replace(RUN.cells[0], metrics={"train/grad_norm": (Sample("step", 0, math.nan), Sample("step", 1, -math.inf))})
     text = report.to_json(replace(RUN, cells=(nan,)))
     assert "NaN" not in text and "Infinity" not in text
     values = json.loads(text)["cells"][0]["metrics"]["train/grad_norm"]

@@ -19,9 +19,7 @@ pytestmark = pytest.mark.allow_subprocess
 
 # A leader that starts one child carrying its environment and one with an empty environment
 # (as a process of someone else's would be), each in a process group of its own.
-LEADER = (
-    "(set -m; sleep 300 &); (set -m; env -i sleep 301 &); trap 'exit 0' TERM; echo ready; sleep 300 & wait"
-)
+LEADER = "(set -m; sleep 300 &); (set -m; env -i sleep 301 &); trap 'exit 0' TERM; echo ready; sleep 300 & wait"
 
 
 def dead_owner() -> Identity:
@@ -51,13 +49,9 @@ def test_a_reused_pid_is_never_stopped(tmp_path):
     try:
         then = Identity.of(stranger.pid)
         assert then is not None
-        recorded = Identity(
-            stranger.pid, then.start_ticks - 100, ("python", "-m", "ray.scripts.scripts", "start")
-        )
+        recorded = Identity(stranger.pid, then.start_ticks - 100, ("python", "-m", "ray.scripts.scripts", "start"))
         temp_dir = Path(tempfile.mkdtemp(prefix="run-matrix-ray-"))
-        path = write_record(
-            tmp_path, Record("r1", dead_owner(), "logs", [Session("ray-head", recorded, str(temp_dir))])
-        )
+        path = write_record(tmp_path, Record("r1", dead_owner(), "logs", [Session("ray-head", recorded, str(temp_dir))]))
         (cleaned,) = clean(tmp_path)
         assert cleaned.stopped == []
         assert cleaned.left == [
@@ -76,11 +70,7 @@ def test_a_session_leader_named_in_a_forged_record_is_never_stopped(tmp_path):
     """pid, start time and command line are public: a record that copies them proves nothing."""
     victim = subprocess.Popen(["sleep", "300"], start_new_session=True)  # someone else's session leader
     try:
-        wait_for(
-            lambda: (
-                Identity.of(victim.pid) is not None and Identity.of(victim.pid).cmdline == ("sleep", "300")
-            )
-        )  # type: ignore[union-attr]
+        wait_for(lambda: Identity.of(victim.pid) is not None and Identity.of(victim.pid).cmdline == ("sleep", "300"))  # type: ignore[union-attr]
         identity = Identity.of(victim.pid)
         assert identity is not None
         write_record(tmp_path, Record("forged", dead_owner(), "logs", [Session("prepare", identity)]))
@@ -157,10 +147,7 @@ def test_cleanup_with_nothing_to_do_and_a_dry_run(cli, tmp_path, monkeypatch):
         recorded = Identity(stranger.pid, 1, ("hf", "download"))
         write_record(tmp_path, Record("r4", dead_owner(), "logs", [Session("prepare", recorded)]))
         dry = cli("cleanup", "--dry-run", "--format", "json")
-        assert (dry.code, json.loads(dry.out)["runs"][0]["left"]) == (
-            0,
-            [f"prepare step (pid {stranger.pid}: hf download)"],
-        )
+        assert (dry.code, json.loads(dry.out)["runs"][0]["left"]) == (0, [f"prepare step (pid {stranger.pid}: hf download)"])
         real = cli("cleanup")
         assert real.code == 3 and "not provably this run's" in real.out
         assert stranger.poll() is None

@@ -39,15 +39,11 @@ def start(*argv: str, limit_file_size: int | None = None) -> subprocess.Popen[st
     )
 
 
-def wait_for(
-    what: str, predicate: Callable[[], Any], process: subprocess.Popen[str] | None = None, seconds: float = 90
-) -> Any:
+def wait_for(what: str, predicate: Callable[[], Any], process: subprocess.Popen[str] | None = None, seconds: float = 90) -> Any:
     deadline = time.monotonic() + seconds
     while not (found := predicate()):
         if process is not None and process.poll() is not None:
-            raise AssertionError(
-                f"run-matrix exited ({process.returncode}) before {what}: {process.communicate()}"
-            )
+            raise AssertionError(f"run-matrix exited ({process.returncode}) before {what}: {process.communicate()}")
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.2)
     return found
@@ -92,10 +88,7 @@ def test_outputs_and_options_are_checked_before_any_work(cli, specs, tmp_path, c
     )
     (tmp_path / "out").write_text("")
     bad_logs = cli("run", "m/fake/async.yaml", "--log-dir", "out/logs")
-    assert (bad_logs.code, bad_logs.err) == (
-        3,
-        "run-matrix: --log-dir out/logs: cannot create it: Not a directory\n",
-    )
+    assert (bad_logs.code, bad_logs.err) == (3, "run-matrix: --log-dir out/logs: cannot create it: Not a directory\n")
     assert not (tmp_path / "models").exists() and not (tmp_path / "run-matrix-logs").exists()  # nothing ran
     monkeypatch.setenv("RUN_MATRIX_STATE_DIR", str(tmp_path / "out"))  # a file: no records there
     no_record = cli("run", "m/fake/async.yaml", "--log-dir", "logs")
@@ -135,9 +128,7 @@ def test_a_full_disk_stops_the_job_and_still_writes_the_reports(specs, users_clu
     assert not list((tmp_path / "state" / "runs").iterdir())  # the run ended: its record is gone
 
 
-def test_a_killed_run_leaves_its_head_and_cleanup_stops_it(
-    cli, specs, users_cluster, bystanders, tmp_path, monkeypatch
-):  # noqa: F811
+def test_a_killed_run_leaves_its_head_and_cleanup_stops_it(cli, specs, users_cluster, bystanders, tmp_path, monkeypatch):  # noqa: F811
     specs("async", extra="env: {FAKE_MILES_SLEEP: '300'}")
     monkeypatch.setenv("RUN_MATRIX_GPUS", "amd:8")
     process = start("m/fake/async.yaml", "--log-dir", "logs", "--skip-prepare", "--report", "report.json")
@@ -156,9 +147,7 @@ def test_a_killed_run_leaves_its_head_and_cleanup_stops_it(
     result = cli("cleanup")
     assert time.monotonic() - began < 20  # the job is stopped first: Ray's head then exits at once
     assert result.code == 0, result.out + result.err
-    assert result.out.startswith(
-        f"run {record['run_id']} (pid {process.pid}, logs {tmp_path}/logs) died and left:\n"
-    )
+    assert result.out.startswith(f"run {record['run_id']} (pid {process.pid}, logs {tmp_path}/logs) died and left:\n")
     assert f"  stopped: Ray head (pid {leader}, temp dir {temp_dir}): " in result.out
     assert f"  stopped: removed {temp_dir}\n" in result.out
     assert in_session(leader) == [] and not temp_dir.exists()
@@ -168,29 +157,17 @@ def test_a_killed_run_leaves_its_head_and_cleanup_stops_it(
     assert [p.poll() for p in bystanders] == [None] * 4
 
 
-def test_a_killed_run_on_a_users_cluster_has_its_job_stopped_by_the_next_run(
-    cli, specs, users_cluster, bystanders, tmp_path
-):  # noqa: F811
+def test_a_killed_run_on_a_users_cluster_has_its_job_stopped_by_the_next_run(cli, specs, users_cluster, bystanders, tmp_path):  # noqa: F811
     specs("slow", extra="env: {FAKE_MILES_SLEEP: '300'}")
     specs("fast")
-    process = start(
-        "m/fake/slow.yaml", "--ray-address", users_cluster.address, "--log-dir", "logs", "--skip-prepare"
-    )
+    process = start("m/fake/slow.yaml", "--ray-address", users_cluster.address, "--log-dir", "logs", "--skip-prepare")
     wait_for("step 0", log_says(tmp_path / "logs" / "fake-slow.log", "step 0:"), process)
     (job,) = the_record(tmp_path / "state")()["jobs"]
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=30)
     assert users_cluster.status(job["submission_id"]) == "RUNNING"
 
-    second = cli(
-        "run",
-        "m/fake/fast.yaml",
-        "--ray-address",
-        users_cluster.address,
-        "--skip-prepare",
-        "--log-dir",
-        "logs2",
-    )
+    second = cli("run", "m/fake/fast.yaml", "--ray-address", users_cluster.address, "--skip-prepare", "--log-dir", "logs2")
     assert second.code == 0, second.err
     assert f"died and left:\n  stopped: job {job['submission_id']} on {users_cluster.address}\n" in second.err
     assert users_cluster.status(job["submission_id"]) == "STOPPED"
@@ -199,22 +176,10 @@ def test_a_killed_run_on_a_users_cluster_has_its_job_stopped_by_the_next_run(
     assert list((tmp_path / "state" / "runs").iterdir()) == []
 
 
-def test_sigterm_during_a_prepare_step_stops_the_step_and_all_it_started(
-    specs, users_cluster, tmp_path, monkeypatch
-):  # noqa: F811
+def test_sigterm_during_a_prepare_step_stops_the_step_and_all_it_started(specs, users_cluster, tmp_path, monkeypatch):  # noqa: F811
     specs("async")
     monkeypatch.setenv("FAKE_HF_SLEEP", "300")
-    process = start(
-        "m/fake/async.yaml",
-        "--ray-address",
-        users_cluster.address,
-        "--log-dir",
-        "logs",
-        "--report",
-        "report.json",
-        "--junit",
-        "junit.xml",
-    )
+    process = start("m/fake/async.yaml", "--ray-address", users_cluster.address, "--log-dir", "logs", "--report", "report.json", "--junit", "junit.xml")
     log = tmp_path / "logs" / "fake-async.log"
     wait_for("the download", log_says(log, "fake hf: pid "), process)
     words = next(line for line in log.read_text().splitlines() if line.startswith("fake hf: pid ")).split()
@@ -235,9 +200,7 @@ def test_sigterm_during_a_prepare_step_stops_the_step_and_all_it_started(
 def test_a_run_killed_during_a_prepare_step_leaves_it_to_cleanup(cli, specs, tmp_path, monkeypatch):  # noqa: F811
     specs("async")
     monkeypatch.setenv("FAKE_HF_SLEEP", "300")
-    process = start(
-        "m/fake/async.yaml", "--ray-address", "http://127.0.0.1:9", "--no-preflight", "--log-dir", "logs"
-    )
+    process = start("m/fake/async.yaml", "--ray-address", "http://127.0.0.1:9", "--no-preflight", "--log-dir", "logs")
     log = tmp_path / "logs" / "fake-async.log"
     wait_for("the download", log_says(log, "fake hf: pid "), process)
     words = next(line for line in log.read_text().splitlines() if line.startswith("fake hf: pid ")).split()
@@ -313,9 +276,7 @@ def test_a_fault_of_run_matrix_stops_the_job_and_the_cell_says_so(specs, users_c
 
     specs("async", extra="env: {FAKE_MILES_SLEEP: '300'}")
     planned = [plan(each, FAKE_MILES) for each in select_cells(["m/fake/async.yaml"], None)]
-    options = Options(
-        FAKE_MILES, users_cluster.address, tmp_path, dict(os.environ), skip_prepare=True, run_id="r1"
-    )
+    options = Options(FAKE_MILES, users_cluster.address, tmp_path, dict(os.environ), skip_prepare=True, run_id="r1")
     ledger = Ledger.open(tmp_path / "state", "r1", tmp_path)
     outputs = Outputs.checked(None, tmp_path / "report.json", None)
     result = session.run(planned, options, BrokenView(), ledger, outputs.write)
@@ -325,10 +286,7 @@ def test_a_fault_of_run_matrix_stops_the_job_and_the_cell_says_so(specs, users_c
         "error",
         f"run-matrix failed during running: {submission}: RuntimeError: the view broke",
     )
-    assert (cell.attempts[0].outcome, cell.attempts[0].detail) == (
-        "stopped",
-        "stopped by run-matrix: the view broke",
-    )
+    assert (cell.attempts[0].outcome, cell.attempts[0].detail) == ("stopped", "stopped by run-matrix: the view broke")
     assert users_cluster.status(submission) == "STOPPED"
     assert not ledger.holds_anything
     assert json.loads((tmp_path / "report.json").read_text())["cells"][0]["status"] == "error"

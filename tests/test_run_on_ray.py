@@ -475,9 +475,7 @@ def test_a_hook_of_the_tests_own_runs_before_the_submission_and_stops_after_the_
     assert hook_log.startswith(f"own hook: sidecar {sidecar} started\n")
 
 
-def test_a_hook_that_raises_fails_the_attempt_before_any_job(
-    cli, specs, own_checkout, users_cluster, tmp_path
-):
+def test_a_hook_that_raises_fails_the_attempt_before_any_job(cli, specs, own_checkout, users_cluster, tmp_path):
     specs("refused", extra=HOOKED.format(hook="refuse_to_start"))
     code, report, err = run(cli, "m/fake/refused.yaml", "--skip-prepare", address=users_cluster.address)
     cell = cells(report)["fake/refused"]

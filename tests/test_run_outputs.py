@@ -49,9 +49,7 @@ def test_each_write_replaces_the_files_whole_and_keeps_the_earlier_summary(tmp_p
     outputs.write(RUN)
     outputs.write(RUN)
     assert summary.read_text() == "# earlier step\n" + report.markdown(RUN)  # once, not once per write
-    assert (
-        (tmp_path / "junit.xml").read_text().startswith('<?xml version="1.0" encoding="utf-8"?>\n<testsuites')
-    )
+    assert (tmp_path / "junit.xml").read_text().startswith('<?xml version="1.0" encoding="utf-8"?>\n<testsuites')
     data = json.loads((tmp_path / "report.json").read_text())
     assert (data["exit_code"], data["complete"]) == (1, True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["junit.xml", "report.json", "summary.md"]
@@ -98,10 +96,7 @@ def test_a_link_planted_where_a_cells_log_goes_is_refused_before_any_work(tmp_pa
     (logs / "nv-glm5.ray-head.log").symlink_to(victim)
     with pytest.raises(EnvironmentProblem) as caught:
         make_log_dir(logs, ["nv-glm5"])
-    assert (
-        str(caught.value)
-        == f"{logs}/nv-glm5.ray-head.log is a link (to {victim}): run-matrix never writes through a link"
-    )
+    assert str(caught.value) == f"{logs}/nv-glm5.ray-head.log is a link (to {victim}): run-matrix never writes through a link"
     make_log_dir(logs, ["other-cell"])  # a link of no cell's is not looked at
 
 
@@ -119,9 +114,7 @@ def test_what_the_reports_would_carry_of_a_secret_is_its_reference(tmp_path):
     from runner.redact import Redactor
 
     redact = Redactor.of({"CLUSTER_TOKEN": "http://127.0.0.1:8265"})  # a value the reports hold
-    outputs = Outputs.checked(
-        tmp_path / "junit.xml", tmp_path / "report.json", tmp_path / "summary.md", redact=redact
-    )
+    outputs = Outputs.checked(tmp_path / "junit.xml", tmp_path / "report.json", tmp_path / "summary.md", redact=redact)
     outputs.write(RUN)
     for name in ("junit.xml", "report.json", "summary.md"):
         assert "127.0.0.1:8265" not in (tmp_path / name).read_text()

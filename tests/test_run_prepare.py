@@ -125,9 +125,7 @@ def test_a_remove_step_runs_every_time_and_removes_a_link_not_its_target(write, 
     (models / "note.txt").write_text("old")
     (models / "link").symlink_to(kept)
     paths = [f"{models}/G-NVFP4", f"{models}/note.txt", f"{models}/link", f"{models}/never-made"]
-    cell = pipeline.cell(
-        write("spec.yaml", VALID + f"prepare:\n  clean: {{kind: remove, paths: {json.dumps(paths)}}}\n")
-    )
+    cell = pipeline.cell(write("spec.yaml", VALID + f"prepare:\n  clean: {{kind: remove, paths: {json.dumps(paths)}}}\n"))
     step = cell.spec.prepare["clean"]
     command = render(cell).commands[0]
     for _ in range(2):  # never skipped: it is what makes the conversions after it run again

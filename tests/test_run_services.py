@@ -70,9 +70,7 @@ def test_one_that_exits_or_is_missing_is_an_environment_problem(tmp_path: Path) 
         f"mooncake-master did not answer on 127.0.0.1:{port}: exited (1); {tmp_path}/c.mooncake-master.log"
         " ends with:\n  mooncake_master: cannot bind the metrics port"
     )
-    missing = services.running(
-        [master(port, "no-such-program")], ENV, tmp_path / "c.log", Untracked(), print, Redactor()
-    )
+    missing = services.running([master(port, "no-such-program")], ENV, tmp_path / "c.log", Untracked(), print, Redactor())
     with pytest.raises(EnvironmentProblem) as caught, missing:
         pass
     assert str(caught.value) == "mooncake-master: no-such-program is not installed (not on PATH)"

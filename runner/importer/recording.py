@@ -53,6 +53,8 @@ def recording(name: str, signature_of: Callable[..., Any]) -> Callable[..., None
             TRACE.downloads[os.path.abspath(f"{given['data_dir']}/{given['full_name'].split('/')[-1]}")] = (
                 given["full_name"]
             )
+        elif name == "fp8_cast_bf16":  # a dequantized copy of the checkpoint: the same model
+            TRACE.converted(given.get("path_src"), given.get("path_dst"))
 
     helper.__name__ = helper.__qualname__ = name
     return helper

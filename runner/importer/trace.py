@@ -23,6 +23,10 @@ from typing import Any
 NVLINK_PROBE = "nvidia-smi topo -m"
 # the options of `hf download` that take a value: the repo is the first word that is neither
 HF_DOWNLOAD_VALUED = frozenset({"--repo-type", "--revision", "--local-dir", "--cache-dir", "--token"})
+# miles' tools that write a checkpoint from another one, dequantized (the model is the same: its
+# config.json's model_type and architecture are the source's): the script, its source's and its
+# output's option. An output folder of a download's conversion holds what the download holds.
+CONVERSIONS = (("tools/convert_kimi_int4_to_bf16.py", "--model-dir", "--output-dir"),)
 # what a file a launch wrote reads as, when the script reads it after that launch: digits (miles'
 # checkpoint tests check isdigit()), long and odd enough to occur nowhere else; capture.py checks
 # that it reaches only a later launch's flags, and turns it into ${read-integer:PATH} there
@@ -163,6 +167,7 @@ class Trace:
         else:
             self.record("command", helper=helper, command=command, within=self.within(sys._getframe(1)))
             self._download(command)
+            self._conversion(command)
         if capture_output:
             raise self.refuse(f"reads the output of `{command}`, which the recorder cannot know")
         return None
@@ -191,6 +196,23 @@ class Trace:
                 repo = word
         if repo is not None:
             self.downloads[os.path.abspath(words[words.index("--local-dir") + 1])] = repo
+
+    def _conversion(self, command: str) -> None:
+        """``python .../tools/convert_kimi_int4_to_bf16.py --model-dir SRC --output-dir DST`` (a
+        ``CONVERSIONS`` tool) of a download: DST holds what SRC does."""
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return
+        for tool, source, output in CONVERSIONS:
+            if any(word.endswith("/" + tool) or word == tool for word in words):
+                self.converted(_option(words, source), _option(words, output))
+
+    def converted(self, source: str | None, output: str | None) -> None:
+        """A checkpoint converted from ``source`` into ``output``: a download's conversion holds it too."""
+        repo = self.downloads.get(os.path.abspath(source)) if source and output else None
+        if repo is not None and output:
+            self.downloads[os.path.abspath(output)] = repo
 
     def downloaded(self, path: Any) -> tuple[str, str] | None:
         """(repo, file) when ``path`` lies in a recorded download's folder (file "" for the folder):
@@ -288,3 +310,13 @@ def _source(filename: str) -> str:
 
 
 TRACE = Trace()
+
+
+def _option(words: list[str], name: str) -> str | None:
+    """The value of ``name`` among a command's words (``--name VALUE`` or ``--name=VALUE``)."""
+    for index, word in enumerate(words):
+        if word == name and index + 1 < len(words):
+            return words[index + 1]
+        if word.startswith(name + "="):
+            return word[len(name) + 1 :]
+    return None

@@ -143,11 +143,7 @@ def train(rollouts: int, to: tuple[Path, int] | None = None) -> None:
     overrides = {}
     if os.environ.get("FAKE_MILES_METRICS_FILE"):
         overrides = json.loads(Path(os.environ["FAKE_MILES_METRICS_FILE"]).read_text())
-    diff = float(
-        overrides.get(
-            "train/train_rollout_logprob_abs_diff", os.environ.get("FAKE_MILES_LOGPROB_DIFF", "0.077")
-        )
-    )
+    diff = float(overrides.get("train/train_rollout_logprob_abs_diff", os.environ.get("FAKE_MILES_LOGPROB_DIFF", "0.077")))
     step_time = float(overrides.get("perf/step_time", os.environ.get("FAKE_MILES_STEP_TIME", "26.0")))
     for step in range(rollouts):
         log("RolloutManager", f"rollout {step}: {{'rollout/raw_reward': 0.5, 'rollout/response_len': 87.5}}")

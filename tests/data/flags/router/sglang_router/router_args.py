@@ -11,6 +11,4 @@ class RouterArgs:
     @staticmethod
     def add_cli_args(parser, use_router_prefix=False, exclude_host_port=False):
         prefix = "router-" if use_router_prefix else ""
-        parser.add_argument(
-            f"--{prefix}policy", type=str, choices=["random", "cache_aware"], default="cache_aware"
-        )
+        parser.add_argument(f"--{prefix}policy", type=str, choices=["random", "cache_aware"], default="cache_aware")

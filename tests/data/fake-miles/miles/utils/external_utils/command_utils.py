@@ -99,10 +99,7 @@ def get_default_wandb_args(test_file, run_name_prefix=None, run_id=None):
 
 def create_run_id():
     """A run's name: the UTC clock and three random digits (miles' form, written here anew)."""
-    return (
-        datetime.datetime.now(datetime.timezone.utc).strftime("%y%m%d-%H%M%S")
-        + f"-{random.randint(0, 999):03d}"
-    )
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%y%m%d-%H%M%S") + f"-{random.randint(0, 999):03d}"
 
 
 def get_bool_env_var(name, default="false"):

@@ -29,6 +29,4 @@ class ModelConfig(ParallelConfig):
     hidden_dropout: Optional[float] = 0.1
     internal_only: int = 0
     computed: int = field(init=False, default=0)
-    renamed: Optional[int] = field(
-        default=None, metadata={"argparse_meta": {"arg_names": ["--renamed-flag"]}}
-    )
+    renamed: Optional[int] = field(default=None, metadata={"argparse_meta": {"arg_names": ["--renamed-flag"]}})

@@ -21,10 +21,6 @@ class ServerArgs:
         parser.add_argument("--model-path", "--model", type=str, required=True)
         parser.add_argument("--port", type=int, default=ServerArgs.port)
         parser.add_argument("--tensor-parallel-size", "--tp-size", type=int, default=ServerArgs.tp_size)
-        parser.add_argument(
-            "--expert-parallel-size", "--ep-size", "--ep", type=int, default=ServerArgs.ep_size
-        )
+        parser.add_argument("--expert-parallel-size", "--ep-size", "--ep", type=int, default=ServerArgs.ep_size)
         parser.add_argument("--enable-dp-attention", action="store_true")
-        parser.add_argument(
-            "--nsa-decode-backend", type=str, choices=NSA_CHOICES, default=ServerArgs.nsa_decode_backend
-        )
+        parser.add_argument("--nsa-decode-backend", type=str, choices=NSA_CHOICES, default=ServerArgs.nsa_decode_backend)

@@ -3,6 +3,4 @@ from tests.e2e.checked._runs import DUMPS, run_training
 
 if __name__ == "__main__":
     run_training("baseline", tp_size=1)
-    compare_metrics(
-        f"{DUMPS}/baseline", f"{DUMPS}/target", rtol=0, atol=0, key_prefixes=[], exclude_keys=lambda k: k
-    )
+    compare_metrics(f"{DUMPS}/baseline", f"{DUMPS}/target", rtol=0, atol=0, key_prefixes=[], exclude_keys=lambda k: k)

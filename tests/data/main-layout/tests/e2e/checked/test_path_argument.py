@@ -6,6 +6,4 @@ from tests.e2e.checked._runs import DUMPS, run_training
 if __name__ == "__main__":
     run_training("baseline", tp_size=1)
     run_training("target", tp_size=2)
-    compare_metrics(
-        Path(DUMPS) / "baseline", f"{DUMPS}/target", rtol=0, atol=0, key_prefixes=[], exclude_keys=[]
-    )
+    compare_metrics(Path(DUMPS) / "baseline", f"{DUMPS}/target", rtol=0, atol=0, key_prefixes=[], exclude_keys=[])

@@ -8,6 +8,4 @@ from tests.e2e.own.rollouts import cycled
 if __name__ == "__main__":
     U.exec_command("hf download own/rollouts --local-dir /root/datasets/own-rollouts")
     folder = cycled(6)
-    launch(
-        f" --load-debug-rollout-data {folder}/{{rollout_id}}.pt --dump-details /run-matrix-prepared-2-5089417263"
-    )
+    launch(f" --load-debug-rollout-data {folder}/{{rollout_id}}.pt --dump-details /run-matrix-prepared-2-5089417263")

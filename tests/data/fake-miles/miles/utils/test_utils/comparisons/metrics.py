@@ -18,11 +18,7 @@ def compare_metrics(
     key_prefixes: list[str],
     exclude_keys: list[str],
 ) -> None:
-    baseline, target = (
-        json.loads((Path(d) / "metrics.json").read_text()) for d in (baseline_dir, target_dir)
-    )
+    baseline, target = (json.loads((Path(d) / "metrics.json").read_text()) for d in (baseline_dir, target_dir))
     keys = [k for k in baseline if k.startswith(tuple(key_prefixes)) and k not in exclude_keys]
-    differ = [
-        k for k in keys if not math.isclose(baseline[k], target.get(k, math.nan), rel_tol=rtol, abs_tol=atol)
-    ]
+    differ = [k for k in keys if not math.isclose(baseline[k], target.get(k, math.nan), rel_tol=rtol, abs_tol=atol)]
     assert not differ, f"metrics differ: {', '.join(differ)}"

@@ -11,14 +11,8 @@ def _add_prefixed_server_args(parser, *, flag_prefix, dest_prefix, skipped_args,
 
 def add_sglang_arguments(parser):
     parser.add_argument("--sglang-router-ip", type=str, default=None)
+    _add_prefixed_server_args(parser, flag_prefix="sglang", dest_prefix="sglang_", skipped_args=_SKIPPED, inherit=False)
     _add_prefixed_server_args(
-        parser, flag_prefix="sglang", dest_prefix="sglang_", skipped_args=_SKIPPED, inherit=False
-    )
-    _add_prefixed_server_args(
-        parser,
-        flag_prefix="eval-sglang",
-        dest_prefix="eval_sglang_",
-        skipped_args=_EVAL_SKIPPED,
-        inherit=True,
+        parser, flag_prefix="eval-sglang", dest_prefix="eval_sglang_", skipped_args=_EVAL_SKIPPED, inherit=True
     )
     return parser

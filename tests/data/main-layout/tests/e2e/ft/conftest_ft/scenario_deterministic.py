@@ -25,12 +25,7 @@ def _compare(dump_dir: str, mode: Mode) -> None:
     left = sorted(path.parent.name for path in Path(dump_dir).glob("*/metrics.json"))
     assert left == ["baseline", "target"], f"{mode.name}: the runs left {left}"
     compare_metrics(
-        f"{dump_dir}/baseline",
-        f"{dump_dir}/target",
-        rtol=0.0,
-        atol=0.0,
-        key_prefixes=["train/"],
-        exclude_keys=[],
+        f"{dump_dir}/baseline", f"{dump_dir}/target", rtol=0.0, atol=0.0, key_prefixes=["train/"], exclude_keys=[]
     )
 
 
