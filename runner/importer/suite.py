@@ -167,7 +167,8 @@ def _recorded_together(
         wanted = [one for one in dict.fromkeys(wanted) if one not in tried]
         if not wanted:
             return
-        phase(f"recording {len(wanted)} tests together" + (f" (look {look})" if look else ""))
+        tests = f"{len(wanted)} test" + ("s" if len(wanted) != 1 else "")
+        phase(f"recording {tests} together" + (f" (look {look})" if look else ""))
         tried.update(wanted)
         sandboxes = SANDBOXES * suite.jobs
         kept = together.record(wanted, root, options.cache, conventions.secrets, options.timeout, sandboxes)
