@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import signal
 import subprocess
 import textwrap
 import threading
@@ -45,6 +46,14 @@ def fake_checkout(tmp_path: Path, *layers: str) -> Path:
     for layer in layers:
         shutil.copytree(DATA / layer, root, dirs_exist_ok=True)
     return root
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Started in the background (``pytest &`` from a script: no job control), the tests inherit
+    SIGINT ignored, and so would every run they start: the tests that press Ctrl-C on run-matrix
+    would find it deaf. They run with Python's own handler, as in a terminal or CI."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
