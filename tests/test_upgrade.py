@@ -20,8 +20,6 @@ from tests.conftest import DATA
 
 MATRICES = pipeline.locate.BUNDLED_MATRICES
 MAIN = "31f1ca96"
-UPSTREAM = Path("/work/miles-main")  # miles main's tree, without .git
-upstream = pytest.mark.skipif(not UPSTREAM.is_dir(), reason="no miles main tree at /work/miles-main")
 
 
 @pytest.fixture
@@ -88,9 +86,8 @@ def test_a_held_out_spec_loses_no_flag_whose_meaning_changed_silently(cli, tree)
     )
 
 
-@upstream
-def test_upgrade_from_a_checkout_without_git_names_it_by_its_flags(cli, tree):
-    result = cli("upgrade", "nv/glm5-colocate", "--miles-root", str(UPSTREAM))
+def test_upgrade_from_a_checkout_without_git_names_it_by_its_flags(cli, tree, upstream_miles):
+    result = cli("upgrade", "nv/glm5-colocate", "--miles-root", str(upstream_miles("31f1ca96")))
     assert result.code == 0, result.err
     assert (tree / "nv/glm5-colocate-31f1ca96.yaml").is_file()
 
@@ -121,13 +118,13 @@ def test_upgrade_refuses_bad_input(cli, tree, tmp_path):
     assert cli("upgrade", "nv/glm5-colocate", "--to-version", MAIN, "--force").code == 0
 
 
-@upstream
-def test_f1_against_a_newer_checkout_points_to_upgrade(cli, tree):
-    result = cli("validate", "nv/glm5-colocate", "--miles-root", "/work/miles-main")
+def test_f1_against_a_newer_checkout_points_to_upgrade(cli, tree, upstream_miles):
+    main = upstream_miles("31f1ca96")  # miles main's tree, without .git
+    result = cli("validate", "nv/glm5-colocate", "--miles-root", str(main))
     assert result.code == 2
     assert (
         "  ==> this spec is for miles dc8b499b, the checkout is 31f1ca96: run-matrix upgrade nv/glm5-colocate "
-        "--miles-root /work/miles-main\n"
+        f"--miles-root {main}\n"
     ) in result.out + result.err
 
 
