@@ -2,7 +2,9 @@
 
 ``python -I -B harness.py SCRIPT [MILES_ROOT]`` — a fresh interpreter that ``capture.py`` starts
 in run-matrix's sandbox (``runner.sandbox``: no network, a read-only view of the script and the
-checkout, its own PID namespace, resource limits). Before the script runs:
+checkout, its own PID namespace, resource limits); ``harness.py --each MILES_ROOT SECONDS SCRIPT...``
+records many scripts of one checkout, each in a fork after one load of miles' helpers (``forks.py``,
+for ``together.py``). Before the script runs:
 
 * miles' command helpers are replaced: without ``MILES_ROOT`` the whole helper module is
   ``recorder.py`` (recording into ``trace.py``); with it, miles' own module is loaded from the
@@ -43,8 +45,6 @@ import json
 import os
 import random
 import runpy
-import select
-import signal
 import sys
 import sysconfig
 import tempfile
@@ -55,9 +55,7 @@ from types import FrameType, ModuleType
 from typing import IO, Any
 
 HELPERS_MODULE = "miles.utils.external_utils.command_utils"
-# the real ones, kept before the guards replace them
-_UNLINK, _RMDIR, _DUP2 = os.unlink, os.rmdir, os.dup2
-_FORK, _KILL, _WAITPID, _PIDFD_OPEN = os.fork, os.kill, os.waitpid, os.pidfd_open
+_UNLINK, _RMDIR = os.unlink, os.rmdir  # the real ones, kept before the guards replace them
 EACH = "--each"  # harness.py --each MILES_ROOT SECONDS SCRIPT...: helpers loaded once, each script in a fork
 BEFORE_THE_SCRIPT = "<run-matrix: loading miles' helpers>"  # the trace's script until --each's fork has one
 MAX_WRITTEN = 64 * 1024  # bytes of a file the test writes that a prepare step may hold
@@ -77,6 +75,7 @@ SANDBOX = (
     "own_calls.py",
     "returned.py",
     "prepared_paths.py",
+    "forks.py",
 )  # what runs in the sandbox
 # Stand-ins for the packages a miles test imports besides the helpers (CI registration only).
 STUB_PACKAGES = ("miles", "miles.utils", "miles.utils.external_utils", "tests", "tests.ci")
@@ -87,8 +86,11 @@ RECORDED_CALLS = "RUN_MATRIX_RECORDED_CALLS"  # [[file, function, role], ...] th
 
 
 def main(argv: Sequence[str]) -> int:
-    if argv[:1] == [EACH]:
-        runs = _forks(Path(argv[1]).resolve(), float(argv[2]), [Path(a).resolve() for a in argv[3:]])
+    if argv[:1] == [EACH]:  # forks.py is loaded before any guard: it keeps the real os.fork and os.kill
+        forks = _load("_run_matrix_forks", "forks.py")
+        root = Path(argv[1]).resolve()
+        scripts = [Path(a).resolve() for a in argv[3:]]
+        runs = forks.each(functools.partial(_Recorder, None, root, None), float(argv[2]), scripts)
     else:
         runs = _alone(Path(argv[0]).resolve(), Path(argv[1]).resolve() if len(argv) > 1 else None)
     # the script runs from here, in both ways (a script's function sees the same frames outward)
@@ -111,89 +113,10 @@ def _alone(script: Path, miles_root: Path | None) -> Iterator[Run]:
         yield recorder, script, out, recorder.load_helpers()
 
 
-def _forks(miles_root: Path, seconds: float, scripts: list[Path]) -> Iterator[Run]:
-    """Each script recorded as ``_alone`` records it, from one load of miles' helpers: this process
-    loads them, then forks once per script, and each fork (only a fork: this process yields nothing)
-    runs its script as ``main`` runs one after its load, writing ``N.json`` (``N.out``: what it
-    printed), then ends. ``loaded.out`` is what the load printed, ``loaded.json`` every top-level
-    module it looked up (``_alone`` loads with the script's folder on the path: capture.py records a
-    script alone when its folder holds one) and whether the load failed. A fork that runs past
-    ``seconds`` is killed and leaves no whole ``N.json``: capture.py records that script alone."""
-    out = Path(os.environ["RUN_MATRIX_OUT"])
-    # every file opened before any guard is in place (then writes are the guards')
-    files = [(out / f"{n}.json").open("w", encoding="utf-8") for n in range(len(scripts))]
-    printed = [os.open(out / f"{n}.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC) for n in range(len(scripts))]
-    loaded = (out / "loaded.json").open("w", encoding="utf-8")
-    _printing_to(os.open(out / "loaded.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
-    captures = [tempfile.mkdtemp(prefix="run-matrix-writes-") for _ in scripts]
-    recorder = _Recorder(None, miles_root, None)
-    sys.argv = [""]
-    looked = _LookedUp()
-    sys.meta_path.insert(0, looked)
-    failure = recorder.load_helpers()
-    sys.meta_path.remove(looked)
-    json.dump({"looked_up": sorted(looked.names), "failed": failure is not None}, loaded)
-    loaded.close()
-    if failure is not None:
-        return
-    for n, script in enumerate(scripts):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        child = _FORK()
-        if child == 0:  # the fork: set up for its script, which main runs
-            for later in range(n + 1, len(scripts)):  # the files of the scripts after it are not its own
-                files[later].close()
-                os.close(printed[later])
-            _printing_to(printed[n])
-            recorder.focus(script, captures[n])
-            sys.argv = [str(script)]
-            sys.path.insert(1, str(script.parent))  # after the checkout, as _alone's load leaves it
-            yield recorder, script, files[n], None
-            files[n].close()
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(0)
-        files[n].close()
-        os.close(printed[n])
-        _ended_within(child, seconds)
-
-
-def _printing_to(fd: int) -> None:
-    """stdout and stderr to ``fd`` from here on."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    _DUP2(fd, 1)
-    _DUP2(fd, 2)
-
-
-def _ended_within(child: int, seconds: float) -> None:
-    """Wait for the fork ``child``; killed (with the group it may have made) past ``seconds``."""
-    ended = _PIDFD_OPEN(child)
-    try:
-        if not select.select([ended], [], [], seconds)[0]:
-            _KILL(child, signal.SIGKILL)
-    finally:
-        os.close(ended)
-        _WAITPID(child, 0)
-
-
-class _LookedUp(importlib.abc.MetaPathFinder):
-    """First on the path while miles' helpers load: notes each top-level module looked up, finds none."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def find_spec(
-        self, name: str, path: Any = None, target: Any = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        self.names.add(name.partition(".")[0])
-        return None
-
-
 class _Recorder:
     """The recorder of one run: the trace, the stand-ins and the guards in place (``__init__``),
     miles' helpers loaded (``load_helpers``), then the script run (``run``) and the trace written.
-    ``script`` None: set up for any script of ``miles_root`` (``_each``), then ``focus`` on one."""
+    ``script`` None: set up for any script of ``miles_root`` (``forks.each``), then ``focus`` on one."""
 
     def __init__(self, script: Path | None, miles_root: Path | None, folder: Path | None) -> None:
         self.miles_root = miles_root
@@ -243,7 +166,7 @@ class _Recorder:
         self.keep_hooks = functools.partial(hooks.hooked, trace)
 
     def focus(self, script: Path, captures: str) -> None:
-        """Set up for ``script`` (of ``_each``: in the fork that runs it), as ``__init__`` would have."""
+        """Set up for ``script`` (in the fork of ``forks.each`` that runs it), as ``__init__`` would have."""
         self.trace.script = str(script)
         self.trace.own_code = self.missing.own = _own_code(script.parent, self.miles_root)
         self.trace.captures = captures
