@@ -18,9 +18,12 @@ What a fork records is kept only where it is what a recording alone would have k
 
 Anything else is left to ``capture.record``, which records it alone: this only saves time.
 
-The tests of one sandbox share it: a file one of them left in the sandbox's ``/tmp`` (past the
-guards, which record writes and do none) the next could see. They are one checkout's code, and
-each recording is kept under a key of that whole checkout's bytes.
+The tests of one sandbox share it: past the guards (which record writes and do none), one of them
+could leave a file in the sandbox's ``/tmp`` for the next, or write over the trace an earlier one
+left in the results folder (a fork holds no other fork's open file; by its path, it could). They
+are one checkout's code: what it does to its own recordings, its author could write into its tests,
+and each recording is kept under a key of that whole checkout's bytes. A fork that ends the process
+that forks it leaves the scripts after it to recordings alone.
 """
 
 from __future__ import annotations
