@@ -12,8 +12,7 @@ graph into data).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -69,10 +68,16 @@ class Document:
         return Location(self.path, self.lines.get(key))
 
 
+# Parsed files by real path, modification time and size.
+_PARSED: dict[tuple[Path, int, int], Document] = {}
+MAX_PARSED = 4096
+
+
 def load(path: Path) -> Document:
     """Load one YAML mapping from ``path``; every failure is a :class:`SpecError`.
 
-    A file is parsed once per content: a base shared by a thousand cells costs one parse.
+    A file is parsed once per content, however its path is spelt (``components/x.yaml``,
+    ``nv/../components/x.yaml``): a base shared by a thousand cells costs one parse.
     Callers never mutate a Document's data (compose copies what it keeps).
     """
     try:
@@ -81,7 +86,13 @@ def load(path: Path) -> Document:
         stat = None
     if stat is None:
         return _load(path)
-    return _load_cached(path, stat.st_mtime_ns, stat.st_size)
+    key = (resolved(path), stat.st_mtime_ns, stat.st_size)
+    found = _PARSED.get(key)
+    if found is None:  # parsed under the path asked for: its problems name the file as the spec did
+        if len(_PARSED) >= MAX_PARSED:
+            _PARSED.clear()
+        found = _PARSED[key] = _load(path)
+    return found if found.path == path else replace(found, path=path)
 
 
 def load_from(path: Path, documents: Documents) -> Document:
@@ -92,11 +103,6 @@ def load_from(path: Path, documents: Documents) -> Document:
 
 def is_document(path: Path, documents: Documents) -> bool:
     return bool(documents) and resolved(path) in documents
-
-
-@lru_cache(maxsize=4096)
-def _load_cached(path: Path, mtime_ns: int, size: int) -> Document:
-    return _load(path)
 
 
 def _load(path: Path) -> Document:

@@ -5,9 +5,10 @@
 ``ModelPreset`` a file of ``miles/models/``;
 ``LaunchConventions`` is ``miles/launch/<date>-<commit8>.yaml``.
 
-These modules do without ``from __future__ import annotations``: pydantic builds every model as its
-module is imported, and a field annotated by a string costs a ``ForwardRef`` (a ``compile`` and an
-``eval``) each time, a tenth of a cold ``validate``. Only a name not yet defined is quoted.
+These modules do without ``from __future__ import annotations``: pydantic builds a model the first
+time it is used (``defer_build``), and a field annotated by a string costs a ``ForwardRef`` (a
+``compile`` and an ``eval``) each time, a tenth of a cold ``validate``. Only a name not yet defined is
+quoted.
 """
 
 from schemas.conventions import LaunchConventions

@@ -44,7 +44,7 @@ class LaunchConventions(Model):
     ray_start: list[str] = Field(description="arguments of `ray start` after --num-gpus")
     secrets: list[str] = Field(description="env vars rendered only as ${NAME} references")
     secret_flags: dict[str, str] = Field(
-        default_factory=dict, description="flags whose value is a secret -> the env var that should hold it"
+        default={}, description="flags whose value is a secret -> the env var that should hold it"
     )
     critic_placement: Literal["own", "actor"] = Field(
         default="own",
@@ -52,12 +52,12 @@ class LaunchConventions(Model):
         " or on the actor's (miles/ray/placement_group.py)",
     )
     verifiers: dict[str, Verifier] = Field(
-        default_factory=dict,
+        default={},
         description="module.function -> parameters: the checkout's checks of a run's output that a spec's"
         " verify: may call (those miles' tests call after execute_train)",
     )
     output_flags: list[str] = Field(
-        default_factory=list,
+        default=[],
         description="flags whose value is a folder the run writes (a later cell of the spec may read a"
         " file under it at launch: $${read-integer:PATH})",
     )

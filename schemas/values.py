@@ -19,9 +19,13 @@ _SCALAR_SCHEMA: dict[str, Any] = {"type": ["boolean", "integer", "number", "stri
 
 
 class Model(BaseModel):
-    """Frozen, closed: an unknown key is an error, never silently ignored."""
+    """Frozen, closed: an unknown key is an error, never silently ignored.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    Built when first used, not when defined: a model only ever validated inside another (a prepare
+    step inside a spec) is checked by that one's validator and never needs its own.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 def _flag_value(value: Any) -> Any:
