@@ -20,7 +20,7 @@ from runner.cell import Cell
 from runner.check import reads as read_checks
 from runner.compose import Composed, compose
 from runner.errors import Location, Problem, SpecError, UsageError
-from runner.knowledge import checkout_preset, flags, preset_data, versions
+from runner.knowledge import flags, preset_data, versions
 from runner.layout import layout
 from runner.load import NO_DOCUMENTS, Documents, Key
 from runner.matrix import Combo, cell_id, expand
@@ -230,6 +230,8 @@ def _cell_preset(
     except SpecError as exc:
         if miles_root is None or spec.model.type is None or exc.problems[0].rule != "unknown-name":
             raise
+        from runner.knowledge import checkout_preset  # reads the checkout: only when one is named
+
         found = checkout_preset.preset(spec.model.type, miles_root, where)
         if found is None:
             raise

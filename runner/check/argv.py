@@ -14,7 +14,7 @@ from typing import Any
 from runner.cell import Cell
 from runner.check import rule
 from runner.errors import Location, Problem, did_you_mean
-from runner.knowledge.flags import Choice, Flag, identify, load, shipped
+from runner.knowledge.flags import Choice, Flag, load, shipped
 from runner.knowledge.flags.values import Verdict, judge
 from runner.layout import Layout
 
@@ -201,6 +201,8 @@ def _upgrade_hint(cell: Cell, knowing: list[str]) -> str:
     drop = f"drop it, or check against miles {knowing[0]} (miles_version: {knowing[0]})"
     if choice is None or choice.checkout is None or version is None:
         return drop
+    from runner.knowledge.flags import identify  # reads the checkout's HEAD: only when one is named
+
     checkout = identify.named(choice.checkout, choice.catalog)
     if checkout.startswith(version[:8]) or not any(v.startswith(version[:8]) for v in knowing):
         return drop  # the spec's own miles lacks the flag too: moving it would not help

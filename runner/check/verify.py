@@ -11,7 +11,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from runner.cell import Cell
 from runner.check import rule
 from runner.errors import Location, Problem
-from runner.knowledge import own_checks
 from runner.layout import Layout
 from schemas import calls
 from schemas.calls import Hook, Verify
@@ -68,9 +67,13 @@ def own_calls_name_a_function_the_test_defines(cell: Cell, _: Layout) -> Iterato
 def _launched_by(cell: Cell, name: str, check: Verify) -> Iterator[Problem]:
     """Each function a check's ``launched_by`` names is a top-level function of the called file that
     the called function's body names: else doing nothing in its place leaves the launches running."""
-    found = own_checks.read(cell.miles_root, check.call) if cell.miles_root and check.launched_by else None
-    if found is None or isinstance(found, str):
-        return  # no checkout (_own_call's warning), or no such function (its error)
+    if cell.miles_root is None or not check.launched_by:
+        return  # _own_call warns that the checkout is needed
+    from runner.knowledge import own_checks  # the checkout's door: only when a checkout is named
+
+    found = own_checks.read(cell.miles_root, check.call)
+    if isinstance(found, str):
+        return  # no such function: _own_call's error
     called = calls.function_of(check.call)
     for launcher in check.launched_by:
         if launcher not in found.functions:
@@ -110,6 +113,8 @@ def _own_call(
             " with these parameters; run needs the checkout and checks it there",
         )
         return
+    from runner.knowledge import own_checks  # the checkout's door: only when a checkout is named
+
     found = own_checks.read(cell.miles_root, call)
     if isinstance(found, str):
         hint = "name a top-level function of a file of the checkout, the path relative to its root"
