@@ -3,7 +3,8 @@
 The checkout's ``scripts/models/<type>.py`` or ``.sh`` is expanded as miles expands it, and its
 ``execute_train`` is observed, both in the sandbox (``runner.knowledge.presets``,
 ``runner.knowledge.conventions``); a difference from run-matrix's shipped preset or launch
-conventions is a warning that names the tokens, never hidden.
+conventions is a warning that names the tokens, never hidden. Those modules, and the sandbox, are
+imported only when a checkout is named: ``render`` without one never reads them.
 """
 
 from __future__ import annotations
@@ -14,11 +15,8 @@ from pathlib import Path
 
 from runner.cell import Cell
 from runner.errors import Problem, RunMatrixError, SpecError
-from runner.knowledge import presets
-from runner.knowledge.conventions import checkout_conventions
 from runner.render import Context, preset_tokens
 from runner.runtime_env import MILES_ROOT_REFERENCE
-from runner.sandbox.bwrap import IsolationUnavailable
 from runner.steps import overridden
 from schemas import LaunchConventions
 
@@ -32,6 +30,8 @@ class ModelArgs:
 
 def model_args(miles_root: Path, model_type: str, trust: bool = False) -> ModelArgs | None:
     """MODEL_ARGS of ``model_type`` in the checkout, or None when it has no preset of that type."""
+    from runner.knowledge import presets
+
     found = presets.expand(miles_root, trust=trust).get(model_type)
     if found is None:
         return None
@@ -52,6 +52,9 @@ def launch_context(
 
 def _conventions(cell: Cell, miles_root: Path, trust: bool) -> tuple[LaunchConventions, list[Problem]]:
     """The checkout's own execute_train decides what is added around the flags."""
+    from runner.knowledge.conventions import checkout_conventions
+    from runner.sandbox.bwrap import IsolationUnavailable
+
     shipped = f"the shipped launch conventions (miles {(cell.conventions.miles_commit or 'unknown')[:8]})"
     where = (cell.location("miles_version"),)
     try:

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.errors import SpecError
+from runner import load as load_module
+from runner.errors import Location, SpecError
 from runner.load import DELETE, WrittenFloat, load
 
 
@@ -153,3 +154,29 @@ def test_a_merge_key_may_be_overridden(write):
     assert error_of(write("spec.yaml", "over:\n  x: 1\n  x: 2\n")).startswith(
         "spec.yaml:2: error [duplicate-key] over.x: key 'x' is written twice in one mapping"
     )
+
+
+def test_a_file_is_parsed_once_however_its_path_is_spelt(write, monkeypatch):
+    component = write("components/fp8.yaml", "args:\n  x: 1\n")
+    other = component.parent.parent / "nv" / ".." / "components" / "fp8.yaml"
+    (component.parent.parent / "nv").mkdir()
+    parsed: list[Path] = []
+    real = load_module._load
+    monkeypatch.setattr(load_module, "_load", lambda path: parsed.append(path) or real(path))
+    first, second = load(component), load(other)
+    assert parsed == [component]
+    assert (first.data, second.data) == ({"args": {"x": 1}}, {"args": {"x": 1}})
+    assert (first.location(("args", "x")), second.location(("args", "x"))) == (
+        Location(component, 2),
+        Location(other, 2),  # each caller's spelling, as its problems will name the file
+    )
+
+
+def test_a_broken_file_reached_two_ways_is_named_as_each_way_spells_it(write, tmp_path, monkeypatch):
+    broken = write("components/bad.yaml", "a: [1,\n")
+    other = tmp_path / "nv" / ".." / "components" / "bad.yaml"
+    (tmp_path / "nv").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")  # outside the current folder, a path is shown as given
+    assert error_of(broken).startswith(f"{broken}:2: error [yaml]")
+    assert error_of(other).startswith(f"{other}:2: error [yaml]")

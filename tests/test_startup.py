@@ -85,6 +85,41 @@ def test_light_commands_load_no_run_stack(argv: list[str]) -> None:
 
 
 @pytest.mark.allow_subprocess
+@pytest.mark.parametrize("argv", [["validate", "matrices/"], ["render", "rocm/glm5-async.yaml"]])
+def test_without_a_checkout_its_door_stays_unread(argv: list[str]) -> None:
+    """The checkout's door (git, its sandbox, its own checks and presets) loads only for --miles-root."""
+    env = {k: v for k, v in os.environ.items() if k != "MILES_ROOT"}
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    ).stdout
+    found = json.loads(out)
+    door = ("runner.knowledge.checkout", "runner.sandbox", "subprocess")
+    assert (found["code"], under(found["modules"], door)) == (0, [])
+
+
+CONSOLE = """
+import atexit, gc, sys
+from runner.cli import console
+atexit.register(lambda: print(gc.get_threshold(), gc.get_freeze_count() > 0, file=sys.stderr))
+console()
+"""
+
+
+@pytest.mark.allow_subprocess
+def test_the_console_script_collects_rarely_and_its_exit_handlers_still_run() -> None:
+    """What is left when the command has ended is frozen (the exit does not walk it); the exit
+    handlers run after that, and the command's output is whole."""
+    done = subprocess.run(
+        [sys.executable, "-c", CONSOLE, "validate", "matrices/", "--no-cache", "--format", "json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert (done.returncode, json.loads(done.stdout)["ok"]) == (0, True)
+    assert done.stderr.splitlines()[-1] == "(200000, 30, 30) True"
+
+
+@pytest.mark.allow_subprocess
 def test_help_reads_no_command_module() -> None:
     code, modules = loaded(["--help"])
     assert code == 0  # argparse's SystemExit(0), caught by the probe
