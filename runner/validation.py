@@ -44,20 +44,20 @@ def report(
     """Check every cell named (spec files, folders, cell ids; ``-k``) and, in folders, the profiles,
     bases and components; ``miles_root``'s own flags decide which flags are valid when given, and its
     own parser, run by ``parser``'s interpreter, has the last word on each cell."""
-    with memo():  # the tree is only read here: each path resolved once
+    with memo():  # the tree is only read here (the report too names its files): each path resolved once
         results = [*_cells(names, expression, miles_root, parser), *_supporting(names)]
-    problems = merged((r["cell"] or r["file"], p) for r in results for p in r["problems"])
-    errors = sum(p.severity == "error" for p in problems)
-    cells = sum(1 for r in results if r["cell"])
-    return Report(
-        errors=errors,
-        warnings=len(problems) - errors,
-        cells=cells,
-        supporting=len(results) - cells,
-        text="".join(f"{p}\n" for p in problems),
-        files=[{**r, "problems": [_in(p, r).to_json() for p in r["problems"]]} for r in results],
-        problems=[p.to_json() for p in problems],
-    )
+        problems = merged((r["cell"] or r["file"], p) for r in results for p in r["problems"])
+        errors = sum(p.severity == "error" for p in problems)
+        cells = sum(1 for r in results if r["cell"])
+        return Report(
+            errors=errors,
+            warnings=len(problems) - errors,
+            cells=cells,
+            supporting=len(results) - cells,
+            text="".join(f"{p}\n" for p in problems),
+            files=[{**r, "problems": [_in(p, r).to_json() for p in r["problems"]]} for r in results],
+            problems=[p.to_json() for p in problems],
+        )
 
 
 def _in(problem: Problem, result: dict[str, Any]) -> Problem:
