@@ -126,8 +126,8 @@ def main(argv: Sequence[str] | None = None, *, fresh_process: bool = False) -> i
 # that live until it ends (pydantic's schemas, the parsed specs) and few cycles. CPython's collector,
 # left as it is, walks them again every 700 allocations while the command runs, and all of them once
 # more while the interpreter exits: together about a sixth of a cold `validate`
-# (tools/bench_startup.py). The command collects rarely (mypy's console script sets the same
-# thresholds, for the same reason), and what is left when it has ended is frozen: the exit frees it
+# (tools/bench_startup.py). The command collects rarely (mypy sets the same thresholds for its
+# builds, for the same reason), and what is left when it has ended is frozen: the exit frees it
 # without walking it. Exit handlers still run; only the collector passes over those objects.
 GC_THRESHOLDS = (200_000, 30, 30)
 
