@@ -85,7 +85,16 @@ def test_light_commands_load_no_run_stack(argv: list[str]) -> None:
 
 
 @pytest.mark.allow_subprocess
-@pytest.mark.parametrize("argv", [["validate", "matrices/"], ["render", "rocm/glm5-async.yaml"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "matrices/"],
+        ["render", "rocm/glm5-async.yaml"],
+        ["list", "matrices/"],
+        ["explain", "nv/glm5-colocate.yaml", "args.sglang.sglang-dp-size"],
+        ["diff", "nv/glm5-colocate.yaml", "rocm/glm5-async.yaml", "--format", "json"],
+    ],
+)
 def test_without_a_checkout_its_door_stays_unread(argv: list[str]) -> None:
     """The checkout's door (git, its sandbox, its own checks and presets) loads only for --miles-root."""
     env = {k: v for k, v in os.environ.items() if k != "MILES_ROOT"}

@@ -9,7 +9,6 @@ from typing import Any
 
 from runner import pipeline
 from runner.cell import Cell
-from runner.changed.gather import narrow
 from runner.ci import estimate
 from runner.cli.output import (
     SELECT_HELP,
@@ -64,7 +63,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
     needs_miles_root(args)
     cells = pipeline.select(args.specs, args.k, miles_root=args.miles_root)
-    chosen = narrow(cells, args.changed, args.since, args.miles_root)
+    chosen = None
+    if args.changed is not None or args.since is not None:
+        from runner.changed.gather import narrow  # reads git and the checkout: only when asked
+
+        chosen = narrow(cells, args.changed, args.since, args.miles_root)
     why = {s.cell.id: list(s.reasons) for s in chosen} if chosen is not None else {}
     cells = [s.cell for s in chosen] if chosen is not None else cells
     durations = estimate.recorded(args.history, {}, [c.id for c in cells])  # asked for only
