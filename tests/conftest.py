@@ -51,9 +51,13 @@ def fake_checkout(tmp_path: Path, *layers: str) -> Path:
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Started in the background (``pytest &`` from a script: no job control), the tests inherit
     SIGINT ignored, and so would every run they start: the tests that press Ctrl-C on run-matrix
-    would find it deaf. They run with Python's own handler, as in a terminal or CI."""
+    would find it deaf. Started under ``nohup``, they inherit SIGHUP ignored, and the tests of a
+    hang-up would find it deaf too. They run with the handlers of a terminal or CI: Python's own
+    for SIGINT, the default for SIGHUP (the tests of an ignored signal ignore it themselves)."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
