@@ -64,18 +64,19 @@ def test_no_heavy_imports(argv: list[str]) -> None:
     assert (code, under(modules, HEAVY)) == (0, [])
 
 
+# the light commands: no run stack, and without a checkout none of the checkout's door
+LIGHT = [
+    ["validate", "matrices/"],
+    ["render", "rocm/glm5-async.yaml"],
+    ["list", "matrices/"],
+    ["explain", "nv/glm5-colocate.yaml", "args.sglang.sglang-dp-size"],
+    ["diff", "nv/glm5-colocate.yaml", "rocm/glm5-async.yaml", "--format", "json"],
+    ["diff", "nv/glm5-colocate.yaml", "rocm/glm5-async.yaml", "--format", "markdown"],
+]
+
+
 @pytest.mark.allow_subprocess
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["validate", "matrices/"],
-        ["render", "rocm/glm5-async.yaml"],
-        ["list", "matrices/"],
-        ["explain", "nv/glm5-colocate.yaml", "args.sglang.sglang-dp-size"],
-        ["diff", "nv/glm5-colocate.yaml", "rocm/glm5-async.yaml", "--format", "json"],
-        ["diff", "nv/glm5-colocate.yaml", "rocm/glm5-async.yaml", "--format", "markdown"],
-    ],
-)
+@pytest.mark.parametrize("argv", LIGHT)
 def test_light_commands_load_no_run_stack(argv: list[str]) -> None:
     code, modules = loaded(argv)
     commands = [m for m in modules if m.startswith("runner.cli.") and m != "runner.cli.output"]
@@ -85,16 +86,7 @@ def test_light_commands_load_no_run_stack(argv: list[str]) -> None:
 
 
 @pytest.mark.allow_subprocess
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["validate", "matrices/"],
-        ["render", "rocm/glm5-async.yaml"],
-        ["list", "matrices/"],
-        ["explain", "nv/glm5-colocate.yaml", "args.sglang.sglang-dp-size"],
-        ["diff", "nv/glm5-colocate.yaml", "rocm/glm5-async.yaml", "--format", "json"],
-    ],
-)
+@pytest.mark.parametrize("argv", LIGHT)
 def test_without_a_checkout_its_door_stays_unread(argv: list[str]) -> None:
     """The checkout's door (git, its sandbox, its own checks and presets) loads only for --miles-root."""
     env = {k: v for k, v in os.environ.items() if k != "MILES_ROOT"}

@@ -166,8 +166,7 @@ class Trace:
                 return "0"  # no NVLink links: the probe's answer on a machine without NVLink
         else:
             self.record("command", helper=helper, command=command, within=self.within(sys._getframe(1)))
-            self._download(command)
-            self._conversion(command)
+            self._checkpoints(command)
         if capture_output:
             raise self.refuse(f"reads the output of `{command}`, which the recorder cannot know")
         return None
@@ -178,13 +177,18 @@ class Trace:
         innermost = self._test_frame(frame)
         return self.functions(innermost)[:1] if self.functions and innermost else []
 
-    def _download(self, command: str) -> None:
-        """``hf download [--repo-type T] REPO --local-dir DIR``: DIR holds REPO (its known files are
-        readable)."""
+    def _checkpoints(self, command: str) -> None:
+        """What a command says of the checkpoints: a download's folder, a conversion's output."""
         try:
             words = shlex.split(command)
         except ValueError:
             return
+        self._download(words)
+        self._conversion(words)
+
+    def _download(self, words: list[str]) -> None:
+        """``hf download [--repo-type T] REPO --local-dir DIR``: DIR holds REPO (its known files are
+        readable)."""
         if words[:2] != ["hf", "download"] or "--local-dir" not in words[:-1]:
             return
         rest, repo = words[2:], None
@@ -197,13 +201,9 @@ class Trace:
         if repo is not None:
             self.downloads[os.path.abspath(words[words.index("--local-dir") + 1])] = repo
 
-    def _conversion(self, command: str) -> None:
+    def _conversion(self, words: list[str]) -> None:
         """``python .../tools/convert_kimi_int4_to_bf16.py --model-dir SRC --output-dir DST`` (a
         ``CONVERSIONS`` tool) of a download: DST holds what SRC does."""
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            return
         for tool, source, output in CONVERSIONS:
             if any(word.endswith("/" + tool) or word == tool for word in words):
                 self.converted(_option(words, source), _option(words, output))
