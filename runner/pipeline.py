@@ -15,18 +15,20 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from runner import adjust, check, hardware, locate, repository, selection, why
-from runner.cell import Cell
+from runner import check
+from runner.cells import adjust, hardware, selection
+from runner.cells.cell import Cell
+from runner.cells.layout import layout
+from runner.cells.matrix import Combo, cell_id, expand
 from runner.check import reads as read_checks
-from runner.compose import Composed, compose
 from runner.errors import Location, Problem, SpecError, UsageError
 from runner.knowledge import flags, preset_data, versions
-from runner.layout import layout
-from runner.load import NO_DOCUMENTS, Documents, Key
-from runner.matrix import Combo, cell_id, expand
-from runner.model import build
-from runner.resolve import Resolver, resolve
 from runner.resolved import memo, resolved
+from runner.spec import locate, repository, why
+from runner.spec.compose import Composed, compose
+from runner.spec.load import NO_DOCUMENTS, Documents, Key
+from runner.spec.model import build
+from runner.spec.resolve import Resolver, resolve
 from schemas import HardwareProfile, LaunchConventions, ModelPreset, Spec
 from schemas.matrix import Matrix, MatrixBlock
 

@@ -2,7 +2,7 @@
 
 Checking specs resolves the same specs, bases and profiles again and again (which repository a file
 is of, which matrices tree, which file a base is), each time a walk of ``lstat`` calls: a fifth of a
-cold ``validate``. Inside :func:`memo` (``pipeline.select``, ``validation.report``: reads of a tree
+cold ``validate``. Inside :func:`memo` (``pipeline.select``, ``validate.report``: reads of a tree
 that nothing writes meanwhile) each path is resolved once; outside it, and after it, every call
 resolves afresh, so a command that writes (``import --force`` replacing a link with its spec) and
 then reads sees the tree as it is. No module here imports another of run-matrix's.

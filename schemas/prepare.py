@@ -1,6 +1,6 @@
 """The prepare steps of a spec: what runs on this machine, in order, before the cell's Ray head.
 
-Each step is a model told apart by its ``kind``; render turns it into a command (runner/steps.py)
+Each step is a model told apart by its ``kind``; render turns it into a command (runner/launch/steps.py)
 and run either does it itself or runs that command (runner/run/prepare.py).
 """
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runner import check, locate, pipeline
+from runner import check, pipeline
+from runner.spec import locate
 
 MATRICES = pipeline.locate.BUNDLED_MATRICES
 ROCM = MATRICES / "rocm" / "glm5-async.yaml"

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from runner import pipeline
-from runner.checkout import launch_context, model_args
-from runner.render import preset_tokens, render
+from runner.launch.checkout import launch_context, model_args
+from runner.launch.render import preset_tokens, render
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.allow_subprocess

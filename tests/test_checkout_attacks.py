@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline
-from runner.history.recorder import miles_commit
 from runner.knowledge import checkout
+from runner.results.history.recorder import miles_commit
 from runner.run.requires import check
 from tests.test_model import VALID
 

@@ -45,7 +45,7 @@ RENDER_PATH = (
     "runner.cli.render",
     "runner.cli.validate",
     "runner.cli.cells",
-    "runner.checkout",
+    "runner.launch.checkout",
     "runner.pipeline",
 )
 IMPORTER = "runner.importer"
@@ -204,7 +204,7 @@ def reaching(starts: tuple[str, ...], module: str, source: Source = own_source) 
 
 def test_render_validate_and_list_never_import_the_importer():
     """render asks the door and knowledge/ for a checkout's conventions (knowledge/conventions.py),
-    never the import's recorder; the YAML writer they share is runner/emit.py."""
+    never the import's recorder; the YAML writer they share is runner/spec/emit.py."""
     assert reaching(RENDER_PATH, IMPORTER) == {}
 
 
@@ -213,7 +213,7 @@ def test_render_validate_and_list_never_import_the_importer():
     [
         # the old way render learnt conventions: a lazy import inside a function
         (
-            "runner.checkout",
+            "runner.launch.checkout",
             "def conventions():\n    from runner.importer.observed import checkout_conventions\n",
         ),
         # a module of knowledge/ on the render path that writes YAML through the import's writer

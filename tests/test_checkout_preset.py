@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from runner import locate, pipeline
+from runner import pipeline
 from runner.errors import SpecError
 from runner.knowledge import preset_sync
+from runner.spec import locate
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.allow_subprocess

@@ -147,8 +147,8 @@ def test_nightly_and_skipped_cells_are_left_out_unless_asked(cli, tree):
 
 
 def test_est_time_comes_from_the_history_store_when_one_is_given(cli, tree):
-    from runner.history.location import parse
-    from runner.history.store import AttemptRecord, Identity, Store
+    from runner.results.history.location import parse
+    from runner.results.history.store import AttemptRecord, Identity, Store
 
     store = Store.open(parse(str(tree / "h.sqlite"), "--history", from_command_line=True))
     identity = Identity("gen/nv", "gen/nv.yaml", "x", "h200", "", "0")
@@ -300,8 +300,8 @@ def test_overlapping_specs_plan_each_cell_once_and_one_id_from_two_files_is_refu
 
 
 def test_the_history_store_of_the_environment_serves_the_plan(cli, tree, monkeypatch):
-    from runner.history.location import parse
-    from runner.history.store import AttemptRecord, Identity, Store
+    from runner.results.history.location import parse
+    from runner.results.history.store import AttemptRecord, Identity, Store
 
     store = Store.open(parse(str(tree / "team.sqlite"), "--history", from_command_line=True))
     store.record(

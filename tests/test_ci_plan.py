@@ -171,6 +171,6 @@ def test_a_github_matrix_has_at_most_256_jobs():
 
 def test_the_history_variable_is_the_stores_own() -> None:
     from runner.ci.estimate import HISTORY_URL
-    from runner.history.location import ENV
+    from runner.results.history.location import ENV
 
     assert HISTORY_URL == ENV

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from runner.compose import compose
 from runner.errors import SpecError
+from runner.spec.compose import compose
 
 
 def error_of(path) -> str:

@@ -1,4 +1,4 @@
-"""runner.edit: keys set in a spec's text in place; everything else kept byte for byte."""
+"""runner.spec.edit: keys set in a spec's text in place; everything else kept byte for byte."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from runner import load
-from runner.edit import edited
 from runner.errors import SpecError
+from runner.spec import load
+from runner.spec.edit import edited
 
 PATH = Path("spec.yaml")
 BAND = {"rel_up": 0.45, "abs_floor_up": 0.0, "rel_down": 0.45, "abs_floor_down": 0.0}

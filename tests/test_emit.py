@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.emit import Text, dump, flag_value, scalar
-from runner.load import DELETE, loads
+from runner.spec.emit import Text, dump, flag_value, scalar
+from runner.spec.load import DELETE, loads
 from schemas.values import flag_tokens
 
 

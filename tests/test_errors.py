@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from runner.errors import Location, Problem, merged
-from runner.locate import BUNDLED_MATRICES
+from runner.spec.locate import BUNDLED_MATRICES
 
 ROCM = BUNDLED_MATRICES / "rocm" / "glm5-async.yaml"
 

@@ -5,9 +5,9 @@ from dataclasses import replace
 import pytest
 
 from runner import pipeline
+from runner.cells.gpumap import gpu_map
+from runner.cells.layout import layout
 from runner.errors import SpecError
-from runner.gpumap import gpu_map
-from runner.layout import layout
 
 ROCM = pipeline.locate.BUNDLED_MATRICES / "rocm" / "glm5-async.yaml"
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runner import check, hardware, pipeline
+from runner import check, pipeline
+from runner.cells import hardware
 from runner.errors import SpecError
 from tests.conftest import DATA, known_elided
 

@@ -1,18 +1,18 @@
-"""runner.history.checks: the floor the history readers stand on, which imports none of them."""
+"""runner.results.history.checks: the floor the history readers stand on, which imports none of them."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-import runner.history
+import runner.results.history
 
-PACKAGE = "runner.history"
-FOLDER = Path(runner.history.__file__).parent
+PACKAGE = "runner.results.history"
+FOLDER = Path(runner.results.history.__file__).parent
 
 
 def _imports(path: Path) -> set[str]:
-    """The runner.history modules ``path`` imports anywhere: at the top, in a function, or only for
+    """The runner.results.history modules ``path`` imports anywhere: at the top, in a function, or only for
     the type checker (a cycle of those is still two modules that must be read together)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.history.location import parse
-from runner.history.store import AttemptRecord, Identity, Store
-from runner.run.results import Gate, Sample
+from runner.results.history.location import parse
+from runner.results.history.store import AttemptRecord, Identity, Store
+from runner.results.outcome import Gate, Sample
 
 
 def identity(cell: str) -> Identity:

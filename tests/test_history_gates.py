@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from runner.history.gates import LAST, Reference, SelectionError, coordinates, judge
-from runner.run.results import Sample
+from runner.results.history.gates import LAST, Reference, SelectionError, coordinates, judge
+from runner.results.outcome import Sample
 from schemas.run import Band, Expectation
 
 

@@ -14,10 +14,10 @@ import pytest
 
 from runner.ci.estimate import recorded
 from runner.errors import EnvironmentProblem, UsageError
-from runner.history.location import locate, parse, redacted
-from runner.history.reads import Reader
-from runner.history.store import AttemptRecord, Identity, Store
-from runner.run.results import Gate, Sample
+from runner.results.history.location import locate, parse, redacted
+from runner.results.history.reads import Reader
+from runner.results.history.store import AttemptRecord, Identity, Store
+from runner.results.outcome import Gate, Sample
 
 ENV = "RUN_MATRIX_HISTORY_URL"
 

@@ -9,13 +9,13 @@ import math
 import pytest
 
 from runner import pipeline
-from runner.history.gates import LAST, Reference
-from runner.history.location import parse
-from runner.history.reads import Reader, points
-from runner.history.recommend import recommend
-from runner.history.recorder import stack_of
-from runner.history.store import AttemptRecord, Identity, Store
-from runner.run.results import Sample
+from runner.results.history.gates import LAST, Reference
+from runner.results.history.location import parse
+from runner.results.history.reads import Reader, points
+from runner.results.history.recommend import recommend
+from runner.results.history.recorder import stack_of
+from runner.results.history.store import AttemptRecord, Identity, Store
+from runner.results.outcome import Sample
 from schemas.run import Baseline
 from tests.test_run_on_ray import specs
 

@@ -13,11 +13,11 @@ import pytest
 import sqlalchemy as sa
 
 from runner.errors import EnvironmentProblem
-from runner.history import query, reads, schema
-from runner.history.location import Location, parse
-from runner.history.reads import Reader
-from runner.history.store import AttemptRecord, Identity, Store
-from runner.run.results import Gate, Sample
+from runner.results.history import query, reads, schema
+from runner.results.history.location import Location, parse
+from runner.results.history.reads import Reader
+from runner.results.history.store import AttemptRecord, Identity, Store
+from runner.results.outcome import Gate, Sample
 
 COMPILED = Path(reads.__file__).with_name("compiled_reads.json")
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from runner.history.location import parse
-from runner.history.recorder import NO_RECORD, Recorder, miles_commit
-from runner.history.store import Store
-from runner.run.results import CellResult, Gate, Status
+from runner.results.history.location import parse
+from runner.results.history.recorder import NO_RECORD, Recorder, miles_commit
+from runner.results.history.store import Store
+from runner.results.outcome import CellResult, Gate, Status
 
 COMMIT = "31f1ca96" + "0" * 32
 

@@ -163,9 +163,9 @@ def test_runs_summary_names_a_gate_that_cannot_fail(cli, specs, users_cluster, h
 def test_a_store_unreadable_after_the_run_costs_the_warnings_never_the_verdict(specs, tmp_path):
     from runner import pipeline
     from runner.cli.run import _gates_that_cannot_fail
-    from runner.history.location import parse
-    from runner.history.recorder import Recorder
-    from runner.history.store import Store
+    from runner.results.history.location import parse
+    from runner.results.history.recorder import Recorder
+    from runner.results.history.store import Store
 
     specs("async", extra=f"expect:\n  {LOGPROB}: {{max: 1000}}\n")
     cells = pipeline.select(["m/fake/async.yaml"])

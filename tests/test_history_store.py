@@ -11,11 +11,11 @@ import pytest
 import sqlalchemy as sa
 
 from runner.errors import EnvironmentProblem, UsageError
-from runner.history import schema
-from runner.history.gates import LAST, Reference
-from runner.history.location import locate, parse
-from runner.history.store import AttemptRecord, Identity, Store
-from runner.run.results import Sample
+from runner.results.history import schema
+from runner.results.history.gates import LAST, Reference
+from runner.results.history.location import locate, parse
+from runner.results.history.store import AttemptRecord, Identity, Store
+from runner.results.outcome import Sample
 from schemas.run import Baseline
 
 IDENTITY = Identity("nv/glm5", "m/nv/glm5.yaml", "abc123", "h200", "31f1ca96", "0.1.0")
@@ -197,7 +197,7 @@ def test_the_default_store_is_a_sqlite_file_beside_the_log_folders():
 
 
 def test_each_cell_s_seconds_are_recorded_and_the_last_passed_ones_read_back(store):
-    from runner.history.query import durations
+    from runner.results.history.query import durations
 
     for seconds in (10.0, 20.0, 30.0, 40.0, 50.0, 60.0):
         store.record(AttemptRecord(IDENTITY, 1, "j", "succeeded", "passed", True, "", {}, (), seconds))

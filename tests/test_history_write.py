@@ -10,11 +10,11 @@ import pytest
 
 from runner import pipeline
 from runner.errors import EnvironmentProblem
-from runner.history.gates import LAST, Reference
-from runner.history.location import parse
-from runner.history.recommend import recommend
-from runner.history.store import Identity, Store
-from runner.history.write import write
+from runner.results.history.gates import LAST, Reference
+from runner.results.history.location import parse
+from runner.results.history.recommend import recommend
+from runner.results.history.store import Identity, Store
+from runner.results.history.write import write
 from schemas.run import Baseline
 from tests.test_history_learn import STEP_TIME, _cell_and_store, _record
 from tests.test_run_on_ray import specs

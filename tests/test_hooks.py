@@ -17,13 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from runner import check, pipeline, programs
-from runner.command import stop_shell
+from runner import check, pipeline
 from runner.errors import SpecError
-from runner.render import Context, render
+from runner.launch import programs
+from runner.launch.command import stop_shell
+from runner.launch.planned import Planned
+from runner.launch.render import Context, render
+from runner.launch.script import to_shell
 from runner.run import preview
-from runner.run.plan import Options, Planned
-from runner.script import to_shell
+from runner.run.plan import Options
 from tests.conftest import DATA
 from tests.test_model import MINIMAL
 

@@ -11,7 +11,7 @@ import pytest
 
 from runner.errors import SpecError
 from runner.importer import Request, import_test
-from runner.load import load
+from runner.spec.load import load
 
 pytestmark = pytest.mark.allow_subprocess  # the import runs the script in a sandbox interpreter
 

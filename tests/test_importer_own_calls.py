@@ -24,7 +24,7 @@ import pytest
 
 from runner.errors import SpecError
 from runner.importer import Request, capture, import_test
-from runner.load import load
+from runner.spec.load import load
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.allow_subprocess  # the import runs each script in a sandbox interpreter

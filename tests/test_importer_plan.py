@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from runner.emit import Text
 from runner.importer.plan import ImportPlan, merge
 from runner.importer.residual import data_residual, same_data
-from runner.load import DELETE
+from runner.spec.emit import Text
+from runner.spec.load import DELETE
 
 
 def test_a_default_cell_edits_the_spec_and_another_cell_its_component():

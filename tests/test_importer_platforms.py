@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from runner.importer import Request, import_test
-from runner.load import DELETE, load
+from runner.spec.load import DELETE, load
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.allow_subprocess  # the import runs each script in a sandbox interpreter

@@ -16,7 +16,7 @@ from runner.importer.launch import Launched
 from runner.importer.roundtrip import differences
 from runner.importer.target import _model_args
 from runner.importer.variants import explore
-from runner.steps import tokens
+from runner.launch.steps import tokens
 from schemas.values import flag_tokens
 from tests.conftest import DATA
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline
-from runner.render import render
+from runner.launch.render import render
 from tests.test_importer_own_calls import OWN, imported, own_checks_checkout
 from tests.test_importer_own_calls import refusal as refused
 

@@ -14,7 +14,7 @@ import pytest
 
 from runner.errors import SpecError
 from runner.importer import Request, capture, import_test
-from runner.load import DELETE, load
+from runner.spec.load import DELETE, load
 from tests.conftest import DATA, fake_checkout
 
 pytestmark = pytest.mark.allow_subprocess  # the import runs each script in a sandbox interpreter

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import inputs
+from runner.validate import inputs
 from tests.conftest import promptly
 
 

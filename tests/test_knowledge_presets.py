@@ -159,8 +159,8 @@ def test_the_shipped_version_is_chosen_explicitly(cli, in_repo):
 
 
 def test_sync_writes_a_folder_per_commit_and_check_finds_drift(cli, in_repo, tmp_path, monkeypatch):
-    from runner import locate
     from runner.knowledge import presets as knowledge_presets
+    from runner.spec import locate
 
     monkeypatch.setattr(locate, "PRESETS", tmp_path / "models")
     (tmp_path / "models").mkdir()

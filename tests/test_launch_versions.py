@@ -11,7 +11,7 @@ import pytest
 
 from runner import pipeline
 from runner.importer import Request, import_test
-from runner.render import Context, render
+from runner.launch.render import Context, render
 from tests.conftest import DATA
 
 ROCM = pipeline.locate.BUNDLED_MATRICES / "rocm/glm5-async.yaml"

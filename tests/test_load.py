@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from runner import load as load_module
 from runner.errors import Location, SpecError
-from runner.load import DELETE, WrittenFloat, load
+from runner.spec import load as load_module
+from runner.spec.load import DELETE, WrittenFloat, load
 
 
 def error_of(path: Path) -> str:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from runner.cells.matrix import cell_id, expand
 from runner.errors import Location, SpecError
-from runner.matrix import cell_id, expand
 from schemas.matrix import Matrix
 
 

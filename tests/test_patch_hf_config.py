@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline
+from runner.launch.render import render
 from runner.patch_hf_config import main, patched
-from runner.render import render
 
 MATRICES = pipeline.locate.BUNDLED_MATRICES
 GLM5 = {

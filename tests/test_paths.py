@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from runner.errors import EnvironmentProblem, Location, SpecError
-from runner.paths import readable_file, writable
+from runner.spec.paths import readable_file, writable
 
 
 def refusal(path: Path, named: str = "") -> str:

@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from runner import check, pipeline, prepared, programs
-from runner.render import Context, render
+from runner import check, pipeline
+from runner.launch import programs
+from runner.launch.planned import Planned
+from runner.launch.render import Context, render
+from runner.launch.script import to_shell
 from runner.run import preview
-from runner.run.plan import Options, Planned
-from runner.script import to_shell
+from runner.run.plan import Options
+from runner.spec.runtime import prepared
 from tests.conftest import DATA
 from tests.test_model import MINIMAL
 from tests.test_steps import python3_first

@@ -12,11 +12,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from runner.cells.matrix import cell_id, expand
 from runner.cli import main
-from runner.compose import compose
 from runner.errors import Location
-from runner.matrix import cell_id, expand
-from runner.shell import quote
+from runner.launch.shell import quote
+from runner.spec.compose import compose
 from schemas.matrix import Matrix
 
 names = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)

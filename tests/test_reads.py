@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from runner import check, pipeline, reads, render, script
+from runner import check, pipeline
 from runner.errors import SpecError
+from runner.launch import render, script
 from runner.run import reads as run_reads
+from runner.spec.runtime import reads
 
 NV = pipeline.locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml"
 LATEST = "/data/ckpt/latest_checkpointed_iteration.txt"

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from runner import pipeline, programs, shell
-from runner.command import CLOSE_STOPS
+from runner import pipeline
 from runner.errors import SpecError
-from runner.render import Context, preset_tokens, render
-from runner.script import to_shell
-from runner.steps import overridden
+from runner.launch import programs, shell
+from runner.launch.command import CLOSE_STOPS
+from runner.launch.render import Context, preset_tokens, render
+from runner.launch.script import to_shell
+from runner.launch.steps import overridden
 from schemas.values import flag_tokens
 from tests.conftest import DATA
 from tests.test_model import MINIMAL, VALID
@@ -108,7 +109,7 @@ def test_bash_accepts_the_script(spec: str, tmp_path: Path) -> None:
 
 @pytest.mark.allow_subprocess
 def test_bash_expands_references_and_nothing_else(tmp_path: Path) -> None:
-    from runner.shell import line
+    from runner.launch.shell import line
 
     argv = ["printf", "%s\\n", "--wandb-key", "${WANDB_API_KEY}", "$HOME `x` \"q\" 'y'", "a ${NAME} $b"]
     out = subprocess.run(

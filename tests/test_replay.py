@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from runner import check, pipeline, programs
+from runner import check, pipeline
 from runner.errors import SpecError
-from runner.render import Context, render
+from runner.launch import programs
+from runner.launch.render import Context, render
 from tests.conftest import DATA
 
 MAIN = Path(__file__).parents[1] / "matrices" / "nv" / "glm5-main-ci.yaml"

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 from junitparser import JUnitXml
 
-from runner import report
-from runner.run.results import (
+from runner.results import report
+from runner.results.outcome import (
     Attempt,
     CellResult,
     Check,

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from runner.compose import compose
 from runner.errors import SpecError
-from runner.resolve import resolve
+from runner.spec.compose import compose
+from runner.spec.resolve import resolve
 
 
 def resolved(write, text: str, **derived):

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from runner import check, pipeline
+from runner.cells.layout import describe, layout
 from runner.check.choices import ONE_OF
 from runner.errors import SpecError
-from runner.layout import describe, layout
 
 MATRICES = pipeline.locate.BUNDLED_MATRICES
 ROCM = MATRICES / "rocm" / "glm5-async.yaml"

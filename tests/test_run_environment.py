@@ -6,9 +6,10 @@ import pytest
 
 from runner import pipeline
 from runner.errors import EnvironmentProblem
-from runner.render import Context, render
+from runner.launch.planned import Planned
+from runner.launch.render import Context, render
 from runner.run.environment import entrypoint, job_env, probe
-from runner.run.plan import Options, Planned
+from runner.run.plan import Options
 from runner.run.preview import preview
 
 NV = pipeline.locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml"

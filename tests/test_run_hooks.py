@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline
-from runner.command import Command
 from runner.errors import EnvironmentProblem
-from runner.programs import HOOK_READY, HOOK_REPORTED
+from runner.launch.command import Command
+from runner.launch.programs import HOOK_READY, HOOK_REPORTED
+from runner.launch.render import Context, render
 from runner.redact import Redactor
-from runner.render import Context, render
 from runner.run import services
 from runner.run.record import Untracked
 from tests.test_model import VALID

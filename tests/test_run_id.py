@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from runner import pipeline, run_id
-from runner.render import render
-from runner.script import to_shell
+from runner import pipeline
+from runner.launch.render import render
+from runner.launch.script import to_shell
+from runner.spec.runtime import run_id
 from tests.test_model import VALID
 from tests.test_run_on_ray import run, specs, users_cluster  # noqa: F401 (fixtures)
 

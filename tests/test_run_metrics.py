@@ -4,8 +4,8 @@ import math
 
 import pytest
 
+from runner.results.outcome import Check, Sample
 from runner.run.metrics import add, check, check_one, collect, parse_line
-from runner.run.results import Check, Sample
 from schemas.run import Expectation
 from tests.test_model import error_of
 

@@ -23,9 +23,10 @@ import pytest
 from runner import pipeline
 from runner.errors import Location
 from runner.knowledge import flags
-from runner.render import Context, render
+from runner.launch.planned import Planned
+from runner.launch.render import Context, render
 from runner.run import miles_check
-from runner.run.plan import Options, Planned
+from runner.run.plan import Options
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.allow_subprocess

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from runner import report
 from runner.errors import EnvironmentProblem
+from runner.results import report
 from runner.run.outputs import Outputs, make_log_dir
 from tests.test_report import RUN
 

@@ -7,8 +7,9 @@ import pytest
 
 from runner import pipeline
 from runner.errors import EnvironmentProblem
-from runner.render import Context, render
-from runner.run.plan import Options, Planned
+from runner.launch.planned import Planned
+from runner.launch.render import Context, render
+from runner.run.plan import Options
 from runner.run.preflight import Gpus, check, local_gpus, need_checkout
 from tests.conftest import DATA
 

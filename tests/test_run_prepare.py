@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline
-from runner.command import Command
 from runner.errors import EnvironmentProblem
-from runner.render import Context, render
+from runner.launch.command import Command
+from runner.launch.planned import Planned
+from runner.launch.render import Context, render
+from runner.results.outcome import PrepareRecord
 from runner.run import preview
-from runner.run.plan import Options, Planned
+from runner.run.plan import Options
 from runner.run.prepare import run_step, skip_reason
-from runner.run.results import PrepareRecord
 from schemas.prepare import PrepareStep
 from tests.conftest import DATA
 from tests.test_model import VALID

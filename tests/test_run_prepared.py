@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline
-from runner.command import Command
-from runner.render import Context, render
+from runner.launch.command import Command
+from runner.launch.render import Context, render
 from runner.run.prepare import run_step
 from schemas.prepare import PrepareStep
 from tests.conftest import DATA

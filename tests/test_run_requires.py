@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline
+from runner.results.outcome import RequirementResult
 from runner.run.requires import check, unmet
-from runner.run.results import RequirementResult
 from tests.test_model import VALID
 
 

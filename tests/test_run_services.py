@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline
-from runner.command import Command
 from runner.errors import EnvironmentProblem
+from runner.launch.command import Command
+from runner.launch.planned import Planned
+from runner.launch.render import Context, render
 from runner.redact import Redactor
-from runner.render import Context, render
 from runner.run import preflight, preview, services
 from runner.run.cluster import free_ports
-from runner.run.plan import Options, Planned
+from runner.run.plan import Options
 from runner.run.record import Untracked
 from tests.conftest import DATA, alive
 from tests.test_model import VALID

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.run.results import Attempt, Check, PrepareRecord, Status
+from runner.results.outcome import Attempt, Check, PrepareRecord, Status
 from runner.run.verdict import verdict
 
 RAN = (PrepareRecord("model", "hf-download", "ran", "downloaded a/b to /m"),)

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 from rich.console import Console
 
-from runner.run.results import CellResult, Check, RequirementResult, RunResult, Status
+from runner.results.outcome import CellResult, Check, RequirementResult, RunResult, Status
 from runner.run.summary import print_summary
 from runner.run.view import PlainView
 

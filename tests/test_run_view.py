@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from runner.run.results import CellResult, Sample, Status
+from runner.results.outcome import CellResult, Sample, Status
 from runner.run.view import LiveView, PlainView, for_console
 
 CELL = "rocm/glm5-async[fp8_rollout=true]"

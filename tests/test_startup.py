@@ -18,8 +18,8 @@ HEAVY = ("ray", "torch", "sglang", "megatron", "transformers")
 # what only `run`, `cleanup`, `history` (and drawing) need
 RUN_STACK = (
     "runner.run",
-    "runner.report",
-    "runner.history",
+    "runner.results.report",
+    "runner.results.history",
     "runner.importer",
     "rich",
     "sqlalchemy",
@@ -130,8 +130,8 @@ def test_help_reads_no_command_module() -> None:
 @pytest.mark.allow_subprocess
 def test_history_reads_the_store_without_pydantic(tmp_path: Path) -> None:
     """`history CELL` answers from the store: SQLAlchemy and rich, no spec models (pydantic), no run."""
-    from runner.history.location import parse
-    from runner.history.store import AttemptRecord, Identity, Store
+    from runner.results.history.location import parse
+    from runner.results.history.store import AttemptRecord, Identity, Store
 
     path = tmp_path / "history.sqlite"
     store = Store.open(parse(str(path), "--history", from_command_line=True))

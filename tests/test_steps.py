@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from runner import pipeline, programs
-from runner.render import Context, render
-from runner.script import to_shell
+from runner import pipeline
+from runner.launch import programs
+from runner.launch.render import Context, render
+from runner.launch.script import to_shell
 from tests.conftest import DATA
 from tests.test_model import VALID
 

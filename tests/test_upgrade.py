@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline
-from runner.compose import compose
 from runner.knowledge import flags
-from runner.load import load
+from runner.spec.compose import compose
+from runner.spec.load import load
 from runner.upgrade import Target, of_version
 from runner.upgrade.plan import plan
 from runner.upgrade.subject import subject

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner import pipeline
-from runner.render import Context, render
+from runner.launch.render import Context, render
 from tests.conftest import DATA
 
 MATRICES = Path(__file__).parents[1] / "matrices"

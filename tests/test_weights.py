@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from runner.locate import PRESETS
-from runner.weights import Weights, count
+from runner.check.weights import Weights, count
+from runner.spec.locate import PRESETS
 
 MAIN = PRESETS / "2026-08-21-31f1ca96"
 

@@ -28,11 +28,11 @@ import time
 from pathlib import Path
 
 from runner.cli import main as run_matrix
-from runner.history import schema
-from runner.history.location import parse
-from runner.history.recorder import Recorder
-from runner.history.store import AttemptRecord, Identity, Store
-from runner.run.results import Gate, Sample
+from runner.results.history import schema
+from runner.results.history.location import parse
+from runner.results.history.recorder import Recorder
+from runner.results.history.store import AttemptRecord, Identity, Store
+from runner.results.outcome import Gate, Sample
 from schemas.run import Expectation
 
 METRICS = [f"train/metric_{i}" for i in range(10)]

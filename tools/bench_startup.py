@@ -92,8 +92,8 @@ SEED = """
 import sys
 sys.path.insert(0, "tools")
 from bench_history import fill
-from runner.history.location import parse
-from runner.history.store import Store
+from runner.results.history.location import parse
+from runner.results.history.store import Store
 store = Store.open(parse(sys.argv[1], "--history", from_command_line=True))
 fill(store, 1)
 store.close()

@@ -28,11 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runner import check, emit, pipeline  # noqa: E402
+from runner import check, pipeline  # noqa: E402
 from runner.errors import Problem, RunMatrixError  # noqa: E402
 from runner.importer import capture, groups, traced  # noqa: E402
 from runner.importer.launch import launched  # noqa: E402
 from runner.knowledge import presets  # noqa: E402
+from runner.spec import emit  # noqa: E402
 
 SECRETS = ("WANDB_API_KEY",)
 # the function each launcher trains with (its prepare() downloads and converts: not a launch)

@@ -3,7 +3,7 @@
 
 Loads the two pure modules of miles' gate from a checkout — ``tests/ci/metric_history/
 selection.py`` (which coordinates ``steps`` picks) and ``constraints.py`` (the corridor) — and
-compares them with ``runner.history.gates`` on generated series, step selections, bands and
+compares them with ``runner.results.history.gates`` on generated series, step selections, bands and
 baseline means: the same coordinates (step -1 for ``last``), the same errors, the same corridor,
 the same verdict. Those two modules import nothing but the standard library; nothing else of the
 checkout is run.
@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from runner.history.gates import Reference, SelectionError, coordinates, judge
-from runner.run.results import Sample
+from runner.results.history.gates import Reference, SelectionError, coordinates, judge
+from runner.results.outcome import Sample
 from schemas.run import Expectation
 
 

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from runner import pipeline  # noqa: E402
-from runner.render import render  # noqa: E402
+from runner.launch.render import render  # noqa: E402
 
 PAIRS = {
     "nv/glm5-colocate": "tests/e2e/megatron/test_glm5_744b_a40b_4layer.py",

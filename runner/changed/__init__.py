@@ -17,12 +17,12 @@ from pathlib import Path
 
 import yaml
 
-from runner import locate
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.changed import inputs
 from runner.errors import EnvironmentProblem, display_path
 from runner.knowledge import versions
 from runner.knowledge.checkout import Tree
+from runner.spec import locate
 
 CORE = locate.PROJECT / "miles" / "core"
 

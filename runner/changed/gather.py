@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.changed import Changes, Selected, select
 from runner.errors import RunMatrixError, UsageError
 from runner.knowledge.checkout import NotGit, Tree, since

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from runner import locate
-from runner.cell import Cell
-from runner.compose import compose
+from runner.cells.cell import Cell
 from runner.errors import Location
 from runner.knowledge import ci_platforms, flags, test_imports, versions
 from runner.knowledge.checkout import Tree
+from runner.spec import locate
+from runner.spec.compose import compose
 from schemas import calls
 from schemas.prepare import Call
 

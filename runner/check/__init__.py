@@ -12,12 +12,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from runner import errors, repository
-from runner.cell import Cell
+from runner import errors
+from runner.cells.cell import Cell
+from runner.cells.layout import Layout, layout
 from runner.errors import Location, Problem, Severity
-from runner.layout import Layout, layout
-from runner.load import Key, dotted
-from runner.references import is_set, references
+from runner.spec import repository
+from runner.spec.load import Key, dotted
+from runner.spec.references import is_set, references
 
 Rule = Callable[[Cell, Layout], Iterator[Problem]]
 RULES: dict[str, Rule] = {}

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import Layout
 from runner.check import rule
 from runner.errors import Location, Problem, did_you_mean
 from runner.knowledge.flags import Choice, Flag, load, shipped
 from runner.knowledge.flags.values import Verdict, judge
-from runner.layout import Layout
 
 # values a dedicated rule already judges (G4 integers, M12 dispatchers, M13 attention backends, S12 NSA
 # backends): F3/F4 leave them to it, so one wrong value is one error

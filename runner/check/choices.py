@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import get_args
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import Layout
 from runner.check import problem, rule
 from runner.errors import Problem
-from runner.layout import Layout
 from schemas.hardware import Dispatcher
 
 Allowed = Callable[[Cell], Sequence[str]]

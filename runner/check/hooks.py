@@ -12,11 +12,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from runner import hooks
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import Layout
 from runner.check import rule
 from runner.errors import Problem
-from runner.layout import Layout
+from runner.spec.runtime import hooks
 
 
 @rule("G10")

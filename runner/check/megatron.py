@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import Layout, integer
 from runner.check import problem, rule
 from runner.check.choices import one_of
 from runner.errors import Problem
-from runner.layout import Layout, integer
-from runner.runtime_env import runtime_env
+from runner.launch.runtime_env import runtime_env
 
 UNEVEN_PIPELINE = (
     "decoder-first-pipeline-num-layers",

@@ -1,7 +1,7 @@
 """P8, P9: the model's weights against the GPU's memory (the profile's ``memory_gb``).
 
 Each verdict compares a lower bound with an upper one, so it fires only where the cell clearly
-cannot fit: the weights counted are those MODEL_ARGS surely describe (``runner.weights``), at the
+cannot fit: the weights counted are those MODEL_ARGS surely describe (``runner.check.weights``), at the
 fewest bytes a parameter can take there, spread as evenly as the parallel layout allows (the GPU
 holding most holds at least the average); activations, the KV cache, gradients and optimizer
 state are not counted. The memory is the profile's, sourced in its ``sources.machine``.
@@ -13,11 +13,11 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import Layout
 from runner.check import problem, rule
+from runner.check.weights import count
 from runner.errors import Problem
-from runner.layout import Layout
-from runner.weights import count
 
 BF16 = 2  # bytes a parameter: the checkpoints miles trains and serves are bf16
 QUANTIZED = 0.5  # the fewest bytes of a quantized rollout checkpoint miles converts to (int4, nvfp4)

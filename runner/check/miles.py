@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import Layout, integer
 from runner.check import problem, rule
 from runner.errors import Problem
-from runner.layout import Layout, integer
 
 IGNORED_SGLANG_FLAGS = ("sglang-tp-size", "sglang-attn-cp-size", "sglang-moe-dp-size")
 OFFLOAD_FLAGS = ("offload", "offload-train", "offload-rollout")

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import Layout
 from runner.check import problem, rule
 from runner.check.choices import on_stack, one_of
 from runner.errors import Problem
-from runner.layout import Layout
 
 VISIBLE_DEVICES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
 

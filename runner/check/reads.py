@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from runner import reads
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import Layout
 from runner.check import rule
 from runner.errors import Problem
-from runner.layout import Layout
+from runner.spec.runtime import reads
 from schemas.prepare import Remove
 
 FORM = "write the whole value as $${read-integer:/absolute/path} (a file an earlier cell writes)"

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from runner import run_id
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import Layout
 from runner.check import rule
 from runner.errors import Problem
-from runner.layout import Layout
+from runner.spec.runtime import run_id
 
 
 @rule("G15")

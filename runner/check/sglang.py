@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import EP_FORCING_A2A, Layout, integer
 from runner.check import problem, rule
 from runner.check.choices import NSA_FLAGS, one_of
 from runner.errors import Problem
-from runner.layout import EP_FORCING_A2A, Layout, integer
 
 DSA_KV_DTYPES = ("auto", "bf16", "bfloat16", "fp8_e4m3")
 

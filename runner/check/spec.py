@@ -6,11 +6,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from runner import repository
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import Layout
 from runner.check import newest_first, problem, rule
 from runner.errors import Location, Problem
-from runner.layout import Layout
+from runner.spec import repository
 
 _REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 INTEGER_FLAGS = (

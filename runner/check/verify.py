@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import Layout
 from runner.check import rule
 from runner.errors import Location, Problem
-from runner.layout import Layout
 from schemas import calls
 from schemas.calls import Hook, Verify
 from schemas.prepare import Call

@@ -5,13 +5,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import layout
 from runner.errors import EnvironmentProblem, UsageError, display_path
-from runner.layout import layout
 from schemas.ci_plan import EstSource, PlannedCell
 
 DEFAULT_EST_TIME = 600  # seconds: a typical miles e2e test (its register_*_ci est_time values)
-HISTORY_URL = "RUN_MATRIX_HISTORY_URL"  # runner.history.location.ENV, without importing the store's stack
+HISTORY_URL = (
+    "RUN_MATRIX_HISTORY_URL"  # runner.results.history.location.ENV, without importing the store's stack
+)
 HISTORY_RUNS = 5  # est_time from history: the mean of this many last passed runs
 
 
@@ -52,7 +54,7 @@ def recorded(option: str | None, environ: Mapping[str, str], cells: list[str]) -
     names; none without either."""
     if not option and not environ.get(HISTORY_URL):
         return {}  # `list` and `coverage` pass no environment: they never load the store's stack
-    from runner.history.location import ENV, parse
+    from runner.results.history.location import ENV, parse
 
     location = (
         parse(option, "--history", from_command_line=True)
@@ -60,8 +62,8 @@ def recorded(option: str | None, environ: Mapping[str, str], cells: list[str]) -
         else parse(environ[ENV], f"${ENV}", from_command_line=False)
     )
     try:
-        from runner.history.query import durations
-        from runner.history.store import Store
+        from runner.results.history.query import durations
+        from runner.results.history.store import Store
     except ImportError as exc:
         raise EnvironmentProblem(
             f"the history store needs {exc.name}: pip install 'run-matrix[run]'"

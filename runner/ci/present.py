@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from runner.errors import UsageError
-from runner.markdown import escape
+from runner.results.markdown import escape
 from schemas.ci_plan import CiPlan, LeftOut
 
 GITHUB_MAX_JOBS = 256  # GitHub Actions: "a matrix can generate a maximum of 256 jobs per workflow run"

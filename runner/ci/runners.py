@@ -14,8 +14,8 @@ import yaml
 from pydantic import ValidationError
 
 from runner.errors import Collector, Location, Problem, SpecError, did_you_mean
-from runner.load import Document, loads
-from runner.paths import read_text
+from runner.spec.load import Document, loads
+from runner.spec.paths import read_text
 from schemas.runners import RunnerClass, Runners
 
 MAX_RUNNERS = 10_000  # a budget: shards are planned one by one

@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.errors import UsageError, did_you_mean
-from runner.paths import read_text
+from runner.spec.paths import read_text
 from schemas.ci_plan import CiPlan
 
 

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from runner import pipeline
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import layout
 from runner.ci import estimate
 from runner.cli.output import (
     SELECT_HELP,
@@ -22,7 +23,6 @@ from runner.cli.output import (
     print_json,
 )
 from runner.errors import UsageError, printable
-from runner.layout import layout
 from schemas.ci import CI
 
 

@@ -9,14 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runner import locate, pipeline
-from runner.cell import Cell
+from runner import pipeline
+from runner.cells.cell import Cell
 from runner.changed.gather import narrow
 from runner.ci import budget, estimate, present
 from runner.ci.plan import plan
 from runner.ci.runners import load_runners
 from runner.cli.output import SELECT_HELP, add_changed, add_miles_root, print_json
 from runner.errors import ExitCode, UsageError, display_path
+from runner.spec import locate
 
 
 def add_parser(subcommands: Any, name: str, summary: str) -> None:

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runner import hardware, pipeline
-from runner.cell import Cell
+from runner import pipeline
+from runner.cells import hardware
+from runner.cells.cell import Cell
 from runner.cli.output import (
     add_format,
     add_miles_python,
@@ -19,8 +20,8 @@ from runner.cli.output import (
     needs_miles_root,
     print_json,
 )
-from runner.coverage import coverage, markdown, text
 from runner.errors import UsageError
+from runner.results.coverage import coverage, markdown, text
 
 
 def add_parser(subcommands: Any, name: str, summary: str) -> None:

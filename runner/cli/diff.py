@@ -10,7 +10,7 @@ from runner import pipeline
 from runner.cli.output import add_format, print_json
 from runner.diff import LEVELS, Diff, Difference, compact, diff
 from runner.errors import ExitCode
-from runner.markdown import escape
+from runner.results.markdown import escape
 
 SECTIONS = (("spec", "Spec"), ("launch", "Launch"), ("layout", "Layout"))
 

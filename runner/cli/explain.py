@@ -5,17 +5,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from runner import hardware, pipeline
-from runner.cell import Cell
+from runner import pipeline
+from runner.cells import hardware
+from runner.cells.cell import Cell
+from runner.cells.gpumap import gpu_map
+from runner.cells.gpumap import lines as gpu_lines
+from runner.cells.layout import describe, layout
 from runner.cli.output import add_format, add_miles_root, checked_miles_root, print_json
-from runner.compose import Step
 from runner.errors import SpecError, did_you_mean, display_path
-from runner.gpumap import gpu_map
-from runner.gpumap import lines as gpu_lines
 from runner.knowledge import preset_data
 from runner.knowledge.flags import Flag
-from runner.layout import describe, layout
-from runner.load import Key, dotted, walk
+from runner.spec.compose import Step
+from runner.spec.load import Key, dotted, walk
 
 
 def add_parser(subcommands: Any, name: str, summary: str) -> None:

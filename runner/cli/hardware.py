@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from runner import hardware
+from runner.cells import hardware
 from runner.cli.output import add_format, print_json
 from schemas.hardware import MACHINE_SOURCE, HardwareProfileFile
 

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from runner.cli.output import SELECT_HELP, add_format, print_json
 from runner.errors import UsageError
-from runner.history.checks import printable
+from runner.results.history.checks import printable
 
 if TYPE_CHECKING:
-    from runner.history.location import Location
-    from runner.history.reads import Point, Reader
+    from runner.results.history.location import Location
+    from runner.results.history.reads import Point, Reader
 
 TRUST_ACTIONS = ("untrust", "trust")
 
@@ -84,9 +84,9 @@ def run(args: argparse.Namespace) -> int:
         return recommend.run(location, args)
     if args.write:
         raise UsageError("--write is for `history recommend`: it writes the bands it proposes")
-    from runner.history.reads import Reader
+    from runner.results.history.reads import Reader
 
-    reader = Reader.open(location)  # reads without SQLAlchemy's import: see runner.history.query
+    reader = Reader.open(location)  # reads without SQLAlchemy's import: see runner.results.history.query
     try:
         return _show(reader, args)
     finally:
@@ -94,18 +94,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _locate(option: str | None) -> Location:
-    from runner.history.location import locate
+    from runner.results.history.location import locate
 
     return locate(option, os.environ, Path("run-matrix-logs"))
 
 
 def _set_trust(location: Location, args: argparse.Namespace) -> int:
-    from runner.history.store import Store
+    from runner.results.history.store import Store
 
     action, *rest = args.names
     if len(rest) != 1 or not args.reason:
         raise UsageError(f"usage: run-matrix history {action} RUN_ID --reason TEXT")
-    from runner.history.reads import Reader
+    from runner.results.history.reads import Reader
 
     reader = Reader.open(location)  # a store of run-matrix's at this version: Store.open would make one
     reader.close()
@@ -124,7 +124,7 @@ def _set_trust(location: Location, args: argparse.Namespace) -> int:
 
 
 def _show(reader: Reader, args: argparse.Namespace) -> int:
-    from runner.history import reads
+    from runner.results.history import reads
 
     ids = _cell_ids(args.names, args.k, reads.cells(reader), reader.location.shown)
     sections: list[tuple[str, str, list[Point]]] = []
@@ -139,7 +139,7 @@ def _show(reader: Reader, args: argparse.Namespace) -> int:
     if args.png is not None:
         _png(sections, args.png)
     if args.html is not None:
-        from runner.history import plot
+        from runner.results.history import plot
 
         plot.html_page([s for s in sections if s[2]], args.html)
     if args.format == "json":
@@ -156,7 +156,7 @@ def _show(reader: Reader, args: argparse.Namespace) -> int:
 
 
 def _png(sections: list[tuple[str, str, list[Point]]], path: Path) -> None:
-    from runner.history import plot
+    from runner.results.history import plot
 
     drawn = [s for s in sections if s[2]]
     if len(drawn) != 1:
@@ -167,8 +167,8 @@ def _png(sections: list[tuple[str, str, list[Point]]], path: Path) -> None:
 def _print(sections: list[tuple[str, str, list[Point]]], draw: bool) -> None:
     from rich.console import Console
 
-    from runner.history import plot
-    from runner.history.view import table
+    from runner.results.history import plot
+    from runner.results.history.view import table
 
     console = Console(highlight=False, soft_wrap=True)
     for cell, metric, found in sections:

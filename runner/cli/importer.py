@@ -172,9 +172,9 @@ def run(args: argparse.Namespace) -> int:
     parser = _miles_parser(args)  # a PY that is no interpreter: exit 3 before anything is imported
     if args.script.is_dir():
         return _folder(args, parser)
-    from runner import locate
     from runner.importer import Request, import_test, parses
-    from runner.paths import writable
+    from runner.spec import locate
+    from runner.spec.paths import writable
 
     output = args.output or Path(f"{args.script.stem}.yaml")
     writable(output)  # before the script runs: a path that cannot be written is exit 3 now, not later
@@ -245,7 +245,7 @@ def _folder(args: argparse.Namespace, parser: Parser | None) -> int:
     from runner.importer.folder import Folder
     from runner.importer.suite import Suite, import_suite, test_folders
     from runner.knowledge import cache
-    from runner.paths import writable
+    from runner.spec.paths import writable
 
     if args.output is None or args.base:
         raise _usage("a folder imports into -o OUT/ (its own base; --base does not apply)")

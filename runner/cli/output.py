@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from runner.errors import Problem, UsageError, merged
 
 if TYPE_CHECKING:
-    from runner.cell import Cell
+    from runner.cells.cell import Cell
 
 SELECT_HELP = (
     "select cells: an id, an id glob (rocm/*) or an expression over axis values (fp8_rollout and not rocm)"

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from runner import atomic, hardware, locate, pipeline
+from runner import atomic, pipeline
+from runner.cells import hardware
 from runner.cli.output import add_overlay_output, print_validated
 from runner.errors import display_path
-from runner.paths import writable
 from runner.port import Ported, port
 from runner.port.files import default_output
+from runner.spec import locate
+from runner.spec.paths import writable
 from schemas import HardwareProfile
 
 

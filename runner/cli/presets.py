@@ -6,10 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from runner import locate, pipeline
+from runner import pipeline
 from runner.cli.output import add_format, add_miles_root, add_trust_checkout, print_json
 from runner.errors import Location, SpecError, UsageError, did_you_mean, display_path
 from runner.knowledge import checkout, preset_data, versions
+from runner.spec import locate
 
 
 def add_parser(subcommands: Any, name: str, summary: str) -> None:

@@ -1,5 +1,5 @@
 """run-matrix history recommend CELL|SPEC [--metric M]: a band for each gated metric from
-its trusted runs, with the statistics it came from (``runner.history.recommend``)."""
+its trusted runs, with the statistics it came from (``runner.results.history.recommend``)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 from runner.cli.output import print_json
 from runner.errors import UsageError
-from runner.history.checks import printable
+from runner.results.history.checks import printable
 
 if TYPE_CHECKING:
-    from runner.history.location import Location
-    from runner.history.recommend import Recommendation
-    from runner.history.write import Written
+    from runner.results.history.location import Location
+    from runner.results.history.recommend import Recommendation
+    from runner.results.history.write import Written
 
 
 def run(location: Location, args: argparse.Namespace) -> int:
-    from runner.history.reads import Reader
+    from runner.results.history.reads import Reader
 
     names = args.names[1:]
     if not names:
@@ -48,7 +48,7 @@ def run(location: Location, args: argparse.Namespace) -> int:
 
 
 def _write(found: list[tuple[Any, list[Recommendation]]]) -> list[Written]:
-    from runner.history.write import write
+    from runner.results.history.write import write
 
     return write(found)
 
@@ -57,7 +57,7 @@ def _cells(reader: Any, name: str, expression: str | None) -> list[Any]:
     """The cells ``name`` selects: a spec or cell id as every command takes them, else a cell id the
     store knows, through the spec its newest run recorded."""
     from runner import pipeline
-    from runner.history import checks, reads
+    from runner.results.history import checks, reads
 
     if name in reads.cells(reader):
         rows = reader.rows("runs", cell=name, last=1)
@@ -72,8 +72,8 @@ def _cells(reader: Any, name: str, expression: str | None) -> list[Any]:
 
 
 def _recommend(reader: Any, cell: Any, args: argparse.Namespace) -> list[Recommendation]:
-    from runner.history import learn
-    from runner.history.recommend import recommend
+    from runner.results.history import learn
+    from runner.results.history.recommend import recommend
 
     expect = cell.spec.expect
     gated = [name for name, e in expect.items() if e.band is not None]

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from runner import atomic, pipeline
-from runner.cell import Cell
-from runner.checkout import launch_context
+from runner.cells.cell import Cell
 from runner.cli.output import (
     SELECT_HELP,
     add_format,
@@ -24,9 +23,10 @@ from runner.cli.output import (
     print_problems,
 )
 from runner.errors import Problem, UsageError, display_path, merged
+from runner.launch.checkout import launch_context
+from runner.launch.render import Launch, render
+from runner.launch.script import to_shell
 from runner.redact import Redactor
-from runner.render import Launch, render
-from runner.script import to_shell
 
 
 def add_parser(subcommands: Any, name: str, summary: str) -> None:

@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner import pipeline, report, system_steps
-from runner.cell import Cell
+from runner import pipeline
+from runner.cells.cell import Cell
 from runner.changed.gather import narrow
-from runner.checkout import launch_context
 from runner.cli.output import (
     SELECT_HELP,
     add_allow_system_steps,
@@ -32,13 +31,17 @@ from runner.cli.output import (
     print_problems,
 )
 from runner.errors import EnvironmentProblem, Problem, UsageError, display_path, merged
+from runner.launch import system_steps
+from runner.launch.checkout import launch_context
+from runner.launch.planned import Planned
+from runner.launch.render import render
 from runner.redact import Redactor
-from runner.render import render
-from runner.run.plan import Options, Planned, job_name
+from runner.results import report
+from runner.run.plan import Options, job_name
 from runner.run.record import new_run_id
 
 if TYPE_CHECKING:
-    from runner.history.recorder import Recorder
+    from runner.results.history.recorder import Recorder
     from runner.run.outputs import Outputs
 
 
@@ -265,7 +268,7 @@ def _run(planned: list[Planned], options: Options, outputs: Outputs, output: str
 def _gates_that_cannot_fail(recorder: Recorder, cells: list[Cell]) -> list[str]:
     """What ``validate --history`` warns of, read after the run (so its values count): a store that
     cannot be read then costs the warnings, never the run's verdict."""
-    from runner.history.learn import warnings_at
+    from runner.results.history.learn import warnings_at
 
     if recorder.failed:
         return []  # the run said already why the store is out of reach
@@ -283,9 +286,9 @@ def say(console: Any, text: str, style: str) -> None:
 
 def open_history(args: argparse.Namespace, options: Options) -> Recorder:
     try:
-        from runner.history.location import locate
-        from runner.history.recorder import Recorder, miles_commit
-        from runner.history.store import Store
+        from runner.results.history.location import locate
+        from runner.results.history.recorder import Recorder, miles_commit
+        from runner.results.history.store import Store
     except ImportError as exc:
         raise EnvironmentProblem(
             f"the history store needs {exc.name}: pip install 'run-matrix[run]'"

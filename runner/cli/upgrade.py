@@ -6,10 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from runner import atomic, locate
+from runner import atomic
 from runner.cli.output import add_overlay_output, print_validated
 from runner.errors import display_path
-from runner.paths import writable
+from runner.spec import locate
+from runner.spec.paths import writable
 from runner.upgrade import Upgraded, default_output, of_checkout, of_version, upgrade
 
 

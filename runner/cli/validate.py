@@ -1,7 +1,7 @@
 """run-matrix validate: check specs before any GPU is touched.
 
-The checking is ``runner.validation``'s, imported only when it has to run: while nothing a
-verdict was reached from has changed, it is printed again from the cache (``runner.replay``).
+The checking is ``runner.validate.checking``'s, imported only when it has to run: while nothing a
+verdict was reached from has changed, it is printed again from the cache (``runner.validate.replay``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner import replay
 from runner.cli.output import (
     SELECT_HELP,
     add_format,
@@ -24,9 +23,10 @@ from runner.cli.output import (
     needs_miles_root,
     print_json,
 )
+from runner.validate import replay
 
 if TYPE_CHECKING:
-    from runner import validation
+    from runner.validate import checking
 
 
 def add_parser(subcommands: Any, name: str, summary: str) -> None:
@@ -101,8 +101,8 @@ def _history(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The gates the history store says cannot fail, for every cell that expands."""
 
     from runner import pipeline
-    from runner.history.learn import warnings_at
-    from runner.history.location import locate
+    from runner.results.history.learn import warnings_at
+    from runner.results.history.location import locate
 
     location = locate(args.history, os.environ, Path("run-matrix-logs"))
     return warnings_at(location, pipeline.select(args.specs, args.k, broken=[]))
@@ -110,22 +110,22 @@ def _history(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def _checked(args: argparse.Namespace, arguments: dict[str, Any], found_by: str | None) -> Any:
     """The verdict of checking everything now; kept under ``found_by`` when given."""
-    from runner import inputs, validation  # the whole pipeline: only when the cache cannot answer
+    from runner.validate import checking, inputs  # the whole pipeline: only when the cache cannot answer
 
     if found_by is None:
-        return validation.report(args.specs, args.k, checked_miles_root(args.miles_root), _oracle(args))
+        return checking.report(args.specs, args.k, checked_miles_root(args.miles_root), _oracle(args))
     with inputs.recording() as recorder:
-        verdict = validation.report(args.specs, args.k, checked_miles_root(args.miles_root))
+        verdict = checking.report(args.specs, args.k, checked_miles_root(args.miles_root))
     replay.store("validate", arguments, found_by, recorder.records(), dict(verdict))
     return verdict
 
 
-def _oracle(args: argparse.Namespace) -> validation.MilesParser | None:
-    from runner import validation
+def _oracle(args: argparse.Namespace) -> checking.MilesParser | None:
+    from runner.validate import checking
 
     if args.miles_python is None:
         return None
-    return validation.MilesParser(args.miles_python, args.trust_checkout)
+    return checking.MilesParser(args.miles_python, args.trust_checkout)
 
 
 def _json(verdict: Any) -> dict[str, Any]:
@@ -136,7 +136,7 @@ _COUNTS = ("errors", "warnings", "cells", "supporting")
 
 
 def _replayable(kept: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A kept verdict of the shape ``validation.report`` gives, whose counts agree with its problems
+    """A kept verdict of the shape ``checking.report`` gives, whose counts agree with its problems
     (a damaged entry must not print fewer errors than it lists); else None: check again."""
     if kept is None or not isinstance(kept.get("text"), str):
         return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.diff.difference import Diff, Difference
 from runner.diff.launch import launch_differences
 from runner.diff.layout import layout_differences

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.diff.difference import Difference
 from runner.diff.spec import merged_order, reason, source
-from runner.load import Key, dotted
-from runner.render import Launch, render
+from runner.launch.render import Launch, render
+from runner.spec.load import Key, dotted
 
 _LAUNCH_FACTS = (("train_script", ("launch", "script")), ("num_gpus_per_node", ("cluster", "gpus_per_node")))
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
+from runner.cells.layout import Layout, layout
 from runner.diff.difference import Difference
 from runner.diff.launch import flag_key
 from runner.diff.spec import reason
-from runner.layout import Layout, layout
-from runner.load import Key
+from runner.spec.load import Key
 
 
 def layout_differences(a: Cell, b: Cell) -> Iterator[Difference]:

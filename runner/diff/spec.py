@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.diff.difference import Difference
 from runner.errors import display_path
-from runner.load import Key, dotted, walk
+from runner.spec.load import Key, dotted, walk
 
 META = ("description", "allowed_deltas", "why_not", "todo")  # about the spec, not the spec
 FOLDED = ("requires", "expect", "prepare")  # each entry is one thing; its sub-keys are one row

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner import hardware, locate, pipeline, system_steps, write
-from runner.cell import Cell
-from runner.compose import compose
+from runner import pipeline, write
+from runner.cells import hardware
+from runner.cells.cell import Cell
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
 from runner.importer import capture, ci_block, launch_reads, plan, registrations, roundtrip, sides
 from runner.importer.events import refused
@@ -42,7 +42,10 @@ from runner.importer.notes import Note, SystemStep
 from runner.importer.variants import Variants
 from runner.importer.version import miles_version
 from runner.knowledge import checkout, preset_data
+from runner.launch import system_steps
 from runner.redact import Redactor
+from runner.spec import locate
+from runner.spec.compose import compose
 from schemas.matrix import AxisValue
 
 

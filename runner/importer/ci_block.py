@@ -16,7 +16,7 @@ from runner.importer import plan, platforms, registrations
 from runner.importer.residual import data_residual
 from runner.importer.sides import Recorded
 from runner.importer.variants import Variants
-from runner.load import DELETE
+from runner.spec.load import DELETE
 
 
 def default_side(

@@ -15,9 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runner import emit, pipeline
+from runner import pipeline
 from runner.errors import Problem, SpecError
-from runner.load import WrittenFloat
+from runner.spec import emit
+from runner.spec.load import WrittenFloat
 
 NOT_SHARED = ("description", "matrix", "extends")  # each case says these itself
 MAX_ROUNDS = 32  # checks of a candidate base, at the most (each drops at least one key)

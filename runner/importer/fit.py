@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from runner import pipeline
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.errors import RunMatrixError, SpecError
 from runner.importer.plan import Combo, ImportPlan
 from runner.importer.residual import residual, skeleton
 from runner.importer.target import Target
-from runner.load import DELETE
+from runner.spec.load import DELETE
 
 MAX_PASSES = 64
 Texts = Callable[[ImportPlan, Path, dict[str, Path]], dict[Path, str]]

@@ -33,7 +33,7 @@ from runner.importer import Imported, components_folder, family_base, plan
 from runner.importer.batch import Batch, Job, runner
 from runner.importer.siblings import AMD_PREFIX, named_sibling, nearest
 from runner.knowledge import checkout
-from runner.load import load
+from runner.spec.load import load
 
 MAX_TESTS = 200
 MAX_WHY = 300  # characters of a refusal's reason in one line

@@ -7,10 +7,10 @@ from typing import Any
 
 from pydantic import Field
 
-from runner import locate
-from runner.compose import compose
-from runner.model import build
-from runner.resolve import resolve
+from runner.spec import locate
+from runner.spec.compose import compose
+from runner.spec.model import build
+from runner.spec.resolve import resolve
 from schemas import Group
 from schemas.values import Model
 

@@ -14,10 +14,10 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runner import prepared, reads, run_id
 from runner.errors import Location, SpecError
 from runner.importer import shell
 from runner.importer.events import refused
+from runner.spec.runtime import prepared, reads, run_id
 
 MODEL_ARGS = "${MODEL_ARGS[@]}"
 

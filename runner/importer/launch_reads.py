@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runner import reads
 from runner.importer import groups
 from runner.importer.trace import written_by
+from runner.spec.runtime import reads
 
 Refusal = tuple[list[Any], str]  # the read's [file, line], why
 # where a later launch's event may hold the value: (key, ...) prefixes of the train event

@@ -27,7 +27,7 @@ class Note:
 
 @dataclass(frozen=True)
 class SystemStep(Note):
-    """A prepare step that touches the system (``runner.system_steps``): refused unless allowed."""
+    """A prepare step that touches the system (``runner.launch.system_steps``): refused unless allowed."""
 
     removed: str = ""  # a removal's path, which a launch's output folder (--save) may still hold
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runner import miles_parser, pipeline
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.errors import Location, Problem
 from runner.importer.folder import case_file
 from runner.importer.suite import SuiteImported

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner import emit, locate
+from runner.cells.matrix import show
 from runner.importer.notes import Note
 from runner.importer.residual import Edit
-from runner.load import DELETE, Key
-from runner.matrix import show
+from runner.spec import emit, locate
+from runner.spec.load import DELETE, Key
 from schemas.matrix import AxisValue
 
 Combo = dict[str, AxisValue]

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner import hardware, locate
+from runner.cells import hardware
 from runner.errors import Location
 from runner.importer.capture import BUILD_QUESTIONS
 from runner.importer.notes import Note
@@ -27,6 +27,7 @@ from runner.importer.traced import Registration, Run
 from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.ci_images import Setting
 from runner.knowledge.ci_platforms import CIKnowledge
+from runner.spec import locate
 
 AXIS = "platform"
 ORDER = ("cuda", "rocm")  # the first is the spec's default cell, the other an overlay

@@ -18,13 +18,13 @@ from typing import Any, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
-from runner import system_steps
-from runner.emit import flag_value
 from runner.errors import Location, SpecError
 from runner.importer import shell
 from runner.importer.events import Event, refused
 from runner.importer.groups import flags
 from runner.importer.notes import Note, SystemStep, reset_note, resets_node
+from runner.launch import system_steps
+from runner.spec.emit import flag_value
 from schemas import calls
 from schemas.spec import TOOL_STEPS, Conversion, PrepareStep
 

@@ -24,10 +24,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from runner import prepared
 from runner.importer import groups, launch_reads
 from runner.importer.events import location, refused
 from runner.importer.returned import PREPARED_FORM, PREPARED_STAND_IN
+from runner.spec.runtime import prepared
 
 Calls = dict[str, tuple[int, dict[str, Any]]]  # stand-in -> (index, prepare-call event)
 # what the test did with what a prepare call returned, where it reached anything but a launch's flags

@@ -7,7 +7,7 @@
 * ``register_ci_gate`` -> an ``expect:`` entry: ``band`` (the constraint's band parameters as
   written or as miles' ``GATE_DEFAULTS`` fill them), ``steps`` and ``enforce`` (miles' default is
   ``False``, report only; run-matrix's is true, so it is always written). ``run`` judges it
-  against the trusted history (``runner/history``), as miles' gate does.
+  against the trusted history (``runner/results/history``), as miles' gate does.
 
 Pure: the registrations come from ``capture``.
 """
@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner import locate
-from runner.emit import Text
 from runner.errors import Location
 from runner.importer.events import refused
 from runner.importer.notes import Note
 from runner.importer.traced import Registration
+from runner.spec import locate
+from runner.spec.emit import Text
 
 PLATFORM_NAMES = {"cuda": "CUDA", "rocm": "ROCm"}
 SKIP_DAYS = 90  # how long an imported skip lasts before validate calls it expired

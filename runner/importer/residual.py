@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from runner.importer.target import Target
-from runner.load import DELETE
+from runner.spec.load import DELETE
 from schemas import GROUPS, Spec
 from schemas.spec import PrepareStep
 from schemas.values import flag_tokens

@@ -15,12 +15,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from runner import checkout
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.importer.target import RUN_NAMED_BY_CLOCK, Target, flag_map
-from runner.render import Context, Launch, preset_tokens, render
-from runner.runtime_env import MILES_ROOT_REFERENCE
-from runner.steps import overridden
+from runner.launch import checkout
+from runner.launch.render import Context, Launch, preset_tokens, render
+from runner.launch.runtime_env import MILES_ROOT_REFERENCE
+from runner.launch.steps import overridden
 
 WANDB_KEY = "WANDB_API_KEY"
 

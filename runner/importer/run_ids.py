@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from runner import run_id
 from runner.importer import launch_reads
 from runner.importer.events import location, refused
 from runner.importer.returned import RUN_ID_STAND_IN as STAND_IN
+from runner.spec.runtime import run_id
 
 _STAND_IN = re.compile(re.escape(STAND_IN))
 _PART = STAND_IN.rsplit("-", 1)[1]  # its digits: a text that holds them holds part of the stand-in

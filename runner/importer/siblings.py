@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.knowledge import checkout
-from runner.load import load
+from runner.spec.load import load
 
 AMD_PREFIX = "test_amd_"
 SIBLING = re.compile(r"\btest_\w+\.py\b")

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from runner import pipeline
-from runner.emit import flag_value
 from runner.errors import Location, SpecError
 from runner.importer import groups, launch_reads, prepare, shell
 from runner.importer.events import refused
@@ -24,8 +23,9 @@ from runner.importer.launch import Launched, launched
 from runner.importer.notes import Note
 from runner.importer.traced import Call, Run
 from runner.knowledge import checkout_preset, preset_data
-from runner.runtime_env import MILES_ROOT_REFERENCE
-from runner.steps import tokens
+from runner.launch.runtime_env import MILES_ROOT_REFERENCE
+from runner.launch.steps import tokens
+from runner.spec.emit import flag_value
 from schemas import GROUPS, Group, LaunchConventions, ModelPreset, calls
 from schemas.spec import TrainScript
 from schemas.values import flag_tokens

@@ -16,12 +16,12 @@ from typing import Any
 
 import yaml
 
-from runner import locate
 from runner.errors import Location, Problem, SpecError
 from runner.knowledge import ci_sources, versions
 from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.ci_images import Setting
 from runner.knowledge.ci_sources import Suite
+from runner.spec import locate
 
 FOLDER = locate.PROJECT / "miles" / "ci"
 OWN_PREFIX = "RUN_MATRIX_"  # variables run-matrix sets for the recording itself

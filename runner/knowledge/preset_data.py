@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner import locate
 from runner.errors import Location, SpecError, did_you_mean
 from runner.knowledge import versions
+from runner.spec import locate
 
 
 @dataclass(frozen=True)

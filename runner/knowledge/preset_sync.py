@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner import locate
-from runner.emit import dump, flag_value
 from runner.errors import SpecError
 from runner.knowledge import presets, versions
 from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.preset_data import shipped
 from runner.knowledge.presets import Expanded, expand
-from runner.load import load
+from runner.spec import locate
+from runner.spec.emit import dump, flag_value
+from runner.spec.load import load
 
 CARRIED = ("description", "sparse_attention")
 SCHEMA = "yaml-language-server: $schema=../../../schemas/preset.schema.json"

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runner import sandbox
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.errors import Problem
 from runner.miles_parser import verdicts
 from runner.miles_parser.request import request, unresolved

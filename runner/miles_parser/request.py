@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runner.cell import Cell
-from runner.render import Context, render
+from runner.cells.cell import Cell
+from runner.launch.render import Context, render
 
 SCRATCH = "/tmp/fs"
 CHECKPOINT_FILE = "latest_checkpointed_iteration.txt"

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.check import problem
 from runner.errors import EnvironmentProblem, Problem, first_line
 from runner.sandbox import Outcome

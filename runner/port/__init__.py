@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner import check, pipeline
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.errors import Problem, SpecError
 from runner.port.files import PortFiles, texts
 from runner.port.reasons import stale_reasons

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import schemas
-from runner import locate
-from runner.emit import Expression, dump
+from runner.cells.matrix import show
 from runner.errors import display_path
-from runner.load import DELETE
-from runner.matrix import show
 from runner.port.rules import Change, PortPlan
+from runner.spec import locate
+from runner.spec.emit import Expression, dump
+from runner.spec.load import DELETE
 
 FOLDERS = {"nvidia": "nv", "amd": "rocm"}
 SECTIONS = ("args", "cluster", "env", "requires", "expect")  # where a change can go, in this order

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.port.rules import Change
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")

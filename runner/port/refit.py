@@ -6,7 +6,7 @@ import itertools
 import math
 from collections.abc import Iterator
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.port.rules import Change, group_of
 from schemas import HardwareProfile
 

@@ -19,11 +19,11 @@ from typing import Any
 
 import simpleeval
 
-from runner import locate
-from runner.cell import Cell
-from runner.compose import compose
+from runner.cells.cell import Cell
 from runner.errors import SpecError
-from runner.model import build
+from runner.spec import locate
+from runner.spec.compose import compose
+from runner.spec.model import build
 from schemas import HardwareProfile
 from schemas.porting import Porting, PortRule, RequirementRule
 

@@ -15,14 +15,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from runner import atomic, hooks, prepared, programs, run_id
+from runner import atomic
 from runner.errors import EnvironmentProblem, display_path
+from runner.launch import programs
+from runner.launch.planned import Planned
 from runner.redact import Redactor
-from runner.run import cluster, environment, job, metrics, prepare, processes, reads, services
-from runner.run.metrics import Series
-from runner.run.plan import Options, Planned, job_name, verify_job_id
-from runner.run.record import Tracker, Untracked
-from runner.run.results import (
+from runner.results.outcome import (
     Attempt,
     CellResult,
     ClusterRecord,
@@ -33,11 +31,16 @@ from runner.run.results import (
     Status,
     VerifyRecord,
 )
+from runner.run import cluster, environment, job, metrics, prepare, processes, reads, services
+from runner.run.metrics import Series
+from runner.run.plan import Options, job_name, verify_job_id
+from runner.run.record import Tracker, Untracked
 from runner.run.verdict import verdict
 from runner.run.view import View
+from runner.spec.runtime import hooks, prepared, run_id
 
 if TYPE_CHECKING:
-    from runner.history.recorder import Recorder
+    from runner.results.history.recorder import Recorder
 
 
 def cell_result(

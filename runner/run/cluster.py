@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from runner import atomic
-from runner.command import Command
 from runner.errors import EnvironmentProblem, first_line
+from runner.launch.command import Command
 from runner.redact import Redactor
+from runner.results.outcome import ClusterRecord
 from runner.run import processes, redacted
 from runner.run.processes import RUN_ID_VARIABLE
 from runner.run.record import Tracker, Untracked
-from runner.run.results import ClusterRecord
 
 PORTS = (
     "port",

@@ -13,9 +13,9 @@ import re
 import subprocess
 from collections.abc import Mapping, Sequence
 
-from runner import shell
 from runner.errors import EnvironmentProblem
-from runner.run.plan import Planned
+from runner.launch import shell
+from runner.launch.planned import Planned
 
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from runner.errors import first_line
+from runner.results.outcome import AttemptOutcome
 from runner.run import processes
-from runner.run.results import AttemptOutcome
 
 if TYPE_CHECKING:
     from runner.run.record import Tracker

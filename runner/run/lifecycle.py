@@ -16,15 +16,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from runner.errors import ExitCode
+from runner.launch.planned import Planned
+from runner.results.outcome import RunResult
 from runner.run import cleanup, processes, session
 from runner.run.outputs import Outputs
-from runner.run.plan import Options, Planned
+from runner.run.plan import Options
 from runner.run.record import Ledger, state_dir
-from runner.run.results import RunResult
 from runner.run.view import View
 
 if TYPE_CHECKING:
-    from runner.history.recorder import Recorder
+    from runner.results.history.recorder import Recorder
 
 Say = Callable[[str], None]
 

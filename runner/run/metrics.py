@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 
-from runner.run.results import Check, Sample
+from runner.results.outcome import Check, Sample
 from schemas.run import Expectation
 
 _LINE = re.compile(r"\b(critic-step|step|rollout|perf) (\d+): (\{.*\})\s*$")
@@ -68,7 +68,7 @@ def add(series: Series, line: str) -> list[tuple[str, Sample]]:
 
 
 def check(expect: Mapping[str, Expectation], series: Mapping[str, list[Sample]]) -> tuple[Check, ...]:
-    """The fixed bounds (``min``/``max``); bands are judged against history (``runner.history``)."""
+    """The fixed bounds (``min``/``max``); bands are judged against history (``runner.results.history``)."""
     return tuple(
         check_one(name, bound, series.get(name, [])) for name, bound in expect.items() if bound.bounded
     )

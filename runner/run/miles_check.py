@@ -17,7 +17,8 @@ from pathlib import Path
 
 from runner import miles_parser
 from runner.errors import EnvironmentProblem, first_line
-from runner.run.plan import Options, Planned
+from runner.launch.planned import Planned
+from runner.run.plan import Options
 
 NODE_PYTHON = "python3"
 

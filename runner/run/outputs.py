@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner import report
 from runner.atomic import FORCE_HINT, refuse_link, write_text
 from runner.errors import EnvironmentProblem, display_path
 from runner.redact import Redactor
-from runner.run.results import RunResult
+from runner.results import report
+from runner.results.outcome import RunResult
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ from pathlib import Path
 
 from runner.errors import EnvironmentProblem
 from runner.knowledge import checkout, own_checks
+from runner.launch.planned import Planned
 from runner.run import prepare, services
-from runner.run.plan import Options, Planned
+from runner.run.plan import Options
 from schemas import calls
 from schemas.calls import Hook
 from schemas.prepare import Call, Conversion

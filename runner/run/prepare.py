@@ -22,13 +22,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from runner import patch_hf_config, shell
+from runner import patch_hf_config
 from runner.atomic import write_text
-from runner.command import Command
+from runner.launch import shell
+from runner.launch.command import Command
+from runner.results.outcome import PrepareRecord, StepStatus
 from runner.run import processes
 from runner.run.environment import fill
 from runner.run.record import Tracker, Untracked
-from runner.run.results import PrepareRecord, StepStatus
 from schemas.prepare import (
     Call,
     Conversion,

@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runner.command import Command, program_lines
+from runner.launch.command import Command, program_lines
+from runner.launch.planned import Planned
+from runner.launch.steps import program_text
 from runner.run import environment, prepare, reads, requires, services
-from runner.run.plan import Options, Planned, job_name, verify_job_id
-from runner.steps import program_text
+from runner.run.plan import Options, job_name, verify_job_id
 from schemas.prepare import Call
 
 

@@ -10,8 +10,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from runner.results.outcome import CellResult, ClusterRecord, RunResult
 from runner.run import processes
-from runner.run.results import CellResult, ClusterRecord, RunResult
 
 
 @dataclass

@@ -17,8 +17,8 @@ import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runner import reads
-from runner.run.results import ReadRecord
+from runner.results.outcome import ReadRecord
+from runner.spec.runtime import reads
 
 
 class Unreadable(Exception):

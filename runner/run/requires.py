@@ -11,9 +11,9 @@ import importlib.metadata
 from collections.abc import Mapping
 from pathlib import Path
 
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.knowledge import checkout
-from runner.run.results import RequirementResult
+from runner.results.outcome import RequirementResult
 from schemas.run import EnvRequirement, FileRequirement, GitRequirement, PackageRequirement, Requirement
 
 

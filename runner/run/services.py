@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import cast
 
 from runner import atomic
-from runner.command import HOOK_SECONDS, REPORT_SECONDS, SERVICE_SECONDS, Command
 from runner.errors import EnvironmentProblem
-from runner.hooks import Reported
-from runner.programs import REPORT_BYTES
+from runner.launch.command import HOOK_SECONDS, REPORT_SECONDS, SERVICE_SECONDS, Command
+from runner.launch.programs import REPORT_BYTES
 from runner.redact import Redactor
 from runner.run import processes, redacted
 from runner.run.record import Tracker
+from runner.spec.runtime.hooks import Reported
 
 STOP_GRACE_SECONDS = 10.0
 

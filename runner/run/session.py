@@ -13,17 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from runner.launch.planned import Planned
+from runner.results.outcome import CellResult, RunResult, Status
 from runner.run import processes
 from runner.run.cell_run import CellRun, cell_result
-from runner.run.plan import Options, Planned
+from runner.run.plan import Options
 from runner.run.progress import Progress
 from runner.run.record import Tracker, Untracked
-from runner.run.results import CellResult, RunResult, Status
 from runner.run.setup import Setup
 from runner.run.view import View
 
 if TYPE_CHECKING:
-    from runner.history.recorder import Recorder
+    from runner.results.history.recorder import Recorder
 
 
 def run(

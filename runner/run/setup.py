@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner import redact as redaction
+from runner.launch.planned import Planned
+from runner.results.outcome import RequirementResult
 from runner.run import environment, miles_check, preflight, requires
-from runner.run.plan import Options, Planned
-from runner.run.results import RequirementResult
+from runner.run.plan import Options
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from runner.report import headline
-from runner.run.results import CellResult, RunResult
+from runner.results.outcome import CellResult, RunResult
+from runner.results.report import headline
 from runner.run.view import STYLES, reasons
 
 NARROW = 100  # below this a table's why column is too thin to read; lines instead

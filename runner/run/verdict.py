@@ -3,7 +3,7 @@ metric checks and gates."""
 
 from __future__ import annotations
 
-from runner.run.results import Attempt, Check, Gate, PrepareRecord, Status, VerifyRecord
+from runner.results.outcome import Attempt, Check, Gate, PrepareRecord, Status, VerifyRecord
 
 
 def verdict(

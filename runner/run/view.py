@@ -16,7 +16,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from runner.run.results import CellResult, Sample, Status
+from runner.results.outcome import CellResult, Sample, Status
 
 STYLES = {
     Status.PASSED: "green",

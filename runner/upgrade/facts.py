@@ -10,8 +10,8 @@ from typing import Any
 
 import yaml
 
-from runner import locate
 from runner.errors import EnvironmentProblem
+from runner.spec import locate
 
 FACTS = locate.PROJECT / "miles" / "upgrades.yaml"
 FIELDS = {"gone_in", "renamed", "removed", "change", "help", "instead"}

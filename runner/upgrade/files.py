@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runner.emit import dump
 from runner.port.files import reasons, relative, schema_line, sections
+from runner.spec.emit import dump
 from runner.upgrade.plan import UpgradePlan
 
 TODO_NOTE = (

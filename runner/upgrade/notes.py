@@ -7,7 +7,8 @@ from typing import Any
 
 import yaml
 
-from runner import hardware, pipeline
+from runner import pipeline
+from runner.cells import hardware
 from runner.errors import RunMatrixError
 from runner.knowledge import preset_data
 from runner.upgrade.subject import Subject

@@ -15,13 +15,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner import check, locate, pipeline
-from runner.cell import Cell
-from runner.compose import compose
+from runner import check, pipeline
+from runner.cells.cell import Cell
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
-from runner.load import load
-from runner.paths import read_text
-from runner.provenance import Composed
+from runner.spec import locate
+from runner.spec.compose import compose
+from runner.spec.load import load
+from runner.spec.paths import read_text
+from runner.spec.provenance import Composed
 
 MAX_SPECS = 2000  # spec files searched for a base's extenders (GLM-5's tree has 20)
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from runner import check, miles_parser, pipeline
-from runner.cell import Cell
+from runner.cells.cell import Cell
 from runner.errors import SpecError
 from tests.differential import miles_oracle
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from runner.cells.layout import layout
 from runner.check.sglang import page_size
-from runner.layout import layout
 from tests.differential.oracle_fixtures import start
 from tests.differential.sglang_oracle import VENVS, SGLangOracle
 from tests.differential.verdicts import (

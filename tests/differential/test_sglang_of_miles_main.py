@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from runner import check, pipeline
-from runner.layout import layout
+from runner.cells.layout import layout
 from tests.differential.oracle_fixtures import start
 from tests.differential.sglang_oracle import MAIN, OracleError, SGLangOracle
 from tests.differential.verdicts import sglang_engine

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from runner import check, pipeline
-from runner.layout import layout
-from runner.render import render
+from runner.cells.layout import layout
+from runner.launch.render import render
 from tests.conftest import DATA
 from tests.differential.megatron_oracle import MegatronOracle
 from tests.differential.oracle_fixtures import start

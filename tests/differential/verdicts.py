@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner import check, pipeline
-from runner.render import render
+from runner.launch.render import render
 
 MATRICES = pipeline.locate.BUNDLED_MATRICES
 BASES = {"h200": MATRICES / "nv" / "glm5-colocate.yaml", "mi355x": MATRICES / "rocm" / "glm5-async.yaml"}
@@ -231,7 +231,7 @@ NOT_PASSED_TO_SGLANG = {
 def sglang_engine(cell: pipeline.Cell) -> dict[str, object]:
     """One engine of this cell as the SGLang worker's 'engine' request: what miles'
     _compute_server_args reads (the worker builds ServerArgs from it as that miles version does)."""
-    from runner.layout import integer, layout
+    from runner.cells.layout import integer, layout
 
     flags: list[str] = []
     for name, value in cell.spec.args.sglang.items():

@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from runner.checkout import model_args
 from runner.knowledge.flags import load, shipped
 from runner.knowledge.flags.values import judge
+from runner.launch.checkout import model_args
 
 HOLE = "\x00"  # where an f-string has a {placeholder}
 FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*$")
@@ -125,7 +125,7 @@ def launch_files(root: Path) -> list[Path]:
 
 
 def shell_model_args(root: Path) -> list[str]:
-    """MODEL_ARGS of each scripts/models/*.sh, read as render reads them (runner.checkout)."""
+    """MODEL_ARGS of each scripts/models/*.sh, read as render reads them (runner.launch.checkout)."""
     found = []
     for path in sorted((root / "scripts/models").glob("*.sh")):
         read = model_args(root, path.stem)

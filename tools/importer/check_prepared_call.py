@@ -24,11 +24,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from runner import pipeline, prepared
+from runner import pipeline
 from runner.errors import RunMatrixError
 from runner.importer import Request, import_test
-from runner.render import Context, render
+from runner.launch.render import Context, render
 from runner.run.prepare import run_step
+from runner.spec.runtime import prepared
 
 FT_TEST = "tests/e2e/ft/test_trainer_ft_random_dp2_cp2_tp2_ep2.py"
 ROLLOUT_DATA = "miles-test-rollout-Qwen3-30B-A3B-5layer"  # the download's folder under the data dir

@@ -14,9 +14,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from runner import locate, pipeline
+from runner import pipeline
 from runner.knowledge import versions
 from runner.knowledge.conventions import checkout_conventions
+from runner.spec import locate
 
 
 def main() -> int:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import yaml
 
-from runner import locate
 from runner.errors import EnvironmentProblem, Location, SpecError
 from runner.knowledge import versions
 from runner.knowledge.flags.catalog import Catalog, Flag
+from runner.spec import locate
 
 SHIPPED = locate.PROJECT / "miles" / "flags"
 BRANCH_FILE = "sglang-miles.yaml"  # flags of the SGLang branch the container checks out, by hand

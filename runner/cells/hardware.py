@@ -1,0 +1,153 @@
+"""hardware: the profiles of matrices/hardware/, which of a profile's software stacks a cell targets,
+and the share of a node the runner gives run-matrix.
+
+A profile names the stacks it knows (``stacks:``), each by the miles version whose container pins
+it. A cell targets its spec's ``miles_version`` (none: the newest shipped, as for flags and
+presets); it gets the stack of that version, else the newest stack older than it, else — for a
+version no shipped knowledge dates — the newest stack. Facts of ``supports:`` hold on every stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from runner.errors import Location, Problem, SpecError
+from runner.knowledge import versions
+from runner.spec import locate
+from runner.spec.compose import Composed, compose
+from runner.spec.model import build
+from runner.spec.resolve import resolve
+from schemas.hardware import HardwareProfile, HardwareProfileFile
+
+
+def load(path: Path) -> HardwareProfileFile:
+    """One profile file (its ``extends:`` followed), checked: named like its file, complete on every stack."""
+    profile, composed = _modelled(path)
+    if profile.name != path.stem:
+        raise SpecError.one(
+            "unknown-name",
+            f"profile file {path.name} names itself {profile.name!r}",
+            key="name",
+            at=[Location(path)],
+            hint=f"rename the file or set name: {path.stem}",
+        )
+    gaps = profile.gaps()
+    if gaps:
+        where = composed.location
+        raise SpecError([Problem("missing-key", text, ".".join(key), (where(key),)) for key, text in gaps])
+    return profile
+
+
+@cache
+def _modelled(path: Path) -> tuple[HardwareProfileFile, Composed]:
+    composed = compose(path)
+    return build(HardwareProfileFile, resolve(composed, {}).data, composed), composed
+
+
+def profiles() -> dict[str, HardwareProfileFile]:
+    """Every profile by name; the current directory's matrices/hardware/ wins over run-matrix's."""
+    found: dict[str, HardwareProfileFile] = {}
+    for folder in (Path("matrices") / "hardware", locate.BUNDLED_MATRICES / "hardware"):
+        for path in sorted(folder.glob("*.yaml")):
+            found.setdefault(path.stem, load(path.resolve()))
+    return dict(sorted(found.items()))
+
+
+def named(name: str, key: str) -> HardwareProfileFile:
+    """The profile ``name`` means (``key``: the option or spec key that named it)."""
+    known = profiles()
+    if name not in known:
+        raise locate.unknown_profile(name, list(known), key, Location(Path("matrices/hardware")))
+    return known[name]
+
+
+@cache
+def target(path: Path, miles_version: str | None) -> HardwareProfile:
+    """The profile file at ``path`` on the stack of ``miles_version``: one object per pair, so a
+    thousand cells share it (and its ``${profile.*}`` data)."""
+    return on_stack(load(path), miles_version)
+
+
+def on_stack(profile: HardwareProfileFile, miles_version: str | None) -> HardwareProfile:
+    """``profile`` as a cell targeting ``miles_version`` sees it."""
+    return profile.on(stack_for(profile, miles_version))
+
+
+def stack_for(profile: HardwareProfileFile, miles_version: str | None) -> str | None:
+    if not profile.stacks:
+        return None
+    dates = _dates()
+    target = miles_version or (dates[-1][1] if dates else "")
+    for name, stack in profile.stacks.items():
+        if _same(stack.miles_version, target):
+            return name
+    when = _date_of(target, dates)
+    ordered = sorted(profile.stacks, key=lambda name: _date_of(profile.stacks[name].miles_version, dates))
+    older = [name for name in ordered if when and _date_of(profile.stacks[name].miles_version, dates) <= when]
+    return (older or ordered)[-1]
+
+
+def stack_reason(profile: HardwareProfile, miles_version: str | None) -> str:
+    """Why a cell of ``miles_version`` sees ``profile``'s facts of the stack it got (for ``explain``)."""
+    stack, software = profile.stack, profile.software
+    if stack is None or software is None:
+        return f"{profile.name}'s facts hold on every stack (it names none)"
+    chosen = f"{profile.name} on its {stack} stack (the container of miles {software.miles_version})"
+    if miles_version is None:
+        return f"{chosen}: the newest shipped miles version, as the spec names none"
+    if _same(software.miles_version, miles_version):
+        return f"{chosen}, as the spec's miles_version says"
+    return f"{chosen}: the newest stack it knows not newer than the spec's miles_version {miles_version}"
+
+
+def _same(a: str, b: str) -> bool:
+    a, b = a.lower(), b.lower()
+    return bool(a and b) and (a.startswith(b) or b.startswith(a))
+
+
+def _date_of(commit: str, dates: list[tuple[str, str]]) -> str:
+    return next((date for date, known in dates if _same(known, commit)), "")
+
+
+@cache
+def _dates() -> list[tuple[str, str]]:
+    """(date, commit) of every miles version run-matrix ships knowledge of, oldest first."""
+    shipped = versions.shipped(locate.CONVENTIONS.glob("*.yaml"))
+    return [(v.date, v.commit) for v in shipped]
+
+
+@dataclass(frozen=True)
+class Share:
+    """The GPUs of one node this runner gives run-matrix.
+
+    CI splits an 8-GPU host into runners of 4 with a visible-devices mask set before run-matrix
+    starts (miles' ``stage-c-4-gpu-mi350``); the mask is the runner's share, and it wins over a
+    rendered ``0,...,N-1``, which would hand the job the other runner's GPUs. Without a mask the
+    share is the whole node of the profile.
+    """
+
+    gpus: int
+    variable: str | None = None  # the variable that set the mask
+    devices: tuple[str, ...] | None = None  # the mask's entries, in order
+
+    def describe(self) -> str:
+        return f"{self.variable}={','.join(self.devices)}" if self.variable and self.devices else "no mask"
+
+
+def mask_variables(profile: HardwareProfile) -> tuple[str, ...]:
+    """The variables a mask may be set by: the profile's own; on ROCm also CUDA_VISIBLE_DEVICES,
+    which HIP honours too (miles' AMD launchers mirror one into the other)."""
+    other = ("CUDA_VISIBLE_DEVICES",) if profile.visible_devices_env != "CUDA_VISIBLE_DEVICES" else ()
+    return (profile.visible_devices_env, *other)
+
+
+def share(profile: HardwareProfile, environ: Mapping[str, str]) -> Share:
+    """The runner's share of a ``profile`` node, from the mask in ``environ`` (run-matrix's own)."""
+    for name in mask_variables(profile):
+        devices = tuple(part.strip() for part in environ.get(name, "").split(",") if part.strip())
+        if devices:
+            return Share(len(devices), name, devices)
+    return Share(profile.gpus_per_node)

@@ -1,0 +1,1 @@
+"""The launch of a cell: rendered commands, prepare steps, services, scripts and shell text. Pure."""

@@ -1,0 +1,1 @@
+"""What people read: a run's outcome and reports, the history store and its gates, the parity table."""

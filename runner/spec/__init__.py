@@ -1,0 +1,1 @@
+"""A spec from text to a modelled value: load, compose, resolve, model, and the files a spec names."""
