@@ -19,9 +19,11 @@ def _imports(path: Path) -> set[str]:
         if isinstance(node, ast.ImportFrom) and node.module == PACKAGE:
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(f"{PACKAGE}."):
-            found.add((node.module or "").split(".")[2])
+            found.add((node.module or "").removeprefix(f"{PACKAGE}.").split(".")[0])
         elif isinstance(node, ast.Import):
-            found |= {a.name.split(".")[2] for a in node.names if a.name.startswith(f"{PACKAGE}.")}
+            found |= {
+                a.name.removeprefix(f"{PACKAGE}.").split(".")[0] for a in node.names if a.name.startswith(f"{PACKAGE}.")
+            }
     return found - {path.stem}
 
 
