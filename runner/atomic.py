@@ -16,7 +16,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
@@ -24,6 +24,7 @@ from runner.errors import EnvironmentProblem, UsageError, display_path
 
 FORCE_HINT = "pass --force to replace the link itself (never what it points to)"
 EDITED_HINT = "--force overwrites (your edits are lost), -o writes elsewhere"
+GENERATED_HINT = "pass --force to replace"  # what import and `presets sync` write
 
 
 def refuse_existing(paths: Iterable[Path], force: bool, hint: str = EDITED_HINT) -> None:
@@ -117,6 +118,17 @@ def write_new(files: Mapping[Path, str], force: bool) -> None:
     """``write_all`` for what the user edits afterwards (a ported or upgraded overlay): an existing
     file is refused without ``force``, and with it a link is replaced, never its target."""
     refuse_existing(files, force)
+    write_all(files, replace_link=force)
+
+
+def write_generated(files: Mapping[Path, str], force: bool, named: Collection[Path] = ()) -> None:
+    """``write_all`` for what a command generates (import, ``presets sync``): an existing file is only
+    replaced with ``force``; a link where one goes is refused (exit 3), and ``force`` replaces one only
+    at a path the user ``named`` (``-o spec.yaml``), never in a folder run-matrix fills (components)."""
+    refuse_existing(files, force, GENERATED_HINT)
+    for path in files:
+        if path not in named:
+            refuse_link(path)
     write_all(files, replace_link=force)
 
 

@@ -154,7 +154,7 @@ def own_source(module: str) -> str | None:
 
 def imports_of(module: str, text: str) -> set[str]:
     """Every module ``text`` imports, at its top or inside a function, and the names it imports from
-    each (``from runner import write`` may import the module ``runner.write``)."""
+    each (``from runner import atomic`` may import the module ``runner.atomic``)."""
     package = module if _is_package(module) else module.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(ast.parse(text)):

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner import pipeline, write
+from runner import atomic, pipeline
 from runner.cells import hardware
 from runner.cells.cell import Cell
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
@@ -118,7 +118,7 @@ def _imported(
     sides.explain(draft, recorded)
     warnings = _checked(built(draft, destination, render, checkout), variants, request, recorded)
     files, scrubbed = _without_secrets(final_texts(draft, destination, render), secrets, request.script)
-    write.write_all(files, request.force, named=(destination.spec,))
+    atomic.write_generated(files, request.force, named=(destination.spec,))
     ids = [cell.id for cell in pipeline.cells(request.output, miles_root=checkout)]
     launches = tuple((combo, target.at) for combo, target in variants.cells)
     notes = [*variants.notes, *scrubbed]
@@ -214,7 +214,7 @@ def _check_request(request: Request) -> None:
         _refuse_link_out(request.script, checkout.Tree.at(request.miles_root))
     if request.hardware is not None:
         locate.hardware_profile(request.hardware, request.output, Location(request.output))
-    write.refuse_existing([request.output], request.force)
+    atomic.refuse_existing([request.output], request.force, atomic.GENERATED_HINT)
 
 
 def _refuse_link_out(script: Path, tree: checkout.Tree) -> None:

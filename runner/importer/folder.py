@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner import atomic, write
+from runner import atomic
 from runner.errors import Location, Problem, SpecError, UsageError
 from runner.importer import Imported, components_folder, family_base, plan
 from runner.importer.batch import Batch, Job, runner
@@ -73,8 +73,10 @@ def import_folder(request: Folder) -> FolderImported:
     cuda, amd, links = _tests(request.tests)
     family = request.output.resolve().name
     final_base = request.output / "base" / f"{family}.yaml"
-    write.refuse_existing(
-        [final_base, *(request.output / case_file(t) for t in [*cuda, *amd])], request.force
+    atomic.refuse_existing(
+        [final_base, *(request.output / case_file(t) for t in [*cuda, *amd])],
+        request.force,
+        atomic.GENERATED_HINT,
     )
     hidden = Path(tempfile.mkdtemp(prefix=f".{family}.import-", dir=_existing_parent(request.output)))
     try:
@@ -148,7 +150,7 @@ def _import(
     elif shared is not None:  # every case was written whole: a base nothing extends is not written
         base_path.unlink()
     files = staging.written()
-    write.write_all(files, request.force)
+    atomic.write_generated(files, request.force)
     return FolderImported(list(files), cases, siblings, refused, whole)
 
 

@@ -100,9 +100,9 @@ def _holds(path: Path, text: str) -> bool:
 
 
 def write(planned: SyncPlan) -> None:
-    from runner.write import write_all
+    from runner.atomic import write_generated
 
-    write_all(planned.texts, force=True)
+    write_generated(planned.texts, force=True)
     for path in planned.stale:
         path.unlink()
 
