@@ -7,6 +7,7 @@ import datetime
 import pytest
 
 from runner import pipeline
+from runner.cells import build
 from runner.errors import SpecError, UsageError
 from tests.test_model import VALID
 
@@ -140,4 +141,4 @@ def test_cell_ids_select_one_cell(write):
 def test_folder_skips_components(write):
     write("components/x.yaml", "args: {misc: {x: true}}\n")
     matrix_spec(write, "  axes:\n    a: [1, 2]\n")
-    assert sorted(p.name for p in pipeline.spec_files([write("x", "").parent])) == ["base.yaml", "spec.yaml"]
+    assert sorted(p.name for p in build.spec_files([write("x", "").parent])) == ["base.yaml", "spec.yaml"]

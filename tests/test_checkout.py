@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -31,7 +32,7 @@ def test_a_type_the_checkout_lacks_or_cannot_expand_keeps_the_shipped_preset_and
     tmp_path.chmod(0o755)
     (tmp_path / "scripts/models").mkdir(parents=True)
     cell = pipeline.cell(ROCM)
-    context, problems = launch_context(cell, tmp_path, {})
+    context, problems = launch_context(replace(cell, miles_root=tmp_path), {})
     assert context.model_args is None
     assert [p.message for p in problems] == [
         f"the checkout's execute_train cannot be observed (cannot load miles' helpers from {tmp_path}:"
@@ -40,7 +41,7 @@ def test_a_type_the_checkout_lacks_or_cannot_expand_keeps_the_shipped_preset_and
         f" (miles {cell.preset.miles_commit[:8]})",
     ]
     (tmp_path / "scripts/models/glm5-744B-A40B_4layer.sh").write_text("exit 4\n")
-    _, problems = launch_context(cell, tmp_path, {})
+    _, problems = launch_context(replace(cell, miles_root=tmp_path), {})
     assert [p.message for p in problems][1:] == [
         "the checkout's scripts/models/glm5-744B-A40B_4layer.sh fails with status 4 when bash sources it;"
         f" using the shipped preset (miles {cell.preset.miles_commit[:8]})"
@@ -69,7 +70,7 @@ def test_the_checkouts_own_execute_train_decides_the_runtime_env(tmp_path):
         'env = {"PYTHONUNBUFFERED": "1", "PYTHONPATH": f"{repo_base_dir}:{megatron_path}",',
     )
     cell = pipeline.cell(ROCM)
-    context, problems = launch_context(cell, checkout, {})
+    context, problems = launch_context(replace(cell, miles_root=checkout), {})
     assert [(p.rule, p.message) for p in problems] == [
         (
             "launch",
@@ -80,7 +81,7 @@ def test_the_checkouts_own_execute_train_decides_the_runtime_env(tmp_path):
     ]
     env = render(cell, context).env
     assert (env["PYTHONUNBUFFERED"], env["PYTHONPATH"]) == ("1", f"{checkout}:/root/Megatron-LM")
-    assert launch_context(cell, CHECKOUT, {})[1] == []  # the shipped conventions hold for the stand-in
+    assert launch_context(replace(cell, miles_root=CHECKOUT), {})[1] == []  # the shipped conventions hold for the stand-in
 
 
 def test_a_stuck_execute_train_is_a_warning_once_per_process(tmp_path, monkeypatch):
@@ -94,11 +95,11 @@ def test_a_stuck_execute_train_is_a_warning_once_per_process(tmp_path, monkeypat
     )
     first, second = pipeline.cells(ROCM)  # [fp8_rollout=false], [fp8_rollout=true]
     started = time.monotonic()
-    warnings = [launch_context(cell, checkout, {})[1] for cell in (first, second)]
+    warnings = [launch_context(replace(cell, miles_root=checkout), {})[1] for cell in (first, second)]
     assert time.monotonic() - started < 10
     assert warnings[0] == warnings[1]
     assert warnings[0][0].message == (
         "the checkout's execute_train cannot be observed (it did not finish within 2 s in the sandbox (does"
         " it wait for something?)); using the shipped launch conventions (miles dc8b499b)"
     )
-    assert launch_context(first, CHECKOUT, {})[0].conventions == first.conventions  # the stand-in's hold
+    assert launch_context(replace(first, miles_root=CHECKOUT), {})[0].conventions == first.conventions  # the stand-in's hold

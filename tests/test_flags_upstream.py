@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from runner import pipeline
+from runner.knowledge import bundled
 from runner.knowledge.flags import Catalog, load, shipped
 from runner.knowledge.flags.values import judge
 from tests.conftest import DATA
@@ -71,7 +72,7 @@ def test_there_are_shipped_presets_of_both_versions() -> None:
 @pytest.mark.parametrize("preset", PRESETS, ids=lambda p: f"{p.parent.name[-8:]}/{p.stem}")
 def test_every_shipped_preset_flag_is_accepted_by_its_own_version(preset: Path) -> None:
     commit = preset.parent.name[-8:]
-    model, _ = pipeline.load_preset(preset.stem, pipeline.Location(preset), preset, commit)
+    model, _ = bundled.load_preset(preset.stem, pipeline.Location(preset), preset, commit)
     catalog = load(CATALOGS[commit])
     found = [
         v

@@ -16,6 +16,7 @@ from runner.importer.launch import Launched
 from runner.importer.roundtrip import differences
 from runner.importer.target import _model_args
 from runner.importer.variants import explore
+from runner.knowledge import bundled
 from runner.launch.steps import tokens
 from schemas.values import flag_tokens
 from tests.conftest import DATA
@@ -28,7 +29,7 @@ def test_every_difference_is_named(tmp_path, monkeypatch):
     monkeypatch.delenv("NCCL_NVLS_ENABLE", raising=False)
     import_test(Request(SCRIPT, tmp_path / "nv.yaml", hardware="h200"))
     cell = pipeline.cell(tmp_path / "nv.yaml")
-    conventions = pipeline.conventions()
+    conventions = bundled.conventions()
     record = functools.partial(capture.record, SCRIPT, secrets=conventions.secrets)
     target = explore(SCRIPT, record, conventions, knowledge()).cells[0][1]
     assert differences(cell, target, None) == []
@@ -53,8 +54,8 @@ def test_every_difference_is_named(tmp_path, monkeypatch):
 
 def test_model_args_a_knob_of_the_model_script_changes_become_model_args_and_nothing_else():
     at = Location(Path("test_inkling_small_4layer_ci.py"), 66)
-    conventions = pipeline.conventions("31f1ca96")
-    preset = pipeline.load_preset("inkling-small", at, at.file, "31f1ca96")[0]
+    conventions = bundled.conventions("31f1ca96")
+    preset = bundled.load_preset("inkling-small", at, at.file, "31f1ca96")[0]
     words = list(tokens(preset))
     words[words.index("--num-layers") + 1] = "4"  # MODEL_ARGS_NUM_LAYERS=4
     four_layers = Launched("train.py", 8, None, tuple(words), (), {})

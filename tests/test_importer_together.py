@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from runner import pipeline
 from runner.errors import SpecError
 from runner.importer import capture, recordings, together
+from runner.knowledge import bundled
 from tests.conftest import fake_checkout
 
 pytestmark = pytest.mark.allow_subprocess  # each recording runs in a sandbox interpreter
 
-SECRETS = pipeline.conventions().secrets
-VERIFIERS = tuple(pipeline.conventions().verifiers)
+SECRETS = bundled.conventions().secrets
+VERIFIERS = tuple(bundled.conventions().verifiers)
 
 
 def kept(cache: Path, test: Path, root: Path, env: dict[str, str]) -> dict[str, Any] | None:

@@ -4,6 +4,7 @@ import hashlib
 import json
 
 from runner import pipeline
+from runner.cells import build
 from tests.conftest import QWEN3_CASES
 from tests.test_model import MINIMAL, VALID
 
@@ -34,7 +35,7 @@ def test_content_hash_leaves_out_the_gates_which_judge_a_launch_and_never_change
 
 
 def test_spec_files_skip_bases_and_profiles():
-    found = [p.relative_to(MATRICES).as_posix() for p in pipeline.spec_files([MATRICES])]
+    found = [p.relative_to(MATRICES).as_posix() for p in build.spec_files([MATRICES])]
     assert found == [
         "nv/glm5-colocate.yaml",
         "nv/glm5-main-ci.yaml",

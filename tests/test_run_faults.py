@@ -275,7 +275,7 @@ def test_a_fault_of_run_matrix_stops_the_job_and_the_cell_says_so(specs, users_c
     from runner.run.record import Ledger
 
     specs("async", extra="env: {FAKE_MILES_SLEEP: '300'}")
-    planned = [plan(each, FAKE_MILES) for each in select_cells(["m/fake/async.yaml"], None)]
+    planned = [plan(each) for each in select_cells(["m/fake/async.yaml"], None, FAKE_MILES)]
     options = Options(FAKE_MILES, users_cluster.address, tmp_path, dict(os.environ), skip_prepare=True, run_id="r1")
     ledger = Ledger.open(tmp_path / "state", "r1", tmp_path)
     outputs = Outputs.checked(None, tmp_path / "report.json", None)

@@ -34,12 +34,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def baseline(checkout: Path, tree: Path) -> tuple[float, int]:
-    from runner import pipeline
     from runner.errors import RunMatrixError
     from runner.importer import capture
+    from runner.knowledge import bundled
 
     tests = sorted(p for p in tree.rglob("test_*.py") if p.is_file() and not p.is_symlink())
-    secrets = pipeline.conventions().secrets
+    secrets = bundled.conventions().secrets
     started = time.perf_counter()
     for test in tests:
         with contextlib.suppress(RunMatrixError):  # a refusal is a capture too

@@ -8,7 +8,7 @@ raise; ``run`` collects every problem so a user sees them all at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -49,6 +49,13 @@ def run(cell: Cell) -> Iterator[Problem]:
             continue  # G4's errors come first
         found += check(cell, facts)
     yield from repository.quiet_problems(found, cell.composed.path, cell.composed.files)
+
+
+def across(cells: Sequence[Cell]) -> list[Problem]:
+    """What must hold across a spec's cells, in the order they run (rule G9: what a cell reads at
+    launch, an earlier cell writes); each cell's own rules are ``run``'s."""
+
+    return reads.across(cells)
 
 
 def _waits(rule_id: str, bad_counts: set[str]) -> bool:

@@ -6,10 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from runner import pipeline
 from runner.cli.output import add_format, add_miles_root, add_trust_checkout, print_json
 from runner.errors import Location, SpecError, UsageError, did_you_mean, display_path
-from runner.knowledge import checkout, preset_data, versions
+from runner.knowledge import bundled, checkout, preset_data, versions
 from runner.spec import locate
 
 
@@ -126,7 +125,7 @@ def _shipped() -> dict[str, dict[str, Any]]:
 def _shipped_entry(chosen: preset_data.Chosen) -> dict[str, Any]:
     from schemas.values import flag_tokens
 
-    preset, _ = pipeline.load_preset(
+    preset, _ = bundled.load_preset(
         chosen.path.stem, Location(chosen.path), chosen.path, chosen.version.commit
     )
     return {

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     launches = []
     for cell in cells:
         problems = pipeline.problems(cell)
-        context, drift = launch_context(cell, args.miles_root, os.environ, args.trust_checkout)
+        context, drift = launch_context(cell, os.environ, args.trust_checkout)
         problems += drift
         launches.append((render(cell, context), problems, cell.path))
     # a problem several cells share is printed once, naming the cells

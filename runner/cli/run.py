@@ -212,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     options = _options(args)
     selected = _selected(args, options.miles_root)
     system_steps.refuse([each.cell for each in selected], args.allow_system_steps)  # before anything runs
-    planned = [plan(each, options.miles_root, args.trust_checkout) for each in selected]
+    planned = [plan(each, args.trust_checkout) for each in selected]
     # a warning several cells share is printed once, naming the cells
     print_problems(merged((p.cell.id, w) for p in planned for w in p.warnings), sys.stderr)
     if args.dry_run:
@@ -298,9 +298,9 @@ def open_history(args: argparse.Namespace, options: Options) -> Recorder:
     return Recorder(Store.open(location), miles_commit(options.miles_root), args.no_record)
 
 
-def plan(selected: Selected, miles_root: Path | None, trust: bool = False) -> Planned:
+def plan(selected: Selected, trust: bool = False) -> Planned:
     cell = selected.cell
-    context, drift = launch_context(cell, miles_root, os.environ, trust)
+    context, drift = launch_context(cell, os.environ, trust)
     warnings = [*selected.warnings, *drift]
     spec = display_path(cell.path)
     launch = render(cell, context)

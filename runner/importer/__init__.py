@@ -41,7 +41,7 @@ from runner.importer.fit import Destination, built, cell_of, final_texts, grow
 from runner.importer.notes import Note, SystemStep
 from runner.importer.variants import Variants
 from runner.importer.version import miles_version
-from runner.knowledge import checkout, preset_data
+from runner.knowledge import bundled, checkout, preset_data
 from runner.launch import system_steps
 from runner.redact import Redactor
 from runner.spec import locate
@@ -82,8 +82,8 @@ def import_test(request: Request) -> Imported:
     record = functools.partial(
         capture.record,
         request.script,
-        secrets=pipeline.conventions().secrets,
-        verifiers=tuple(pipeline.conventions().verifiers),
+        secrets=bundled.conventions().secrets,
+        verifiers=tuple(bundled.conventions().verifiers),
         miles_root=request.miles_root,
         timeout=request.timeout,
         trust=request.trust_checkout,
@@ -91,7 +91,7 @@ def import_test(request: Request) -> Imported:
         hf_configs=request.hf_configs,
     )
     version = miles_version(request.miles_root, record)
-    conventions = pipeline.conventions(version)
+    conventions = bundled.conventions(version)
     recorded = sides.record(request, record, conventions, version)
     capture.all_looked_up()
     steps = _refuse_system_steps(recorded.variants, conventions.output_flags, request.allow_system_steps)

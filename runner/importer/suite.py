@@ -22,13 +22,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from runner import pipeline
 from runner.errors import RunMatrixError, SpecError, UsageError
 from runner.importer import Request, recordings, together
 from runner.importer.batch import answer, request_of
 from runner.importer.folder import Folder, FolderImported, case_file, import_folder
 from runner.importer.workers import Workers
-from runner.knowledge import checkout
+from runner.knowledge import bundled, checkout
 
 MAX_FOLDERS = 500  # folders below the root looked into, at the most
 MAX_TESTS = 2000  # tests in the whole tree, at the most
@@ -153,7 +152,7 @@ def _recorded_together(
     options = suite.options
     if options.miles_root is None or options.cache is None or options.trust_checkout:
         return
-    conventions, root = pipeline.conventions(), options.miles_root.resolve()
+    conventions, root = bundled.conventions(), options.miles_root.resolve()
     env = together.env_of({}, conventions.secrets, tuple(conventions.verifiers), root)
     outputs = {
         test: options.output / relative / case_file(test)

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from runner import pipeline
 from runner.errors import Location, SpecError
 from runner.importer import groups, launch_reads, prepare, shell
 from runner.importer.events import refused
@@ -22,7 +21,7 @@ from runner.importer.knowledge import Knowledge
 from runner.importer.launch import Launched, launched
 from runner.importer.notes import Note
 from runner.importer.traced import Call, Run
-from runner.knowledge import checkout_preset, preset_data
+from runner.knowledge import bundled, checkout_preset, preset_data
 from runner.launch.runtime_env import MILES_ROOT_REFERENCE
 from runner.launch.steps import tokens
 from runner.spec.emit import flag_value
@@ -146,7 +145,7 @@ def _model_args(
     such as MODEL_ARGS_NUM_LAYERS=4); any other difference is left to the round trip to name."""
     if found.model_args is None or model_type is None:
         return {}
-    preset = checkout_preset_of or pipeline.load_preset(model_type, at, at.file, conventions.miles_commit)[0]
+    preset = checkout_preset_of or bundled.load_preset(model_type, at, at.file, conventions.miles_commit)[0]
     ours, theirs = flag_map(tokens(preset)), flag_map(found.model_args)
     if list(ours) != list(theirs):
         return {}

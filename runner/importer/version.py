@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from runner import pipeline
 from runner.importer.capture import RECORDER_MILES_VERSION
 from runner.importer.launch import launched
 from runner.importer.traced import Run
-from runner.knowledge import checkout, preset_data, versions
+from runner.knowledge import bundled, checkout, preset_data, versions
 from schemas import LaunchConventions
 
 
@@ -33,7 +32,7 @@ def miles_version(miles_root: Path | None, record: Callable[[dict[str, str]], Ru
     run = record({})
     if not run.calls:
         return None  # the import refuses it anyway, with the reason
-    scores = {v.commit: _score(run, pipeline.conventions(v.commit)) for v in shipped}
+    scores = {v.commit: _score(run, bundled.conventions(v.commit)) for v in shipped}
     return max(reversed(list(scores)), key=lambda commit: scores[commit])  # a tie: the newest
 
 

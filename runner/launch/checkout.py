@@ -39,10 +39,12 @@ def model_args(miles_root: Path, model_type: str, trust: bool = False) -> ModelA
 
 
 def launch_context(
-    cell: Cell, miles_root: Path | None, environ: Mapping[str, str], trust: bool = False
+    cell: Cell, environ: Mapping[str, str], trust: bool = False
 ) -> tuple[Context, list[Problem]]:
-    """What render needs from this machine: the caller's env and, if given, the checkout's
-    MODEL_ARGS — a difference from run-matrix's preset is a warning, never hidden."""
+    """What render needs from this machine: the caller's env and, if the cell was built with a
+    checkout (``--miles-root``), the checkout's MODEL_ARGS and conventions — a difference from
+    run-matrix's shipped ones is a warning, never hidden."""
+    miles_root = cell.miles_root
     if miles_root is None:
         return Context(dict(environ), MILES_ROOT_REFERENCE), []
     conventions, launch_drift = _conventions(cell, miles_root, trust)

@@ -7,10 +7,9 @@ from typing import Any
 
 import yaml
 
-from runner import pipeline
 from runner.cells import hardware
 from runner.errors import RunMatrixError
-from runner.knowledge import preset_data
+from runner.knowledge import bundled, preset_data
 from runner.upgrade.subject import Subject
 
 MAX_NAMED = 6  # changed MODEL_ARGS or convention fields named before "and N more"
@@ -43,7 +42,7 @@ def _model_args(model: str, version: str, moved: Subject) -> dict[str, Any]:
 
 
 def _conventions(old: str, new: str) -> str:
-    before, after = (pipeline.conventions(v).model_dump() for v in (old, new))
+    before, after = (bundled.conventions(v).model_dump() for v in (old, new))
     changed = sorted(
         k for k in before.keys() | after.keys() if k != "miles_commit" and before.get(k) != after.get(k)
     )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner import check, pipeline
+from runner.cells import build
 from runner.cells.cell import Cell
 from runner.errors import Location, Problem, SpecError, UsageError, display_path
 from runner.spec import locate
@@ -62,7 +63,7 @@ def subject(path: Path) -> Subject:
 
 def _extenders(base: Path) -> Iterator[Path]:
     root = locate.matrices_root(base) or base.parent
-    for count, spec in enumerate(pipeline.spec_files([root])):
+    for count, spec in enumerate(build.spec_files([root])):
         if count >= MAX_SPECS:
             raise UsageError(
                 f"{display_path(root)} holds more than {MAX_SPECS} specs: not searched for extenders"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from runner import check, pipeline
-from runner.cells import hardware
+from runner.cells import build, hardware
 from runner.cells.cell import Cell
 from runner.errors import Problem, SpecError, display_path, merged
 from runner.resolved import memo
@@ -101,12 +101,12 @@ def _supporting(names: list[str]) -> list[dict[str, Any]]:
     files = [p for path in named for p in (sorted(path.rglob("*.yaml")) if path.is_dir() else [path])]
     results = []
     for path in files:
-        if pipeline.in_hardware(path):  # a profile (or family) also when its file is named alone
+        if build.in_hardware(path):  # a profile (or family) also when its file is named alone
             kind: str | None = "hardware"
         elif path in named:  # any other file named alone is a spec: a cell of _cells
             continue
         else:
-            kind = next((part for part in path.parts if part in pipeline.NOT_CELLS), None)
+            kind = next((part for part in path.parts if part in build.NOT_CELLS), None)
         if kind is None:
             continue
         problems: list[Problem] = []

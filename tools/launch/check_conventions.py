@@ -14,8 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from runner import pipeline
-from runner.knowledge import versions
+from runner.knowledge import bundled, versions
 from runner.knowledge.conventions import checkout_conventions
 from runner.spec import locate
 
@@ -27,7 +26,7 @@ def main() -> int:
     args = parser.parse_args()
     exact = []
     for version in versions.shipped(locate.CONVENTIONS.glob("*.yaml")):
-        shipped = pipeline.conventions(version.commit)
+        shipped = bundled.conventions(version.commit)
         found = {
             backend: checkout_conventions(args.checkout, shipped, model_type)[1]
             for backend, model_type in (("megatron", args.model_type), ("fsdp", None))

@@ -15,8 +15,7 @@ import ast
 import sys
 from pathlib import Path
 
-from runner import pipeline
-from runner.knowledge import own_checks
+from runner.knowledge import bundled, own_checks
 from schemas.conventions import Verifier
 
 
@@ -39,7 +38,7 @@ def main() -> int:
     parser.add_argument("checkout", type=Path)
     parser.add_argument("version", nargs="?", default=None)
     args = parser.parse_args()
-    conventions = pipeline.conventions(args.version)
+    conventions = bundled.conventions(args.version)
     wrong = 0
     for call, listed in conventions.verifiers.items():
         found = signature(args.checkout, call)
