@@ -1,8 +1,13 @@
 """run-matrix: declarative test matrices for miles end-to-end tests across hardware.
 
-The pipeline, one module a step, chained in ``runner.pipeline``::
+The pipeline, one package a stage (``runner.pipeline`` chains the first three)::
 
-    load -> compose -> expand (matrix) -> resolve -> model -> check -> render -> run -> report
+    spec (load, compose, resolve, model) -> cells (expand, build) -> check -> launch (render)
+        -> run -> results (report, history)
+
+The commands' features (``importer``, ``port``, ``upgrade``, ``validate``, ``ci``, ``diff``,
+``changed``) sit above the stages, ``cli`` above them all; README's Development section has the
+layers, and ``tests/test_layers.py`` keeps every import pointing down them.
 
 Glossary
 --------
