@@ -7,6 +7,7 @@ import pytest
 
 from runner import check, pipeline
 from runner.errors import SpecError
+from runner.spec import locate
 from tests.test_model import MINIMAL, VALID
 
 
@@ -17,7 +18,7 @@ def problems_of(write, text: str) -> list[str]:
 
 def test_shipped_specs_have_no_problems():
     for spec in ("nv/glm5-colocate.yaml", "rocm/glm5-async.yaml"):
-        assert list(check.run(pipeline.cell(pipeline.locate.BUNDLED_MATRICES / spec))) == []
+        assert list(check.run(pipeline.cell(locate.BUNDLED_MATRICES / spec))) == []
 
 
 def test_a_flag_in_two_groups_names_both_places(write):
@@ -40,7 +41,7 @@ def test_contradicting_model_args_is_a_warning(write):
     assert problems_of(write, "args:\n  misc:\n    num-layers: 8\n") == [
         "spec.yaml:4: warning [G2] args.misc.num-layers: --num-layers 8 contradicts MODEL_ARGS of"
         " glm5-744B-A40B_4layer (--num-layers 4); argparse keeps the last\n"
-        f"  ==> also at {pipeline.locate.PRESETS}/2026-08-21-31f1ca96/glm5-744B-A40B_4layer.yaml:27"
+        f"  ==> also at {locate.PRESETS}/2026-08-21-31f1ca96/glm5-744B-A40B_4layer.yaml:27"
         " (model_args.num-layers)"
     ]
 

@@ -10,7 +10,7 @@ import pytest
 from runner import check, pipeline
 from runner.spec import locate
 
-MATRICES = pipeline.locate.BUNDLED_MATRICES
+MATRICES = locate.BUNDLED_MATRICES
 ROCM = MATRICES / "rocm" / "glm5-async.yaml"
 NV = MATRICES / "nv" / "glm5-colocate.yaml"
 MAIN = "31f1ca96"

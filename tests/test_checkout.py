@@ -11,11 +11,12 @@ import pytest
 from runner import pipeline
 from runner.launch.checkout import launch_context, model_args
 from runner.launch.render import preset_tokens, render
+from runner.spec import locate
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.allow_subprocess
 CHECKOUT = DATA / "fake-miles"
-ROCM = pipeline.locate.BUNDLED_MATRICES / "rocm/glm5-async.yaml"
+ROCM = locate.BUNDLED_MATRICES / "rocm/glm5-async.yaml"
 
 
 def test_the_checkouts_glm5_preset_is_the_shipped_one():

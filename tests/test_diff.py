@@ -5,6 +5,7 @@ from pathlib import Path
 
 from runner import pipeline
 from runner.diff import diff
+from runner.spec import locate
 
 ROOT = Path(__file__).parents[1]
 NV = "nv/glm5-colocate.yaml"
@@ -75,8 +76,8 @@ def test_json_shape(cli, in_repo):
 
 
 def test_unchanged_values_are_not_shown_and_order_is_stable():
-    nv = pipeline.cell(pipeline.locate.BUNDLED_MATRICES / NV)
-    rocm = pipeline.cell(pipeline.locate.BUNDLED_MATRICES / ROCM)
+    nv = pipeline.cell(locate.BUNDLED_MATRICES / NV)
+    rocm = pipeline.cell(locate.BUNDLED_MATRICES / ROCM)
     first, second = diff(nv, rocm), diff(nv, rocm)
     assert first == second
     keys = [d.key for d in first.spec]
@@ -213,8 +214,8 @@ def test_the_reason_for_a_removal_comes_from_the_side_that_removes_it(write):
 
 
 def test_the_shipped_rocm_spec_explains_every_key_it_drops(in_repo):
-    nv = pipeline.cell(pipeline.locate.BUNDLED_MATRICES / NV)
-    rocm = pipeline.cell(pipeline.locate.BUNDLED_MATRICES / ROCM)
+    nv = pipeline.cell(locate.BUNDLED_MATRICES / NV)
+    rocm = pipeline.cell(locate.BUNDLED_MATRICES / ROCM)
     dropped = [d for d in diff(nv, rocm).spec if d.b is None]
     assert len(dropped) == 19 and all(d.why for d in dropped), [d.key for d in dropped if not d.why]
 

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from runner import pipeline
+from runner.errors import Location
 from runner.knowledge import bundled
 from runner.knowledge.flags import Catalog, load, shipped
 from runner.knowledge.flags.values import judge
+from runner.spec import locate
 from tests.conftest import DATA
 
 CATALOGS = {path.stem.split("-")[-1]: path for path in shipped()}
@@ -62,7 +63,7 @@ def test_every_upstream_flag_use_is_accepted(commit: str) -> None:
     assert [v for name, values in data["uses"] for v in verdicts(catalog, name, values)] == []
 
 
-PRESETS = sorted(pipeline.locate.PRESETS.glob("*/*.yaml"))
+PRESETS = sorted(locate.PRESETS.glob("*/*.yaml"))
 
 
 def test_there_are_shipped_presets_of_both_versions() -> None:
@@ -72,7 +73,7 @@ def test_there_are_shipped_presets_of_both_versions() -> None:
 @pytest.mark.parametrize("preset", PRESETS, ids=lambda p: f"{p.parent.name[-8:]}/{p.stem}")
 def test_every_shipped_preset_flag_is_accepted_by_its_own_version(preset: Path) -> None:
     commit = preset.parent.name[-8:]
-    model, _ = bundled.load_preset(preset.stem, pipeline.Location(preset), preset, commit)
+    model, _ = bundled.load_preset(preset.stem, Location(preset), preset, commit)
     catalog = load(CATALOGS[commit])
     found = [
         v

@@ -8,8 +8,9 @@ from runner import pipeline
 from runner.cells.gpumap import gpu_map
 from runner.cells.layout import layout
 from runner.errors import SpecError
+from runner.spec import locate
 
-ROCM = pipeline.locate.BUNDLED_MATRICES / "rocm" / "glm5-async.yaml"
+ROCM = locate.BUNDLED_MATRICES / "rocm" / "glm5-async.yaml"
 
 
 def test_two_nodes_async_places_actor_then_rollout(write):
@@ -29,18 +30,18 @@ def test_two_nodes_async_places_actor_then_rollout(write):
 
 
 def test_colocated_engines_share_the_actor_gpus():
-    nv = pipeline.cell(pipeline.locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml")
+    nv = pipeline.cell(locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml")
     gpus = gpu_map(layout(nv), nv.location("cluster"))
     assert [(g.trainer.rank, g.rollout.rank) for g in gpus] == [(i, i) for i in range(8)]
 
 
 def test_a_layout_too_large_to_draw_is_refused_before_drawing(write):
-    cell = pipeline.cell(pipeline.locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml")
+    cell = pipeline.cell(locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml")
     huge = replace(layout(cell), nodes=100_000, gpus_per_node=1000)
     with pytest.raises(SpecError) as raised:
         gpu_map(huge, cell.location("cluster"))
     assert str(raised.value) == (
-        f"{pipeline.locate.BUNDLED_MATRICES}/base/glm5-744b-a40b-4layer.yaml:16: error [budget] cluster: "
+        f"{locate.BUNDLED_MATRICES}/base/glm5-744b-a40b-4layer.yaml:16: error [budget] cluster: "
         "the layout has 100,000,000 GPUs (100000 nodes x 1000); --layout draws at most 4,096\n"
         "  ==> draw a smaller cell; the derived facts without --layout hold for any size"
     )

@@ -9,17 +9,19 @@ import pytest
 
 from runner import check, pipeline
 from runner.cells import hardware
+from runner.cells.cell import Cell
 from runner.errors import SpecError
+from runner.spec import locate
 from tests.conftest import DATA, known_elided
 
-MATRICES = pipeline.locate.BUNDLED_MATRICES
+MATRICES = locate.BUNDLED_MATRICES
 HW = MATRICES / "hardware"
 ROCM = MATRICES / "rocm" / "glm5-async.yaml"
 NV = MATRICES / "nv" / "glm5-colocate.yaml"
 UPSTREAM = sorted((DATA / "upstream-amd").glob("*.yaml"))
 
 
-def errors(cell: pipeline.Cell) -> list[str]:
+def errors(cell: Cell) -> list[str]:
     return [str(p) for p in check.run(cell) if p.severity == "error"]
 
 

@@ -12,9 +12,10 @@ import pytest
 from runner import pipeline
 from runner.importer import Request, import_test
 from runner.launch.render import Context, render
+from runner.spec import locate
 from tests.conftest import DATA
 
-ROCM = pipeline.locate.BUNDLED_MATRICES / "rocm/glm5-async.yaml"
+ROCM = locate.BUNDLED_MATRICES / "rocm/glm5-async.yaml"
 HELPERS = "miles/utils/external_utils/command_utils.py"
 
 
@@ -80,7 +81,7 @@ def test_import_reads_an_unknown_checkout_against_the_conventions_its_launch_fol
 
 @pytest.mark.allow_subprocess
 def test_check_verifiers_reads_each_checks_parameters_from_the_checkout_as_text():
-    tool = pipeline.locate.PROJECT / "tools" / "launch" / "check_verifiers.py"
+    tool = locate.PROJECT / "tools" / "launch" / "check_verifiers.py"
     done = subprocess.run([sys.executable, str(tool), str(DATA / "fake-miles"), "31f1ca96"], capture_output=True, text=True)
     lines = done.stdout.splitlines()
     assert done.returncode == 1, done.stderr

@@ -6,6 +6,7 @@ import pytest
 
 from runner import pipeline
 from runner.errors import SpecError
+from runner.spec import locate
 from tests.conftest import known_elided
 
 MINIMAL = """
@@ -211,7 +212,7 @@ def test_unknown_model_preset(write):
 
 
 def test_a_local_hardware_profile_wins(write):
-    profile = pipeline.locate.BUNDLED_MATRICES / "hardware" / "mi355x.yaml"
+    profile = locate.BUNDLED_MATRICES / "hardware" / "mi355x.yaml"
     write("hardware/mi999x.yaml", f"extends: {profile}\nname: mi999x\ngpus_per_node: 4\n")
     cell = pipeline.cell(
         write("spec.yaml", MINIMAL.replace("h200", "mi999x").replace("8}", "'${profile.gpus_per_node}'}"))
@@ -220,7 +221,7 @@ def test_a_local_hardware_profile_wins(write):
 
 
 def test_profile_file_and_name_must_agree(write):
-    profile = pipeline.locate.BUNDLED_MATRICES / "hardware" / "mi355x.yaml"
+    profile = locate.BUNDLED_MATRICES / "hardware" / "mi355x.yaml"
     write("hardware/mi999x.yaml", f"extends: {profile}\n")
     with pytest.raises(SpecError) as caught:
         pipeline.cell(write("spec.yaml", MINIMAL.replace("h200", "mi999x")))

@@ -18,8 +18,9 @@ import pytest
 from runner import pipeline
 from runner.launch.render import render
 from runner.patch_hf_config import main, patched
+from runner.spec import locate
 
-MATRICES = pipeline.locate.BUNDLED_MATRICES
+MATRICES = locate.BUNDLED_MATRICES
 GLM5 = {
     "architectures": ["DeepseekV32ForCausalLM"],
     "auto_map": {

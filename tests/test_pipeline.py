@@ -5,10 +5,11 @@ import json
 
 from runner import pipeline
 from runner.cells import build
+from runner.spec import locate
 from tests.conftest import QWEN3_CASES
 from tests.test_model import MINIMAL, VALID
 
-MATRICES = pipeline.locate.BUNDLED_MATRICES
+MATRICES = locate.BUNDLED_MATRICES
 
 
 def test_content_hash_is_stable_and_follows_the_resolved_spec(write):

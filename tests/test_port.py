@@ -10,9 +10,10 @@ import pytest
 
 from runner import pipeline
 from runner.diff import diff
+from runner.spec import locate
 from tests.conftest import DATA, REQUIRED_PROFILES, known_elided
 
-MATRICES = pipeline.locate.BUNDLED_MATRICES
+MATRICES = locate.BUNDLED_MATRICES
 
 
 @pytest.fixture

@@ -12,9 +12,10 @@ from runner import check, pipeline
 from runner.errors import SpecError
 from runner.launch import render, script
 from runner.run import reads as run_reads
+from runner.spec import locate
 from runner.spec.runtime import reads
 
-NV = pipeline.locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml"
+NV = locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml"
 LATEST = "/data/ckpt/latest_checkpointed_iteration.txt"
 
 

@@ -20,11 +20,12 @@ from runner.launch.command import CLOSE_STOPS
 from runner.launch.render import Context, preset_tokens, render
 from runner.launch.script import to_shell
 from runner.launch.steps import overridden
+from runner.spec import locate
 from schemas.values import flag_tokens
 from tests.conftest import DATA
 from tests.test_model import MINIMAL, VALID
 
-MATRICES = pipeline.locate.BUNDLED_MATRICES
+MATRICES = locate.BUNDLED_MATRICES
 SPECS = ["nv/glm5-colocate", "rocm/glm5-async"]
 
 

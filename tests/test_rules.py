@@ -12,8 +12,9 @@ from runner import check, pipeline
 from runner.cells.layout import describe, layout
 from runner.check.choices import ONE_OF
 from runner.errors import SpecError
+from runner.spec import locate
 
-MATRICES = pipeline.locate.BUNDLED_MATRICES
+MATRICES = locate.BUNDLED_MATRICES
 ROCM = MATRICES / "rocm" / "glm5-async.yaml"
 NV = MATRICES / "nv" / "glm5-colocate.yaml"
 PRESET = (

@@ -11,8 +11,9 @@ from runner.launch.render import Context, render
 from runner.run.environment import entrypoint, job_env, probe
 from runner.run.plan import Options
 from runner.run.preview import preview
+from runner.spec import locate
 
-NV = pipeline.locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml"
+NV = locate.BUNDLED_MATRICES / "nv" / "glm5-colocate.yaml"
 
 
 def planned(caller: dict[str, str]) -> Planned:

@@ -11,10 +11,11 @@ from runner.launch.planned import Planned
 from runner.launch.render import Context, render
 from runner.run.plan import Options
 from runner.run.preflight import Gpus, check, local_gpus, need_checkout
+from runner.spec import locate
 from tests.conftest import DATA
 
 FAKE_MILES = DATA / "fake-miles"
-ROCM = pipeline.locate.BUNDLED_MATRICES / "rocm" / "glm5-async.yaml"
+ROCM = locate.BUNDLED_MATRICES / "rocm" / "glm5-async.yaml"
 
 SMI = {
     "nvidia-smi": "GPU {i}: NVIDIA H200 (UUID: GPU-{i})",

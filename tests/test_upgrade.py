@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from runner import pipeline
 from runner.knowledge import flags
+from runner.spec import locate
 from runner.spec.compose import compose
 from runner.spec.load import load
 from runner.upgrade import Target, of_version
@@ -18,7 +18,7 @@ from runner.upgrade.plan import plan
 from runner.upgrade.subject import subject
 from tests.conftest import DATA
 
-MATRICES = pipeline.locate.BUNDLED_MATRICES
+MATRICES = locate.BUNDLED_MATRICES
 MAIN = "31f1ca96"
 
 

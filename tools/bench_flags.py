@@ -39,10 +39,9 @@ def in_process(with_catalog: bool, files: int, cells: int) -> tuple[float, float
     import bench_validate
 
     import runner.knowledge.flags as flags
-    from runner import pipeline
 
     original = flags.choose
-    pipeline.flags.choose = original if with_catalog else (lambda *a: None)  # type: ignore[assignment]
+    flags.choose = original if with_catalog else (lambda *a: None)  # type: ignore[assignment]
     try:
         with tempfile.TemporaryDirectory() as folder:
             paths = [Path(folder) / f"cell{i}.yaml" for i in range(files)]
@@ -52,7 +51,7 @@ def in_process(with_catalog: bool, files: int, cells: int) -> tuple[float, float
             spec.write_text(bench_validate.matrix_spec(cells))
             return bench_validate.timed(paths)[2], bench_validate.timed([spec])[2]
     finally:
-        pipeline.flags.choose = original  # type: ignore[assignment]
+        flags.choose = original  # type: ignore[assignment]
 
 
 def main() -> int:

@@ -16,8 +16,9 @@ import time
 from pathlib import Path
 
 from runner import check, pipeline
+from runner.spec import locate
 
-MATRICES = pipeline.locate.BUNDLED_MATRICES
+MATRICES = locate.BUNDLED_MATRICES
 BASES = [MATRICES / "nv" / "glm5-colocate.yaml", MATRICES / "rocm" / "glm5-async.yaml"]
 
 

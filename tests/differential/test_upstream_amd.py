@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from runner import check, pipeline
+from runner.cells.cell import Cell
 from runner.cells.layout import layout
 from runner.launch.render import render
 from tests.conftest import DATA
@@ -45,13 +46,13 @@ def megatron():
     yield from start(MegatronOracle)
 
 
-def _cell(spec: Path) -> pipeline.Cell:
+def _cell(spec: Path) -> Cell:
     cell = pipeline.cell(spec)
     assert [str(p) for p in check.run(cell) if p.severity == "error"] == []
     return cell
 
 
-def _program_flags(cell: pipeline.Cell, program: str) -> dict[str, Any]:
+def _program_flags(cell: Cell, program: str) -> dict[str, Any]:
     """The cell's flags that ``program`` parses, by canonical name (the catalog says whose each is)."""
     assert cell.flags is not None
     index = cell.flags.catalog.index(cell.backend)
@@ -62,7 +63,7 @@ def _program_flags(cell: pipeline.Cell, program: str) -> dict[str, Any]:
     }
 
 
-def sglang_args(cell: pipeline.Cell) -> dict[str, Any]:
+def sglang_args(cell: Cell) -> dict[str, Any]:
     """ServerArgs keyword arguments as miles builds them for one engine of the cell."""
     engine = layout(cell).engine
     args: dict[str, Any] = {"tp_size": engine.tp, "nnodes": engine.nodes}
@@ -72,7 +73,7 @@ def sglang_args(cell: pipeline.Cell) -> dict[str, Any]:
     return args
 
 
-def megatron_argv(cell: pipeline.Cell) -> list[str]:
+def megatron_argv(cell: Cell) -> list[str]:
     argv = list(render(cell).model_args)
     for name, value in _program_flags(cell, "megatron").items():
         if value is True:

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner import check, pipeline
+from runner.cells.cell import Cell
 from runner.launch.render import render
+from runner.spec import locate
 
-MATRICES = pipeline.locate.BUNDLED_MATRICES
+MATRICES = locate.BUNDLED_MATRICES
 BASES = {"h200": MATRICES / "nv" / "glm5-colocate.yaml", "mi355x": MATRICES / "rocm" / "glm5-async.yaml"}
 PR_ERA, MAIN = "dc8b499b", "31f1ca96"
 # The same two specs at miles main: nv/glm5-main.yaml is glm5-colocate moved by `run-matrix upgrade`;
@@ -61,14 +63,14 @@ def _yaml(value: object) -> str:
     return str(value)
 
 
-def cell_of(config: Config, folder: Path) -> pipeline.Cell:
+def cell_of(config: Config, folder: Path) -> Cell:
     digest = hashlib.sha1(config.name.encode()).hexdigest()[:12]
     path = folder / f"{config.platform}-{digest}.yaml"
     path.write_text(config.overlay())
     return pipeline.cell(path)
 
 
-def our_errors(cell: pipeline.Cell) -> set[str]:
+def our_errors(cell: Cell) -> set[str]:
     return {p.rule for p in check.run(cell) if p.severity == "error"}
 
 
@@ -85,7 +87,7 @@ MEGATRON_GROUPS = ("ckpt", "rollout", "optimizer", "perf", "misc")
 MEGATRON_ROLLOUT_FLAGS = {"global-batch-size"}
 
 
-def megatron_argv(cell: pipeline.Cell) -> list[str]:
+def megatron_argv(cell: Cell) -> list[str]:
     """What Megatron's parser sees of this cell: MODEL_ARGS and the actor's own flags."""
     launch = render(cell)
     argv = list(launch.model_args)
@@ -228,7 +230,7 @@ NOT_PASSED_TO_SGLANG = {
 }  # miles drops them (L11)
 
 
-def sglang_engine(cell: pipeline.Cell) -> dict[str, object]:
+def sglang_engine(cell: Cell) -> dict[str, object]:
     """One engine of this cell as the SGLang worker's 'engine' request: what miles'
     _compute_server_args reads (the worker builds ServerArgs from it as that miles version does)."""
     from runner.cells.layout import integer, layout
