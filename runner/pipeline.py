@@ -22,7 +22,7 @@ from runner.cells.layout import layout
 from runner.cells.matrix import Combo, cell_id, expand
 from runner.check import reads as read_checks
 from runner.errors import Location, Problem, SpecError, UsageError
-from runner.knowledge import flags, preset_data, versions
+from runner.knowledge import flags, launchers, preset_data, versions
 from runner.resolved import memo, resolved
 from runner.spec import locate, repository, why
 from runner.spec.compose import Composed, compose
@@ -194,7 +194,8 @@ def _cell(
         "visible_devices": lambda resolver: _visible_devices(resolver, share),
     }
     resolved = {k: v for k, v in resolve(composed, derived, same, varying).data.items() if k != "matrix"}
-    spec = build(Spec, resolved, composed)
+    table = launchers.shipped()
+    spec = build(Spec, resolved, composed, {"launchers": table})
     preset, preset_source, notes = _cell_preset(spec, composed, miles_root)
     preset, preset_source = _with_model_args(preset, preset_source, spec, composed)
     identity = cell_id(name, combo, matrix)
@@ -207,6 +208,7 @@ def _cell(
         conventions=conventions(spec.miles_version),
         composed=composed,
         preset_source=preset_source,
+        launchers=table,
         hf_config=_hf_config(spec.args.ckpt.get("hf-checkpoint")),
         axes=dict(combo),
         skip=skip,
