@@ -2,7 +2,8 @@
 
 A file may be a fragment (an overlay sets a few keys), so nothing is required;
 ``extends:`` is allowed at the top and ``why:`` in every mapping (next to what it explains);
-``!delete`` is a custom tag editors are told about in README.
+``!delete`` is a custom tag editors are told about in README. ``launch.script`` is one of the launchers
+of ``miles/launchers.yaml``, data the caller passes in: the schema lists them for completion.
 """
 
 from typing import Any
@@ -11,6 +12,7 @@ from pydantic import BaseModel
 
 from schemas.ci_plan import CiPlan
 from schemas.hardware import HardwareProfileFile
+from schemas.launchers import Launchers
 from schemas.matrix import MatrixBlock
 from schemas.preset import ModelPreset
 from schemas.runners import Runners
@@ -34,12 +36,16 @@ _COMPOSITION = {
 _WHY = {"anyOf": [{"$ref": "#/$defs/Why"}, {"type": "string", "description": "the reason for this mapping"}]}
 
 
-def schema(kind: str) -> dict[str, Any]:
+def schema(kind: str, launchers: Launchers | None = None) -> dict[str, Any]:
+    """The JSON Schema of ``kind``; a spec's needs the ``launchers`` its ``launch.script`` may name."""
     if kind in WHOLE:
         return {"$schema": "https://json-schema.org/draft/2020-12/schema", **WHOLE[kind].model_json_schema()}
     generated = MODELS[kind].model_json_schema()
     generated["properties"] = {**_COMPOSITION, **generated["properties"]}
     if kind == "spec":  # the matrix block is expanded before a cell is modelled
+        if launchers is None:
+            raise ValueError("the spec's schema lists the launchers: pass them (runner.knowledge.launchers)")
+        _with_launchers(generated["$defs"]["Launch"]["properties"], launchers)
         block = MatrixBlock.model_json_schema()
         generated["$defs"].update(block["$defs"])
         generated["properties"]["matrix"] = block["properties"]["matrix"]
@@ -48,6 +54,12 @@ def schema(kind: str) -> dict[str, Any]:
     without: dict[str, Any] = _with_why(_without_required(generated))
     without["$defs"] = {**without.get("$defs", {}), "Why": _COMPOSITION["why"]}
     return without
+
+
+def _with_launchers(properties: dict[str, Any], launchers: Launchers) -> None:
+    """``script`` as the closed list an editor completes, described from the data (its place kept)."""
+    rest = {k: v for k, v in properties["script"].items() if k not in ("description", "enum")}
+    properties["script"] = {"description": launchers.described(), "enum": list(launchers.scripts), **rest}
 
 
 def _with_why(node: Any) -> Any:

@@ -2,11 +2,13 @@
 
 from typing import Any, Literal, cast, get_args
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from schemas import calls
 from schemas.calls import Hook, Verify
 from schemas.ci import CI
+from schemas.launchers import Launchers, either
 
 # the import side reads the prepare steps from here, where they were first written
 from schemas.prepare import TOOL_STEPS as TOOL_STEPS
@@ -17,7 +19,6 @@ from schemas.values import Count, EnvValue, Flags, FlagValue, Model, ModelArgs, 
 
 Group = Literal["ckpt", "rollout", "optimizer", "grpo", "perf", "sglang", "ci", "misc"]
 GROUPS: tuple[Group, ...] = get_args(Group)
-TrainScript = Literal["train.py", "train_async.py"]
 
 
 class ModelRef(Model):
@@ -42,7 +43,9 @@ Service = Literal["mooncake-master"]
 
 
 class Launch(Model):
-    script: TrainScript = Field(description="train.py (sync; the only one with --colocate) or train_async.py")
+    script: str = Field(
+        description="a launcher of miles/launchers.yaml, relative to the checkout (the schema lists them)"
+    )
     master_addr: str = "127.0.0.1"
     before_submit: list[str | Hook] = Field(
         default=[],
@@ -54,6 +57,21 @@ class Launch(Model):
         " with all it started, until the job has ended; one with stop: (or whose state a verify argument"
         " reads, $${hook:FUNCTION.ATTRIBUTE}) is then stopped and reports that state before the verify jobs",
     )
+
+    @field_validator("script", mode="before")
+    @classmethod
+    def _a_launcher(cls, value: object, info: ValidationInfo) -> object:
+        """One of the launchers the validation's context holds (``{"launchers": Launchers}``): they are
+        data (miles/launchers.yaml), so the spec refuses another as a closed Literal would, in its words."""
+        launchers = (info.context or {}).get("launchers")
+        if not isinstance(launchers, Launchers):
+            raise TypeError(  # a caller's bug, never a user's: runner/knowledge/launchers.py gives them
+                "a spec is validated with context={'launchers': Launchers}"
+            )
+        if value not in launchers.scripts:
+            expected = either([repr(script) for script in launchers.scripts])
+            raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+        return value
 
     @field_validator("megatron_path")
     @classmethod

@@ -17,7 +17,7 @@ from runner.cells import adjust, hardware
 from runner.cells.cell import Cell
 from runner.cells.matrix import Combo, cell_id, expand
 from runner.errors import Problem, SpecError
-from runner.knowledge import flags
+from runner.knowledge import flags, launchers
 from runner.knowledge.bundled import conventions, load_preset
 from runner.resolved import resolved
 from runner.spec import locate
@@ -90,7 +90,8 @@ def _cell(
         "visible_devices": lambda resolver: _visible_devices(resolver, share),
     }
     resolved = {k: v for k, v in resolve(composed, derived, same, varying).data.items() if k != "matrix"}
-    spec = build(Spec, resolved, composed)
+    table = launchers.shipped()
+    spec = build(Spec, resolved, composed, {"launchers": table})
     preset, preset_source, notes = _cell_preset(spec, composed, miles_root)
     preset, preset_source = _with_model_args(preset, preset_source, spec, composed)
     identity = cell_id(name, combo, matrix)
@@ -103,6 +104,7 @@ def _cell(
         conventions=conventions(spec.miles_version),
         composed=composed,
         preset_source=preset_source,
+        launchers=table,
         hf_config=_hf_config(spec.args.ckpt.get("hf-checkpoint"), inputs.memo),
         axes=dict(combo),
         skip=skip,

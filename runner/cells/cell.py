@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from runner.errors import Location, Problem
 from runner.spec.compose import Composed
 from schemas import HardwareProfile, LaunchConventions, ModelPreset, Spec
+from schemas.launchers import Launcher, Launchers
 from schemas.matrix import Skip
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ class Cell:
     conventions: LaunchConventions
     composed: Composed = field(repr=False)  # the provenance of every key
     preset_source: Composed = field(repr=False)
+    launchers: Launchers = field(repr=False)  # miles/launchers.yaml, which launch.script was checked by
     hf_config: dict[str, Any] | None = field(default=None, repr=False)  # the checkpoint's config.json
     axes: dict[str, Any] = field(default_factory=dict)  # this cell's matrix axis values
     skip: Skip | None = None
@@ -74,6 +76,11 @@ class Cell:
     @property
     def path(self) -> Path:
         return self.composed.path
+
+    @property
+    def launcher(self) -> Launcher:
+        """What miles decides by the program the cell launches (``launch.script``)."""
+        return self.launchers.launchers[self.spec.launch.script]
 
     def location(self, *key: str) -> Location:
         return self.composed.location(key)

@@ -1,4 +1,8 @@
-"""L*: what miles itself decides — placement, modes, flags it ignores or that crash it."""
+"""L*: what miles itself decides — placement, modes, flags it ignores or that crash it.
+
+What depends on the launcher (``launch.script``) is read from ``cell.launcher``: the data of
+``miles/launchers.yaml`` (L2, L9, L10, L14); no rule names a launcher.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,9 @@ from runner.cells.cell import Cell
 from runner.cells.layout import Layout, integer
 from runner.check import problem, rule
 from runner.errors import Problem
+from schemas.launchers import either
 
 IGNORED_SGLANG_FLAGS = ("sglang-tp-size", "sglang-attn-cp-size", "sglang-moe-dp-size")
-OFFLOAD_FLAGS = ("offload", "offload-train", "offload-rollout")
 CRITIC_FLAGS = ("critic-num-gpus-per-node", "critic-num-nodes", "use-critic", "advantage-estimator")
 
 
@@ -30,14 +34,17 @@ def colocate_ignores_rollout_gpus(cell: Cell, facts: Layout) -> Iterator[Problem
 
 
 @rule("L2")
-def async_rejects_colocate(cell: Cell, facts: Layout) -> Iterator[Problem]:
-    if facts.colocate and cell.spec.launch.script == "train_async.py":
+def launcher_rejects_colocate(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    refusal = cell.launcher.colocate_refusal
+    if facts.colocate and refusal is not None:
+        others = cell.launchers.colocating()
+        instead = f"use launch.script: {either(others)}, or " if others else ""
         yield problem(
             "L2",
             cell,
             ("colocate",),
-            'train_async.py rejects --colocate: "Colocation is not supported for async training."',
-            "use launch.script: train.py, or delete --colocate and give the engines --rollout-num-gpus",
+            f'{cell.spec.launch.script} rejects --colocate: "{refusal}"',
+            f"{instead}delete --colocate and give the engines --rollout-num-gpus",
         )
 
 
@@ -196,29 +203,32 @@ def p2p_transfer_not_colocated(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 
 @rule("L9")
-def interval_needs_async(cell: Cell, _: Layout) -> Iterator[Problem]:
-    if cell.flag("update-weights-interval") is not None and cell.spec.launch.script == "train.py":
-        yield problem(
-            "L9",
-            cell,
-            ("update-weights-interval",),
-            "--update-weights-interval has no effect under train.py; only train_async.py honours it",
-            "delete it, or use launch.script: train_async.py",
-            "warning",
-        )
+def flags_the_launcher_ignores(cell: Cell, _: Layout) -> Iterator[Problem]:
+    for name in cell.launcher.ignores:
+        if cell.flag(name) is not None:
+            others = cell.launchers.honouring(name)
+            only = f"; only {either(others)} honour{'s' if len(others) == 1 else ''} it" if others else ""
+            yield problem(
+                "L9",
+                cell,
+                (name,),
+                f"--{name} has no effect under {cell.spec.launch.script}{only}",
+                f"delete it, or use launch.script: {either(others)}" if others else "delete it",
+                "warning",
+            )
 
 
 @rule("L10")
-def no_weights_backuper_switch_in_async(cell: Cell, _: Layout) -> Iterator[Problem]:
-    if cell.flag("disable-weights-backuper") and cell.spec.launch.script == "train_async.py":
-        yield problem(
-            "L10",
-            cell,
-            ("disable-weights-backuper",),
-            "--disable-weights-backuper under train_async.py makes torch_memory_saver back up every"
-            " tensor to CPU and segfaults",
-            "delete it in async mode",
-        )
+def flags_that_crash_the_launcher(cell: Cell, _: Layout) -> Iterator[Problem]:
+    for name, what in cell.launcher.crashes.items():
+        if cell.flag(name):
+            yield problem(
+                "L10",
+                cell,
+                (name,),
+                f"--{name} under {cell.spec.launch.script} {what}",
+                f"delete it in {cell.launcher.mode} mode",
+            )
 
 
 @rule("L11")
@@ -311,17 +321,16 @@ def kl_needs_reference(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 
 @rule("L14")
-def no_offload_in_async(cell: Cell, _: Layout) -> Iterator[Problem]:
-    if cell.spec.launch.script != "train_async.py":
-        return
-    for name in OFFLOAD_FLAGS:
+def offload_never_onloaded(cell: Cell, _: Layout) -> Iterator[Problem]:
+    for name in cell.launcher.never_onloaded:
         if cell.flag(name):
             yield problem(
                 "L14",
                 cell,
                 (name,),
-                f"--{name} under train_async.py: engines offloaded at start are never onloaded",
-                "delete it in async mode (optimizer-cpu-offload is a different thing and fine)",
+                f"--{name} under {cell.spec.launch.script}: engines offloaded at start are never onloaded",
+                f"delete it in {cell.launcher.mode} mode"
+                " (optimizer-cpu-offload is a different thing and fine)",
             )
 
 

@@ -23,6 +23,7 @@ from runner.cli.output import (
     print_problems,
 )
 from runner.errors import Problem, UsageError, display_path, merged
+from runner.knowledge import launchers
 from runner.launch.checkout import launch_context
 from runner.launch.render import Launch, render
 from runner.launch.script import to_shell
@@ -30,11 +31,12 @@ from runner.redact import Redactor
 
 
 def add_parser(subcommands: Any, name: str, summary: str) -> None:
+    scripts = "|".join(launchers.shipped().scripts)
     parser = subcommands.add_parser(
         name,
         help=summary,
         description="Render each spec into the launch miles expects: prepare steps, the Ray head, the "
-        "services of launch.before_submit and the job submission (python3 <miles>/train.py|train_async.py "
+        f"services of launch.before_submit and the job submission (python3 <miles>/{scripts} "
         "MODEL_ARGS... flags). Each prepare "
         "step is guarded ([ -e DIR ] || hf download ...), and the config.json patch is a Python program "
         "in the script, so the node needs no run-matrix.",

@@ -24,7 +24,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from runner.knowledge import launchers
     from schemas.jsonschema import schema
 
-    print_json(schema(args.kind))
+    print_json(schema(args.kind, launchers.shipped()))
     return 0

@@ -27,9 +27,7 @@ Cause = Key | str  # the spec key whose reason explains a fact, or how the fact 
 
 def _layout_facts(cell: Cell, facts: Layout) -> dict[str, tuple[Any, Cause]]:
     e, act = facts.engine, facts.actor
-    mode = (
-        "colocate" if facts.colocate else ("async" if cell.spec.launch.script == "train_async.py" else "sync")
-    )
+    mode = "colocate" if facts.colocate else cell.launcher.mode  # the launcher's: miles/launchers.yaml
     flag = {name: key for name in _LAYOUT_FLAGS if (key := flag_key(cell, name))}
     return {
         "mode": (mode, ("launch", "script")),

@@ -21,15 +21,14 @@ from runner.importer.knowledge import Knowledge
 from runner.importer.launch import Launched, launched
 from runner.importer.notes import Note
 from runner.importer.traced import Call, Run
-from runner.knowledge import bundled, checkout_preset, preset_data
+from runner.knowledge import bundled, checkout_preset, launchers, preset_data
 from runner.launch.runtime_env import MILES_ROOT_REFERENCE
 from runner.launch.steps import tokens
 from runner.spec.emit import flag_value
 from schemas import GROUPS, Group, LaunchConventions, ModelPreset, calls
-from schemas.spec import TrainScript
+from schemas.launchers import Launchers, either
 from schemas.values import flag_tokens
 
-SCRIPTS: tuple[TrainScript, ...] = ("train.py", "train_async.py")
 RUN_NAMED_BY_CLOCK = "wandb-group"
 
 
@@ -39,7 +38,7 @@ class Target:
 
     model_type: str | None  # None: the FSDP backend
     gpus_per_node: int
-    script: TrainScript
+    script: str  # a launcher of miles/launchers.yaml
     master_addr: str
     megatron_path: str | None  # execute_train's, where it is not the conventions'
     before_submit: list[str | dict[str, Any]]  # miles' hook's service, or the test's hook ({call, args})
@@ -66,7 +65,7 @@ def target_of(
     """The target of one call, and what the spec will not hold (notes); ``earlier``: the script's
     calls before it, with their targets."""
     model_type, checkout_preset_of, type_notes = _model_type(call, run.root)
-    script = _script(call, run, conventions)
+    script = _script(call, run, launchers.shipped())
     found = launched(call.commands, call.args["train_args"], run.root, conventions.secrets, call.at)
     found, wandb_args = _without_wandb(found, run.wandb)
     words, notes = _secret_flags(found, known, call.at)
@@ -166,12 +165,13 @@ def _verify(call: Call) -> dict[str, dict[str, Any]]:
     return named
 
 
-def _script(call: Call, run: Run, conventions: LaunchConventions) -> TrainScript:
+def _script(call: Call, run: Run, table: Launchers) -> str:
+    """The launcher the call's ``train_script`` names (as miles' tests do: relative, or in the checkout)."""
     given = str(call.args["train_script"])
-    for script in SCRIPTS:
+    for script in table.scripts:
         if given in (script, f"{run.root}/{script}"):
             return script
-    raise _error(f"launches {given}; a spec launches train.py or train_async.py", call.at)
+    raise _error(f"launches {given}; a spec launches {either(table.scripts)}", call.at)
 
 
 def _megatron_path(call: Call, conventions: LaunchConventions) -> str | None:

@@ -8,7 +8,7 @@ Every problem names the file and line that wrote the value.
 from __future__ import annotations
 
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
@@ -20,15 +20,18 @@ from runner.spec.load import Key, dotted
 M = TypeVar("M", bound=BaseModel)
 
 
-def build(cls: type[M], data: dict[str, Any], composed: Composed) -> M:
-    """Validate ``data`` as ``cls``; raise every problem at once as a SpecError.
+def build(
+    cls: type[M], data: dict[str, Any], composed: Composed, context: Mapping[str, Any] | None = None
+) -> M:
+    """Validate ``data`` as ``cls``; raise every problem at once as a SpecError. ``context``: the data a
+    model's validators read besides ``data`` (a spec's: the launchers ``launch.script`` may name).
 
     pydantic decides; only when it refuses do we walk the data for unknown keys, so that
     each gets a "did you mean" from the fields at its own level (the walk costs more than
     validating, and a thousand-cell matrix validates cleanly).
     """
     try:
-        return cls.model_validate(data)
+        return cls.model_validate(data, context=context)
     except ValidationError:
         pass
     problems = Collector()
@@ -46,7 +49,7 @@ def build(cls: type[M], data: dict[str, Any], composed: Composed) -> M:
         )
     problems.raise_if_errors()
     try:
-        return cls.model_validate(data)
+        return cls.model_validate(data, context=context)
     except ValidationError as exc:
         for error in exc.errors():
             if problems.room():

@@ -4,7 +4,7 @@
         [--write-fixture FILE]
 
 Statically (nothing of the checkout runs): every string literal of the Python files under tests/
-and scripts/ that launch training (they mention execute_train, train.py or train_async.py), and
+and scripts/ that launch training (they mention execute_train or a launcher of miles/launchers.yaml), and
 every MODEL_ARGS of scripts/models/, is split into tokens; a `--flag` and the literal tokens after
 it are one use. Strings that are another program's command line (hf, ray, torchrun, the
 conversion tools, pytest, ...) are left out. Each use is judged as the F1/F3/F4 rules judge a
@@ -24,13 +24,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from runner.knowledge import launchers
 from runner.knowledge.flags import load, shipped
 from runner.knowledge.flags.values import judge
 from runner.launch.checkout import model_args
 
 HOLE = "\x00"  # where an f-string has a {placeholder}
 FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*$")
-LAUNCHES = ("execute_train", "train.py", "train_async.py", "MODEL_ARGS", "model_args")
+LAUNCHES = ("execute_train", *launchers.shipped().scripts, "MODEL_ARGS", "model_args")
 OTHER_PROGRAMS = re.compile(
     r"^\s*'?(hf |huggingface-cli|ray |torchrun|python3?'? |pip |uv |cd |bash |git |pytest|mkdir|cp |rm |"
     r"sglang|PYTHONPATH|CUDA_|.*tools/convert|.*convert_hf_to|.*/tools/|nvidia-smi|ps |pkill|kill)"
