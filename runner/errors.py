@@ -141,6 +141,7 @@ class UsageError(RunMatrixError):
 MAX_PROBLEMS = 50  # per step and file: past that a person fixes the first ones and runs again
 
 
+# mutable: it accumulates a step's problems, and counts those past MAX_PROBLEMS
 @dataclass
 class Collector:
     """Collect problems while a step goes on; raise them all at once at the end.

@@ -22,7 +22,7 @@ import ast
 import functools
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -57,14 +57,14 @@ class Suite:
     note: str = ""  # where the facts come from, when not from a workflow's labels
 
 
-@dataclass
+@dataclass(frozen=True)
 class Platform:
     workflow: str = ""
     image: str = ""
     env: dict[str, Setting] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True)
 class CISources:
     platforms: dict[str, Platform] = field(default_factory=dict)
     suites: dict[str, Suite] = field(default_factory=dict)
@@ -85,17 +85,18 @@ def read(files: list[str], read_text: Read) -> CISources:
         found.suites.setdefault(suite_name, Suite(platform, _from_labels(labels)[0], gpus, source, labels))
         entry = found.platforms.setdefault(platform, Platform())
         if not entry.workflow:
-            entry.workflow = workflow
-    for entry in found.platforms.values():
+            found.platforms[platform] = replace(entry, workflow=workflow)
+    for platform, entry in list(found.platforms.items()):
         node = _parsed(entry.workflow, read_text(entry.workflow), found.problems)
-        entry.env = _job_env(entry.workflow, node, found.problems) if node is not None else {}
+        env = _job_env(entry.workflow, node, found.problems) if node is not None else {}
+        found.platforms[platform] = replace(entry, env=env)
     for platform in PLATFORMS:
         image = IMAGES[platform]
         text = read_text(image)
         if text is not None:
             entry = found.platforms.setdefault(platform, Platform())
-            entry.image = image
-            entry.env = {**ci_images.dockerfile_env(image, text, found.problems), **entry.env}
+            env = {**ci_images.dockerfile_env(image, text, found.problems), **entry.env}
+            found.platforms[platform] = replace(entry, image=image, env=env)
     _listed_suites(read_text(RUN_SUITE), found)
     return found
 

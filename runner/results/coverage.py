@@ -16,6 +16,7 @@ from runner.results.markdown import escape
 from schemas.ci import CI
 
 
+# mutable: it accumulates a test's cells (status, reasons) while the table is built
 @dataclass
 class Entry:
     status: str = "missing"  # runs | unchecked | skipped | missing (the first that one of its cells is)

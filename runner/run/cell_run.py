@@ -65,6 +65,7 @@ class LogLost(Exception):
     """The cell's log cannot be written (disk full, a file size limit): the cell cannot go on."""
 
 
+# mutable: one cell's run while it goes on (its phase, its attempts, what it read and returned)
 @dataclass
 class CellRun:
     """One cell, from its prepare steps to its checks."""

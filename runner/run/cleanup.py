@@ -29,7 +29,7 @@ from runner.run.record import Job, Record, Session
 STOP_GRACE_SECONDS = 30.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class Cleaned:
     """What one dead run had left, and what became of it."""
 
@@ -64,8 +64,8 @@ def clean(state: Path, dry_run: bool = False) -> list[Cleaned]:
         try:
             cleaned = Cleaned(record.run_id, record.owner.pid, record.log_dir)
             if dry_run:
-                cleaned.left = [_describe_session(s) for s in record.sessions]
-                cleaned.left += [_describe_job(j) for j in record.jobs]
+                cleaned.left.extend(_describe_session(s) for s in record.sessions)
+                cleaned.left.extend(_describe_job(j) for j in record.jobs)
             else:
                 stop_left(record, cleaned)
                 _settle(path, record)

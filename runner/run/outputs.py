@@ -33,7 +33,7 @@ class Output:
     before: str = ""  # the step summary's earlier content
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outputs:
     files: tuple[Output, ...]
     force: bool = False  # the user's paths may be links, which are replaced

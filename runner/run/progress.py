@@ -14,6 +14,7 @@ from runner.results.outcome import CellResult, ClusterRecord, RunResult
 from runner.run import processes
 
 
+# mutable: the results so far, added to after each cell
 @dataclass
 class Progress:
     """The results so far, handed on after each cell: a run that dies leaves its report behind."""

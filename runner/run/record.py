@@ -48,6 +48,7 @@ class Job:
     submission_id: str
 
 
+# mutable: what a run started, rewritten (and written to disk) as each session and job ends
 @dataclass
 class Record:
     run_id: str

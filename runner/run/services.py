@@ -80,7 +80,7 @@ def running(
         yield running
 
 
-@dataclass
+@dataclass(frozen=True)
 class Started:
     """One service or hook this attempt started, with its output since it started."""
 
@@ -92,7 +92,7 @@ class Started:
     token: str = dataclasses.field(default_factory=lambda: secrets.token_hex(16))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Running:
     """What ``running`` started for the body."""
 

@@ -52,6 +52,7 @@ def for_console(console: Console) -> View:
     return LiveView(console) if console.is_terminal else PlainView(console)
 
 
+# mutable: a cell's row of the live view, updated as its events come
 @dataclass
 class _Row:
     watched: tuple[str, ...]

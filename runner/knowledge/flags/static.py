@@ -42,7 +42,7 @@ class EnumMember:
     value: Any
 
 
-@dataclass
+@dataclass(frozen=True)
 class Module:
     """One parsed source file: its tree and its top-level names."""
 
@@ -61,19 +61,20 @@ class Module:
         else:  # run-matrix's own file (sync's SGLang prefixes)
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         label = str(path.relative_to(root)) if root else path.name
-        module = cls(path, tree, label)
-        for node in module.tree.body:
+        constants: dict[str, ast.expr] = {}
+        classes: dict[str, ast.ClassDef] = {}
+        for node in tree.body:
             if (
                 isinstance(node, ast.Assign)
                 and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name)
             ):
-                module.constants[node.targets[0].id] = node.value
+                constants[node.targets[0].id] = node.value
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
-                module.constants[node.target.id] = node.value
+                constants[node.target.id] = node.value
             elif isinstance(node, ast.ClassDef):
-                module.classes[node.name] = node
-        return module
+                classes[node.name] = node
+        return cls(path, tree, label, constants, classes)
 
     def function(self, qualname: str) -> ast.FunctionDef | None:
         """A function or method by dotted name (``ServerArgs.add_cli_args``)."""

@@ -38,7 +38,7 @@ ROUTER_ARGS = (
 MAX_FILES = 5000  # a source tree larger than Megatron's is not one
 
 
-@dataclass
+@dataclass(frozen=True)
 class Report:
     """What a build could not read: each a flag the catalog may lack or know less about."""
 

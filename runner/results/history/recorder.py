@@ -26,6 +26,7 @@ NO_RECORD = "--no-record: judged, kept out of baselines"
 STACK_ENV = "RUN_MATRIX_STACK"  # the stack as the job's environment reports it (CI: the image it pulled)
 
 
+# mutable: ``failed`` keeps the first store access that failed, for the run's end
 @dataclass
 class Recorder:
     store: Store
