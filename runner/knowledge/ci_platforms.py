@@ -21,7 +21,7 @@ from runner.knowledge import ci_sources, versions
 from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.ci_images import Setting
 from runner.knowledge.ci_sources import Suite
-from runner.spec import locate
+from runner.spec import emit, locate
 
 FOLDER = locate.PROJECT / "miles" / "ci"
 OWN_PREFIX = "RUN_MATRIX_"  # variables run-matrix sets for the recording itself
@@ -161,9 +161,7 @@ def text(found: ci_sources.CISources, commit: str, date: str) -> str:
         "(its reusable workflow's env: and its image's ENV) and where each suite runs. Written by",
         "`run-matrix ci sync` from the checkout's .github/workflows/, docker/ and tests/ci/run_suite.py.",
     ]
-    data = {"miles_commit": commit, **ci_sources.as_data(found)}
-    body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)
-    return "".join(f"# {line}\n" for line in header) + body
+    return emit.plain({"miles_commit": commit, **ci_sources.as_data(found)}, header)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """emit: run-matrix's one YAML writer: the text of a spec or component, with comments (import,
-port, upgrade and ``presets sync`` write through it).
+port, upgrade and ``presets sync`` write through it), and of a shipped data file that is no spec
+(``ci sync``'s ``miles/ci/``: :func:`plain`).
 
 Values are written so that run-matrix reads back exactly what the script launched: a flag value
 is a :class:`Text` that must load as the same text (``0.70`` stays ``0.70``, ``true`` is quoted
@@ -15,6 +16,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from runner.errors import SpecError
 from runner.spec.load import DELETE, Key, loads
@@ -43,12 +46,25 @@ def flag_value(values: Sequence[str]) -> Any:
 
 def dump(data: Mapping[str, Any], comments: Comments | None = None, header: Sequence[str] = ()) -> str:
     comments = comments or {}
-    lines = [f"# {line}" if line else "#" for text in header for line in (text.splitlines() or [""])]
+    lines = _header(header)
     for index, (name, value) in enumerate(data.items()):
         if index and name in SPACED:
             lines.append("")
         lines += _entry((name,), value, comments)
     return "\n".join(lines) + "\n"
+
+
+def plain(data: Mapping[str, Any], header: Sequence[str] = (), width: int = 120) -> str:
+    """A data file that is no spec, as PyYAML writes it (block style, keys in their order, lines
+    folded at ``width``): nothing resolves it, so a ``${`` in it stays as it is (a fact about
+    miles' CI such as ``${MILES_ROOT}``), and it is written as ``yaml.safe_load`` reads it back."""
+    body = yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=width)
+    return "".join(f"{line}\n" for line in _header(header)) + body
+
+
+def _header(header: Sequence[str]) -> list[str]:
+    """The comment lines above a file's first key, one per line of ``header``."""
+    return [f"# {line}" if line else "#" for text in header for line in (text.splitlines() or [""])]
 
 
 def _entry(key: Key, value: Any, comments: Comments) -> Iterator[str]:
