@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from runner import pipeline
-from runner.launch.checkout import launch_context, model_args
+from runner.launch.checkout import launch_context, model_args, observer
 from runner.launch.render import preset_tokens, render
 from runner.spec import locate
 from tests.conftest import DATA
@@ -82,12 +82,15 @@ def test_the_checkouts_own_execute_train_decides_the_runtime_env(tmp_path):
     ]
     env = render(cell, context).env
     assert (env["PYTHONUNBUFFERED"], env["PYTHONPATH"]) == ("1", f"{checkout}:/root/Megatron-LM")
-    assert launch_context(replace(cell, miles_root=CHECKOUT), {})[1] == []  # the shipped conventions hold for the stand-in
+    assert (
+        launch_context(replace(cell, miles_root=CHECKOUT), {})[1] == []
+    )  # the shipped conventions hold for the stand-in
 
 
-def test_a_stuck_execute_train_is_a_warning_once_per_process(tmp_path, monkeypatch):
+def test_a_stuck_execute_train_is_a_warning_once_per_command(tmp_path, monkeypatch):
     """A hostile (or broken) checkout whose execute_train never returns costs one probe timeout, not
-    one per cell; render keeps the shipped conventions and says why."""
+    one per cell (the command's observer is given to each); render keeps the shipped conventions and
+    says why."""
     from runner.knowledge import conventions
 
     monkeypatch.setattr(conventions, "PROBE_TIMEOUT_S", 2.0)
@@ -96,11 +99,17 @@ def test_a_stuck_execute_train_is_a_warning_once_per_process(tmp_path, monkeypat
     )
     first, second = pipeline.cells(ROCM)  # [fp8_rollout=false], [fp8_rollout=true]
     started = time.monotonic()
-    warnings = [launch_context(replace(cell, miles_root=checkout), {})[1] for cell in (first, second)]
+    observed = observer(checkout)
+    warnings = [
+        launch_context(replace(cell, miles_root=checkout), {}, observed=observed)[1]
+        for cell in (first, second)
+    ]
     assert time.monotonic() - started < 10
     assert warnings[0] == warnings[1]
     assert warnings[0][0].message == (
         "the checkout's execute_train cannot be observed (it did not finish within 2 s in the sandbox (does"
         " it wait for something?)); using the shipped launch conventions (miles dc8b499b)"
     )
-    assert launch_context(replace(first, miles_root=CHECKOUT), {})[0].conventions == first.conventions  # the stand-in's hold
+    assert (
+        launch_context(replace(first, miles_root=CHECKOUT), {})[0].conventions == first.conventions
+    )  # the stand-in's hold

@@ -24,7 +24,7 @@ from runner.cli.output import (
 )
 from runner.errors import Problem, UsageError, display_path, merged
 from runner.knowledge import launchers
-from runner.launch.checkout import launch_context
+from runner.launch.checkout import launch_context, observer
 from runner.launch.render import Launch, render
 from runner.launch.script import to_shell
 from runner.redact import Redactor
@@ -83,9 +83,10 @@ def run(args: argparse.Namespace) -> int:
     if args.miles_python is not None and _refused(cells, args):
         return 2
     launches = []
+    observed = observer(args.miles_root)  # the checkout's execute_train, observed once for every cell
     for cell in cells:
         problems = pipeline.problems(cell)
-        context, drift = launch_context(cell, os.environ, args.trust_checkout)
+        context, drift = launch_context(cell, os.environ, args.trust_checkout, observed)
         problems += drift
         launches.append((render(cell, context), problems, cell.path))
     # a problem several cells share is printed once, naming the cells

@@ -32,7 +32,7 @@ from runner.cli.output import (
 )
 from runner.errors import EnvironmentProblem, Problem, UsageError, display_path, merged
 from runner.launch import system_steps
-from runner.launch.checkout import launch_context
+from runner.launch.checkout import launch_context, observer
 from runner.launch.planned import Planned
 from runner.launch.render import render
 from runner.redact import Redactor
@@ -41,6 +41,7 @@ from runner.run.plan import Options, job_name
 from runner.run.record import new_run_id
 
 if TYPE_CHECKING:
+    from runner.knowledge.conventions import Observed
     from runner.results.history.recorder import Recorder
     from runner.run.outputs import Outputs
 
@@ -212,7 +213,8 @@ def run(args: argparse.Namespace) -> int:
     options = _options(args)
     selected = _selected(args, options.miles_root)
     system_steps.refuse([each.cell for each in selected], args.allow_system_steps)  # before anything runs
-    planned = [plan(each, args.trust_checkout) for each in selected]
+    observed = observer(options.miles_root)  # the checkout's execute_train, observed once for every cell
+    planned = [plan(each, args.trust_checkout, observed) for each in selected]
     # a warning several cells share is printed once, naming the cells
     print_problems(merged((p.cell.id, w) for p in planned for w in p.warnings), sys.stderr)
     if args.dry_run:
@@ -298,9 +300,9 @@ def open_history(args: argparse.Namespace, options: Options) -> Recorder:
     return Recorder(Store.open(location), miles_commit(options.miles_root), args.no_record)
 
 
-def plan(selected: Selected, trust: bool = False) -> Planned:
+def plan(selected: Selected, trust: bool = False, observed: Observed | None = None) -> Planned:
     cell = selected.cell
-    context, drift = launch_context(cell, os.environ, trust)
+    context, drift = launch_context(cell, os.environ, trust, observed)
     warnings = [*selected.warnings, *drift]
     spec = display_path(cell.path)
     launch = render(cell, context)

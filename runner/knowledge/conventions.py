@@ -12,7 +12,6 @@ here and not in ``importer/`` (which turns recordings into specs): ``render``, `
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
@@ -43,18 +42,45 @@ class ConventionsError(RunMatrixError):
     """The checkout's execute_train could not be observed; the message says why, in one line."""
 
 
+Observation = tuple[Mapping[str, str], RunMatrixError | None]  # the env submitted, or why it cannot be seen
+
+
+class Observed:
+    """What each checkout's execute_train was seen to submit, for as long as one command runs: every
+    cell of a render asks, and a stuck probe costs its timeout, so a failed probe is not retried (its
+    error is the answer for every cell). The next command observes afresh; the disk cache, keyed by
+    the content of ``command_utils.py``, spares it the sandbox run."""
+
+    def __init__(self) -> None:
+        self.found: dict[tuple[Path, str | None, tuple[str, ...], bool], Observation] = {}
+
+    def env(
+        self, miles_root: Path, model_type: str | None, secrets: tuple[str, ...], trust: bool
+    ) -> Observation:
+        key = (miles_root, model_type, secrets, trust)
+        if key not in self.found:
+            self.found[key] = _observed_env(*key)
+        return self.found[key]
+
+
 def checkout_conventions(
-    miles_root: Path, shipped: LaunchConventions, model_type: str | None, trust: bool = False
+    miles_root: Path,
+    shipped: LaunchConventions,
+    model_type: str | None,
+    trust: bool = False,
+    observed: Observed | None = None,
 ) -> tuple[LaunchConventions, list[str]]:
     """The shipped conventions with the checkout's runtime env in place of theirs, and each
-    difference in words (none: the shipped conventions hold for this checkout)."""
+    difference in words (none: the shipped conventions hold for this checkout). ``observed``: what
+    this command has seen the checkout submit already."""
     miles_root = miles_root.resolve()
     backend = "megatron" if model_type else "fsdp"
     root = str(miles_root)
-    observed, error = _observed_env(miles_root, model_type, tuple(shipped.secrets), trust)
+    observed_by = observed if observed is not None else Observed()
+    env_seen, error = observed_by.env(miles_root, model_type, tuple(shipped.secrets), trust)
     if error is not None:
         raise error
-    env = dict(observed)
+    env = dict(env_seen)
     fill = {"master_addr": "127.0.0.1", "megatron_path": shipped.megatron_path, "miles_root": root}
     kept: list[EnvDefault] = []
     differences: list[str] = []
@@ -82,13 +108,11 @@ def _path_lists_last(env: list[EnvDefault]) -> list[EnvDefault]:
     return [d for d in env if not d.path_list] + [d for d in env if d.path_list]
 
 
-@functools.cache  # once a process: every cell of a render asks, and a stuck probe costs its timeout
 def _observed_env(
     miles_root: Path, model_type: str | None, secrets: tuple[str, ...], trust: bool
-) -> tuple[Mapping[str, str], RunMatrixError | None]:
+) -> Observation:
     """The runtime env the checkout's execute_train submits with, less what the caller or a node
-    probe would decide; or why it cannot be observed. A failed probe is not retried in this
-    process: its error is the answer for every cell."""
+    probe would decide; or why it cannot be observed."""
     try:
         return MappingProxyType(_probe(miles_root, model_type, secrets, trust)), None
     except RunMatrixError as error:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.cells.cell import Cell
 from runner.errors import Problem, RunMatrixError, SpecError
@@ -19,6 +20,9 @@ from runner.launch.render import Context, preset_tokens
 from runner.launch.runtime_env import MILES_ROOT_REFERENCE
 from runner.launch.steps import overridden
 from schemas import LaunchConventions
+
+if TYPE_CHECKING:
+    from runner.knowledge.conventions import Observed
 
 
 @dataclass(frozen=True)
@@ -38,21 +42,34 @@ def model_args(miles_root: Path, model_type: str, trust: bool = False) -> ModelA
     return ModelArgs(found.source, found.tokens or None, found.error)
 
 
+def observer(miles_root: Path | None) -> Observed | None:
+    """One command's record of what a checkout's execute_train submits, given to every
+    :func:`launch_context` of the command (None without a checkout: the sandbox is not imported)."""
+    if miles_root is None:
+        return None
+    from runner.knowledge.conventions import Observed
+
+    return Observed()
+
+
 def launch_context(
-    cell: Cell, environ: Mapping[str, str], trust: bool = False
+    cell: Cell, environ: Mapping[str, str], trust: bool = False, observed: Observed | None = None
 ) -> tuple[Context, list[Problem]]:
     """What render needs from this machine: the caller's env and, if the cell was built with a
     checkout (``--miles-root``), the checkout's MODEL_ARGS and conventions — a difference from
-    run-matrix's shipped ones is a warning, never hidden."""
+    run-matrix's shipped ones is a warning, never hidden. ``observed``: the command's
+    :func:`observer`, so that its cells observe the checkout once."""
     miles_root = cell.miles_root
     if miles_root is None:
         return Context(dict(environ), MILES_ROOT_REFERENCE), []
-    conventions, launch_drift = _conventions(cell, miles_root, trust)
+    conventions, launch_drift = _conventions(cell, miles_root, trust, observed)
     context, model_drift = _model_args_context(cell, miles_root, environ, trust)
     return replace(context, conventions=conventions), launch_drift + model_drift
 
 
-def _conventions(cell: Cell, miles_root: Path, trust: bool) -> tuple[LaunchConventions, list[Problem]]:
+def _conventions(
+    cell: Cell, miles_root: Path, trust: bool, observed: Observed | None
+) -> tuple[LaunchConventions, list[Problem]]:
     """The checkout's own execute_train decides what is added around the flags."""
     from runner.knowledge.conventions import checkout_conventions
     from runner.sandbox.bwrap import IsolationUnavailable
@@ -61,7 +78,7 @@ def _conventions(cell: Cell, miles_root: Path, trust: bool) -> tuple[LaunchConve
     where = (cell.location("miles_version"),)
     try:
         conventions, differences = checkout_conventions(
-            miles_root, cell.conventions, cell.spec.model.type, trust
+            miles_root, cell.conventions, cell.spec.model.type, trust, observed
         )
     except IsolationUnavailable:
         raise

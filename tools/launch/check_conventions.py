@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from runner.knowledge import bundled, versions
-from runner.knowledge.conventions import checkout_conventions
+from runner.knowledge.conventions import Observed, checkout_conventions
 from runner.spec import locate
 
 
@@ -25,10 +25,11 @@ def main() -> int:
     parser.add_argument("model_type", nargs="?", default="qwen3-4B", help="a type the checkout has")
     args = parser.parse_args()
     exact = []
+    observed = Observed()  # each backend's execute_train observed once, for every shipped version
     for version in versions.shipped(locate.CONVENTIONS.glob("*.yaml")):
         shipped = bundled.conventions(version.commit)
         found = {
-            backend: checkout_conventions(args.checkout, shipped, model_type)[1]
+            backend: checkout_conventions(args.checkout, shipped, model_type, observed=observed)[1]
             for backend, model_type in (("megatron", args.model_type), ("fsdp", None))
         }
         for backend, differences in found.items():
