@@ -1,17 +1,40 @@
-"""State you can see (STYLE.md 27, issue 50): value types are frozen, processes start only behind the
-seams that own them, and YAML is written by one module. Each scan reads every module of ``runner/``
-with ``ast``, so code no test reaches is held to it too; what is allowed is listed here with why.
+"""State you can see (STYLE.md 27, issue 50): a memo is declared in one module (``runner/resolved.py``)
+with why it cannot go stale, value types are frozen, processes start only behind the seams that own
+them, and YAML is written by one module. Each scan reads every module of ``runner/`` with ``ast``, so
+code no test reaches is held to it too; what is allowed is listed here with why.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import get_args
 
 import runner
+from runner import resolved
 
 RUNNER = Path(runner.__file__).parent
+
+MEMO_MODULE = "resolved.py"  # the one module that declares memos (remember, Table) and the read scope
+# Modules that still keep a memo of their own, each with why (a new one is declared through resolved):
+OWN_MEMOS: dict[str, str] = {
+    "knowledge/bundled.py": "the shipped presets and conventions, modelled: the pipeline's work registers it",
+    "importer/knowledge.py": "the importer's work (issue 50) declares its memos through resolved",
+    "importer/recordings.py": "the importer's work (issue 50) declares its memos through resolved",
+    "importer/shell.py": "the importer's work (issue 50) declares its memos through resolved",
+    "importer/trace.py": "the importer's work (issue 50) declares its memos through resolved",
+}
+# Module-level containers filled after import that are no memo, each with why:
+MODULE_STATE: dict[str, str] = {
+    "resolved.py": "the open reads of a tree and the register of memos",
+    "check/__init__.py": "RULES: the rules, registered by their decorator when their modules are imported",
+    "validate/inputs.py": "_RECORDING: who listens to the one audit hook (a hook cannot be removed)",
+    "sandbox/missing.py": "runs in the sandbox's interpreter, never run-matrix's: the stand-ins' registry",
+    "importer/recordings.py": "the importer's work (issue 50) declares its memos through resolved",
+}
+CACHES = frozenset({"cache", "lru_cache"})  # functools' memo decorators
 
 # Modules that start processes. Anything else that needs one moves into run/ or sandbox/ (DESIGN.md:
 # "Subprocesses start only in run/, sandbox/ and the door's git entry point").
@@ -123,6 +146,95 @@ def _frozen(decorator: ast.expr) -> bool:
     )
 
 
+def memos(tree: ast.Module) -> list[int]:
+    """Lines that use ``functools.cache`` or ``lru_cache`` (as a decorator, a call or an import)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "functools":
+            found += [node.lineno for a in node.names if a.name in CACHES]
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "functools"
+        ):
+            found += [node.lineno] if node.attr in CACHES else []
+    return sorted(set(found))
+
+
+def module_state(tree: ast.Module) -> list[int]:
+    """Lines of a module-level name bound to an empty container (a table filled later), and of every
+    ``global`` statement (a module-level name rebound)."""
+    empty = ("dict", "list", "set", "defaultdict", "OrderedDict", "WeakKeyDictionary", "WeakValueDictionary")
+    found = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Global)]
+    for node in tree.body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, (ast.Dict, ast.List, ast.Set)) and not getattr(
+            value, "keys", getattr(value, "elts", [])
+        ):
+            found.append(node.lineno)
+        elif isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
+            name = value.func.id if isinstance(value.func, ast.Name) else value.func.attr
+            found += [node.lineno] if name in empty and not value.args else []
+    return sorted(set(found))
+
+
+def declared_memos() -> list[str]:
+    """The modules that declare a memo through resolved (they import ``remember`` or ``Table``)."""
+    return [
+        relative
+        for relative, _, tree in modules()
+        if any(
+            isinstance(node, ast.ImportFrom)
+            and node.module == "runner.resolved"
+            and {a.name for a in node.names} & {"remember", "Table"}
+            for node in ast.walk(tree)
+        )
+    ]
+
+
+def test_memos_are_declared_only_through_resolved():
+    found = [
+        f"runner/{relative}:{line}"
+        for relative, _, tree in modules()
+        if relative != MEMO_MODULE and relative not in OWN_MEMOS
+        for line in memos(tree)
+    ]
+    assert found == []  # @remember(kind, why) or a resolved.Table; or an object the command passes down
+
+
+def test_no_module_keeps_a_table_of_its_own():
+    found = [
+        f"runner/{relative}:{line}"
+        for relative, _, tree in modules()
+        if relative not in MODULE_STATE
+        for line in module_state(tree)
+    ]
+    assert found == []  # a resolved.Table with why it cannot go stale, or an object passed down
+
+
+def test_every_memo_is_registered_with_its_kind_and_why():
+    declaring = declared_memos()
+    for relative in declaring:
+        importlib.import_module(
+            "runner." + relative.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+        )
+    registered = resolved.MEMOS.values()
+    assert {m.name.rpartition(".")[0].removeprefix("runner.").replace(".", "/") for m in registered} >= {
+        r.removesuffix(".py").removesuffix("/__init__") for r in declaring
+    }
+    assert all(m.kind in get_args(resolved.Kind) and len(m.why) > 20 for m in registered), registered
+
+
+def test_the_memo_and_state_lists_name_modules_that_still_need_them():
+    for relative, _, tree in modules():
+        if relative in OWN_MEMOS:
+            assert memos(tree), f"{relative} keeps no memo of its own now: drop it from OWN_MEMOS"
+        if relative in MODULE_STATE:
+            assert module_state(tree), f"{relative} keeps no module state now: drop it from MODULE_STATE"
+    names = {relative for relative, _, _ in modules()}
+    assert sorted({*OWN_MEMOS, *MODULE_STATE} - names) == []
+
+
 def test_processes_start_only_in_run_sandbox_and_the_doors_git():
     found = [
         f"runner/{relative}:{line}"
@@ -186,6 +298,20 @@ def test_the_pending_mutable_dataclasses_still_exist():
 
 
 def test_the_scans_see_every_form():
+    kept = """
+from functools import cache, wraps
+import functools
+KEPT = {}
+NAMES: list[str] = []
+EMPTY = dict()
+TABLE = {"a": 1}
+CONSTANT = ("a",)
+@functools.lru_cache(maxsize=2)
+def f(): global KEPT
+"""
+    tree = ast.parse(kept)
+    assert memos(tree) == [2, 9]
+    assert module_state(tree) == [4, 5, 6, 10]
     source = """
 import subprocess, os
 import multiprocessing.pool

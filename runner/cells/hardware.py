@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from runner.errors import Location, Problem, SpecError
 from runner.knowledge import versions
+from runner.resolved import Table, remember
 from runner.spec import locate
-from runner.spec.compose import Composed, compose
+from runner.spec.compose import Composed, compose, stamps
 from runner.spec.model import build
 from runner.spec.resolve import resolve
 from schemas.hardware import HardwareProfile, HardwareProfileFile
@@ -41,10 +41,29 @@ def load(path: Path) -> HardwareProfileFile:
     return profile
 
 
-@cache
+_MODELLED: Table[Path, tuple[HardwareProfileFile, Composed, tuple[tuple[int, int], ...]]] = Table(
+    "runner.cells.hardware._MODELLED",
+    "stamped",
+    "a profile file modelled, used only while every file of its chain has the modification time and"
+    " size it had",
+    256,
+)
+_TARGETS: Table[tuple[Path, str | None], tuple[HardwareProfileFile, HardwareProfile]] = Table(
+    "runner.cells.hardware._TARGETS",
+    "stamped",
+    "a profile on a miles version's stack, used only while its file's modelled profile is the same one",
+    1024,
+)
+
+
 def _modelled(path: Path) -> tuple[HardwareProfileFile, Composed]:
+    kept = _MODELLED.get(path)
+    if kept is not None and kept[2] == stamps(kept[1].files):
+        return kept[0], kept[1]
     composed = compose(path)
-    return build(HardwareProfileFile, resolve(composed, {}).data, composed), composed
+    profile = build(HardwareProfileFile, resolve(composed, {}).data, composed)
+    _MODELLED.put(path, (profile, composed, stamps(composed.files)))
+    return profile, composed
 
 
 def profiles() -> dict[str, HardwareProfileFile]:
@@ -64,11 +83,14 @@ def named(name: str, key: str) -> HardwareProfileFile:
     return known[name]
 
 
-@cache
 def target(path: Path, miles_version: str | None) -> HardwareProfile:
-    """The profile file at ``path`` on the stack of ``miles_version``: one object per pair, so a
-    thousand cells share it (and its ``${profile.*}`` data)."""
-    return on_stack(load(path), miles_version)
+    """The profile file at ``path`` on the stack of ``miles_version``: one object per pair while the
+    file is unchanged, so a thousand cells share it (and its ``${profile.*}`` data)."""
+    kept = _TARGETS.get((path, miles_version))
+    if kept is not None and _modelled(path)[0] is kept[0]:
+        return kept[1]
+    profile = load(path)
+    return _TARGETS.put((path, miles_version), (profile, on_stack(profile, miles_version)))[1]
 
 
 def on_stack(profile: HardwareProfileFile, miles_version: str | None) -> HardwareProfile:
@@ -112,7 +134,7 @@ def _date_of(commit: str, dates: list[tuple[str, str]]) -> str:
     return next((date for date, known in dates if _same(known, commit)), "")
 
 
-@cache
+@remember("shipped", "the dates of the miles versions whose conventions run-matrix ships")
 def _dates() -> list[tuple[str, str]]:
     """(date, commit) of every miles version run-matrix ships knowledge of, oldest first."""
     shipped = versions.shipped(locate.CONVENTIONS.glob("*.yaml"))

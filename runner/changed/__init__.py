@@ -12,7 +12,6 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -22,6 +21,7 @@ from runner.changed import inputs
 from runner.errors import EnvironmentProblem, display_path
 from runner.knowledge import versions
 from runner.knowledge.checkout import Tree
+from runner.resolved import remember
 from runner.spec import locate
 
 CORE = locate.PROJECT / "miles" / "core"
@@ -41,14 +41,15 @@ class Selected:
 
 def select(cells: Sequence[Cell], changes: Changes, tree: Tree | None = None) -> list[Selected]:
     """The cells an input of which is in ``changes``, in their order, each with why."""
-    imports: dict[str, tuple[str, ...]] = {}  # each test script's local imports, read once
-    found = [inputs.of(cell, tree, imports) for cell in cells]
+    seen = inputs.Seen()  # what the cells share, read once
+    found = [inputs.of(cell, tree, seen) for cell in cells]
+    shown: dict[str, str] = {}  # each path as this selection prints it
     named = {path for each in found for path, _ in each.checkout}
     loose = sorted(changes.checkout - named)
     core: dict[str | None, list[str]] = {}  # per miles version: the core files among the loose ones
     chosen: list[Selected] = []
     for cell, each in zip(cells, found, strict=True):
-        reasons = [f"{_shown(p)} ({why})" for p, why in each.own if p in changes.own]
+        reasons = [f"{_shown(p, shown)} ({why})" for p, why in each.own if p in changes.own]
         reasons += [f"{p} ({why})" for p, why in each.checkout if p in changes.checkout]
         if each.version not in core:
             core[each.version] = _core(loose, each.version)
@@ -58,9 +59,10 @@ def select(cells: Sequence[Cell], changes: Changes, tree: Tree | None = None) ->
     return chosen
 
 
-@lru_cache(maxsize=4096)
-def _shown(path: str) -> str:
-    return display_path(Path(path))
+def _shown(path: str, shown: dict[str, str]) -> str:
+    if path not in shown:
+        shown[path] = display_path(Path(path))
+    return shown[path]
 
 
 def _core(paths: list[str], version: str | None) -> list[str]:
@@ -76,7 +78,7 @@ def _core(paths: list[str], version: str | None) -> list[str]:
     return found
 
 
-@lru_cache(maxsize=16)
+@remember("shipped", "miles' core list of a version, from miles/core/", maxsize=16)
 def core_list(version: str | None) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     """miles ``version``'s core patterns and the exempt ones (the file named, else the newest)."""
     found = versions.shipped(CORE.glob("*.yaml")) if CORE.is_dir() else []

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from runner.cells.cell import Cell
 from runner.errors import Location
 from runner.knowledge import ci_platforms, flags, test_imports, versions
 from runner.knowledge.checkout import Tree
+from runner.resolved import remember
 from runner.spec import locate
 from runner.spec.compose import compose
 from schemas import calls
@@ -38,36 +38,60 @@ class Inputs:
     version: str | None  # the miles version the cell targets: its core list applies
 
 
-def of(cell: Cell, tree: Tree | None = None, imports: dict[str, tuple[str, ...]] | None = None) -> Inputs:
+class Seen:
+    """What one selection over many cells reads once, for as long as it runs (the tree is not written
+    meanwhile): each path's real path, each hardware profile's files, each spec's import header, each
+    test script's local imports."""
+
+    def __init__(self) -> None:
+        self.real: dict[Path, str] = {}
+        self.hardware: dict[tuple[str, Path], tuple[tuple[str, str], ...]] = {}
+        self.tests: dict[Path, str | None] = {}  # spec -> the test script its import header names
+        self.imports: dict[str, tuple[str, ...]] = {}  # test script -> its local imports
+
+    def absolute(self, path: Path) -> str:
+        if path not in self.real:
+            self.real[path] = str(path.resolve())
+        return self.real[path]
+
+
+def of(cell: Cell, tree: Tree | None = None, seen: Seen | None = None) -> Inputs:
     """Every input of ``cell``; ``tree``: the checkout, whose test scripts' local imports count too
-    (``imports``: those already read, by test script, for a selection over many cells)."""
-    own = [*_spec_files(cell), *_hardware_files(cell.profile.name, cell.path), *_knowledge(cell)]
-    imports = {} if imports is None else imports
-    return Inputs(tuple(own), tuple(_checkout_files(cell, tree, imports)), cell.spec.miles_version)
+    (``seen``: what a selection over many cells has read already)."""
+    seen = Seen() if seen is None else seen
+    own = [
+        *_spec_files(cell, seen),
+        *_hardware_files(cell.profile.name, cell.path, seen),
+        *_knowledge(cell, seen),
+    ]
+    return Inputs(tuple(own), tuple(_checkout_files(cell, tree, seen)), cell.spec.miles_version)
 
 
-def _spec_files(cell: Cell) -> list[tuple[str, str]]:
+def _spec_files(cell: Cell, seen: Seen) -> list[tuple[str, str]]:
     files = cell.composed.files
     index = files.index(cell.path) if cell.path in files else len(files) - 1
     reasons = ["extends"] * index + ["spec"] + ["component"] * (len(files) - index - 1)
-    return [(_absolute(path), reason) for path, reason in zip(files, reasons, strict=True)]
+    return [(seen.absolute(path), reason) for path, reason in zip(files, reasons, strict=True)]
 
 
-@lru_cache(maxsize=256)
-def _hardware_files(name: str, spec: Path) -> tuple[tuple[str, str], ...]:
-    profile = locate.hardware_profile(name, spec, Location(spec))
-    chain = compose(profile).files
-    return tuple((_absolute(p), "hardware profile" if p == chain[-1] else "hardware family") for p in chain)
+def _hardware_files(name: str, spec: Path, seen: Seen) -> tuple[tuple[str, str], ...]:
+    if (name, spec) not in seen.hardware:
+        profile = locate.hardware_profile(name, spec, Location(spec))
+        chain = compose(profile).files
+        seen.hardware[name, spec] = tuple(
+            (seen.absolute(p), "hardware profile" if p == chain[-1] else "hardware family") for p in chain
+        )
+    return seen.hardware[name, spec]
 
 
-def _knowledge(cell: Cell) -> list[tuple[str, str]]:
+def _knowledge(cell: Cell, seen: Seen) -> list[tuple[str, str]]:
     return [
-        *((_absolute(p), "model preset data") for p in cell.preset_source.files if p.suffix == ".yaml"),
+        *((seen.absolute(p), "model preset data") for p in cell.preset_source.files if p.suffix == ".yaml"),
         *_shipped(cell.spec.miles_version),
     ]
 
 
-@lru_cache(maxsize=64)
+@remember("shipped", "the knowledge files run-matrix ships for a miles version", maxsize=64)
 def _shipped(version: str | None) -> tuple[tuple[str, str], ...]:
     """The knowledge files of miles ``version`` the checks read: the one named, else the newest."""
     chosen = [
@@ -76,7 +100,7 @@ def _shipped(version: str | None) -> tuple[tuple[str, str], ...]:
         (_choose(sorted(locate.CONVENTIONS.glob("*.yaml")), version), "launch conventions"),
         (_choose([v.path for v in ci_platforms.shipped()], version), "miles CI knowledge"),
     ]
-    return tuple((_absolute(path), why) for path, why in chosen if path is not None)
+    return tuple((str(path.resolve()), why) for path, why in chosen if path is not None)
 
 
 def _choose(paths: list[Path], version: str | None) -> Path | None:
@@ -85,19 +109,19 @@ def _choose(paths: list[Path], version: str | None) -> Path | None:
     return named[0].path if len(named) == 1 else (found[-1].path if found else None)
 
 
-def _checkout_files(
-    cell: Cell, tree: Tree | None, imports: dict[str, tuple[str, ...]]
-) -> list[tuple[str, str]]:
+def _checkout_files(cell: Cell, tree: Tree | None, seen: Seen) -> list[tuple[str, str]]:
     spec = cell.spec
     found = [(f"scripts/models/{spec.model.type}{suffix}", "model preset") for suffix in (".py", ".sh")]
     found = found if spec.model.type else []
     found.append((str(spec.launch.script), "launcher"))
-    test = imported_from(cell.path)
+    if cell.path not in seen.tests:
+        seen.tests[cell.path] = imported_from(cell.path)
+    test = seen.tests[cell.path]
     if test is not None:
         found.append((test, "test script"))
-        if tree is not None and test not in imports:
-            imports[test] = test_imports.local(tree, test)
-        found += [(each, f"local import of {test}") for each in imports.get(test, ())]
+        if tree is not None and test not in seen.imports:
+            seen.imports[test] = test_imports.local(tree, test)
+        found += [(each, f"local import of {test}") for each in seen.imports.get(test, ())]
     found += [(_called_file(c.call), f"verify: {name}") for name, c in spec.verify.items()]
     found += [(_called_file(h.call), "hook") for _, h in spec.launch.started() if not isinstance(h, str)]
     steps = [(name, step.call) for name, step in spec.prepare.items() if isinstance(step, Call)]
@@ -110,7 +134,6 @@ def _called_file(call: str) -> str:
     return calls.file_of(call) if calls.is_own(call) else call.rpartition(".")[0].replace(".", "/") + ".py"
 
 
-@lru_cache(maxsize=1024)
 def imported_from(spec: Path) -> str | None:
     """The test script (relative to the checkout) the spec's import header names, if any."""
     try:
@@ -123,8 +146,3 @@ def imported_from(spec: Path) -> str | None:
         if found and ".." not in found.group(1).split("/"):
             return found.group(1)
     return None
-
-
-@lru_cache(maxsize=4096)
-def _absolute(path: Path) -> str:
-    return str(path.resolve())

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from runner.cells.cell import Cell
@@ -17,6 +16,7 @@ from runner.check import rule
 from runner.errors import Location, Problem, did_you_mean
 from runner.knowledge.flags import Choice, Flag, load, shipped
 from runner.knowledge.flags.values import Verdict, judge
+from runner.resolved import Table, remember
 
 # values a dedicated rule already judges (G4 integers, M12 dispatchers, M13 attention backends, S12 NSA
 # backends): F3/F4 leave them to it, so one wrong value is one error
@@ -28,7 +28,7 @@ CHOICES_ELSEWHERE = (
 )
 
 
-@cache
+@remember("pure", "the flags other rules judge (constants of run-matrix)")
 def judged_elsewhere() -> frozenset[str]:
     from runner.check.spec import INTEGER_FLAGS  # here: importing it above would register G* before M*
 
@@ -54,12 +54,19 @@ class Findings:
     spellings: tuple[Judged, ...]  # every flag when one is written under an alias, else none
 
 
-_LAST: list[Findings] = []  # the rules of one cell run one after another: one pass serves all four
+_LAST: Table[int, Findings] = Table(
+    "runner.check.argv._LAST",
+    "pure",
+    "the findings of the cell checked last, by the cell (kept in them: its address is not reused);"
+    " the rules of one cell run one after another, and one pass serves all four",
+    1,
+)
 
 
 def _findings(cell: Cell) -> Findings:
-    if _LAST and _LAST[0].cell is cell:
-        return _LAST[0]
+    last = _LAST.get(id(cell))
+    if last is not None and last.cell is cell:
+        return last
     unknown: list[Judged] = []
     wrong: list[Judged] = []
     aliased = False
@@ -72,8 +79,7 @@ def _findings(cell: Cell) -> Findings:
         elif flag.name != judged[1] or flag.same_as:
             aliased = True
     found = Findings(cell, tuple(unknown), tuple(wrong), tuple(_judged(cell)) if aliased else ())
-    _LAST[:] = [found]
-    return found
+    return _LAST.put(id(cell), found)
 
 
 def _judged(cell: Cell) -> Iterator[Judged]:

@@ -21,6 +21,7 @@ from runner.knowledge import ci_sources, versions
 from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.ci_images import Setting
 from runner.knowledge.ci_sources import Suite
+from runner.resolved import Table
 from runner.spec import emit, locate
 
 FOLDER = locate.PROJECT / "miles" / "ci"
@@ -67,7 +68,13 @@ def from_sources(found: ci_sources.CISources, source: str) -> CIKnowledge:
 
 
 # per checkout: its workflows listed, the text of each file read, and what they said (_read)
-_KNOWN: dict[Path, tuple[tuple[str, ...], dict[str, str | None], ci_sources.CISources]] = {}
+_KNOWN: Table[Path, tuple[tuple[str, ...], dict[str, str | None], ci_sources.CISources]] = Table(
+    "runner.knowledge.ci_platforms._KNOWN",
+    "stamped",
+    "a checkout's CI files as read, used only while its workflows and every text read are the same"
+    " (compared on every call)",
+    64,
+)
 
 
 def of_checkout(root: Path) -> CIKnowledge:
@@ -92,7 +99,7 @@ def _read(tree: Tree) -> ci_sources.CISources:
         return texts[relative]
 
     found = ci_sources.read(list(listed), read)
-    _KNOWN[tree.root] = (listed, texts, found)
+    _KNOWN.put(tree.root, (listed, texts, found))
     return found
 
 

@@ -19,7 +19,6 @@ problem at its ``file:line`` and the others are still read.
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -30,6 +29,7 @@ import yaml
 from runner.errors import Problem
 from runner.knowledge import ci_images
 from runner.knowledge.ci_images import Setting, at
+from runner.resolved import remember
 
 Read = Callable[[str], str | None]  # a checkout-relative path -> its text (None: no such file)
 PLATFORMS = ("cuda", "rocm")
@@ -101,7 +101,7 @@ def read(files: list[str], read_text: Read) -> CISources:
     return found
 
 
-@functools.lru_cache(maxsize=64)
+@remember("pure", "a workflow's YAML nodes, by its text (a node is only read)", maxsize=64)
 def _composed(text: str) -> yaml.Node | None:
     """A workflow's YAML nodes, once per text in a process (a suite import reads the same workflows
     for every test; a node is only read)."""

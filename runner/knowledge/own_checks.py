@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 import difflib
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from runner.knowledge.checkout import CheckoutError, OutsideCheckout, TooLarge, Tree, Unparsable, parsed
+from runner.resolved import remember
 from schemas import calls
 
 MAX_BYTES = 4 * 1024 * 1024  # a test file is kilobytes; a bigger one is not parsed
@@ -68,7 +68,7 @@ def read(root: Path, call: str) -> OwnCheck | str:
     return _check(resolved, function, tuple(found))
 
 
-@cache
+@remember("stamped", "a checkout module's top-level functions, by its modification time")
 def _parsed(door: Tree, relative: str, stamp: int) -> dict[str, ast.FunctionDef | int | None] | str:
     """The top-level functions of ``path`` by name, the last ``def`` of each; the line of a later
     statement of the module's own that binds the name to something else (an assignment, an import, a

@@ -10,10 +10,10 @@ What they import is followed too, up to :data:`MAX_FILES` files in all.
 from __future__ import annotations
 
 import ast
-from functools import lru_cache
 from pathlib import PurePosixPath
 
 from runner.knowledge.checkout import CheckoutError, Tree, parsed
+from runner.resolved import remember
 
 MAX_FILES = 64  # local modules of one test, its own included (miles' tests import two or three)
 MAX_SOURCE = 1024 * 1024  # a test module of miles is kilobytes
@@ -22,11 +22,6 @@ PACKAGE = "miles"  # core: not followed
 
 def local(tree: Tree, test: str) -> tuple[str, ...]:
     """The local modules ``test`` imports, directly or through one another (relative paths, sorted)."""
-    return _local(tree, test, tree.stamp(test))
-
-
-@lru_cache(maxsize=256)
-def _local(tree: Tree, test: str, _stamp: int) -> tuple[str, ...]:
     seen = {test}
     waiting = [test]
     while waiting and len(seen) < MAX_FILES:
@@ -37,28 +32,28 @@ def _local(tree: Tree, test: str, _stamp: int) -> tuple[str, ...]:
     return tuple(sorted(seen - {test}))
 
 
-def _imports(tree: Tree, module: PurePosixPath) -> tuple[str, ...]:
-    return _imports_of(tree, module, tree.stamp(module))
+def _imports(tree: Tree, module: PurePosixPath) -> list[str]:
+    """The local files one module imports (which files the tree has is asked each time)."""
+    names = _imported_names(tree, module, tree.stamp(module))
+    return [found for name, level in names for found in _named(tree, module, name, level)]
 
 
-@lru_cache(maxsize=4096)
-def _imports_of(tree: Tree, module: PurePosixPath, _stamp: int) -> tuple[str, ...]:
-    """The local files one module imports (each module parsed once, whichever test imports it)."""
+@remember("stamped", "the names a checkout's module imports, by its modification time", maxsize=4096)
+def _imported_names(tree: Tree, module: PurePosixPath, _stamp: int) -> tuple[tuple[str, int], ...]:
+    """What one module imports, as (dotted name, level) pairs (each module parsed once, whichever test
+    imports it)."""
     try:
         source = parsed(tree, module, MAX_SOURCE)
     except CheckoutError:
         return ()
-    found: list[str] = []
+    found: list[tuple[str, int]] = []
     for node in ast.walk(source):
         if isinstance(node, ast.Import):
-            for alias in node.names:
-                found += _named(tree, module, alias.name, 0)
+            found += [(alias.name, 0) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
-            found += _named(tree, module, base, node.level)
-            found += [
-                f for a in node.names for f in _named(tree, module, f"{base}.{a.name}".strip("."), node.level)
-            ]
+            found.append((base, node.level))
+            found += [(f"{base}.{a.name}".strip("."), node.level) for a in node.names]
     return tuple(found)
 
 

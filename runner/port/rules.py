@@ -14,13 +14,13 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
 import simpleeval
 
 from runner.cells.cell import Cell
 from runner.errors import SpecError
+from runner.resolved import remember
 from runner.spec import locate
 from runner.spec.compose import compose
 from runner.spec.model import build
@@ -57,7 +57,7 @@ class PortPlan:
     todo: dict[str, str] = field(default_factory=dict)
 
 
-@cache
+@remember("shipped", "miles/porting.yaml, modelled")
 def porting() -> Porting:
     """miles/porting.yaml, modelled but not resolved: its ${...} are evaluated per port."""
     composed = compose(PORTING)

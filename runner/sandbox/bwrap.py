@@ -8,7 +8,6 @@ are allowed, as an ordinary user; ``unshare`` would leave the read-only bind mou
 
 from __future__ import annotations
 
-import functools
 import os
 import platform
 import shutil
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import EnvironmentProblem
+from runner.resolved import remember
 from runner.sandbox import seccomp
 from runner.sandbox.limits import Limits
 
@@ -138,7 +138,9 @@ def _parents(path: Path, made: set[Path]) -> list[str]:
     return args
 
 
-@functools.cache
+@remember(
+    "host", "whether this machine isolates checkout code: every sandbox run asks, a probe costs a process"
+)
 def isolation_problem(machine: str | None = None) -> str | None:
     """Why checkout code cannot be isolated here (on ``machine``, default: this one's architecture),
     or ``None`` when it can (tried once per process)."""

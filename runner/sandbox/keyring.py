@@ -11,7 +11,6 @@ the fresh keyring is the only wall.
 from __future__ import annotations
 
 import errno
-import functools
 import os
 import platform
 from collections.abc import Callable
@@ -24,10 +23,10 @@ JOIN_SESSION_KEYRING = 1  # KEYCTL_JOIN_SESSION_KEYRING, <linux/keyctl.h>
 NO_KEYRINGS = (errno.ENOSYS, errno.EPERM)
 
 
-@functools.cache
 def joiner(machine: str | None = None) -> Callable[[], None]:
     """A function that joins a fresh session keyring, for ``preexec_fn``: everything it calls is
-    looked up now, in the parent, so that the child between fork and exec only makes the call."""
+    looked up now, in the parent, so that the child between fork and exec only makes the call (each
+    sandbox run looks it up again: microseconds beside the process it starts)."""
     machine = machine or platform.machine()
     if seccomp.unsupported(machine):
         return lambda: None  # the isolated mode refuses to run there; --trust-checkout runs as the caller

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import Collector, Location, Problem, SpecError, did_you_mean
-from runner.resolved import resolved
+from runner.resolved import Table, resolved
 from runner.spec import repository, why
 from runner.spec.load import (
     DELETE,
@@ -32,7 +32,7 @@ from runner.spec.provenance import Composed, Operation, Provenance, Step
 
 MAX_EXTENDS_DEPTH = 32  # files in one extends chain (GLM-5's is 2 deep)
 
-__all__ = ["MAX_EXTENDS_DEPTH", "Composed", "Provenance", "Step", "compose", "overlay"]
+__all__ = ["MAX_EXTENDS_DEPTH", "Composed", "Provenance", "Step", "compose", "overlay", "stamps"]
 
 
 def compose(path: Path, documents: Documents = NO_DOCUMENTS, reasons_checked: bool = True) -> Composed:
@@ -47,8 +47,14 @@ def compose(path: Path, documents: Documents = NO_DOCUMENTS, reasons_checked: bo
     return replace(composed, provenance=dict(composed.provenance))
 
 
-_COMPOSED: dict[Path, tuple[Composed, tuple[tuple[int, int], ...]]] = {}
 MAX_KEPT = 4096  # composed files kept, as load keeps parsed ones
+_COMPOSED: Table[Path, tuple[Composed, tuple[tuple[int, int], ...]]] = Table(
+    "runner.spec.compose._COMPOSED",
+    "stamped",
+    "a chain by its spec's real path, used only while every file of it has the modification time and"
+    " size it had (never a candidate's, nor one composed leniently)",
+    MAX_KEPT,
+)
 
 
 Chain = tuple[tuple[Path, Location], ...]  # each file above and its extends: line, the user's first
@@ -60,7 +66,7 @@ Reading = tuple[Documents, bool]  # the documents, and whether a why: must name 
 def _compose(path: Path, stack: Chain, named_at: Location, reading: Reading) -> Composed:
     documents = reading[0]
     kept = _COMPOSED.get(path)
-    if kept and kept[1] == _stamps(kept[0].files) and not any(f in documents for f in kept[0].files):
+    if kept and kept[1] == stamps(kept[0].files) and not any(f in documents for f in kept[0].files):
         return kept[0]
     files_above = [above for above, _ in stack]
     if path in files_above:
@@ -85,9 +91,7 @@ def _compose(path: Path, stack: Chain, named_at: Location, reading: Reading) -> 
     composed = _compose_file(path, stack, named_at, reading)
     if any(f in documents for f in composed.files) or not reading[1]:
         return composed  # a candidate, or composed leniently: afresh each time
-    if len(_COMPOSED) >= MAX_KEPT:
-        _COMPOSED.clear()
-    _COMPOSED[path] = (composed, _stamps(composed.files))
+    _COMPOSED.put(path, (composed, stamps(composed.files)))
     return composed
 
 
@@ -124,7 +128,7 @@ def _composed_file(path: Path, stack: Chain, reading: Reading) -> Composed:
     return Composed(data, provenance, (*files, path))
 
 
-def _stamps(files: tuple[Path, ...]) -> tuple[tuple[int, int], ...]:
+def stamps(files: tuple[Path, ...]) -> tuple[tuple[int, int], ...]:
     """What says a file is unchanged: its modification time and size (-1 when it is gone)."""
     stamps = []
     for file in files:

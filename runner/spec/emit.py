@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from runner.errors import SpecError
+from runner.resolved import remember
 from runner.spec.load import DELETE, Key, loads
 
 INDENT = "  "
@@ -197,7 +197,8 @@ def _escaped(value: Any) -> str:
     return str(value) if isinstance(value, Expression) else str(value).replace("${", "$${")
 
 
-@lru_cache(maxsize=8192)  # a suite import writes the same flags and keys thousands of times
+# a suite import writes the same flags and keys thousands of times
+@remember("pure", "a scalar's text as run-matrix loads it (only read)", maxsize=8192)
 def _load(document: str) -> dict[str, Any] | None:
     """``document`` as run-matrix loads it (shared: only read), or None where it does not load."""
     try:

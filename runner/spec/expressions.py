@@ -13,10 +13,11 @@ from __future__ import annotations
 import ast
 import operator
 from collections.abc import Callable, Mapping
-from functools import lru_cache
 from typing import Any
 
 import simpleeval
+
+from runner.resolved import remember
 
 MAX_INT_BITS = 64  # every integer a spec or a flag needs fits; 2**64 and beyond is refused
 MAX_TEXT = 10_000  # characters of one string value
@@ -48,7 +49,7 @@ def evaluator(
     return evaluator
 
 
-@lru_cache(maxsize=4096)
+@remember("pure", "an expression's syntax tree (evaluated, never changed)", maxsize=4096)
 def parse(text: str, functions: frozenset[str] = frozenset()) -> ast.Expr:
     """An expression's syntax tree, parsed once however often it is evaluated.
 

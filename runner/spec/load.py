@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from runner.errors import Location, SpecError
-from runner.resolved import resolved
+from runner.resolved import Table, resolved
 from runner.spec.paths import MAX_FILE_BYTES, read_text
 from runner.spec.yamlnodes import (
     DELETE,
@@ -68,9 +68,13 @@ class Document:
         return Location(self.path, self.lines.get(key))
 
 
-# Parsed files by real path, modification time and size.
-_PARSED: dict[tuple[Path, int, int], Document] = {}
 MAX_PARSED = 4096
+_PARSED: Table[tuple[Path, int, int], Document] = Table(
+    "runner.spec.load._PARSED",
+    "stamped",
+    "a file's parse by its real path, modification time and size: an edited file is a new key",
+    MAX_PARSED,
+)
 
 
 def load(path: Path) -> Document:
@@ -89,9 +93,7 @@ def load(path: Path) -> Document:
     key = (resolved(path), stat.st_mtime_ns, stat.st_size)
     found = _PARSED.get(key)
     if found is None:  # parsed under the path asked for: its problems name the file as the spec did
-        if len(_PARSED) >= MAX_PARSED:
-            _PARSED.clear()
-        found = _PARSED[key] = _load(path)
+        found = _PARSED.put(key, _load(path))
     return found if found.path == path else replace(found, path=path)
 
 

@@ -9,11 +9,10 @@ first, so a team's new profile needs no change to run-matrix.
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
 from pathlib import Path
 
 from runner.errors import Location, SpecError, UsageError, did_you_mean
-from runner.resolved import resolved
+from runner.resolved import asked, resolved
 from runner.spec.paths import NAME
 
 _SOURCE = Path(__file__).resolve().parents[2]
@@ -60,11 +59,11 @@ def _spec_names(name: str, candidates: list[Path]) -> list[str]:
 
 
 def matrices_root(spec: Path) -> Path | None:
-    """The nearest folder above ``spec`` that holds a ``hardware/`` folder."""
-    return _matrices_root(spec if spec.is_absolute() else resolved(spec))
+    """The nearest folder above ``spec`` that holds a ``hardware/`` folder (once per read of a tree)."""
+    absolute = spec if spec.is_absolute() else resolved(spec)
+    return asked("matrices root", absolute, lambda: _matrices_root(absolute))
 
 
-@lru_cache(maxsize=1024)
 def _matrices_root(spec: Path) -> Path | None:
     for folder in spec.parents:
         if (folder / "hardware").is_dir():
@@ -82,12 +81,11 @@ def cell_name(spec: Path) -> str:
 def hardware_profile(name: str, spec: Path, where: Location) -> Path:
     plain_name(name, "hardware profile", "hardware", where)
     folders = [root / "hardware" for root in (matrices_root(spec), BUNDLED_MATRICES) if root]
-    found = _existing(name, tuple(folders))
+    found = asked("hardware profile", (name, *folders), lambda: _existing(name, folders))
     return found or _one_of(name, folders, "hardware", where)
 
 
-@lru_cache(maxsize=1024)
-def _existing(name: str, folders: tuple[Path, ...]) -> Path | None:
+def _existing(name: str, folders: list[Path]) -> Path | None:
     return next((f / f"{name}.yaml" for f in folders if (f / f"{name}.yaml").is_file()), None)
 
 

@@ -12,9 +12,9 @@ import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
+from runner.resolved import remember
 from runner.spec import expressions
 from runner.spec.load import Key
 
@@ -35,7 +35,7 @@ class Reference:
     literal: bool  # written $${...}: stays ${...}
 
 
-@lru_cache(maxsize=4096)
+@remember("pure", "a text split into its pieces", maxsize=4096)
 def pieces(raw: str) -> tuple[str | Reference, ...]:
     """``raw`` split into text and references; braces and quotes inside a reference are matched."""
     found: list[str | Reference] = []
@@ -81,7 +81,7 @@ def references(raw: Any) -> list[Key]:
     return list(_text_references(raw))
 
 
-@lru_cache(maxsize=4096)
+@remember("pure", "the keys a text refers to", maxsize=4096)
 def _text_references(raw: str) -> tuple[Key, ...]:
     try:
         found = pieces(raw)

@@ -4,13 +4,13 @@ whether a flag that is gone was renamed or removed with a change of behaviour, a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from runner.errors import EnvironmentProblem
+from runner.resolved import remember
 from runner.spec import locate
 
 FACTS = locate.PROJECT / "miles" / "upgrades.yaml"
@@ -34,7 +34,7 @@ class FlagFact:
     instead: Instead | None = None  # what upstream does in place of a removed flag
 
 
-@cache
+@remember("shipped", "miles/upgrades.yaml, parsed")
 def flag_facts(path: Path = FACTS) -> dict[str, FlagFact]:
     """Every recorded flag change by old spelling; a malformed file is the project's bug, said so."""
     if not path.is_file():

@@ -9,7 +9,6 @@ spec's ``miles_version``, else the newest shipped — and the choice says which 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import yaml
@@ -17,6 +16,7 @@ import yaml
 from runner.errors import EnvironmentProblem, Location, SpecError
 from runner.knowledge import versions
 from runner.knowledge.flags.catalog import Catalog, Flag
+from runner.resolved import remember
 from runner.spec import locate
 
 SHIPPED = locate.PROJECT / "miles" / "flags"
@@ -48,7 +48,7 @@ def choose(version: str | None, miles_root: Path | None, where: Location, option
     return _shipped_choice(version, option) or _no_such_version(version, where, option)
 
 
-@cache
+@remember("shipped", "the shipped catalog a miles version names")
 def _shipped_choice(version: str | None, option: str = "") -> Choice | None:
     """The shipped catalog of ``version`` (a commit prefix), the newest for None; None if none matches."""
     files = shipped()
@@ -78,7 +78,7 @@ def _no_such_version(version: str | None, where: Location, option: str = "") -> 
     )
 
 
-@cache
+@remember("shipped", "a shipped catalog (miles/flags/), modelled")
 def load(path: Path) -> Catalog:
     """A shipped catalog, with the flags of the sglang-miles branch its miles version lists."""
     catalog = Catalog.from_json(path.read_text(encoding="utf-8"), origin=path.name)
@@ -102,7 +102,7 @@ def branch_flags(miles: str) -> tuple[Flag, ...]:
     )
 
 
-@cache
+@remember("shipped", "miles/flags/sglang-miles.yaml, parsed")
 def _branch_file() -> dict[str, list[dict[str, str]]]:
     path = SHIPPED / BRANCH_FILE
     if not path.is_file():
@@ -117,19 +117,20 @@ def _branch_file() -> dict[str, list[dict[str, str]]]:
 
 def _from_checkout(root: Path, version: str | None, where: Location, option: str) -> Choice:
     from runner.knowledge.checkout import Tree  # the door: only when a checkout is named
+    from runner.knowledge.flags.sync import FSDP_ARGUMENTS, MILES_FILES
 
-    stamp = Tree.at(root).stamp("miles/utils/arguments.py")
-    if stamp < 0:
+    tree = Tree.at(root)
+    if tree.stamp("miles/utils/arguments.py") < 0:
         shipped_choice = _shipped_choice(version, option) or _no_such_version(version, where, option)
         reason = f"{shipped_choice.reason}; the checkout at {root} has no miles/utils/arguments.py to read"
         return Choice(shipped_choice.catalog, reason)
     _shipped_choice(version, option) or _no_such_version(version, where, option)
-    return _checkout_choice(root, stamp, version)
+    return _checkout_choice(root, tuple(tree.stamp(f) for f in (*MILES_FILES, *FSDP_ARGUMENTS)), version)
 
 
-@cache
-def _checkout_choice(root: Path, stamp: int, version: str | None) -> Choice:
-    """``stamp`` (the argument module's mtime) makes an edited checkout a new cache entry."""
+@remember("stamped", "a checkout's catalog, by the modification times of every file it reads")
+def _checkout_choice(root: Path, stamps: tuple[int, ...], version: str | None) -> Choice:
+    """``stamps`` (the modification times of the argument modules) make an edited checkout a new key."""
     from runner.knowledge.flags.checkout import catalog_of_checkout
 
     shipped_base = _shipped_choice(version)

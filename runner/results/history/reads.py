@@ -9,7 +9,6 @@ than those statements read is opened through ``Store`` first, which migrates it 
 from __future__ import annotations
 
 import datetime
-import functools
 import json
 import os
 import stat
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import EnvironmentProblem, UsageError
+from runner.resolved import remember
 from runner.results.history import checks
 from runner.results.history.gates import LAST
 from runner.results.history.location import Location, libpq_parameters, redacted
@@ -249,7 +249,7 @@ def _point(run: checks.Row, sample: checks.Row | None, gate: checks.Row | None) 
     )  # fmt: skip
 
 
-@functools.lru_cache(maxsize=1)
+@remember("shipped", "compiled_reads.json, beside this module")
 def _compiled() -> dict[str, Any]:
     compiled: dict[str, Any] = json.loads(_COMPILED.read_text(encoding="utf-8"))
     return compiled

@@ -9,7 +9,6 @@ opened is an environment problem (exit 3), raised before anything runs.
 from __future__ import annotations
 
 import datetime
-import functools
 import math
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from runner.errors import EnvironmentProblem, UsageError
+from runner.resolved import remember
 from runner.results.history import locks, schema
 from runner.results.history.gates import LAST, Reference, Steps
 from runner.results.history.location import Location, redacted
@@ -187,7 +187,7 @@ class Store:
             return dict(row)
 
 
-@functools.lru_cache(maxsize=64)
+@remember("pure", "a baseline query built once per shape (its values are bound parameters)", maxsize=64)
 def _baseline_query(
     match: tuple[str, ...], last: int, every: int, listed: tuple[tuple[str, tuple[int, ...]], ...]
 ) -> sa.Select[Any] | sa.CompoundSelect[Any]:
