@@ -7,9 +7,9 @@ and the L rules, the import recognizes a test's ``train_script`` by it, diff nam
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
+from runner.resolved import remember
 from runner.spec import locate
 from runner.spec.compose import compose
 from runner.spec.model import build
@@ -23,7 +23,7 @@ def shipped() -> Launchers:
     return read(LAUNCHERS)
 
 
-@cache  # shipped data: every cell of every spec asks, and the file does not change under a command
+@remember("shipped", "miles/launchers.yaml, modelled: every cell of every spec asks, and it does not change")
 def read(path: Path) -> Launchers:
     """The launchers of ``path``; a malformed file is a SpecError at its line, as a spec's would be."""
     composed = compose(path)
