@@ -12,7 +12,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Literal
 
-from runner.resolved import resolved
+from runner.memos import resolved
 
 Severity = Literal["error", "warning"]
 MAX_ALSO_AT = 4  # places printed under a problem's headline, newest first; JSON has them all

@@ -17,7 +17,7 @@ from runner.cells.build import Inputs, in_hardware, spec_files
 from runner.cells.cell import Cell
 from runner.cells.layout import layout
 from runner.errors import Problem, SpecError, UsageError
-from runner.resolved import memo
+from runner.memos import memo
 from runner.spec import locate, repository, why
 from runner.spec.compose import Composed, compose
 from runner.spec.load import NO_DOCUMENTS, Documents

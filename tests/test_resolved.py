@@ -3,7 +3,7 @@ process, each registered with its kind and why."""
 
 from pathlib import Path
 
-from runner.resolved import MEMOS, Table, asked, forget, memo, remember, resolved
+from runner.memos import MEMOS, Table, asked, forget, memo, remember, resolved
 
 
 def test_a_link_moved_inside_a_memo_is_seen_where_it_was_and_afterwards_where_it_is(tmp_path):

@@ -1,4 +1,4 @@
-"""State you can see (STYLE.md 27, issue 50): a memo is declared in one module (``runner/resolved.py``)
+"""State you can see (STYLE.md 27, issue 50): a memo is declared in one module (``runner/memos.py``)
 with why it cannot go stale, value types are frozen, processes start only behind the seams that own
 them, and YAML is written by one module. Each scan reads every module of ``runner/`` with ``ast``, so
 code no test reaches is held to it too; what is allowed is listed here with why.
@@ -13,26 +13,26 @@ from pathlib import Path
 from typing import get_args
 
 import runner
-from runner import resolved
+from runner import memos
 
 RUNNER = Path(runner.__file__).parent
 
-MEMO_MODULE = "resolved.py"  # the one module that declares memos (remember, Table) and the read scope
-# Modules that still keep a memo of their own, each with why (a new one is declared through resolved):
+MEMO_MODULE = "memos.py"  # the one module that declares memos (remember, Table) and the read scope
+# Modules that still keep a memo of their own, each with why (a new one is declared through memos):
 OWN_MEMOS: dict[str, str] = {
     "knowledge/bundled.py": "the shipped presets and conventions, modelled: the pipeline's work registers it",
-    "importer/knowledge.py": "the importer's work (issue 50) declares its memos through resolved",
-    "importer/recordings.py": "the importer's work (issue 50) declares its memos through resolved",
-    "importer/shell.py": "the importer's work (issue 50) declares its memos through resolved",
-    "importer/trace.py": "the importer's work (issue 50) declares its memos through resolved",
+    "importer/knowledge.py": "the importer's work (issue 50) declares its memos through memos",
+    "importer/recordings.py": "the importer's work (issue 50) declares its memos through memos",
+    "importer/shell.py": "the importer's work (issue 50) declares its memos through memos",
+    "importer/trace.py": "the importer's work (issue 50) declares its memos through memos",
 }
 # Module-level containers filled after import that are no memo, each with why:
 MODULE_STATE: dict[str, str] = {
-    "resolved.py": "the open reads of a tree and the register of memos",
+    "memos.py": "the open reads of a tree and the register of memos",
     "check/__init__.py": "RULES: the rules, registered by their decorator when their modules are imported",
     "validate/inputs.py": "_RECORDING: who listens to the one audit hook (a hook cannot be removed)",
     "sandbox/missing.py": "runs in the sandbox's interpreter, never run-matrix's: the stand-ins' registry",
-    "importer/recordings.py": "the importer's work (issue 50) declares its memos through resolved",
+    "importer/recordings.py": "the importer's work (issue 50) declares its memos through memos",
 }
 CACHES = frozenset({"cache", "lru_cache"})  # functools' memo decorators
 
@@ -146,7 +146,7 @@ def _frozen(decorator: ast.expr) -> bool:
     )
 
 
-def memos(tree: ast.Module) -> list[int]:
+def cached_lines(tree: ast.Module) -> list[int]:
     """Lines that use ``functools.cache`` or ``lru_cache`` (as a decorator, a call or an import)."""
     found = []
     for node in ast.walk(tree):
@@ -179,13 +179,13 @@ def module_state(tree: ast.Module) -> list[int]:
 
 
 def declared_memos() -> list[str]:
-    """The modules that declare a memo through resolved (they import ``remember`` or ``Table``)."""
+    """The modules that declare a memo through memos (they import ``remember`` or ``Table``)."""
     return [
         relative
         for relative, _, tree in modules()
         if any(
             isinstance(node, ast.ImportFrom)
-            and node.module == "runner.resolved"
+            and node.module == "runner.memos"
             and {a.name for a in node.names} & {"remember", "Table"}
             for node in ast.walk(tree)
         )
@@ -197,9 +197,9 @@ def test_memos_are_declared_only_through_resolved():
         f"runner/{relative}:{line}"
         for relative, _, tree in modules()
         if relative != MEMO_MODULE and relative not in OWN_MEMOS
-        for line in memos(tree)
+        for line in cached_lines(tree)
     ]
-    assert found == []  # @remember(kind, why) or a resolved.Table; or an object the command passes down
+    assert found == []  # @remember(kind, why) or a memos.Table; or an object the command passes down
 
 
 def test_no_module_keeps_a_table_of_its_own():
@@ -209,7 +209,7 @@ def test_no_module_keeps_a_table_of_its_own():
         if relative not in MODULE_STATE
         for line in module_state(tree)
     ]
-    assert found == []  # a resolved.Table with why it cannot go stale, or an object passed down
+    assert found == []  # a memos.Table with why it cannot go stale, or an object passed down
 
 
 def test_every_memo_is_registered_with_its_kind_and_why():
@@ -218,17 +218,17 @@ def test_every_memo_is_registered_with_its_kind_and_why():
         importlib.import_module(
             "runner." + relative.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
         )
-    registered = resolved.MEMOS.values()
+    registered = memos.MEMOS.values()
     assert {m.name.rpartition(".")[0].removeprefix("runner.").replace(".", "/") for m in registered} >= {
         r.removesuffix(".py").removesuffix("/__init__") for r in declaring
     }
-    assert all(m.kind in get_args(resolved.Kind) and len(m.why) > 20 for m in registered), registered
+    assert all(m.kind in get_args(memos.Kind) and len(m.why) > 20 for m in registered), registered
 
 
 def test_the_memo_and_state_lists_name_modules_that_still_need_them():
     for relative, _, tree in modules():
         if relative in OWN_MEMOS:
-            assert memos(tree), f"{relative} keeps no memo of its own now: drop it from OWN_MEMOS"
+            assert cached_lines(tree), f"{relative} keeps no memo of its own now: drop it from OWN_MEMOS"
         if relative in MODULE_STATE:
             assert module_state(tree), f"{relative} keeps no module state now: drop it from MODULE_STATE"
     names = {relative for relative, _, _ in modules()}
@@ -310,7 +310,7 @@ CONSTANT = ("a",)
 def f(): global KEPT
 """
     tree = ast.parse(kept)
-    assert memos(tree) == [2, 9]
+    assert cached_lines(tree) == [2, 9]
     assert module_state(tree) == [4, 5, 6, 10]
     source = """
 import subprocess, os

@@ -19,7 +19,7 @@ from runner.cells.matrix import Combo, cell_id, expand
 from runner.errors import Problem, SpecError
 from runner.knowledge import flags, launchers
 from runner.knowledge.bundled import conventions, load_preset
-from runner.resolved import resolved
+from runner.memos import resolved
 from runner.spec import locate
 from runner.spec.compose import Composed
 from runner.spec.load import NO_DOCUMENTS, Documents, Key

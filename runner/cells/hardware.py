@@ -15,7 +15,7 @@ from pathlib import Path
 
 from runner.errors import Location, Problem, SpecError
 from runner.knowledge import versions
-from runner.resolved import Table, remember
+from runner.memos import Table, remember
 from runner.spec import locate
 from runner.spec.compose import Composed, compose, stamps
 from runner.spec.model import build

@@ -21,7 +21,7 @@ from runner.changed import inputs
 from runner.errors import EnvironmentProblem, display_path
 from runner.knowledge import versions
 from runner.knowledge.checkout import Tree
-from runner.resolved import remember
+from runner.memos import remember
 from runner.spec import locate
 
 CORE = locate.PROJECT / "miles" / "core"

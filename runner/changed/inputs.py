@@ -19,7 +19,7 @@ from runner.cells.cell import Cell
 from runner.errors import Location
 from runner.knowledge import ci_platforms, flags, test_imports, versions
 from runner.knowledge.checkout import Tree
-from runner.resolved import remember
+from runner.memos import remember
 from runner.spec import locate
 from runner.spec.compose import compose
 from schemas import calls

@@ -16,7 +16,7 @@ from runner.check import rule
 from runner.errors import Location, Problem, did_you_mean
 from runner.knowledge.flags import Choice, Flag, load, shipped
 from runner.knowledge.flags.values import Verdict, judge
-from runner.resolved import Table, remember
+from runner.memos import Table, remember
 
 # values a dedicated rule already judges (G4 integers, M12 dispatchers, M13 attention backends, S12 NSA
 # backends): F3/F4 leave them to it, so one wrong value is one error

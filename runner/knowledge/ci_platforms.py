@@ -21,7 +21,7 @@ from runner.knowledge import ci_sources, versions
 from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.ci_images import Setting
 from runner.knowledge.ci_sources import Suite
-from runner.resolved import Table
+from runner.memos import Table
 from runner.spec import emit, locate
 
 FOLDER = locate.PROJECT / "miles" / "ci"

@@ -29,7 +29,7 @@ import yaml
 from runner.errors import Problem
 from runner.knowledge import ci_images
 from runner.knowledge.ci_images import Setting, at
-from runner.resolved import remember
+from runner.memos import remember
 
 Read = Callable[[str], str | None]  # a checkout-relative path -> its text (None: no such file)
 PLATFORMS = ("cuda", "rocm")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner.resolved import remember
+from runner.memos import remember
 from runner.spec import locate
 from runner.spec.compose import compose
 from runner.spec.model import build

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.knowledge.checkout import CheckoutError, OutsideCheckout, TooLarge, Tree, Unparsable, parsed
-from runner.resolved import remember
+from runner.memos import remember
 from schemas import calls
 
 MAX_BYTES = 4 * 1024 * 1024  # a test file is kilobytes; a bigger one is not parsed

@@ -13,7 +13,7 @@ import ast
 from pathlib import PurePosixPath
 
 from runner.knowledge.checkout import CheckoutError, Tree, parsed
-from runner.resolved import remember
+from runner.memos import remember
 
 MAX_FILES = 64  # local modules of one test, its own included (miles' tests import two or three)
 MAX_SOURCE = 1024 * 1024  # a test module of miles is kilobytes

@@ -20,7 +20,7 @@ import simpleeval
 
 from runner.cells.cell import Cell
 from runner.errors import SpecError
-from runner.resolved import remember
+from runner.memos import remember
 from runner.spec import locate
 from runner.spec.compose import compose
 from runner.spec.model import build

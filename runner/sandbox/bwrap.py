@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import EnvironmentProblem
-from runner.resolved import remember
+from runner.memos import remember
 from runner.sandbox import seccomp
 from runner.sandbox.limits import Limits
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import Collector, Location, Problem, SpecError, did_you_mean
-from runner.resolved import Table, resolved
+from runner.memos import Table, resolved
 from runner.spec import repository, why
 from runner.spec.load import (
     DELETE,

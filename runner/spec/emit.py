@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from runner.errors import SpecError
-from runner.resolved import remember
+from runner.memos import remember
 from runner.spec.load import DELETE, Key, loads
 
 INDENT = "  "

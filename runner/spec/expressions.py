@@ -17,7 +17,7 @@ from typing import Any
 
 import simpleeval
 
-from runner.resolved import remember
+from runner.memos import remember
 
 MAX_INT_BITS = 64  # every integer a spec or a flag needs fits; 2**64 and beyond is refused
 MAX_TEXT = 10_000  # characters of one string value

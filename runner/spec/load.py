@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from runner.errors import Location, SpecError
-from runner.resolved import Table, resolved
+from runner.memos import Table, resolved
 from runner.spec.paths import MAX_FILE_BYTES, read_text
 from runner.spec.yamlnodes import (
     DELETE,

@@ -12,7 +12,7 @@ import itertools
 from pathlib import Path
 
 from runner.errors import Location, SpecError, UsageError, did_you_mean
-from runner.resolved import asked, resolved
+from runner.memos import asked, resolved
 from runner.spec.paths import NAME
 
 _SOURCE = Path(__file__).resolve().parents[2]

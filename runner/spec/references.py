@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from runner.resolved import remember
+from runner.memos import remember
 from runner.spec import expressions
 from runner.spec.load import Key
 

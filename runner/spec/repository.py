@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from runner.errors import Problem, SpecError
-from runner.resolved import resolved
+from runner.memos import resolved
 from runner.spec import locate
 from runner.spec.load import load, walk
 

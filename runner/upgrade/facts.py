@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from runner.errors import EnvironmentProblem
-from runner.resolved import remember
+from runner.memos import remember
 from runner.spec import locate
 
 FACTS = locate.PROJECT / "miles" / "upgrades.yaml"

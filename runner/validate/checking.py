@@ -14,7 +14,7 @@ from runner import check, pipeline
 from runner.cells import build, hardware
 from runner.cells.cell import Cell
 from runner.errors import Problem, SpecError, display_path, merged
-from runner.resolved import memo
+from runner.memos import memo
 from runner.spec import locate
 from runner.spec.compose import compose
 from runner.spec.load import load

@@ -16,7 +16,7 @@ import yaml
 from runner.errors import EnvironmentProblem, Location, SpecError
 from runner.knowledge import versions
 from runner.knowledge.flags.catalog import Catalog, Flag
-from runner.resolved import remember
+from runner.memos import remember
 from runner.spec import locate
 
 SHIPPED = locate.PROJECT / "miles" / "flags"

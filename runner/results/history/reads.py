@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import EnvironmentProblem, UsageError
-from runner.resolved import remember
+from runner.memos import remember
 from runner.results.history import checks
 from runner.results.history.gates import LAST
 from runner.results.history.location import Location, libpq_parameters, redacted

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from runner.errors import EnvironmentProblem, UsageError
-from runner.resolved import remember
+from runner.memos import remember
 from runner.results.history import locks, schema
 from runner.results.history.gates import LAST, Reference, Steps
 from runner.results.history.location import Location, redacted

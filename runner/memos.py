@@ -1,4 +1,4 @@
-"""resolved: what run-matrix remembers while it runs. The one module where a memo is declared
+"""memos: what run-matrix remembers while it runs. The one module where a memo is declared
 (``tests/test_state.py`` holds every other module to it); two kinds.
 
 **A read of a tree** (:func:`memo`). Checking specs resolves the same specs, bases and profiles
