@@ -20,7 +20,6 @@ RUNNER = Path(runner.__file__).parent
 MEMO_MODULE = "memos.py"  # the one module that declares memos (remember, Table) and the read scope
 # Modules that still keep a memo of their own, each with why (a new one is declared through memos):
 OWN_MEMOS: dict[str, str] = {
-    "knowledge/bundled.py": "the shipped presets and conventions, modelled: the pipeline's work registers it",
     "importer/knowledge.py": "the importer's work (issue 50) declares its memos through memos",
     "importer/recordings.py": "the importer's work (issue 50) declares its memos through memos",
     "importer/shell.py": "the importer's work (issue 50) declares its memos through memos",

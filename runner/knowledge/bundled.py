@@ -6,12 +6,12 @@ never changed while a command runs; a thousand cells share one preset).
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from runner.errors import Location
 from runner.knowledge import preset_data, versions
+from runner.memos import remember
 from runner.spec import locate
 from runner.spec.compose import Composed, compose
 from runner.spec.model import build
@@ -23,7 +23,7 @@ def _modelled(cls: Any, path: Path) -> Any:
     return _modelled_with_source(cls, path)[0]
 
 
-@cache
+@remember("shipped", "a preset or conventions file of miles/, modelled: a thousand cells share one")
 def _modelled_with_source(cls: Any, path: Path) -> tuple[Any, Composed]:
     composed = compose(path)
     return build(cls, resolve(composed, {}).data, composed), composed
