@@ -99,11 +99,9 @@ def test_a_stuck_execute_train_is_a_warning_once_per_command(tmp_path, monkeypat
     )
     first, second = pipeline.cells(ROCM)  # [fp8_rollout=false], [fp8_rollout=true]
     started = time.monotonic()
-    observed = observer(checkout)
-    warnings = [
-        launch_context(replace(cell, miles_root=checkout), {}, observed=observed)[1]
-        for cell in (first, second)
-    ]
+    cells = [replace(cell, miles_root=checkout) for cell in (first, second)]
+    observed = observer(cells)
+    warnings = [launch_context(cell, {}, observed=observed)[1] for cell in cells]
     assert time.monotonic() - started < 10
     assert warnings[0] == warnings[1]
     assert warnings[0][0].message == (

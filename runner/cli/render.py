@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     if args.miles_python is not None and _refused(cells, args):
         return 2
     launches = []
-    observed = observer(args.miles_root)  # the checkout's execute_train, observed once for every cell
+    observed = observer(cells)  # the checkout's execute_train, observed once for every cell
     for cell in cells:
         problems = pipeline.problems(cell)
         context, drift = launch_context(cell, os.environ, args.trust_checkout, observed)

@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     options = _options(args)
     selected = _selected(args, options.miles_root)
     system_steps.refuse([each.cell for each in selected], args.allow_system_steps)  # before anything runs
-    observed = observer(options.miles_root)  # the checkout's execute_train, observed once for every cell
+    observed = observer([each.cell for each in selected])  # the checkout's execute_train, once for all
     planned = [plan(each, args.trust_checkout, observed) for each in selected]
     # a warning several cells share is printed once, naming the cells
     print_problems(merged((p.cell.id, w) for p in planned for w in p.warnings), sys.stderr)

@@ -9,7 +9,7 @@ imported only when a checkout is named: ``render`` without one never reads them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,10 +42,11 @@ def model_args(miles_root: Path, model_type: str, trust: bool = False) -> ModelA
     return ModelArgs(found.source, found.tokens or None, found.error)
 
 
-def observer(miles_root: Path | None) -> Observed | None:
+def observer(cells: Sequence[Cell]) -> Observed | None:
     """One command's record of what a checkout's execute_train submits, given to every
-    :func:`launch_context` of the command (None without a checkout: the sandbox is not imported)."""
-    if miles_root is None:
+    :func:`launch_context` of the command (None when no cell was built with a checkout: the sandbox
+    is not imported)."""
+    if all(cell.miles_root is None for cell in cells):
         return None
     from runner.knowledge.conventions import Observed
 
