@@ -3,8 +3,8 @@
 ``python -I -B harness.py SCRIPT [MILES_ROOT]`` — a fresh interpreter that ``capture.py`` starts
 in run-matrix's sandbox (``runner.sandbox``: no network, a read-only view of the script and the
 checkout, its own PID namespace, resource limits); ``harness.py --each MILES_ROOT SECONDS SCRIPT...``
-records many scripts of one checkout, each in a fork after one load of miles' helpers (``forks.py``,
-for ``together.py``). Before the script runs:
+records many scripts of one checkout, each in a fork after one load of miles' helpers
+(``runner/sandbox/forks.py``, for ``together.py``). Before the script runs:
 
 * miles' command helpers are replaced: without ``MILES_ROOT`` the whole helper module is
   ``recorder.py`` (recording into ``trace.py``); with it, miles' own module is loaded from the
@@ -22,9 +22,9 @@ for ``together.py``). Before the script runs:
   (``script_checks.py``);
 * reads of environment variables are recorded (the variant switches are found that way), and so
   are functions of the script that ``prepare()`` calls which use no helper and touch no file
-  (their effect is invisible to the recorder); the guards themselves are in ``guards.py``,
-  ``file_guards.py`` and ``prepared_paths.py`` (what ``os.path`` and ``pathlib`` make of what a
-  function recorded as a prepare call returns).
+  (their effect is invisible to the recorder); the guards themselves are in ``guards.py`` (with
+  ``runner/sandbox/reaching_out.py``), ``file_guards.py`` and ``prepared_paths.py`` (what
+  ``os.path`` and ``pathlib`` make of what a function recorded as a prepare call returns).
 
 The guards turn an attempt into a refusal that names the script's line; the sandbox makes the
 attempt harmless where they miss it. The trace goes to ``$RUN_MATRIX_OUT/trace.json``.
@@ -60,7 +60,10 @@ EACH = "--each"  # harness.py --each MILES_ROOT SECONDS SCRIPT...: helpers loade
 BEFORE_THE_SCRIPT = "<run-matrix: loading miles' helpers>"  # the trace's script until --each's fork has one
 MAX_WRITTEN = 64 * 1024  # bytes of a file the test writes that a prepare step may hold
 HERE = Path(__file__).resolve().parent
-MISSING = HERE.parent / "sandbox" / "missing.py"  # the stand-ins for absent packages (shared with knowledge/)
+SANDBOX_FOLDER = HERE.parent / "sandbox"  # whose files below run in the sandbox, loaded by path too
+MISSING = SANDBOX_FOLDER / "missing.py"  # the stand-ins for absent packages (shared with knowledge/)
+FORKS = SANDBOX_FOLDER / "forks.py"  # harness.py --each: a fork per script
+REACHING_OUT = SANDBOX_FOLDER / "reaching_out.py"  # what no code in the sandbox may do
 SANDBOX = (
     "harness.py",
     "guards.py",
@@ -75,8 +78,8 @@ SANDBOX = (
     "own_calls.py",
     "returned.py",
     "prepared_paths.py",
-    "forks.py",
-)  # what runs in the sandbox
+)  # what of importer/ runs in the sandbox; and of sandbox/:
+SANDBOX_FILES = (MISSING, FORKS, REACHING_OUT)
 # Stand-ins for the packages a miles test imports besides the helpers (CI registration only).
 STUB_PACKAGES = ("miles", "miles.utils", "miles.utils.external_utils", "tests", "tests.ci")
 STUB_MODULES = ("tests.ci.ci_register", "tests.ci.metric_history")
@@ -87,7 +90,7 @@ RECORDED_CALLS = "RUN_MATRIX_RECORDED_CALLS"  # [[file, function, role], ...] th
 
 def main(argv: Sequence[str]) -> int:
     if argv[:1] == [EACH]:  # forks.py is loaded before any guard: it keeps the real os.fork and os.kill
-        forks = _load("_run_matrix_forks", "forks.py")
+        forks = _load("_run_matrix_forks", FORKS)
         root = Path(argv[1]).resolve()
         scripts = [Path(a).resolve() for a in argv[3:]]
         runs = forks.each(functools.partial(_Recorder, None, root, None), float(argv[2]), scripts)
@@ -131,11 +134,11 @@ class _Recorder:
         trace.checkout = str(miles_root) if miles_root else ""
         trace.checkpoints = json.loads(os.environ.pop("RUN_MATRIX_CHECKPOINTS", "{}"))
         verifiers = json.loads(os.environ.pop("RUN_MATRIX_VERIFIERS", "[]"))
-        trace.own_files |= {str(HERE / name) for name in SANDBOX} | {str(MISSING)}
+        trace.own_files |= {str(HERE / name) for name in SANDBOX} | set(map(str, SANDBOX_FILES))
         trace.own_code = _own_code(folder, miles_root)
         trace.library = tuple(f"{miles_root / part}{os.sep}" for part in LIBRARY) if miles_root else ()
         self.registry = _load("_run_matrix_registry", "registry.py")
-        missing = _load("_run_matrix_missing", str(MISSING))
+        missing = _load("_run_matrix_missing", MISSING)
         self.missing = missing.Missing(
             trace.own_code, lambda name: None, functools.partial(_asked, trace), trace.refuse
         )
@@ -147,7 +150,7 @@ class _Recorder:
             trace.captures = tempfile.mkdtemp(prefix="run-matrix-writes-")  # before the guards: a real folder
         trace.stdlib = tuple({sysconfig.get_paths()[key] + os.sep for key in ("stdlib", "platstdlib")})
         _same_temporary_names()
-        guards.install(trace, file_guards)
+        guards.install(trace, file_guards, _load("_run_matrix_reaching_out", REACHING_OUT))
         returned = _load("_run_matrix_returned", "returned.py")
         _load("_run_matrix_prepared_paths", "prepared_paths.py").install(trace, returned.PREPARED_FORM)
         checks = _load("_run_matrix_verifiers", "verifiers.py")
@@ -240,7 +243,7 @@ def _read_back(events: list[dict[str, Any]]) -> None:
                 _UNLINK(capture)  # os.unlink itself is a guard's by now
 
 
-def _load(name: str, file: str) -> Any:
+def _load(name: str, file: str | Path) -> Any:
     """A sibling file (or one named by its whole path) as module ``name`` (registered: dataclasses and
     imports look modules up by name)."""
     spec = importlib.util.spec_from_file_location(name, HERE / file)

@@ -25,9 +25,8 @@ from typing import Any
 from runner import pipeline
 from runner.errors import RunMatrixError, SpecError, UsageError
 from runner.importer import Request, recordings, together
-from runner.importer.batch import answer, request_of
-from runner.importer.folder import Folder, FolderImported, case_file, import_folder
-from runner.importer.workers import Workers
+from runner.importer.folder import Folder, FolderImported, case_file, import_folder, request_of
+from runner.importer.workers import answer, pool
 from runner.knowledge import checkout
 
 MAX_FOLDERS = 500  # folders below the root looked into, at the most
@@ -228,7 +227,7 @@ def _one_folder(
 def _pool(jobs: int, held: list[Path]) -> Any:
     """``jobs`` warm worker processes (``workers.py``; each takes the stamp of ``held`` once); with one
     job, this process, one at a time."""
-    return Workers(jobs, held) if jobs > 1 else _HereAlone()
+    return pool(jobs, held) if jobs > 1 else _HereAlone()
 
 
 class _HereAlone:
