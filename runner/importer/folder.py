@@ -9,8 +9,8 @@ names the family after it); ``test_<case>.py`` becomes ``OUT/<case>.yaml``. A ke
 only with everything its schema requires (``family_base.py``); a case whose overlay does not import
 is written whole, and the base's header says why. An AMD variant's sibling is the first CUDA case
 its docstring names, else the case whose launch differs from its own in the fewest flags
-(``siblings.py``). Each step's imports go through ``Folder.batch`` (``suite.py`` runs them side by
-side, ``workers.py``). Every import runs in a hidden folder beside ``OUT``, with its round trip checked,
+(``siblings.py``). Each step's imports go through ``Folder.batch`` (``batch.py``; ``suite.py`` runs
+them side by side). Every import runs in a hidden folder beside ``OUT``, with its round trip checked,
 and nothing lands in ``OUT`` until every case has; a refused case stops the whole import (with
 ``skip_refused``, it is left out and named in the base's header). A test file that is a link is
 refused, never followed.
@@ -22,41 +22,22 @@ import fnmatch
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner import atomic
 from runner.errors import Location, Problem, SpecError, UsageError
-from runner.importer import Imported, Request, components_folder, family_base, plan
+from runner.importer import Imported, components_folder, family_base, plan
+from runner.importer.batch import Folder as Folder  # a folder import's request, named here too
+from runner.importer.batch import Job, runner
 from runner.importer.siblings import AMD_PREFIX, named_sibling, nearest
-from runner.importer.workers import attempt
 from runner.knowledge import checkout
 from runner.spec.load import load
 
 MAX_TESTS = 200
 MAX_WHY = 300  # characters of a refusal's reason in one line
-Job = tuple[Path, Path, Path | None, str | None]  # test, output, base, hardware
-Batch = Callable[[list[Request]], list[Any]]  # the imports of one step, each Imported or its problems
-
-
-@dataclass(frozen=True)
-class Folder:
-    tests: Path
-    output: Path
-    hardware: str | None = None  # for the CUDA cases (default: each one's CI suite)
-    rocm_hardware: str | None = None  # for the AMD cases (default: each one's CI suite)
-    miles_root: Path | None = None
-    force: bool = False
-    timeout: float = 60.0
-    trust_checkout: bool = False
-    skip_refused: bool = False
-    allow_system_steps: bool = False
-    cache: Path | None = None  # where recordings are kept (``recordings.py``); None: none kept
-    hf_configs: tuple[tuple[str, Path], ...] = ()  # --hf-config: repo -> its config.json
-    batch: Batch | None = None  # runs the imports of one step (default: one after another)
-    progress: Callable[[Path, str, str], None] | None = None  # a test's outcome, once it is known
 
 
 @dataclass(frozen=True)
@@ -122,45 +103,6 @@ class _Staging:
             folder = self.hidden / "components"
             found |= {final / path.relative_to(folder): path for path in folder.rglob("*.yaml")}
         return {to: plan.with_schema_line(path.read_text(encoding="utf-8"), to) for to, path in found.items()}
-
-
-def runner(
-    request: Folder, refused: dict[str, list[Problem]]
-) -> Callable[[list[Job]], list[Imported | None]]:
-    """Run a step's imports (``request.batch``: side by side) into the staging tree; a refused one is
-    None, its problems in ``refused`` (an import that succeeds later takes its test out again)."""
-    batch = request.batch or (lambda requests: [attempt(one) for one in requests])
-
-    def run(jobs: list[Job]) -> list[Imported | None]:
-        requests = [request_of(request, job) for job in jobs]
-        results: list[Imported | None] = []
-        for (test, *_), found in zip(jobs, batch(requests) if requests else [], strict=True):
-            if isinstance(found, Imported):
-                refused.pop(test.name, None)
-            else:
-                refused[test.name] = list(found)
-            results.append(found if isinstance(found, Imported) else None)
-        return results
-
-    return run
-
-
-def request_of(options: Folder, job: Job) -> Request:
-    """The single import of ``job`` with a folder import's ``options`` (into its staging tree: force)."""
-    test, output, base, hardware = job
-    return Request(
-        test,
-        output,
-        base,
-        hardware,
-        options.miles_root,
-        force=True,
-        timeout=options.timeout,
-        trust_checkout=options.trust_checkout,
-        allow_system_steps=options.allow_system_steps,
-        cache=options.cache,
-        hf_configs=options.hf_configs,
-    )
 
 
 def _import(
@@ -304,14 +246,17 @@ def _tests(folder: Path) -> tuple[list[Path], list[Path], list[Path]]:
 
 
 def _names(folder: Path) -> list[str]:
-    """What ``folder`` holds, listed through the door (a checkout's tests are a stranger's files)."""
+    """What ``folder`` holds (nothing, where it cannot be listed)."""
+    _, others, folders = next(walk(folder), (None, [], []))
+    return [*others, *folders]
+
+
+def walk(folder: Path) -> Iterator[tuple[PurePosixPath, list[str], list[str]]]:
+    """The folders below ``folder`` listed through the door (a checkout's tests are a stranger's files)."""
     try:
-        _, others, folders = next(checkout.Tree.at(folder).walk())
+        yield from checkout.Tree.at(folder).walk()
     except checkout.TooLarge:
         raise UsageError(f"{folder} holds too many entries to list; import a part of it") from None
-    except StopIteration:  # the folder cannot be listed
-        return []
-    return [*others, *folders]
 
 
 def _link(test: Path) -> Problem:

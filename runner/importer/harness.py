@@ -40,7 +40,6 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
-import inspect
 import json
 import os
 import random
@@ -152,6 +151,7 @@ class _Recorder:
         _same_temporary_names()
         guards.install(trace, file_guards, _load("_run_matrix_reaching_out", REACHING_OUT))
         returned = _load("_run_matrix_returned", "returned.py")
+        self.run_id = str(returned.RUN_ID_STAND_IN)  # what the checkout's create_run_id() returns
         _load("_run_matrix_prepared_paths", "prepared_paths.py").install(trace, returned.PREPARED_FORM)
         checks = _load("_run_matrix_verifiers", "verifiers.py")
         own = _load("_run_matrix_script_checks", "script_checks.py")
@@ -183,7 +183,7 @@ class _Recorder:
                 sys.meta_path.insert(0, _StandIns(self.recorder, self.trace, self.registry, self.tracing))
                 self.keep_hooks(self.recorder)
             else:
-                _use_checkout(self.miles_root, self.recorder, self.tracing)
+                _use_checkout(self.miles_root, self.recorder, self.tracing, self.run_id)
                 self.registry.from_checkout(self.trace, self.tracing)
                 self.keep_hooks(sys.modules[HELPERS_MODULE])
         except BaseException as error:
@@ -346,59 +346,12 @@ def _accept_anything(name: str) -> Callable[..., None]:
     return lambda *args, **kwargs: None
 
 
-def _use_checkout(root: Path, recorder: Any, tracing: Any) -> None:
+def _use_checkout(root: Path, recorder: Any, tracing: Any, run_id: str) -> None:
     """miles' own helper module, its command-running helpers replaced by recorders."""
     sys.path.insert(0, str(root))
     real = importlib.import_module(HELPERS_MODULE)
     tracing.TRACE.own_files.add(str(Path(real.__file__ or "").resolve()))
-    for name in dir(real):
-        if name.startswith("exec_command") and callable(getattr(real, name)):
-            setattr(real, name, tracing.command_recorder(name))
-    for name in recorder.HELPERS:
-        if callable(getattr(real, name, None)):
-            setattr(real, name, tracing.recording(name, getattr(real, name)))
-    for name, wrap in (("execute_train", _recorded_train), ("get_default_wandb_args", _recorded_wandb)):
-        setattr(real, name, wrap(getattr(real, name), tracing))
-    if callable(getattr(real, "create_run_id", None)):
-        setattr(real, "create_run_id", _fixed_run_id(tracing))  # noqa: B010  (a module of the checkout)
-
-
-def _fixed_run_id(tracing: Any) -> Callable[[], str]:
-    """miles names a run by the clock (``260821-093015-042``): here a stand-in, which the spec's flags
-    hold as ``$${run-id}`` (run_ids.py), named anew in each attempt as upstream names each run."""
-
-    stand_in = sys.modules.get("_run_matrix_returned") or _load("_run_matrix_returned", "returned.py")
-
-    def create_run_id() -> str:
-        if not any(e["kind"] == "clock" for e in tracing.TRACE.events):
-            tracing.TRACE.record("clock", function="create_run_id")
-        return str(stand_in.RUN_ID_STAND_IN)
-
-    return create_run_id
-
-
-def _recorded_train(execute_train: Callable[..., None], tracing: Any) -> Callable[..., None]:
-    def recorded(*args: Any, **kwargs: Any) -> None:
-        tracing.begin_train(tracing.arguments(execute_train, args, kwargs))
-        bound = inspect.signature(execute_train).bind(*args, **kwargs)
-        if "before_ray_job_submit" in bound.arguments:  # a hook begin_train named: the spec starts it
-            bound.arguments["before_ray_job_submit"] = None
-        try:
-            execute_train(*bound.args, **bound.kwargs)
-        finally:
-            tracing.end_train()
-
-    return recorded
-
-
-def _recorded_wandb(get_default_wandb_args: Callable[..., str], tracing: Any) -> Callable[..., str]:
-    def recorded(*args: Any, **kwargs: Any) -> str:
-        text = get_default_wandb_args(*args, **kwargs)
-        if text:
-            tracing.TRACE.record("wandb", text=text)
-        return text
-
-    return recorded
+    tracing.stand_in_for(real, recorder.HELPERS, run_id)
 
 
 def _silent_prepare_code(

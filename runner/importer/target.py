@@ -172,7 +172,7 @@ def _script(call: Call, run: Run, conventions: LaunchConventions) -> TrainScript
     for script in SCRIPTS:
         if given in (script, f"{run.root}/{script}"):
             return script
-    raise _error(f"launches {given}; a spec launches train.py or train_async.py", call.at)
+    raise refused(call.at, f"launches {given}; a spec launches train.py or train_async.py")
 
 
 def _megatron_path(call: Call, conventions: LaunchConventions) -> str | None:
@@ -233,7 +233,7 @@ def _grouped(
     try:
         segments = groups.segments(words, call.variables)
     except ValueError as exc:
-        raise _error(f"launches train args that do not start with a flag: {exc}", call.at) from None
+        raise refused(call.at, f"launches train args that do not start with a flag: {exc}") from None
     for segment in segments:
         for name, given in segment.flags:
             if name in values and values[name] != given:
@@ -313,7 +313,3 @@ def _secret_env(found: Launched, conventions: LaunchConventions, at: Location) -
 def flag_map(words: Sequence[str]) -> dict[str, tuple[str, ...]]:
     """``--flag v1 v2 --switch`` -> {flag: (v1, v2), switch: ()}."""
     return {name: values for name, values in groups.flags(words)}
-
-
-def _error(message: str, at: Location) -> SpecError:
-    return refused(at, message)

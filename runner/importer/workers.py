@@ -1,12 +1,12 @@
-"""workers: the single imports of a folder or suite import, one by one here or side by side in warm
-worker processes (``runner.sandbox.workers`` starts them).
+"""workers: the single imports of a suite import, side by side in warm worker processes of
+run-matrix's own (``runner.sandbox.workers`` starts them; this module says what they run).
 
 ``python -m runner.importer.workers [HELD...]`` is one worker: it answers each request with an
-import's outcome (``attempt``) or the recording an import lacks (``together.next_wanted``), and keeps
-what it learnt (conventions, presets, flag catalogs, CI workflows) from one import to the next. An
-overlay (a request with a base) goes before a case alone, so that a folder whose cases are imported
-alone finishes before others start theirs, and tells its tests early. A worker that dies on an
-import refuses that import with what it printed last.
+import's outcome or the recording an import lacks (``batch.answer``), and keeps what it learnt
+(conventions, presets, flag catalogs, CI workflows) from one import to the next. An overlay (a
+request with a base) goes before a case alone, so that a folder whose cases are imported alone
+finishes before others start theirs, and tells its tests early. A worker that dies on an import
+refuses that import with what it printed last.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runner.errors import Location, Problem, RunMatrixError, SpecError
-from runner.importer import Imported, Request, import_test, recordings, together
+from runner.errors import Location, Problem
+from runner.importer import recordings
+from runner.importer.batch import answer
 from runner.sandbox.workers import Workers, serve
 
 
@@ -34,22 +35,6 @@ def _rank(request: Any) -> int:
 def _died(request: Any, last: str) -> list[Problem]:
     at = (Location(request.script),) if hasattr(request, "script") else ()
     return [Problem("import", f"its import process ended without an answer ({last})", locations=at)]
-
-
-def answer(one: Request | together.Look) -> Any:
-    """A worker's answer: an import's (``attempt``), or the recording an import lacks (``together``)."""
-    return together.next_wanted(one) if isinstance(one, together.Look) else attempt(one)
-
-
-def attempt(one: Request) -> Imported | list[Problem]:
-    """One import: what it wrote, or why it was refused (an error of the environment, such as a
-    sandbox that cannot start, refuses it too: the other tests may still import)."""
-    try:
-        return import_test(one)
-    except SpecError as exc:
-        return list(exc.problems)
-    except RunMatrixError as exc:
-        return [Problem("import", str(exc), locations=(Location(one.script),))]
 
 
 if __name__ == "__main__":
