@@ -48,7 +48,7 @@ class Knowledge(Model):
     mbridge: MBridge = Field(description="mbridge's own bridge registry")
 
 
-@cache
+@cache  # lasting state: importer/__init__.py says why
 def knowledge() -> Knowledge:
     composed = compose(KNOWLEDGE)
     return build(Knowledge, resolve(composed, {}).data, composed)

@@ -15,6 +15,6 @@ def split(text: str) -> list[str]:
     return list(_split(text))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)  # lasting state: importer/__init__.py says why
 def _split(text: str) -> tuple[str, ...]:
     return tuple(shlex.split(text))
