@@ -20,10 +20,7 @@ RUNNER = Path(runner.__file__).parent
 MEMO_MODULE = "memos.py"  # the one module that declares memos (remember, Table) and the read scope
 # Modules that still keep a memo of their own, each with why (a new one is declared through memos):
 OWN_MEMOS: dict[str, str] = {
-    "importer/knowledge.py": "the importer's work (issue 50) declares its memos through memos",
-    "importer/recordings.py": "the importer's work (issue 50) declares its memos through memos",
-    "importer/shell.py": "the importer's work (issue 50) declares its memos through memos",
-    "importer/trace.py": "the importer's work (issue 50) declares its memos through memos",
+    "importer/trace.py": "runs in the sandbox's interpreter (loaded by path), which records one run: a file's text read once",
 }
 # Module-level containers filled after import that are no memo, each with why:
 MODULE_STATE: dict[str, str] = {
@@ -31,7 +28,7 @@ MODULE_STATE: dict[str, str] = {
     "check/__init__.py": "RULES: the rules, registered by their decorator when their modules are imported",
     "validate/inputs.py": "_RECORDING: who listens to the one audit hook (a hook cannot be removed)",
     "sandbox/missing.py": "runs in the sandbox's interpreter, never run-matrix's: the stand-ins' registry",
-    "importer/recordings.py": "the importer's work (issue 50) declares its memos through memos",
+    "importer/recordings.py": "a bound tree's hash under its stamp (a changed tree has another), and the stamps held within held() (importer/__init__.py)",
 }
 CACHES = frozenset({"cache", "lru_cache"})  # functools' memo decorators
 
@@ -42,10 +39,6 @@ STARTS_PROCESSES: dict[str, str] = {
     "sandbox/": "the one place code of a checkout runs (bwrap, its probe, the collector's fork)",
     # the door's one git entry point: git.py's _git, given object ids only (test below)
     "knowledge/checkout/git.py": "what only git can tell of a checkout, asked of a hardened git",
-    # the import's own modules, kept by the importer's work (issue 50 lists them for importer/):
-    "importer/forks.py": "runs in the sandbox: forks once per script recorded from one load",
-    "importer/guards.py": "runs in the sandbox: wraps subprocess to refuse it to the test script",
-    "importer/workers.py": "import's warm worker processes of run-matrix's own (python -m ...workers)",
 }
 PROCESS_MODULES = frozenset({"subprocess", "multiprocessing", "_posixsubprocess", "pty"})
 PROCESS_CALLS = ("fork", "forkpty", "exec", "spawn", "posix_spawn", "system", "popen")  # os.<name>*
@@ -57,19 +50,6 @@ YAML_WRITER = "spec/emit.py"  # the one YAML writer (STYLE.md 18)
 YAML_WRITES = frozenset(
     {"dump", "safe_dump", "dump_all", "safe_dump_all", "emit", "serialize", "serialize_all"}
 )
-
-# Dataclasses left mutable without a "# mutable: why" line above them: the importer's, which its own
-# work freezes or explains (issue 50); a new one anywhere is frozen or says why.
-MUTABLE_PENDING = frozenset(
-    {
-        "importer/plan.py:ImportPlan",
-        "importer/recorder.py:ExecuteTrainConfig",
-        "importer/registrations.py:FromCI",
-        "importer/suite.py:SuiteImported",
-        "importer/trace.py:Trace",
-    }
-)
-
 
 def modules() -> Iterator[tuple[str, str, ast.Module]]:
     for path in sorted(RUNNER.rglob("*.py")):
@@ -282,18 +262,8 @@ def test_dataclasses_are_frozen_or_say_why_not():
         f"runner/{relative}:{name}"
         for relative, text, tree in modules()
         for name in mutable_dataclasses(text, tree)
-        if f"{relative}:{name.partition(':')[0]}" not in MUTABLE_PENDING
     ]
     assert found == []  # @dataclass(frozen=True), or a "# mutable: why" line right above it
-
-
-def test_the_pending_mutable_dataclasses_still_exist():
-    present = {
-        f"{relative}:{name.partition(':')[0]}"
-        for relative, text, tree in modules()
-        for name in mutable_dataclasses(text, tree)
-    }
-    assert sorted(MUTABLE_PENDING - present) == []  # frozen or explained since: drop it from the list
 
 
 def test_the_scans_see_every_form():

@@ -17,6 +17,19 @@ Glossary:
   per cell that differs from the default cell.
 * **round trip** — ``render`` of every imported cell equals the script's launch; checked before
   anything is written.
+
+State that outlives one call, all of it here, with why it is safe (everything else is passed down).
+Declared through ``runner.memos`` (``remember``, with its kind and why), as every memo of run-matrix:
+``knowledge.knowledge()`` (``miles/import.yaml``), ``shell.split`` (``shlex.split``, pure) and
+``recordings.own_code()`` (the hash of run-matrix's own files). Kept here, with why:
+
+* ``recordings._CONTENTS``: a bound tree's content hash under its stamp (size, times and inode of
+  every file): a changed tree has another stamp, so a stale hash is never found;
+* ``recordings._HELD``: only within ``recordings.held(paths)`` (a suite import, a worker): a tree's
+  stamp taken once; the suite stamps it afresh at its end and keeps nothing if it changed;
+* ``capture.looking()``: a context variable, only within its ``with``: a missing recording raises;
+* in the sandbox's interpreter, which records one run (or one fork's): ``trace.TRACE``, the record
+  that every guard and recorder writes, and ``trace._source``, a file's text, read once.
 """
 
 from __future__ import annotations

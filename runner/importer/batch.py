@@ -1,14 +1,16 @@
-"""batch: the single imports of one step of a folder import, run one by one or side by side.
+"""batch: a folder import's request, and the single imports of its steps, one by one or side by side.
 
-A step (the cases alone, the cases as overlays, the AMD variants) hands its jobs to ``Options.batch``
-(``suite.py``: a pool of worker processes) and gets back, per job, the import or why it was refused.
+A step (the cases alone, the cases as overlays, the AMD variants) hands its jobs to ``Folder.batch``
+(``suite.py``: a pool of worker processes, ``workers.py``; else one after another here) and gets
+back, per job, the import or why it was refused.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from runner.errors import Location, Problem, RunMatrixError, SpecError
 from runner.importer import Imported, Request, import_test, together
@@ -17,25 +19,26 @@ Job = tuple[Path, Path, Path | None, str | None]  # test, output, base, hardware
 Batch = Callable[[list[Request]], list[Any]]  # the imports of one step, each Imported or its problems
 
 
-class Options(Protocol):
-    @property
-    def miles_root(self) -> Path | None: ...
-    @property
-    def timeout(self) -> float: ...
-    @property
-    def trust_checkout(self) -> bool: ...
-    @property
-    def allow_system_steps(self) -> bool: ...
-    @property
-    def cache(self) -> Path | None: ...
-    @property
-    def hf_configs(self) -> tuple[tuple[str, Path], ...]: ...
-    @property
-    def batch(self) -> Batch | None: ...
+@dataclass(frozen=True)
+class Folder:
+    tests: Path
+    output: Path
+    hardware: str | None = None  # for the CUDA cases (default: each one's CI suite)
+    rocm_hardware: str | None = None  # for the AMD cases (default: each one's CI suite)
+    miles_root: Path | None = None
+    force: bool = False
+    timeout: float = 60.0
+    trust_checkout: bool = False
+    skip_refused: bool = False
+    allow_system_steps: bool = False
+    cache: Path | None = None  # where recordings are kept (``recordings.py``); None: none kept
+    hf_configs: tuple[tuple[str, Path], ...] = ()  # --hf-config: repo -> its config.json
+    batch: Batch | None = None  # runs the imports of one step (default: one after another)
+    progress: Callable[[Path, str, str], None] | None = None  # a test's outcome, once it is known
 
 
 def runner(
-    request: Options, refused: dict[str, list[Problem]]
+    request: Folder, refused: dict[str, list[Problem]]
 ) -> Callable[[list[Job]], list[Imported | None]]:
     """Run a step's imports (``request.batch``: side by side) into the staging tree; a refused one is
     None, its problems in ``refused`` (an import that succeeds later takes its test out again)."""
@@ -55,7 +58,7 @@ def runner(
     return run
 
 
-def request_of(options: Options, job: Job) -> Request:
+def request_of(options: Folder, job: Job) -> Request:
     """The single import of ``job`` with a folder import's ``options`` (into its staging tree: force)."""
     test, output, base, hardware = job
     return Request(

@@ -68,7 +68,7 @@ class NotKept(Exception):
         self.env = env
 
 
-_LOOKING = contextvars.ContextVar("looking", default=False)
+_LOOKING = contextvars.ContextVar("looking", default=False)  # lasting state: importer/__init__.py says why
 
 
 @contextlib.contextmanager

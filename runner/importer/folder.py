@@ -22,39 +22,22 @@ import fnmatch
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner import atomic
 from runner.errors import Location, Problem, SpecError, UsageError
 from runner.importer import Imported, components_folder, family_base, plan
-from runner.importer.batch import Batch, Job, runner
+from runner.importer.batch import Folder as Folder  # a folder import's request, named here too
+from runner.importer.batch import Job, runner
 from runner.importer.siblings import AMD_PREFIX, named_sibling, nearest
 from runner.knowledge import checkout
 from runner.spec.load import load
 
 MAX_TESTS = 200
 MAX_WHY = 300  # characters of a refusal's reason in one line
-
-
-@dataclass(frozen=True)
-class Folder:
-    tests: Path
-    output: Path
-    hardware: str | None = None  # for the CUDA cases (default: each one's CI suite)
-    rocm_hardware: str | None = None  # for the AMD cases (default: each one's CI suite)
-    miles_root: Path | None = None
-    force: bool = False
-    timeout: float = 60.0
-    trust_checkout: bool = False
-    skip_refused: bool = False
-    allow_system_steps: bool = False
-    cache: Path | None = None  # where recordings are kept (``recordings.py``); None: none kept
-    hf_configs: tuple[tuple[str, Path], ...] = ()  # --hf-config: repo -> its config.json
-    batch: Batch | None = None  # runs the imports of one step (default: one after another)
-    progress: Callable[[Path, str, str], None] | None = None  # a test's outcome, once it is known
 
 
 @dataclass(frozen=True)
@@ -263,14 +246,17 @@ def _tests(folder: Path) -> tuple[list[Path], list[Path], list[Path]]:
 
 
 def _names(folder: Path) -> list[str]:
-    """What ``folder`` holds, listed through the door (a checkout's tests are a stranger's files)."""
+    """What ``folder`` holds (nothing, where it cannot be listed)."""
+    _, others, folders = next(walk(folder), (None, [], []))
+    return [*others, *folders]
+
+
+def walk(folder: Path) -> Iterator[tuple[PurePosixPath, list[str], list[str]]]:
+    """The folders below ``folder`` listed through the door (a checkout's tests are a stranger's files)."""
     try:
-        _, others, folders = next(checkout.Tree.at(folder).walk())
+        yield from checkout.Tree.at(folder).walk()
     except checkout.TooLarge:
         raise UsageError(f"{folder} holds too many entries to list; import a part of it") from None
-    except StopIteration:  # the folder cannot be listed
-        return []
-    return [*others, *folders]
 
 
 def _link(test: Path) -> Problem:

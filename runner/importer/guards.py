@@ -1,10 +1,11 @@
 """The import sandbox's guards: what a test script may not do, and what it does without effect.
 
 Starting a process, sending a signal, resolving a host or opening a connection refuses the import
-(``Refused`` is raised, and the first reason kept), and so does launching while a thread the test's
-own code started still runs (it would run beside the job). What is done with files is guarded by
-``file_guards.py``, which ``install`` installs too. Environment lookups are recorded, to find the
-variant switches a script reads. Loaded by path by ``harness.py``; standard library only.
+(``Refused`` is raised, and the first reason kept: ``runner/sandbox/reaching_out.py`` names the
+calls), and so does launching while a thread the test's own code started still runs (it would run
+beside the job). What is done with files is guarded by ``file_guards.py``, which ``install``
+installs too. Environment lookups are recorded, to find the variant switches a script reads. Loaded
+by path by ``harness.py``; standard library only.
 
 These guards are what turns an attempt into a refusal that names the script's line; they are not
 what makes it harmless. Python has more doors than any list of names (``ctypes``, ``_socket``):
@@ -13,34 +14,14 @@ the sandbox around the interpreter (``runner.sandbox``) holds where a guard is w
 
 from __future__ import annotations
 
-import _posixsubprocess
 import _thread
 import os
-import posix
-import signal
-import socket
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
-from types import FrameType, ModuleType
+from types import FrameType
 from typing import Any
-
-Guarded = tuple[tuple[ModuleType, tuple[str, ...]], ...]
-PROCESS_NAMES = (
-    *("system", "popen", "fork", "forkpty", "kill", "killpg", "posix_spawn", "posix_spawnp", "pidfd_open"),
-    *("execv", "execve", "execl", "execle", "execlp", "execlpe", "execvp", "execvpe"),
-    *("spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe"),
-)
-PROCESSES: Guarded = (
-    (os, PROCESS_NAMES),
-    (posix, PROCESS_NAMES),
-    (signal, ("pidfd_send_signal", "pthread_kill", "raise_signal")),
-)
-# reaching out; binding and listening stay (libraries probe with them at import, urllib3's IPv6 check
-# among them) and reach nothing: the sandbox's network namespace has only its own loopback
-NETWORK = ("connect", "connect_ex", "sendto", "sendmsg")
 
 
 def record_environment_reads(trace: Any) -> None:
@@ -73,9 +54,9 @@ def record_environment_reads(trace: Any) -> None:
     os.putenv = putenv
 
 
-def install(trace: Any, files: Any) -> None:
-    """Refuse what reaches out; record, and do not do, what changes files (``files``: the file
-    guards, ``file_guards.py``)."""
+def install(trace: Any, files: Any, reaching_out: Any) -> None:
+    """Refuse what reaches out (``reaching_out``: ``runner/sandbox/reaching_out.py``); record, and do
+    not do, what changes files (``files``: the file guards, ``file_guards.py``)."""
 
     def refuse(what: str) -> Callable[..., Any]:
         def refused(*args: Any, **kwargs: Any) -> Any:
@@ -91,28 +72,10 @@ def install(trace: Any, files: Any) -> None:
 
         return recorded
 
-    _refuse_reaching_out(refuse)
+    reaching_out.refuse(refuse)
     _note_threads(trace)
     files.install(trace, skip)
     time.sleep = lambda seconds: None  # nothing runs, so there is nothing to wait for
-
-
-def _refuse_reaching_out(refuse: Callable[[str], Callable[..., Any]]) -> None:
-    """Processes, signals, connections and host lookups: each raises a refusal at the script's line."""
-    for module, names in PROCESSES:
-        for name in names:
-            if hasattr(module, name):
-                what = f"starts a process or sends a signal: {module.__name__}.{name}"
-                setattr(module, name, refuse(what))
-    starters: tuple[tuple[object, str, str], ...] = (
-        (subprocess.Popen, "_execute_child", "subprocess"),
-        (_posixsubprocess, "fork_exec", "multiprocessing"),
-    )
-    for owner, name, what in starters:
-        setattr(owner, name, refuse(f"starts a process: {what}"))
-    for name in NETWORK:
-        setattr(socket.socket, name, refuse(f"opens a network connection: socket.{name}"))
-    socket.getaddrinfo = refuse("looks up a host name: socket.getaddrinfo")
 
 
 def _note_threads(trace: Any) -> None:

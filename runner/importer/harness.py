@@ -3,8 +3,8 @@
 ``python -I -B harness.py SCRIPT [MILES_ROOT]`` — a fresh interpreter that ``capture.py`` starts
 in run-matrix's sandbox (``runner.sandbox``: no network, a read-only view of the script and the
 checkout, its own PID namespace, resource limits); ``harness.py --each MILES_ROOT SECONDS SCRIPT...``
-records many scripts of one checkout, each in a fork after one load of miles' helpers (``forks.py``,
-for ``together.py``). Before the script runs:
+records many scripts of one checkout, each in a fork after one load of miles' helpers
+(``runner/sandbox/forks.py``, for ``together.py``). Before the script runs:
 
 * miles' command helpers are replaced: without ``MILES_ROOT`` the whole helper module is
   ``recorder.py`` (recording into ``trace.py``); with it, miles' own module is loaded from the
@@ -22,9 +22,9 @@ for ``together.py``). Before the script runs:
   (``script_checks.py``);
 * reads of environment variables are recorded (the variant switches are found that way), and so
   are functions of the script that ``prepare()`` calls which use no helper and touch no file
-  (their effect is invisible to the recorder); the guards themselves are in ``guards.py``,
-  ``file_guards.py`` and ``prepared_paths.py`` (what ``os.path`` and ``pathlib`` make of what a
-  function recorded as a prepare call returns).
+  (their effect is invisible to the recorder); the guards themselves are in ``guards.py`` (with
+  ``runner/sandbox/reaching_out.py``), ``file_guards.py`` and ``prepared_paths.py`` (what
+  ``os.path`` and ``pathlib`` make of what a function recorded as a prepare call returns).
 
 The guards turn an attempt into a refusal that names the script's line; the sandbox makes the
 attempt harmless where they miss it. The trace goes to ``$RUN_MATRIX_OUT/trace.json``.
@@ -40,7 +40,6 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
-import inspect
 import json
 import os
 import random
@@ -60,7 +59,10 @@ EACH = "--each"  # harness.py --each MILES_ROOT SECONDS SCRIPT...: helpers loade
 BEFORE_THE_SCRIPT = "<run-matrix: loading miles' helpers>"  # the trace's script until --each's fork has one
 MAX_WRITTEN = 64 * 1024  # bytes of a file the test writes that a prepare step may hold
 HERE = Path(__file__).resolve().parent
-MISSING = HERE.parent / "sandbox" / "missing.py"  # the stand-ins for absent packages (shared with knowledge/)
+SANDBOX_FOLDER = HERE.parent / "sandbox"  # whose files below run in the sandbox, loaded by path too
+MISSING = SANDBOX_FOLDER / "missing.py"  # the stand-ins for absent packages (shared with knowledge/)
+FORKS = SANDBOX_FOLDER / "forks.py"  # harness.py --each: a fork per script
+REACHING_OUT = SANDBOX_FOLDER / "reaching_out.py"  # what no code in the sandbox may do
 SANDBOX = (
     "harness.py",
     "guards.py",
@@ -75,8 +77,8 @@ SANDBOX = (
     "own_calls.py",
     "returned.py",
     "prepared_paths.py",
-    "forks.py",
-)  # what runs in the sandbox
+)  # what of importer/ runs in the sandbox; and of sandbox/:
+SANDBOX_FILES = (MISSING, FORKS, REACHING_OUT)
 # Stand-ins for the packages a miles test imports besides the helpers (CI registration only).
 STUB_PACKAGES = ("miles", "miles.utils", "miles.utils.external_utils", "tests", "tests.ci")
 STUB_MODULES = ("tests.ci.ci_register", "tests.ci.metric_history")
@@ -87,7 +89,7 @@ RECORDED_CALLS = "RUN_MATRIX_RECORDED_CALLS"  # [[file, function, role], ...] th
 
 def main(argv: Sequence[str]) -> int:
     if argv[:1] == [EACH]:  # forks.py is loaded before any guard: it keeps the real os.fork and os.kill
-        forks = _load("_run_matrix_forks", "forks.py")
+        forks = _load("_run_matrix_forks", FORKS)
         root = Path(argv[1]).resolve()
         scripts = [Path(a).resolve() for a in argv[3:]]
         runs = forks.each(functools.partial(_Recorder, None, root, None), float(argv[2]), scripts)
@@ -131,11 +133,11 @@ class _Recorder:
         trace.checkout = str(miles_root) if miles_root else ""
         trace.checkpoints = json.loads(os.environ.pop("RUN_MATRIX_CHECKPOINTS", "{}"))
         verifiers = json.loads(os.environ.pop("RUN_MATRIX_VERIFIERS", "[]"))
-        trace.own_files |= {str(HERE / name) for name in SANDBOX} | {str(MISSING)}
+        trace.own_files |= {str(HERE / name) for name in SANDBOX} | set(map(str, SANDBOX_FILES))
         trace.own_code = _own_code(folder, miles_root)
         trace.library = tuple(f"{miles_root / part}{os.sep}" for part in LIBRARY) if miles_root else ()
         self.registry = _load("_run_matrix_registry", "registry.py")
-        missing = _load("_run_matrix_missing", str(MISSING))
+        missing = _load("_run_matrix_missing", MISSING)
         self.missing = missing.Missing(
             trace.own_code, lambda name: None, functools.partial(_asked, trace), trace.refuse
         )
@@ -147,8 +149,9 @@ class _Recorder:
             trace.captures = tempfile.mkdtemp(prefix="run-matrix-writes-")  # before the guards: a real folder
         trace.stdlib = tuple({sysconfig.get_paths()[key] + os.sep for key in ("stdlib", "platstdlib")})
         _same_temporary_names()
-        guards.install(trace, file_guards)
+        guards.install(trace, file_guards, _load("_run_matrix_reaching_out", REACHING_OUT))
         returned = _load("_run_matrix_returned", "returned.py")
+        self.run_id = str(returned.RUN_ID_STAND_IN)  # what the checkout's create_run_id() returns
         _load("_run_matrix_prepared_paths", "prepared_paths.py").install(trace, returned.PREPARED_FORM)
         checks = _load("_run_matrix_verifiers", "verifiers.py")
         own = _load("_run_matrix_script_checks", "script_checks.py")
@@ -180,7 +183,7 @@ class _Recorder:
                 sys.meta_path.insert(0, _StandIns(self.recorder, self.trace, self.registry, self.tracing))
                 self.keep_hooks(self.recorder)
             else:
-                _use_checkout(self.miles_root, self.recorder, self.tracing)
+                _use_checkout(self.miles_root, self.recorder, self.tracing, self.run_id)
                 self.registry.from_checkout(self.trace, self.tracing)
                 self.keep_hooks(sys.modules[HELPERS_MODULE])
         except BaseException as error:
@@ -240,7 +243,7 @@ def _read_back(events: list[dict[str, Any]]) -> None:
                 _UNLINK(capture)  # os.unlink itself is a guard's by now
 
 
-def _load(name: str, file: str) -> Any:
+def _load(name: str, file: str | Path) -> Any:
     """A sibling file (or one named by its whole path) as module ``name`` (registered: dataclasses and
     imports look modules up by name)."""
     spec = importlib.util.spec_from_file_location(name, HERE / file)
@@ -343,59 +346,12 @@ def _accept_anything(name: str) -> Callable[..., None]:
     return lambda *args, **kwargs: None
 
 
-def _use_checkout(root: Path, recorder: Any, tracing: Any) -> None:
+def _use_checkout(root: Path, recorder: Any, tracing: Any, run_id: str) -> None:
     """miles' own helper module, its command-running helpers replaced by recorders."""
     sys.path.insert(0, str(root))
     real = importlib.import_module(HELPERS_MODULE)
     tracing.TRACE.own_files.add(str(Path(real.__file__ or "").resolve()))
-    for name in dir(real):
-        if name.startswith("exec_command") and callable(getattr(real, name)):
-            setattr(real, name, tracing.command_recorder(name))
-    for name in recorder.HELPERS:
-        if callable(getattr(real, name, None)):
-            setattr(real, name, tracing.recording(name, getattr(real, name)))
-    for name, wrap in (("execute_train", _recorded_train), ("get_default_wandb_args", _recorded_wandb)):
-        setattr(real, name, wrap(getattr(real, name), tracing))
-    if callable(getattr(real, "create_run_id", None)):
-        setattr(real, "create_run_id", _fixed_run_id(tracing))  # noqa: B010  (a module of the checkout)
-
-
-def _fixed_run_id(tracing: Any) -> Callable[[], str]:
-    """miles names a run by the clock (``260821-093015-042``): here a stand-in, which the spec's flags
-    hold as ``$${run-id}`` (run_ids.py), named anew in each attempt as upstream names each run."""
-
-    stand_in = sys.modules.get("_run_matrix_returned") or _load("_run_matrix_returned", "returned.py")
-
-    def create_run_id() -> str:
-        if not any(e["kind"] == "clock" for e in tracing.TRACE.events):
-            tracing.TRACE.record("clock", function="create_run_id")
-        return str(stand_in.RUN_ID_STAND_IN)
-
-    return create_run_id
-
-
-def _recorded_train(execute_train: Callable[..., None], tracing: Any) -> Callable[..., None]:
-    def recorded(*args: Any, **kwargs: Any) -> None:
-        tracing.begin_train(tracing.arguments(execute_train, args, kwargs))
-        bound = inspect.signature(execute_train).bind(*args, **kwargs)
-        if "before_ray_job_submit" in bound.arguments:  # a hook begin_train named: the spec starts it
-            bound.arguments["before_ray_job_submit"] = None
-        try:
-            execute_train(*bound.args, **bound.kwargs)
-        finally:
-            tracing.end_train()
-
-    return recorded
-
-
-def _recorded_wandb(get_default_wandb_args: Callable[..., str], tracing: Any) -> Callable[..., str]:
-    def recorded(*args: Any, **kwargs: Any) -> str:
-        text = get_default_wandb_args(*args, **kwargs)
-        if text:
-            tracing.TRACE.record("wandb", text=text)
-        return text
-
-    return recorded
+    tracing.stand_in_for(real, recorder.HELPERS, run_id)
 
 
 def _silent_prepare_code(

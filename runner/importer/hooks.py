@@ -27,6 +27,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+Held = Callable[[Any, str, Any], tuple[Any, str | None]]  # verifiers.held: a value as a JSON argument
 # miles' own before_ray_job_submit hooks (functions of its helper module) -> the service a spec names
 MILES_HOOKS = {"start_mooncake_master": "mooncake-master"}
 SPEC_FORMS = (
@@ -35,7 +36,7 @@ SPEC_FORMS = (
 )
 
 
-def install(trace: Any, held: Callable[[Any, str, Any], tuple[Any, str | None]]) -> None:
+def install(trace: Any, held: Held) -> None:
     """Each hook execute_train is given becomes its entry through ``trace.hook_entry``; ``held`` is
     how a value becomes a JSON argument, as a ``verify:`` entry's does (verifiers.py)."""
     trace.hook_entry = lambda hook: entry(trace, hook, held)
@@ -50,9 +51,7 @@ def hooked(trace: Any, helpers: object) -> None:
             trace.hooks[name] = _identity(function)
 
 
-def entry(
-    trace: Any, hook: object, held: Callable[[Any, str, Any], tuple[Any, str | None]]
-) -> str | dict[str, Any]:
+def entry(trace: Any, hook: object, held: Held) -> str | dict[str, Any]:
     """The ``launch.before_submit`` entry of ``hook``; refused (at the script's line) when there is none."""
     for function, service in MILES_HOOKS.items():
         if function in trace.hooks and _same(hook, trace.hooks[function]):
@@ -129,9 +128,7 @@ def rebound(trace: Any) -> None:
             return
 
 
-def _forwarding(
-    trace: Any, hook: types.FunctionType, held: Callable[[Any, str, Any], tuple[Any, str | None]]
-) -> tuple[str, dict[str, Any]] | str:
+def _forwarding(trace: Any, hook: types.FunctionType, held: Held) -> tuple[str, dict[str, Any]] | str:
     """A closure whose one statement calls a top-level function of the test with captured values or
     constants: (that function's call, its arguments by name); else why not."""
     try:
@@ -171,7 +168,7 @@ def arguments(
     called: str,
     target: Any,
     bound: inspect.BoundArguments,
-    held: Callable[[Any, str, Any], tuple[Any, str | None]],
+    held: Held,
 ) -> dict[str, Any] | str:
     """The call's arguments by keyword, as the hook program passes them, each as JSON the function
     gets back as the value the test gave; else why not."""

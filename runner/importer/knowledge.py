@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 from pydantic import Field
 
+from runner.memos import remember
 from runner.spec import locate
 from runner.spec.compose import compose
 from runner.spec.model import build
@@ -48,7 +48,7 @@ class Knowledge(Model):
     mbridge: MBridge = Field(description="mbridge's own bridge registry")
 
 
-@cache
+@remember("shipped", "miles/import.yaml, modelled: run-matrix's own file, unchanged while it runs")
 def knowledge() -> Knowledge:
     composed = compose(KNOWLEDGE)
     return build(Knowledge, resolve(composed, {}).data, composed)

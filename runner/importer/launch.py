@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runner.errors import Location, SpecError
+from runner.errors import Location
 from runner.importer import shell
 from runner.importer.events import refused
 from runner.spec.runtime import prepared, reads, run_id
@@ -41,7 +41,7 @@ def launched(
     argv = submit[submit.index("--") + 1 :]
     script = argv[1]
     if not script.startswith(f"{root}/"):
-        raise _error(f"launches {script}, which is not in the miles checkout", at)
+        raise refused(at, f"launches {script}, which is not in the miles checkout")
     rest = argv[2:]
     tail = tuple(shell.split(train_args))
     if rest[:1] == [MODEL_ARGS]:
@@ -50,7 +50,7 @@ def launched(
     elif tuple(rest[len(rest) - len(tail) :]) == tail:
         model_args, flags = tuple(rest[: len(rest) - len(tail)]), tail
     else:
-        raise _error("launches flags other than the train_args it was given", at)
+        raise refused(at, "launches flags other than the train_args it was given")
     env_json = next(t for t in submit if t.startswith("--runtime-env-json=")).split("=", 1)[1]
     return Launched(
         script.removeprefix(f"{root}/"),
@@ -65,7 +65,7 @@ def launched(
 def _one(commands: Sequence[str], what: str, at: Location) -> str:
     found = [c for c in commands if what in c]
     if len(found) != 1:
-        raise _error(f"runs {len(found)} `{what}` commands in one execute_train call; expected one", at)
+        raise refused(at, f"runs {len(found)} `{what}` commands in one execute_train call; expected one")
     return found[0]
 
 
@@ -81,7 +81,7 @@ def _tokens(command: str, secrets: Sequence[str], at: Location, root: str = "") 
         words = shell.split(command.replace(root, _ROOT) if spaced else command)
         words = [word.replace(_ROOT, root) for word in words] if spaced else words
     except ValueError as exc:
-        raise _error(f"runs a command the shell cannot split ({exc}): {command[:200]}", at) from None
+        raise refused(at, f"runs a command the shell cannot split ({exc}): {command[:200]}") from None
     # ${HOME}: capture.py writes the sandbox's HOME back so (the home of whoever runs the spec)
     allowed = [MODEL_ARGS, "${HOME}", *(f"${{{name}}}" for name in secrets)]
     for word in (w for w in words if reads.parse(w) is None):  # a read at launch: launch_reads.py
@@ -91,7 +91,7 @@ def _tokens(command: str, secrets: Sequence[str], at: Location, root: str = "") 
         rest = prepared.REFERENCE.sub("", rest)  # what a prepare call returned: recorded_calls.py
         rest = rest.replace(run_id.REFERENCE, "")  # the run's name, made per attempt: run_ids.py
         if "$" in rest or "`" in rest:
-            raise _error(f"launches {word!r}, which the shell would expand: its value is not known here", at)
+            raise refused(at, f"launches {word!r}, which the shell would expand: its value is not known here")
     return words
 
 
@@ -101,7 +101,3 @@ def _sourced_model(words: Sequence[str], root: str) -> str | None:
         if before == "source" and word.startswith(prefix) and word.endswith(suffix):
             return word[len(prefix) : -len(suffix)]
     return None
-
-
-def _error(message: str, at: Location) -> SpecError:
-    return refused(at, message)

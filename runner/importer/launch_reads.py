@@ -30,6 +30,8 @@ from runner.spec.runtime import reads
 Refusal = tuple[list[Any], str]  # the read's [file, line], why
 # where a later launch's event may hold the value: (key, ...) prefixes of the train event
 CARRIERS = (("args", "train_args"), ("commands",), ("variables",), ("caller", "parameters"))
+# what the test did with a stand-in, by the kind of event it reached
+USES = {"command": "runs a command with", "verify": "checks with", "write": "writes a file with"}
 
 
 def substitute(events: list[dict[str, Any]], failed: bool) -> Refusal | None:
@@ -83,6 +85,11 @@ def _reaches_only_flags(events: list[dict[str, Any]], index: int, stand_in: str)
 def carrier(key: tuple[str, ...]) -> bool:
     """Whether ``key`` of a train event is where a later launch holds a value (``CARRIERS``)."""
     return any(key[: len(prefix)] == prefix for prefix in CARRIERS)
+
+
+def use(event: dict[str, Any]) -> str:
+    """What the test did with a stand-in that reached ``event`` (``USES``): ``launches with``, ..."""
+    return USES.get(event["kind"], "launches with" if event["kind"] == "train" else "uses")
 
 
 def _whole_words(text: str, stand_in: str) -> bool:

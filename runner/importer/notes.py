@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from runner.errors import Location
+from runner.importer.events import location
 from schemas import calls
 
 
@@ -50,13 +50,8 @@ def interpreter_note(call: dict[str, Any], version: str) -> Note | None:
         f"{', '.join(found)} name{'s' if len(found) == 1 else ''} python{version}, the version of the"
         " interpreter import ran the script with (sys.version_info): the spec holds it as written, and on"
         " a node whose Python is another version the path it is part of is another",
-        at(call),
+        location(call["at"]),
     )
-
-
-def at(event: dict[str, Any]) -> Location:
-    """Where the script did what the event records."""
-    return Location(Path(event["at"][0]), event["at"][1])
 
 
 # miles' clean-up around launches: ``ray stop --force || true; pkill -9 sglang || true; sleep 10``
@@ -96,7 +91,7 @@ def of_write(event: dict[str, Any], late: bool, root: str) -> Note:
         why = "is written after the last launch"
     else:
         why = "is in the miles checkout, whose path a spec never names"
-    return Note(f"writes {event['path']}, which {why}: recorded, not done", at(event))
+    return Note(f"writes {event['path']}, which {why}: recorded, not done", location(event["at"]))
 
 
 def _handed(event: dict[str, Any]) -> str:
@@ -112,51 +107,46 @@ def _handed(event: dict[str, Any]) -> str:
 
 def of_event(event: dict[str, Any]) -> Note:
     """The note of an event of the trace that a spec does not hold (``NOTED``)."""
+    return Note(_event_message(event), location(event["at"]))
+
+
+def _event_message(event: dict[str, Any]) -> str:
     if event["kind"] == "clock":
         flags = ", ".join(event.get("flags") or [])
         if not flags:
-            return Note(
-                f"{event['function']}() names each run by the clock; no flag of the launch takes it",
-                at(event),
-            )
-        return Note(
+            return f"{event['function']}() names each run by the clock; no flag of the launch takes it"
+        return (
             f"{event['function']}() names each run by the clock; {flags} name it $${{run-id}}, made anew for"
-            " each attempt in the same form (each run has folders of its own, as the test's runs do)",
-            at(event),
+            " each attempt in the same form (each run has folders of its own, as the test's runs do)"
         )
     if event["kind"] == "effect":
-        return Note(f"{event['what']}: recorded, not done; a spec does not hold it", at(event))
+        return f"{event['what']}: recorded, not done; a spec does not hold it"
     if event["kind"] == "prepare-call":
-        return Note(
+        return (
             f"{event['function']}() {event['reason']}: the spec calls {event['function']}() itself, as a"
             " prepare step of kind call (every time the cell runs, from the checkout's root); what it does"
-            f" there is the test's own, not the spec's{_handed(event)}",
-            at(event),
+            f" there is the test's own, not the spec's{_handed(event)}"
         )
     if event["kind"] == "replay":
         left_out = ", ".join(f"{name}()" for name in event["launched_by"])
-        return Note(
+        return (
             f"{event['function']}() {event['reason']} in code of its own after them: the spec checks the run"
             f" by calling {event['function']}() again once the cell's job has ended, with {left_out} doing"
-            " nothing there (verify: ... launched_by), as the cells before ran those launches",
-            at(event),
+            " nothing there (verify: ... launched_by), as the cells before ran those launches"
         )
     if event["kind"] == "beside-call":
-        return Note(
+        return (
             f"{event['function']}() {event['reason']} that runs beside the launch: the spec calls it as a"
             " launch.before_submit hook, after `ray start` rather than before it, and keeps it up until the"
-            " job has ended",
-            at(event),
+            " job has ended"
         )
     if event["kind"] == "setenv":
-        return Note(
+        return (
             f"sets {event['name']}={event['value']!r} in its own environment, which what it starts inherits"
             " (miles' `ray start`): a spec holds the job's env (env:), not the test process's; run starts"
-            " each cell's Ray head with the GPUs the cell asks for (cluster.gpus_per_node)",
-            at(event),
+            " each cell's Ray head with the GPUs the cell asks for (cluster.gpus_per_node)"
         )
-    return Note(
+    return (
         f"prepare() calls {event['function']}(), code of the script's own that uses no miles helper and"
-        " touched no file here: what it does on a real node is not in the spec",
-        at(event),
+        " touched no file here: what it does on a real node is not in the spec"
     )

@@ -197,12 +197,7 @@ class _Recorded:
                 " with each (its stop, what it reads) by the function's name alone"
             )
         if why is None:
-            try:
-                bound = inspect.signature(self.function).bind(*args, **kwargs)
-            except TypeError as error:
-                raise TypeError(f"{name}() {error}") from None  # the test's own call is wrong, as it would be
-            bound.apply_defaults()
-            found = hooks.arguments(name, self.function, bound, held)
+            found = self._arguments(args, kwargs, hooks, held)
             if not isinstance(found, str):
                 # a beside hook's handle: what the test does with what one call returned is that call's
                 made = sum(e["kind"] == f"{self.role}-call" for e in trace.events)
@@ -224,6 +219,18 @@ class _Recorded:
             why = found
         raise trace.refuse(f"{WHAT[self.role]} {name}(), {why}: {FORMS[self.role]}")
 
+    def _arguments(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], hooks: Any, held: Held
+    ) -> dict[str, Any] | str:
+        """The call's arguments as JSON by name (``hooks.arguments``), else why a spec cannot pass them."""
+        try:
+            bound = inspect.signature(self.function).bind(*args, **kwargs)
+        except TypeError as error:  # the test's own call is wrong, as it would be
+            raise TypeError(f"{self.function.__name__}() {error}") from None
+        bound.apply_defaults()
+        found: dict[str, Any] | str = hooks.arguments(self.function.__name__, self.function, bound, held)
+        return found
+
     def _replayed(
         self, trace: Any, args: tuple[Any, ...], kwargs: dict[str, Any], hooks: Any, held: Held
     ) -> Any:
@@ -244,12 +251,7 @@ class _Recorded:
             if raised is not None:
                 raise raised
             return result
-        try:
-            bound = inspect.signature(self.function).bind(*args, **kwargs)
-        except TypeError as error:
-            raise TypeError(f"{name}() {error}") from None
-        bound.apply_defaults()
-        found = hooks.arguments(name, self.function, bound, held)
+        found = self._arguments(args, kwargs, hooks, held)
         if isinstance(found, str):
             raise trace.refuse(f"{WHAT[self.role]} {name}(), {found}: {FORMS[self.role]}")
         del trace.events[launches[-1] + 1 :]

@@ -41,6 +41,7 @@ ORDER = (
 SKIP_ENTRY = "ci-disabled"  # the matrix.adjust entry that skips every cell (a test miles' CI disables)
 
 
+# mutable: fit.grow and ci_block add to it, an edit at a time, until every cell renders its target
 @dataclass
 class ImportPlan:
     stem: str  # names the spec's components: its path in the matrices tree, "-" for "/"

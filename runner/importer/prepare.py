@@ -95,20 +95,20 @@ def system_notes(named: dict[str, Step], where: dict[str, Location]) -> list[Not
     ]
 
 
-_STEP: TypeAdapter[Any] = TypeAdapter(PrepareStep)
+STEP: TypeAdapter[Any] = TypeAdapter(PrepareStep)  # a prepare step as the spec models it
 
 
 def _check(step: Step, event: Event) -> None:
     """A step the spec would refuse is refused here, at the script's line (``rm -rf /root``)."""
     try:
-        _STEP.validate_python(step)
+        STEP.validate_python(step)
     except ValidationError as error:
         what = {"command": f"runs `{event.command}`", "write": f"writes {event.command}"}
         reason = error.errors()[0]["msg"].removeprefix("Value error, ")
-        raise _error(
+        raise refused(
+            event.at,
             f"{what.get(event.kind, f'runs {event.name}()')} before launching, which as a {step['kind']} step"
             f" is refused: {reason}",
-            event.at,
         ) from None
 
 
@@ -189,8 +189,8 @@ def _helper(event: Event, model_type: str | None, megatron_path: str) -> Step:
     if event.name != "convert_checkpoint":
         raise _unknown(f"{event.name}()", event.at)
     if args["multinode"]:
-        raise _error(
-            "converts the checkpoint on several nodes; a convert-torch-dist step runs on one", event.at
+        raise refused(
+            event.at, "converts the checkpoint on several nodes; a convert-torch-dist step runs on one"
         )
     name = args["model_name"]
     step: Step = {
@@ -215,10 +215,6 @@ KINDS = ("mkdir", "remove", "hf-download", "convert-torch-dist", *map(_kind, TOO
 
 
 def _unknown(what: str, at: Location) -> SpecError:
-    return _error(
-        f"runs {what} before launching, which is no prepare step run-matrix has ({', '.join(KINDS)})", at
+    return refused(
+        at, f"runs {what} before launching, which is no prepare step run-matrix has ({', '.join(KINDS)})"
     )
-
-
-def _error(message: str, at: Location) -> SpecError:
-    return refused(at, message)

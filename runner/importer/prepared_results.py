@@ -30,8 +30,6 @@ from runner.importer.returned import PREPARED_FORM, PREPARED_STAND_IN
 from runner.spec.runtime import prepared
 
 Calls = dict[str, tuple[int, dict[str, Any]]]  # stand-in -> (index, prepare-call event)
-# what the test did with what a prepare call returned, where it reached anything but a launch's flags
-_USED = {"command": "runs a command with", "verify": "checks with", "write": "writes a file with"}
 _DIGITS = PREPARED_STAND_IN.rsplit("-", 1)[1]  # a stand-in's parts that no other text holds
 _PARTS = (_DIGITS, PREPARED_STAND_IN.split("-{}")[0].strip("/"))
 _STAND_IN = re.compile(re.escape(PREPARED_STAND_IN).replace(r"\{\}", r"\d+"))
@@ -77,7 +75,7 @@ def _changed(event: dict[str, Any], key: tuple[str, ...], word: str, calls: Call
     found = _NUMBER.search(word)  # the call's number, unless what the test did took it off: the first
     number = next(filter(None, found.groups())) if found else "1"
     call = calls.get(PREPARED_STAND_IN.format(number))
-    held = f"{_use(event)} {word!r} (its {'.'.join(key)})"
+    held = f"{launch_reads.use(event)} {word!r} (its {'.'.join(key)})"
     if call is None:
         return (
             f"{held}, which holds run-matrix's stand-in for what a prepare step of kind call returns, though"
@@ -89,10 +87,6 @@ def _changed(event: dict[str, Any], key: tuple[str, ...], word: str, calls: Call
         f" cannot follow (a method, a slice, a part of the path): it did not run here, and {PREPARED_FORM},"
         f" whole or with more joined to it ($${{prepared:{function}}})"
     )
-
-
-def _use(event: dict[str, Any]) -> str:
-    return _USED.get(event["kind"], "launches with" if event["kind"] == "train" else "uses")
 
 
 def _called_once(events: list[dict[str, Any]], calls: Calls) -> None:
@@ -126,8 +120,8 @@ def _in_flags_only(events: list[dict[str, Any]], calls: Calls) -> None:
                     before = f" before calling it (line {call['at'][1]})" if at < index else ""
                     raise refused(
                         location(event["at"]),
-                        f"{_use(event)} what {function}() returns{inside}{before}: {PREPARED_FORM}"
-                        f" ($${{prepared:{function}}})",
+                        f"{launch_reads.use(event)} what {function}() returns{inside}{before}:"
+                        f" {PREPARED_FORM} ($${{prepared:{function}}})",
                     )
 
 

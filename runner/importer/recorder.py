@@ -75,6 +75,7 @@ save_to_temp_file = recording("save_to_temp_file", _save_to_temp_file)
 HELPERS = ("convert_checkpoint", "hf_download_dataset", "fp8_cast_bf16", "rsync_simple", "save_to_temp_file")
 
 
+# mutable: as miles' own is (a test may build one and set its fields before execute_train)
 @dataclasses.dataclass
 class ExecuteTrainConfig:
     cuda_core_dump: bool = False

@@ -1,7 +1,8 @@
 """What miles' helpers record into the trace in the import sandbox (``trace.py``), standing in for
 them: ``exec_command`` and its per-device variants (the command, never run), the other helpers
 ``recorder.py`` names (the call), and each ``execute_train`` call (its arguments, the script's
-flag-string variables, the function that called it, the thread it would run beside).
+flag-string variables, the function that called it, the thread it would run beside). With a
+checkout, its own helper module gets these stand-ins in place of its own (``stand_in_for``).
 
 Loaded by path inside the sandbox, under this module's own name (``recorder.py`` imports it so),
 after ``trace.py``. Standard library only.
@@ -13,8 +14,8 @@ import dataclasses
 import inspect
 import os
 import sys
-from collections.abc import Callable
-from types import FrameType
+from collections.abc import Callable, Sequence
+from types import FrameType, ModuleType
 from typing import Any
 
 from runner.importer.trace import TRACE
@@ -147,3 +148,55 @@ def _caller(frame: FrameType) -> dict[str, Any]:
         "line": frame.f_lineno,
         "parameters": {name: plain(frame.f_locals.get(name)) for name in names},
     }
+
+
+def stand_in_for(helpers: ModuleType, recorded: Sequence[str], run_id: str) -> None:
+    """The checkout's own helper module with the recorders in place: ``exec_command*`` and the helpers
+    named in ``recorded`` (``recorder.HELPERS``) run nothing, ``execute_train`` and
+    ``get_default_wandb_args`` record as they run, and ``create_run_id`` returns ``run_id``."""
+    for name in dir(helpers):
+        if name.startswith("exec_command") and callable(getattr(helpers, name)):
+            setattr(helpers, name, command_recorder(name))
+    for name in recorded:
+        if callable(getattr(helpers, name, None)):
+            setattr(helpers, name, recording(name, getattr(helpers, name)))
+    for name, wrap in (("execute_train", _recorded_train), ("get_default_wandb_args", _recorded_wandb)):
+        setattr(helpers, name, wrap(getattr(helpers, name)))
+    if callable(getattr(helpers, "create_run_id", None)):
+        setattr(helpers, "create_run_id", _fixed_run_id(run_id))  # noqa: B010  (a module of the checkout)
+
+
+def _fixed_run_id(stand_in: str) -> Callable[[], str]:
+    """miles names a run by the clock (``260821-093015-042``): here a stand-in, which the spec's flags
+    hold as ``$${run-id}`` (run_ids.py), named anew in each attempt as upstream names each run."""
+
+    def create_run_id() -> str:
+        if not any(e["kind"] == "clock" for e in TRACE.events):
+            TRACE.record("clock", function="create_run_id")
+        return stand_in
+
+    return create_run_id
+
+
+def _recorded_train(execute_train: Callable[..., None]) -> Callable[..., None]:
+    def recorded(*args: Any, **kwargs: Any) -> None:
+        begin_train(arguments(execute_train, args, kwargs))
+        bound = inspect.signature(execute_train).bind(*args, **kwargs)
+        if "before_ray_job_submit" in bound.arguments:  # a hook begin_train named: the spec starts it
+            bound.arguments["before_ray_job_submit"] = None
+        try:
+            execute_train(*bound.args, **bound.kwargs)
+        finally:
+            end_train()
+
+    return recorded
+
+
+def _recorded_wandb(get_default_wandb_args: Callable[..., str]) -> Callable[..., str]:
+    def recorded(*args: Any, **kwargs: Any) -> str:
+        text = get_default_wandb_args(*args, **kwargs)
+        if text:
+            TRACE.record("wandb", text=text)
+        return text
+
+    return recorded

@@ -22,7 +22,6 @@ cache folder another user could write into is not used.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import hmac
 import json
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.atomic import write_text
+from runner.memos import remember
 
 FORMAT = "run-matrix-recording-1"
 MAX_ENTRY = 64 << 20  # bytes of one entry read, at the most
@@ -43,10 +43,11 @@ _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # no link, n
 _OWN = Path(__file__).resolve().parents[2]  # the folder holding runner/, schemas/, miles/
 _OWN_PARTS = ("runner", "schemas", "miles")
 _SKIPPED = frozenset({"__pycache__"})  # what Python writes beside run-matrix's own code
-# the hash of a tree's bytes for the stamp it had then, in this process (a stamp is size, times and
-# inode of every file: a change makes another); a walk of 2k files costs milliseconds, hashing 25 MB not
+# lasting state (importer/__init__.py says why): the hash of a tree's bytes by its stamp, in this
+# process (a walk of 2k files costs milliseconds, hashing 25 MB not); the paths whose stamp is taken
+# once (held()), and that stamp
 _CONTENTS: dict[tuple[tuple[Path, ...], str], str] = {}
-_HELD: dict[tuple[Path, ...], str | None] = {}  # paths whose stamp is taken once (held()), and it
+_HELD: dict[tuple[Path, ...], str | None] = {}
 
 
 class Unhashable(Exception):
@@ -94,7 +95,7 @@ def load(folder: Path, entry_key: str) -> dict[str, Any] | None:
     if secret is None:
         return None
     try:
-        fd = os.open(folder / f"{entry_key}.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(folder / f"{entry_key}.json", _READ)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as file:
@@ -154,7 +155,7 @@ def _secret(folder: Path, create: bool) -> bytes | None:
     return secret if len(secret) == 32 else None
 
 
-@functools.cache
+@remember("shipped", "the hash of run-matrix's own files, as its code is loaded: unchanged while it runs")
 def own_code() -> str:
     """The hash of run-matrix's own files that recording and reading a recording depend on."""
     return _tree([_OWN / part for part in _OWN_PARTS if (_OWN / part).is_dir()], _SKIPPED)[1]

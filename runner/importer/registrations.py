@@ -18,7 +18,7 @@ import datetime
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +36,14 @@ BAND = ("rel_up", "abs_floor_up", "rel_down", "abs_floor_down")
 SUITE_HARDWARE = re.compile(r"-\d+-gpu-([a-z]+\d+[a-z0-9]*)$")  # a GPU model: mi350, h100, b200
 
 
-@dataclass
+@dataclass(frozen=True)
 class FromCI:
     """What the registrations put in the spec, and what they could not."""
 
-    ci: dict[str, Any] = field(default_factory=dict)
-    expect: dict[str, dict[str, Any]] = field(default_factory=dict)
-    skip: dict[str, Any] | None = None
-    notes: list[Note] = field(default_factory=list)
+    ci: dict[str, Any]
+    expect: dict[str, dict[str, Any]]
+    skip: dict[str, Any] | None
+    notes: list[Note]
 
 
 def spec_data(
@@ -55,25 +55,25 @@ def spec_data(
 ) -> FromCI:
     """What the registrations of ``platform`` put in the spec (``written``: other platforms whose
     registration the spec holds too, as a side of its own)."""
-    found = FromCI()
     calls = [r for r in registrations if r.kind == "ci" and BACKENDS.get(r.name) not in written]
-    _registration(found, calls, platform, script, today, bool(written))
+    ci, skip, notes = _registration(calls, platform, script, today, bool(written))
+    expect: dict[str, dict[str, Any]] = {}
     for gate in (r for r in registrations if r.kind == "gate"):
         metric, expectation = _expectation(gate)
-        found.expect[metric] = expectation
+        expect[metric] = expectation
         if gate.args.get("allowlist_reason"):
             reason = gate.args["allowlist_reason"]
-            found.notes.append(Note(f"the gate on {metric} is allowlisted in miles' CI: {reason}", gate.at))
+            notes.append(Note(f"the gate on {metric} is allowlisted in miles' CI: {reason}", gate.at))
     defaulted = [r.args["metric_key"] for r in registrations if r.kind == "gate" and r.defaulted]
     if defaulted:
-        found.notes.append(
+        notes.append(
             Note(
                 f"the steps and band of {', '.join(defaulted)} are miles' GATE_DEFAULTS"
                 " (tests/ci/metric_history/register.py), which the script's register_ci_gate leaves out",
                 Location(script),
             )
         )
-    return found
+    return FromCI(ci, expect, skip, notes)
 
 
 def hardware_of(registrations: Sequence[Registration], spec: Path) -> tuple[str | None, str | None]:
@@ -96,49 +96,50 @@ def profile_of(model: str, spec: Path) -> str | None:
 
 
 def _registration(
-    found: FromCI, calls: list[Registration], platform: str, script: Path, today: datetime.date, sided: bool
-) -> None:
+    calls: list[Registration], platform: str, script: Path, today: datetime.date, sided: bool
+) -> tuple[dict[str, Any], dict[str, Any] | None, list[Note]]:
+    """The ``ci:`` block and skip of ``platform``'s registration, and the notes of the others."""
     mine = [c for c in calls if BACKENDS.get(c.name) == platform]
-    for other in [c for c in calls if c not in mine[:1]]:
-        found.notes.append(
-            Note(
-                f"{other.name}(suite={other.args.get('suite')!r}, est_time={other.args.get('est_time')!r})"
-                f" is not written: the spec's ci: block is the {platform} registration"
-                + (
-                    " (import it without --hardware, or with hardware of that platform, to write its cells)"
-                    if BACKENDS.get(other.name) != "cpu"
-                    else ""
-                ),
-                other.at,
-            )
+    notes = [
+        Note(
+            f"{other.name}(suite={other.args.get('suite')!r}, est_time={other.args.get('est_time')!r})"
+            f" is not written: the spec's ci: block is the {platform} registration"
+            + (
+                " (import it without --hardware, or with hardware of that platform, to write its cells)"
+                if BACKENDS.get(other.name) != "cpu"
+                else ""
+            ),
+            other.at,
         )
+        for other in calls
+        if other not in mine[:1]
+    ]
     if not mine:
-        return
+        return {}, None, notes
     call = mine[0].args
-    found.ci = {"backend": platform}
+    ci: dict[str, Any] = {"backend": platform}
     if isinstance(call.get("suite"), str):
-        found.ci["suite"] = call["suite"]
+        ci["suite"] = call["suite"]
     if isinstance(call.get("est_time"), (int, float)) and call["est_time"] > 0:
-        found.ci["est_time"] = math.ceil(call["est_time"])
+        ci["est_time"] = math.ceil(call["est_time"])
     if call.get("labels"):
-        found.ci["labels"] = list(call["labels"])
+        ci["labels"] = list(call["labels"])
     if call.get("nightly"):
-        found.ci["nightly"] = True
-    if call.get("disabled"):
-        expires = today + datetime.timedelta(days=SKIP_DAYS)
-        found.skip = {
-            "reason": f"disabled in miles' CI: {call['disabled']}",
-            "expires": Text(expires.isoformat()),
-        }
-        found.notes.append(
-            Note(
-                f"miles' {PLATFORM_NAMES.get(platform, platform) + ' ' if sided else ''}CI disables"
-                " this test;"
-                f" the skip's expires: {expires} was set by import"
-                f" ({SKIP_DAYS} days): confirm it, or re-enable the test",
-                mine[0].at,
-            )
+        ci["nightly"] = True
+    if not call.get("disabled"):
+        return ci, None, notes
+    expires = today + datetime.timedelta(days=SKIP_DAYS)
+    skip = {"reason": f"disabled in miles' CI: {call['disabled']}", "expires": Text(expires.isoformat())}
+    notes.append(
+        Note(
+            f"miles' {PLATFORM_NAMES.get(platform, platform) + ' ' if sided else ''}CI disables"
+            " this test;"
+            f" the skip's expires: {expires} was set by import"
+            f" ({SKIP_DAYS} days): confirm it, or re-enable the test",
+            mine[0].at,
         )
+    )
+    return ci, skip, notes
 
 
 def _expectation(gate: Registration) -> tuple[str, dict[str, Any]]:

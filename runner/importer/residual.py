@@ -13,16 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import TypeAdapter
-
+from runner.importer.prepare import STEP
 from runner.importer.target import Target
 from runner.spec.load import DELETE
 from schemas import GROUPS, Spec
-from schemas.spec import PrepareStep
 from schemas.values import flag_tokens
 
 Edit = dict[str, Any]
-_STEP: TypeAdapter[Any] = TypeAdapter(PrepareStep)
 
 
 def residual(spec: Spec, target: Target, hardware: str | None, own_steps: set[str]) -> Edit:
@@ -117,7 +114,7 @@ def _steps(spec: Spec, target: Target, own: set[str]) -> Edit:
     edit: Edit = {}
     matched = set()
     for name, step in target.prepare.items():
-        wanted = _STEP.validate_python(step).model_dump(exclude_defaults=True) | {"kind": step["kind"]}
+        wanted = STEP.validate_python(step).model_dump(exclude_defaults=True) | {"kind": step["kind"]}
         same = next((n for n, c in current.items() if n not in matched and same_data(c, wanted)), None)
         if same is not None:
             matched.add(same)

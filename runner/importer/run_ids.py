@@ -20,7 +20,6 @@ from runner.spec.runtime import run_id
 
 _STAND_IN = re.compile(re.escape(STAND_IN))
 _PART = STAND_IN.rsplit("-", 1)[1]  # its digits: a text that holds them holds part of the stand-in
-_USED = {"command": "runs a command with", "verify": "checks with", "write": "writes a file with"}
 # execute_train's config (the script's own dataclass, run_id a field of it): what the launch took of it
 # is in the launch's commands, which are checked
 _CONFIG = ("args", "config")
@@ -59,11 +58,10 @@ def _flags(events: list[dict[str, Any]]) -> list[str]:
 
 
 def _why(event: dict[str, Any], key: tuple[str, ...], text: str) -> str:
-    use = _USED.get(event["kind"], "launches with" if event["kind"] == "train" else "uses")
     word = next((w for w in text.split() if _PART in w), text)  # a launch's flags: the one that holds it
     shown = text if len(text) <= 200 and event["kind"] != "train" else word[:200]
     return (
-        f"{use} {shown!r} (its {'.'.join(key)}), which holds the run's name create_run_id() made, or part"
-        " of it: a spec names a run only in a launch's flags ($${run-id}, made anew for each attempt when"
-        " the job is submitted); nothing else of the spec can take it"
+        f"{launch_reads.use(event)} {shown!r} (its {'.'.join(key)}), which holds the run's name"
+        " create_run_id() made, or part of it: a spec names a run only in a launch's flags ($${run-id},"
+        " made anew for each attempt when the job is submitted); nothing else of the spec can take it"
     )

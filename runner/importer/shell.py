@@ -7,7 +7,8 @@ side and variant); a suite import, thousands of times. ``shlex`` is pure Python 
 from __future__ import annotations
 
 import shlex
-from functools import lru_cache
+
+from runner.memos import remember
 
 
 def split(text: str) -> list[str]:
@@ -15,6 +16,6 @@ def split(text: str) -> list[str]:
     return list(_split(text))
 
 
-@lru_cache(maxsize=4096)
+@remember("pure", "shlex.split of a text: a function of the text alone", maxsize=4096)
 def _split(text: str) -> tuple[str, ...]:
     return tuple(shlex.split(text))

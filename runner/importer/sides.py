@@ -42,9 +42,7 @@ class Recorded:
     sides: tuple[Side, ...]  # the sides imported: none (no registration), one, or CUDA then ROCm
     runs: dict[str, Run]  # each side's run with no switch set
     ci: CIKnowledge
-    dropped: frozenset[str] = (
-        frozenset()
-    )  # platforms whose side was recorded and not imported (a note says why)
+    dropped: frozenset[str] = frozenset()  # platforms whose side was recorded, not imported (a note says why)
 
     def reject(self, combos: Sequence[Mapping[str, Any]], reason: str) -> None:
         """Raise :class:`SideRejected` when every cell of ``combos`` is of the second side (the first
@@ -56,18 +54,15 @@ class Recorded:
             f"the {NAMES[second.platform]} side is not imported: {reason}",
             second.registration.at if second.registration else self.variants.notes[0].at,
         )
-        alone = Variants(
-            {axis: values for axis, values in self.variants.axes.items() if axis != AXIS},
-            [
+        alone = dataclasses.replace(
+            self.variants,
+            axes={axis: values for axis, values in self.variants.axes.items() if axis != AXIS},
+            cells=[
                 ({k: v for k, v in combo.items() if k != AXIS}, target)
                 for combo, target in self.variants.cells
                 if combo.get(AXIS) == first.platform
             ],
-            self.variants.switches,
-            [*self.notes_without_ci(second), note],
-            self.variants.registrations,
-            self.variants.run,
-            self.variants.reads,
+            notes=[*self.notes_without_ci(second), note],
         )
         runs = {first.platform: self.runs[first.platform]}
         raise SideRejected(Recorded(alone, (first,), runs, self.ci, self.dropped | {second.platform}))

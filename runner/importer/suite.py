@@ -17,17 +17,18 @@ import concurrent.futures
 import contextlib
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from runner.errors import RunMatrixError, SpecError, UsageError
 from runner.importer import Request, recordings, together
 from runner.importer.batch import answer, request_of
-from runner.importer.folder import Folder, FolderImported, case_file, import_folder
-from runner.importer.workers import Workers
-from runner.knowledge import bundled, checkout
+from runner.importer.folder import Folder, FolderImported, case_file, import_folder, walk
+from runner.importer.workers import pool
+from runner.knowledge import bundled
+from runner.sandbox.workers import Workers
 
 MAX_FOLDERS = 500  # folders below the root looked into, at the most
 MAX_TESTS = 2000  # tests in the whole tree, at the most
@@ -45,6 +46,7 @@ class Suite:
     jobs: int = 1
 
 
+# mutable: the folders' threads fill it as each folder ends (told() under a lock), parses.py after
 @dataclass
 class SuiteImported:
     folders: dict[Path, FolderImported] = field(default_factory=dict)  # relative folder -> its import
@@ -59,7 +61,7 @@ def test_folders(root: Path) -> dict[Path, list[Path]]:
     if not root.is_dir():
         raise UsageError(f"no folder {root}")
     found: dict[Path, list[Path]] = {}
-    for seen, (folder, others, names) in enumerate(_walk(root)):
+    for seen, (folder, others, names) in enumerate(walk(root)):
         names[:] = sorted(n for n in names if not n.startswith(".") and n != "__pycache__")
         if seen >= MAX_FOLDERS:
             raise UsageError(f"{root} holds more than {MAX_FOLDERS} folders; import a part of it")
@@ -73,14 +75,6 @@ def test_folders(root: Path) -> dict[Path, list[Path]]:
     if total > MAX_TESTS:
         raise UsageError(f"{root} holds {total} tests; import at most {MAX_TESTS} at once")
     return found
-
-
-def _walk(root: Path) -> Iterator[tuple[PurePosixPath, list[str], list[str]]]:
-    """The folders below ``root`` through the door (a checkout's tests are a stranger's files)."""
-    try:
-        yield from checkout.Tree.at(root).walk()
-    except checkout.TooLarge:
-        raise UsageError(f"{root} holds too many entries to list; import a part of it") from None
 
 
 def import_suite(
@@ -114,12 +108,14 @@ def _imported(
     held = [root.resolve()] if root is not None and cache is not None else []
     kept_before = recordings.entries(cache) if cache is not None else set()
     stamp_before = recordings.stamp(held, now=True)
+    # ``jobs`` warm worker processes (each takes the stamp of ``held`` once); with one job, this process
+    workers = pool(suite.jobs, held) if suite.jobs > 1 else None
     with (
         recordings.held(held),
-        _pool(suite.jobs, held) as pool,
+        contextlib.nullcontext() if workers is None else workers,
         concurrent.futures.ThreadPoolExecutor(threads_wanted) as threads,
     ):
-        batch = _batch(pool)
+        batch = _batch(workers)
         _recorded_together(suite, folders, batch, phase)
         futures = {
             threads.submit(_one_folder, suite, relative, batch, told): relative for relative in folders
@@ -128,7 +124,8 @@ def _imported(
             for future in concurrent.futures.as_completed(futures):
                 _collect(future.result(), futures[future], folders, result, told)
         except BaseException:  # interrupted: the folders still running end without a new worker
-            pool.stop()
+            if workers is not None:
+                workers.stop()
             raise
     for folder in bases:  # those left empty: a folder with no base, or that wrote nothing
         with contextlib.suppress(OSError):
@@ -224,31 +221,14 @@ def _one_folder(
         return str(exc.problems[0].message if isinstance(exc, SpecError) else exc)
 
 
-def _pool(jobs: int, held: list[Path]) -> Any:
-    """``jobs`` warm worker processes (``workers.py``; each takes the stamp of ``held`` once); with one
-    job, this process, one at a time."""
-    return Workers(jobs, held) if jobs > 1 else _HereAlone()
+def _batch(workers: Workers | None) -> Callable[[list[Request]], list[Any]]:
+    """The imports of one step (or looks up, ``together.Look``): side by side in ``workers``, else
+    one by one here."""
 
-
-class _HereAlone:
-    def submit(self, request: Request | together.Look) -> concurrent.futures.Future[Any]:
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        future.set_result(answer(request))
-        return future
-
-    def __enter__(self) -> _HereAlone:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
-
-
-def _batch(pool: Any) -> Callable[[list[Request]], list[Any]]:
     def batch(requests: list[Request]) -> list[Any]:
-        futures = [pool.submit(request) for request in requests]
+        if workers is None:
+            return [answer(request) for request in requests]
+        futures = [workers.submit(request) for request in requests]
         return [future.result() for future in futures]
 
     return batch

@@ -171,7 +171,7 @@ def _script(call: Call, run: Run, table: Launchers) -> str:
     for script in table.scripts:
         if given in (script, f"{run.root}/{script}"):
             return script
-    raise _error(f"launches {given}; a spec launches {either(table.scripts)}", call.at)
+    raise refused(call.at, f"launches {given}; a spec launches {either(table.scripts)}")
 
 
 def _megatron_path(call: Call, conventions: LaunchConventions) -> str | None:
@@ -232,7 +232,7 @@ def _grouped(
     try:
         segments = groups.segments(words, call.variables)
     except ValueError as exc:
-        raise _error(f"launches train args that do not start with a flag: {exc}", call.at) from None
+        raise refused(call.at, f"launches train args that do not start with a flag: {exc}") from None
     for segment in segments:
         for name, given in segment.flags:
             if name in values and values[name] != given:
@@ -312,7 +312,3 @@ def _secret_env(found: Launched, conventions: LaunchConventions, at: Location) -
 def flag_map(words: Sequence[str]) -> dict[str, tuple[str, ...]]:
     """``--flag v1 v2 --switch`` -> {flag: (v1, v2), switch: ()}."""
     return {name: values for name, values in groups.flags(words)}
-
-
-def _error(message: str, at: Location) -> SpecError:
-    return refused(at, message)

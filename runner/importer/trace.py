@@ -38,6 +38,7 @@ class Refused(BaseException):
     script's ``except Exception`` cannot swallow it."""
 
 
+# mutable: the one record of a run in the sandbox, which every guard and recorder writes as it runs
 @dataclasses.dataclass
 class Trace:
     """Everything the script did through miles' helpers, and everything refused, as JSON-able data."""
@@ -300,7 +301,7 @@ def written_by(path: str, events: list[dict[str, Any]]) -> tuple[str, int | None
     return None
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256)  # lasting state: importer/__init__.py says why
 def _source(filename: str) -> str:
     try:
         with io.open_code(filename) as file:  # the guards leave reading alone
@@ -309,7 +310,7 @@ def _source(filename: str) -> str:
         return ""
 
 
-TRACE = Trace()
+TRACE = Trace()  # lasting state: importer/__init__.py says why
 
 
 def _option(words: list[str], name: str) -> str | None:

@@ -40,7 +40,7 @@ class Outcome:
     results_problem: str = ""  # why ``files`` is empty although the child left some (too many, ...)
 
 
-# mutable: it accumulates one pipe's bytes while they are read
+# mutable: filled chunk by chunk while the child's pipe is read
 @dataclass
 class _Stream:
     """One pipe read until its end, ``room`` bytes of it kept."""

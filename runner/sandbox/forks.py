@@ -1,11 +1,12 @@
-"""forks: many scripts recorded from one load of miles' helpers (``harness.py --each``).
+"""forks: many scripts run from one set-up in one sandbox, each in a fork of its own.
 
-The sandbox's process sets the recorder up and loads miles' helpers once, then forks once per
-script; each fork runs its script exactly as ``harness.py`` runs one alone after that load, writes
-its trace, and ends. The host side is ``together.py``, which keeps a fork's trace only where it is
-what a recording alone would be.
+The import's harness (``runner/importer/harness.py --each``) sets its recorder up and loads miles'
+helpers once, then this forks once per script; each fork runs its script exactly as the harness
+runs one alone after that load, writes its trace, and ends. The import's host side
+(``runner/importer/together.py``) keeps a fork's trace only where it is what a recording alone
+would be.
 
-Loaded by path by ``harness.py`` before any guard is in place: it keeps the real ``os.fork`` and
+Loaded by path by the harness before any guard is in place: it keeps the real ``os.fork`` and
 ``os.kill`` (the guards refuse them to the test). Standard library only: it runs outside run-matrix.
 """
 
@@ -28,7 +29,7 @@ _DUP2, _FORK, _KILL, _WAITPID, _PIDFD_OPEN = os.dup2, os.fork, os.kill, os.waitp
 
 
 class Recorder(Protocol):
-    """What ``harness._Recorder`` offers the forks."""
+    """What the harness's recorder (``harness._Recorder``) offers the forks."""
 
     def load_helpers(self) -> dict[str, Any] | None: ...
     def focus(self, script: Path, captures: str) -> None: ...
