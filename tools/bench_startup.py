@@ -15,7 +15,13 @@ The targets (issue 45, restating issue 19's 2.5x the bare import, which building
 already costs): cold at most 2.0x the one-model floor (import pydantic and yaml, build and use one
 model), warm at most 1.0x the bare import; both in CPU time.
 
-  python tools/bench_startup.py [RUNS]     # default: 15 runs of each
+  python tools/bench_startup.py [RUNS]                       # default: 15 runs of each
+  python tools/bench_startup.py [RUNS] --baseline TREE       # and TREE's run-matrix, interleaved
+
+With ``--baseline TREE`` (a checkout of another commit, e.g. ``git worktree add /tmp/base REV``),
+every command also runs as TREE's code (``python -c`` in TREE imports TREE's ``runner``) right after
+this tree's, in the same loop and against the same floors, and each ratio is printed for both with
+the difference: a change's cost measured side by side, not one run after the other.
 """
 
 from __future__ import annotations
@@ -103,13 +109,13 @@ store.close()
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "RUN_MATRIX_NO_CACHE")}
 
 
-def timed(argv: list[str], cache: str) -> tuple[float, float]:
-    """Wall-clock and CPU seconds of one run of ``argv``, with ``cache`` as run-matrix's cache."""
+def timed(argv: list[str], cache: str, tree: Path = ROOT) -> tuple[float, float]:
+    """Wall-clock and CPU seconds of one run of ``argv`` in ``tree``, with ``cache`` as run-matrix's cache."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         argv,
-        cwd=ROOT,
+        cwd=tree,
         env={**ENV, "RUN_MATRIX_CACHE_DIR": cache},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -123,51 +129,80 @@ def timed(argv: list[str], cache: str) -> tuple[float, float]:
     return elapsed, cpu
 
 
-def main() -> int:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
-    with tempfile.TemporaryDirectory() as folder:
-        db = os.path.join(folder, "history.sqlite")
-        history = True
-        try:
-            seed_history(db)
-        except subprocess.CalledProcessError:
-            history = False
-        table = commands(db)
-        if not history:
-            table.pop("history CELL (SQLite, 20 of 100 runs)")
-        wall: dict[str, list[float]] = {name: [] for name in table}
-        cpu: dict[str, list[float]] = {name: [] for name in table}
-        cache = os.path.join(folder, "cache")
-        for argv in table.values():  # warm the file cache, write the .pyc files, fill the cache once
-            timed(argv, cache)
-        for run in range(runs):
-            for name, argv in table.items():
+Times = dict[str, dict[str, dict[str, list[float]]]]  # tree label -> "wall"|"cpu" -> command -> seconds
+FLOORS = (BARE, ONE_MODEL)  # run once per round, in this tree: the same for both trees
+
+
+def measure(table: dict[str, list[str]], runs: int, folder: str, trees: dict[str, Path]) -> Times:
+    """Every command's seconds in each tree (``this``, and ``baseline`` when given), interleaved."""
+    found: Times = {label: {"wall": {n: [] for n in table}, "cpu": {n: [] for n in table}} for label in trees}
+    cache = {label: os.path.join(folder, f"cache-{label}") for label in trees}
+    for label, tree in trees.items():  # warm the file cache, write the .pyc files, fill the cache once
+        for argv in table.values():
+            timed(argv, cache[label], tree)
+    for run in range(runs):
+        for name, argv in table.items():
+            for label, tree in trees.items():
+                if name in FLOORS and label != "this":
+                    continue
                 # the recorded run starts from an empty cache each time: the first run after a change
-                seconds, used = timed(
-                    argv, os.path.join(folder, f"empty-{run}") if name == RECORDED else cache
-                )
-                wall[name].append(seconds)
-                cpu[name].append(used)
-    load = os.getloadavg()[0]
-    floor = {kind: statistics.median(t[BARE]) for kind, t in (("wall", wall), ("cpu", cpu))}
-    print(f"{runs} runs each, medians; load average {load:.1f} on {os.cpu_count()} cores")
-    print(f"  {'':<50} {'wall':>8} {'ratio':>6}  {'CPU':>8} {'ratio':>6}")
+                empty = os.path.join(folder, f"empty-{label}-{run}")
+                seconds, used = timed(argv, empty if name == RECORDED else cache[label], tree)
+                found[label]["wall"][name].append(seconds)
+                found[label]["cpu"][name].append(used)
+    for label in trees:  # the floors, measured once per round, are every tree's
+        for kind in ("wall", "cpu"):
+            for name in FLOORS:
+                found[label][kind][name] = found["this"][kind][name]
+    return found
+
+
+def report(table: dict[str, list[str]], runs: int, found: Times) -> None:
+    this = found["this"]
+    base = found.get("baseline")
+    floor = {kind: statistics.median(this[kind][BARE]) for kind in ("wall", "cpu")}
+    print(f"{runs} runs each, medians; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    extra = f"  {'baseline':>8} {'change':>7}" if base else ""
+    print(f"  {'':<50} {'wall':>8} {'ratio':>6}  {'CPU':>8} {'ratio':>6}{extra}")
     for name in table:
-        w, c = statistics.median(wall[name]), statistics.median(cpu[name])
-        print(
+        w, c = statistics.median(this["wall"][name]), statistics.median(this["cpu"][name])
+        line = (
             f"  {name:<50} {w * 1000:5.0f} ms {w / floor['wall']:5.2f}x"
             f"  {c * 1000:5.0f} ms {c / floor['cpu']:5.2f}x"
         )
+        if base and name not in FLOORS:
+            b = statistics.median(base["cpu"][name]) / floor["cpu"]
+            line += f"  {b:7.2f}x {c / floor['cpu'] - b:+6.2f}x"
+        print(line)
     for name, (against, target) in TARGETS.items():
-        ratios = {
-            kind: statistics.median(t[name]) / statistics.median(t[against])
-            for kind, t in (("wall", wall), ("cpu", cpu))
-        }
-        verdict = "meets" if ratios["cpu"] <= target else "misses"
-        print(
-            f"{name} is {ratios['cpu']:.2f}x {against!r} in CPU time ({ratios['wall']:.2f}x wall):"
-            f" {verdict} the target of {target}x"
-        )
+        for label, times in found.items():
+            ratio = {
+                k: statistics.median(times[k][name]) / statistics.median(times[k][against]) for k in times
+            }
+            verdict = "meets" if ratio["cpu"] <= target else "misses"
+            who = "" if label == "this" else " (baseline)"
+            print(
+                f"{name}{who} is {ratio['cpu']:.2f}x {against!r} in CPU time ({ratio['wall']:.2f}x wall):"
+                f" {verdict} the target of {target}x"
+            )
+
+
+def main() -> int:
+    arguments = sys.argv[1:]
+    trees = {"this": ROOT}
+    if "--baseline" in arguments:
+        at = arguments.index("--baseline")
+        trees["baseline"] = Path(arguments[at + 1]).resolve()
+        del arguments[at : at + 2]
+    runs = int(arguments[0]) if arguments else 15
+    with tempfile.TemporaryDirectory() as folder:
+        db = os.path.join(folder, "history.sqlite")
+        table = commands(db)
+        try:
+            seed_history(db)
+        except subprocess.CalledProcessError:
+            table.pop("history CELL (SQLite, 20 of 100 runs)")
+        report(table, runs, measure(table, runs, folder, trees))
     return 0
 
 
