@@ -26,6 +26,7 @@ from runner.spec.load import NO_DOCUMENTS, Documents, Key
 from runner.spec.model import build
 from runner.spec.resolve import Resolver, resolve
 from schemas import HardwareProfile, ModelPreset, Spec
+from schemas.launchers import Launchers
 from schemas.matrix import Matrix, MatrixBlock
 
 NOT_CELLS = {"hardware", "base", "components"}
@@ -46,13 +47,14 @@ class Memo:
 class Inputs:
     """What building a cell reads besides its spec, given once by the command: the day (for a skip's
     expiry), the ``--miles-root`` checkout (its flags and presets; the cell carries it to render and
-    run), documents not written yet (the spec and components a command checks in memory), and the
-    memo of what the cells share."""
+    run), documents not written yet (the spec and components a command checks in memory), the
+    memo of what the cells share, and the launchers a spec may name (``miles/launchers.yaml``)."""
 
     today: datetime.date = field(default_factory=datetime.date.today)
     miles_root: Path | None = None
     documents: Documents = field(default_factory=lambda: NO_DOCUMENTS)  # read-only, one for all
     memo: Memo = field(default_factory=Memo, compare=False, repr=False)
+    launchers: Launchers = field(default_factory=launchers.shipped, repr=False)  # launch.script's choices
 
 
 def cells(composed: Composed, name: str, inputs: Inputs) -> list[Cell]:
@@ -72,7 +74,38 @@ def _cell(
     shared: dict[Any, dict[Key, Any]],
     inputs: Inputs,
 ) -> Cell:
-    miles_root = inputs.miles_root
+    composed, spec, profile, share = _modelled(composed, combo, matrix, shared, inputs)
+    preset, preset_source, notes = _cell_preset(spec, composed, inputs.miles_root)
+    preset, preset_source = _with_model_args(preset, preset_source, spec, composed)
+    identity = cell_id(name, combo, matrix)
+    skip, xfail, timeout = adjust.control(matrix, combo, spec, profile, composed, inputs.today, identity)
+    return Cell(
+        id=identity,
+        spec=spec,
+        profile=profile,
+        preset=preset,
+        conventions=conventions(spec.miles_version),
+        composed=composed,
+        preset_source=preset_source,
+        launchers=inputs.launchers,
+        hf_config=_hf_config(spec.args.ckpt.get("hf-checkpoint"), inputs.memo),
+        axes=dict(combo),
+        skip=skip,
+        xfail=xfail,
+        timeout=timeout,
+        flags=flags.choose(spec.miles_version, inputs.miles_root, composed.location(("miles_version",))),
+        step_presets=_step_presets(spec, composed),
+        share=share,
+        miles_root=inputs.miles_root,
+        notes=notes,
+    )
+
+
+def _modelled(
+    composed: Composed, combo: Combo, matrix: Matrix, shared: dict[Any, dict[Key, Any]], inputs: Inputs
+) -> tuple[Composed, Spec, HardwareProfile, hardware.Share]:
+    """One combination's spec: its ``adjust:`` overlays applied, every ``${...}`` resolved (with the
+    profile's data, the runner's share and the visible devices), then modelled."""
     adjustments = adjust.applicable(matrix, combo, composed)
     composed = adjust.with_overlays(composed, adjustments, combo, inputs.documents)
     # a value depends on the axes through ${matrix.*}, or through the profile when hardware does
@@ -89,33 +122,9 @@ def _cell(
         "runner": lambda _: {"gpus_per_node": share.gpus},
         "visible_devices": lambda resolver: _visible_devices(resolver, share),
     }
-    resolved = {k: v for k, v in resolve(composed, derived, same, varying).data.items() if k != "matrix"}
-    table = launchers.shipped()
-    spec = build(Spec, resolved, composed, {"launchers": table})
-    preset, preset_source, notes = _cell_preset(spec, composed, miles_root)
-    preset, preset_source = _with_model_args(preset, preset_source, spec, composed)
-    identity = cell_id(name, combo, matrix)
-    skip, xfail, timeout = adjust.control(matrix, combo, spec, profile, composed, inputs.today, identity)
-    return Cell(
-        id=identity,
-        spec=spec,
-        profile=profile,
-        preset=preset,
-        conventions=conventions(spec.miles_version),
-        composed=composed,
-        preset_source=preset_source,
-        launchers=table,
-        hf_config=_hf_config(spec.args.ckpt.get("hf-checkpoint"), inputs.memo),
-        axes=dict(combo),
-        skip=skip,
-        xfail=xfail,
-        timeout=timeout,
-        flags=flags.choose(spec.miles_version, miles_root, composed.location(("miles_version",))),
-        step_presets=_step_presets(spec, composed),
-        share=share,
-        miles_root=miles_root,
-        notes=notes,
-    )
+    values = {k: v for k, v in resolve(composed, derived, same, varying).data.items() if k != "matrix"}
+    spec = build(Spec, values, composed, {"launchers": inputs.launchers})
+    return composed, spec, profile, share
 
 
 def _cell_preset(

@@ -130,10 +130,18 @@ def _imported(
     for folder in bases:  # those left empty: a folder with no base, or that wrote nothing
         with contextlib.suppress(OSError):
             folder.rmdir()
-    if cache is not None and held and recordings.stamp(held, now=True) != stamp_before:
-        recordings.forget(cache, kept_before)  # made from a tree that changed meanwhile
-        result.changed = True
+    result.changed = _forgot_if_changed(cache, held, stamp_before, kept_before)
     return result
+
+
+def _forgot_if_changed(
+    cache: Path | None, held: list[Path], stamp_before: str, kept_before: set[str]
+) -> bool:
+    """Whether the tree changed while the suite was recorded; if so, what it recorded is forgotten."""
+    if cache is None or not held or recordings.stamp(held, now=True) == stamp_before:
+        return False
+    recordings.forget(cache, kept_before)
+    return True
 
 
 def _recorded_together(
