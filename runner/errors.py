@@ -23,6 +23,7 @@ class ExitCode(IntEnum):
     RUN_FAILED = 1
     INVALID_SPEC = 2
     ENVIRONMENT = 3
+    SOME_REFUSED = 4  # an import of a folder wrote specs, and some of its tests are refused
     NOTHING_RAN = 5  # cells were selected and none ran (each skipped or unmet), as pytest's 5: no tests
     INTERRUPTED = 130
 

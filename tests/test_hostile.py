@@ -285,6 +285,7 @@ CASES = [
         (
             "import",
             f"{REPO}/tests/data/import/test_glm5_744b_a40b_4layer.py",
+            "--without-checkout",
             "--hardware",
             "h200",
             "-o",
@@ -298,6 +299,7 @@ CASES = [
         (
             "import",
             f"{REPO}/tests/data/import/test_glm5_744b_a40b_4layer.py",
+            "--without-checkout",
             "--hardware",
             "h200",
             "-o",

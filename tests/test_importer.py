@@ -36,7 +36,7 @@ def tree(tmp_path: Path, in_repo: Path) -> Path:
 
 
 def imported(cli, script: Path, out: Path, *options: str) -> None:
-    result = cli("import", str(script.relative_to(ROOT)), "-o", str(out), *options)
+    result = cli("import", str(script.relative_to(ROOT)), "-o", str(out), "--without-checkout", *options)
     assert result.code == 0, result.err
 
 

@@ -98,7 +98,8 @@ def test_hf_config_answers_what_the_cache_does_not(case, tmp_path, cli, monkeypa
     given.write_text('{"model_type": "qwen3_5"}')
     monkeypatch.chdir(tmp_path)
     result = cli(
-        "import", str(case), "-o", "out.yaml", "--hardware", "h200", "--hf-config", f"{REPO}=qwen.json"
+        "import", str(case), "-o", "out.yaml", "--hardware", "h200", "--hf-config", f"{REPO}=qwen.json",
+        "--without-checkout",
     )
     assert result.code == 0, result.err
     assert "wandb-group: qwen3_5\n" in (tmp_path / "out.yaml").read_text()

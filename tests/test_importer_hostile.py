@@ -138,7 +138,7 @@ def import_hostile(cli: Callable[..., Result], w: World, body: str) -> tuple[Res
     started = time.monotonic()
     result = cli(
         "import", str(script), "--hardware", "h200", "-o", str(w.folder.parent / "out.yaml"),
-        "--timeout", str(TIMEOUT_S),
+        "--timeout", str(TIMEOUT_S), "--without-checkout",
     )  # fmt: skip
     took = time.monotonic() - started
     time.sleep(0.2)  # let the listeners see anything in flight

@@ -34,7 +34,7 @@ def here(tmp_path: Path, in_repo: Path) -> Path:
 
 
 def run_import(cli, name: str, out: Path, *options: str):
-    return cli("import", f"tests/data/import/{name}", "-o", str(out), *options)
+    return cli("import", f"tests/data/import/{name}", "-o", str(out), "--without-checkout", *options)
 
 
 def launches(name: str, switches: dict[str, str]) -> list[dict[str, object]]:
@@ -356,7 +356,7 @@ def test_hardware_comes_from_the_option_or_the_base(cli, here):
 def test_json_output_and_the_default_file_name(cli, here, monkeypatch):
     monkeypatch.chdir(here)
     script = str(SCRIPTS / "test_glm5_ppo_critic.py")
-    result = cli("import", script, "--hardware", "h200", "--format", "json")
+    result = cli("import", script, "--hardware", "h200", "--format", "json", "--without-checkout")
     assert result.code == 0, result.err
     data = json.loads(result.out)
     assert data["files"] == ["test_glm5_ppo_critic.yaml", "components/test_glm5_ppo_critic-few_gpu-true.yaml"]

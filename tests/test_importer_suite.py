@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.errors import SpecError
+from runner.errors import ExitCode, SpecError
 from runner.importer import Request, capture, import_test
 from runner.spec.load import DELETE, load
 from tests.conftest import DATA, fake_checkout
@@ -172,28 +172,28 @@ def test_a_folder_becomes_a_base_overlays_and_an_amd_overlay_of_its_sibling(cli,
     assert cli("validate", str(out / "tiny")).code == 0
 
 
-def test_a_refused_case_stops_the_folder_unless_told_to_leave_it_out(cli, checkout, out):
+def test_a_refused_case_never_costs_its_folder_mates_their_specs(cli, checkout, out):
     broken = checkout / FAMILY / "test_broken_case.py"
     broken.write_text((checkout / FAMILY / "test_wide_case.py").read_text().replace("tp_size=8", "tp_size=3"))
     result = cli("import", str(checkout / FAMILY), "-o", str(out / "tiny"), "--miles-root", str(checkout))
-    assert result.code == 2
-    assert (
-        "1 test(s) of" in result.err
-        and "test_broken_case.py: launches what run-matrix's rules reject" in result.err
-    )
-    assert list(out.iterdir()) == []  # nothing written
-    kept = cli(
-        "import",
-        str(checkout / FAMILY),
-        "-o",
-        str(out / "tiny"),
-        "--miles-root",
-        str(checkout),
-        "--skip-refused",
-    )
-    assert kept.code == 0, kept.err
-    assert "\nleft out test_broken_case.py: launches what run-matrix's rules reject" in kept.err
+    assert result.code == ExitCode.SOME_REFUSED == 4, result.err
+    assert "\nleft out test_broken_case.py: launches what run-matrix's rules reject" in result.err
     assert "# left out: test_broken_case.py: " in (out / "tiny" / "base" / "tiny.yaml").read_text()
+    assert (out / "tiny" / "nv_case.yaml").is_file() and (out / "tiny" / "wide_case.yaml").is_file()
+    assert not (out / "tiny" / "broken_case.yaml").exists()
+    assert cli("validate", str(out / "tiny")).code == 0
+
+
+def test_a_folder_whose_every_test_is_refused_writes_nothing_and_says_each_why(cli, checkout, out):
+    broken = (checkout / FAMILY / "test_wide_case.py").read_text().replace("tp_size=8", "tp_size=3")
+    folder = checkout / "tests" / "e2e" / "alone"
+    folder.mkdir()
+    (folder / "test_broken_case.py").write_text(broken)
+    result = cli("import", str(folder), "-o", str(out / "alone"), "--miles-root", str(checkout))
+    assert result.code == 2, result.err
+    assert "no test of" in result.err and "so nothing was written" in result.err
+    assert "test_broken_case.py: launches what run-matrix's rules reject" in result.err
+    assert not (out / "alone").exists() or list((out / "alone").rglob("*.yaml")) == []
 
 
 def test_an_amd_variant_that_names_no_sibling_overlays_the_nearest_launch(cli, checkout, out):
@@ -437,22 +437,18 @@ def test_a_read_value_that_reaches_anything_but_a_later_launchs_flags_is_refused
     assert not (out / "tiny_ckpt.yaml").exists()
 
 
-def test_a_linked_test_is_left_out_with_skip_refused_and_never_read(cli, checkout, out, tmp_path):
+def test_a_linked_test_is_left_out_and_never_read(cli, checkout, out, tmp_path):
     secret = tmp_path / "private"
     secret.mkdir(mode=0o700)
     (secret / "test_secret.py").write_text("print('never read')\n")
     (checkout / FAMILY / "test_linked_case.py").symlink_to(secret / "test_secret.py")
-    args = ("import", str(checkout / FAMILY), "-o", str(out / "tiny"), "--miles-root", str(checkout))
-    refused = cli(*args)
-    assert refused.code == 2 and "chmod" not in refused.err
-    assert f"test_linked_case.py is a link (to {secret}/test_secret.py)" in refused.err
-    assert list(out.iterdir()) == []
-    kept = cli(*args, "--skip-refused")
-    assert kept.code == 0, kept.err
+    kept = cli("import", str(checkout / FAMILY), "-o", str(out / "tiny"), "--miles-root", str(checkout))
+    assert kept.code == 4 and "chmod" not in kept.err, kept.err
     assert (
         f"refused  test_linked_case.py: test_linked_case.py is a link (to {secret}/test_secret.py)"
         in kept.err
     ), kept.err
+    assert not (out / "tiny" / "linked_case.yaml").exists() and (out / "tiny" / "nv_case.yaml").is_file()
 
 
 def test_a_checkout_whose_path_holds_a_space_is_a_checkout(cli, checkout, out, tmp_path):

@@ -135,10 +135,9 @@ def test_import_without_isolation_is_an_environment_error_until_trusted(cli, tmp
     bwrap.isolation_problem.cache_clear()
     script = "tests/data/import/test_glm5_744b_a40b_4layer.py"
     try:
-        refused = cli("import", script, "--hardware", "h200", "-o", str(tmp_path / "a.yaml"))
-        trusted = cli(
-            "import", script, "--hardware", "h200", "-o", str(tmp_path / "b.yaml"), "--trust-checkout"
-        )
+        alone = ("--hardware", "h200", "--without-checkout")
+        refused = cli("import", script, *alone, "-o", str(tmp_path / "a.yaml"))
+        trusted = cli("import", script, *alone, "-o", str(tmp_path / "b.yaml"), "--trust-checkout")
     finally:
         bwrap.isolation_problem.cache_clear()
     assert refused.code == 3 and "bubblewrap is not installed" in refused.err

@@ -94,7 +94,7 @@ def as_json(outcomes: dict[Path, tuple[str, str]], root: Path) -> dict[str, Any]
 
 def _reason(why: str) -> str:
     """A refusal's reason without what names the test: the groups of the summary."""
-    return why.split(": [", 1)[0][:120]
+    return why.split(": [", 1)[0]
 
 
 def _shown(test: Path, root: Path) -> str:

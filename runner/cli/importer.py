@@ -14,6 +14,7 @@ from runner.cli.output import (
     add_format,
     add_miles_python,
     add_miles_root,
+    checked_miles_root,
     add_trust_checkout,
     needs_miles_root,
     print_json,
@@ -74,13 +75,16 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser.add_argument(
         "--rocm-hardware", metavar="NAME", help="for a folder: the hardware of its test_amd_*.py cases"
     )
-    parser.add_argument(
-        "--skip-refused",
+    checkout = parser.add_mutually_exclusive_group()
+    checkout.add_argument(
+        "--without-checkout",
         action="store_true",
-        help="for a folder: write the cases that import, name the others in the base's header",
+        help="import a test that lies in no miles checkout: miles' command helpers are the recorder's"
+        f" stand-ins (those of miles {_recorder_version()}), its flags are checked against that version's"
+        " shipped catalog, and a test that needs more of miles is refused",
     )
     add_miles_root(
-        parser,
+        checkout,
         "its own helper module is loaded, its command and network calls replaced by recorders; "
         "MODEL_ARGS come from its scripts/models/; a check the test defines itself, called after a launch, "
         "becomes a verify: entry PATH.py:function; a function of the test's own that prepares with what no "
@@ -88,6 +92,9 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "output in its own lines becomes a prepare step of kind call (what it returns reaching the launch's "
         "flags as $${prepared:FUNCTION}, as the spec's YAML writes it), a launch.before_submit hook, or a "
         "verify: entry calling it again (launched_by)",
+        default="$MILES_ROOT, else the miles tree the test stands in: the first folder at or above it that"
+        " holds the miles package beside a .git, or a setup.py or pyproject.toml naming miles; a test in"
+        " none is refused without --without-checkout",
     )
     add_miles_python(
         parser,
@@ -168,7 +175,14 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _recorder_version() -> str:
+    from runner.importer.capture import RECORDER_MILES_VERSION
+
+    return RECORDER_MILES_VERSION[:8]
+
+
 def run(args: argparse.Namespace) -> int:
+    args.miles_root = _checkout(args)
     parser = _miles_parser(args)  # a PY that is no interpreter: exit 3 before anything is imported
     if args.script.is_dir():
         return _folder(args, parser)
@@ -212,6 +226,43 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {', '.join(display_path(path) for path in result.files)}")
     print(f"{len(result.cells)} cell(s): {', '.join(result.cells)}; each renders what the script launches")
     return 2 if refused else 0
+
+
+def _checkout(args: argparse.Namespace) -> Path | None:
+    """The miles checkout the import reads — ``--miles-root``, else the one the test stands in — said on
+    stderr with its commit and flag catalog; None with ``--without-checkout``."""
+    from runner.errors import EnvironmentProblem
+    from runner.knowledge import checkout
+
+    if args.without_checkout:
+        return None
+    if args.miles_root is not None:
+        root, how = checked_miles_root(args.miles_root), "--miles-root"
+    elif (found := checkout.enclosing(args.script)) is not None:
+        root, how = found, f"the one {display_path(args.script)} stands in; --miles-root DIR names another"
+    else:
+        needs_miles_root(args)  # --miles-python runs a checkout's parser: none is named, none found
+        raise EnvironmentProblem(
+            f"{display_path(args.script)} lies in no miles checkout (no folder at or above it holds the miles"
+            " package beside a .git, or a setup.py or pyproject.toml naming miles): name one with --miles-root"
+            f" DIR (or $MILES_ROOT), or import with the recorder's stand-ins for miles {_recorder_version()}"
+            " with --without-checkout"
+        )
+    print(f"run-matrix: importing with the miles checkout {root} ({how}): {_described(root)}", file=sys.stderr)
+    return root
+
+
+def _described(root: Path) -> str:
+    """The checkout's commit, and which flags its launches are checked against."""
+    from runner.errors import Location
+    from runner.knowledge import checkout, flags
+
+    commit = checkout.head_commit(root)
+    said = f"commit {commit[:12]}" if commit else "commit unknown: not a git checkout"
+    choice = flags.choose(None, root, Location(root))
+    if choice.checkout is None:
+        return f"{said}; flags: the newest shipped catalog ({choice.catalog.origin}): it has no miles/utils/arguments.py"
+    return f"{said}; flags: {choice.reason.removeprefix(f'the checkout at {choice.checkout}: ')}"
 
 
 def _miles_parser(args: argparse.Namespace) -> Parser | None:
@@ -259,7 +310,6 @@ def _folder(args: argparse.Namespace, parser: Parser | None) -> int:
         args.force,
         args.timeout,
         args.trust_checkout,
-        args.skip_refused,
         args.allow_system_steps,
         cache=None if args.no_cache else cache.folder("recordings"),
         hf_configs=tuple(args.hf_config),
@@ -273,26 +323,41 @@ def _folder(args: argparse.Namespace, parser: Parser | None) -> int:
             " from it is not kept (import it again once it is still)",
             file=sys.stderr,
         )
-    refused = any(outcome != "imported" for outcome, _ in result.outcomes.values())
     by_miles = parses.confirm_suite(result, args.script, args.output, parser) if parser else {}
     files = [path for found in result.folders.values() for path in found.files]
     if args.format == "json":
         print_json(
             {
                 "files": [display_path(path) for path in files],
+                "removed": [display_path(path) for path in result.removed],
                 "tests": import_progress.as_json(result.outcomes, args.script),
                 "siblings": {a: c for found in result.folders.values() for a, c in found.siblings.items()},
             }
         )
     else:
-        _told(result, args.skip_refused)
+        _told(result)
         print_problems([p for problems in by_miles.values() for p in problems], sys.stderr)
         import_progress.summary(result.outcomes, args.script)
         print(f"wrote {len(files)} files in {len(result.folders)} folders under {display_path(args.output)}")
-    return 2 if (refused and not args.skip_refused) or by_miles else 0
+        if result.removed:
+            print(f"removed {len(result.removed)} files the last import wrote and this one did not")
+    return _folder_exit(result, bool(files), bool(by_miles))
 
 
-def _told(result: Any, skip_refused: bool) -> None:
+def _folder_exit(result: Any, wrote: bool, refused_by_miles: bool) -> int:
+    """2: nothing written; 4: specs written, and a test refused (by import, or by miles' parser); 0."""
+    from runner.cli.import_progress import NEVER_LAUNCHES
+    from runner.errors import ExitCode
+
+    refused = refused_by_miles or any(
+        outcome != "imported" and NEVER_LAUNCHES not in why for outcome, why in result.outcomes.values()
+    )
+    if not wrote:
+        return ExitCode.INVALID_SPEC
+    return ExitCode.SOME_REFUSED if refused else ExitCode.OK
+
+
+def _told(result: Any) -> None:
     """Each folder that wrote nothing and why; each test left out; each AMD overlay's sibling."""
     from runner.importer.folder import why
 

@@ -47,15 +47,18 @@ def add_allow_system_steps(parser: argparse.ArgumentParser) -> None:
 
 
 def add_miles_root(
-    parser: argparse.ArgumentParser, what: str = "its own flags decide which flags are valid"
+    parser: argparse._ActionsContainer,  # a parser, or a group of options of one
+    what: str = "its own flags decide which flags are valid",
+    default: str = "$MILES_ROOT",
 ) -> None:
-    """``--miles-root DIR`` (default ``$MILES_ROOT``); ``what`` says what the command does with it."""
+    """``--miles-root DIR`` (default ``$MILES_ROOT``); ``what`` says what the command does with it,
+    ``default`` what it is when not given."""
     parser.add_argument(
         "--miles-root",
         type=Path,
         metavar="DIR",
         default=os.environ.get("MILES_ROOT") or None,
-        help=f"a miles checkout (default: $MILES_ROOT): {what}",
+        help=f"a miles checkout (default: {default}): {what}",
     )
 
 

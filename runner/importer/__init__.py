@@ -76,6 +76,7 @@ class Request:
     allow_system_steps: bool = False  # import prepare steps that write /etc, remove what no step made, ...
     cache: Path | None = None  # where recordings are kept by what they read (None: recorded afresh)
     hf_configs: tuple[tuple[str, Path], ...] = ()  # --hf-config: repo -> its config.json, past the HF cache
+    components: Path | None = None  # where its components go (default: components_folder(output))
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ class Imported:
 
 
 def import_test(request: Request) -> Imported:
-    destination = Destination(_unlinked(request.output), components_folder(request.output))
+    destination = Destination(_unlinked(request.output), _components(request))
     _check_request(request)
     record = functools.partial(
         capture.record,
@@ -198,6 +199,10 @@ def _unlinked(path: Path) -> Path:
     return path.absolute().parent.resolve() / path.name
 
 
+def _components(request: Request) -> Path:
+    return request.components or components_folder(request.output)
+
+
 def components_folder(spec: Path) -> Path:
     """``matrices/components/`` for a spec in a matrices tree, else ``components/`` beside it.
 
@@ -292,7 +297,7 @@ def _plan(
     axes |= {axis: values[:1] for axis, values in base_axes.items() if axis not in variants.axes}
     taken = set(base_matrix.get("adjust") or {})
     spec_path = _unlinked(request.output).with_suffix("")
-    prefix = os.path.relpath(spec_path, components_folder(request.output).parent).replace(os.sep, "-")
+    prefix = os.path.relpath(spec_path, _components(request).parent).replace(os.sep, "-")
     draft = plan.ImportPlan(prefix, spec, axes, sources=_sources(variants), taken=taken)
     today = request.today or datetime.date.today()
     ci_block.default_side(draft, variants, base, recorded, _platform(request), request.script, today)

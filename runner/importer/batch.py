@@ -29,7 +29,6 @@ class Folder:
     force: bool = False
     timeout: float = 60.0
     trust_checkout: bool = False
-    skip_refused: bool = False
     allow_system_steps: bool = False
     cache: Path | None = None  # where recordings are kept (``recordings.py``); None: none kept
     hf_configs: tuple[tuple[str, Path], ...] = ()  # --hf-config: repo -> its config.json
@@ -73,6 +72,7 @@ def request_of(options: Folder, job: Job) -> Request:
         allow_system_steps=options.allow_system_steps,
         cache=options.cache,
         hf_configs=options.hf_configs,
+        components=output.parent / "components",  # a folder's components stay in it: -o OUT writes under OUT
     )
 
 

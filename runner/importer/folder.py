@@ -11,9 +11,10 @@ is written whole, and the base's header says why. An AMD variant's sibling is th
 its docstring names, else the case whose launch differs from its own in the fewest flags
 (``siblings.py``). Each step's imports go through ``Folder.batch`` (``batch.py``; ``suite.py`` runs
 them side by side). Every import runs in a hidden folder beside ``OUT``, with its round trip checked,
-and nothing lands in ``OUT`` until every case has; a refused case stops the whole import (with
-``skip_refused``, it is left out and named in the base's header). A test file that is a link is
-refused, never followed.
+and nothing lands in ``OUT`` until every case has; a refused case never costs the others their
+specs: it is left out, and named in the base's header and in what the import returns. Everything
+lands under ``OUT`` (components in ``OUT/components/``). A test file that is a link is refused, never
+followed.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 
 from runner import atomic
 from runner.errors import Location, Problem, SpecError, UsageError
-from runner.importer import Imported, components_folder, family_base, plan
+from runner.importer import Imported, family_base, plan
 from runner.importer.batch import Folder as Folder  # a folder import's request, named here too
 from runner.importer.batch import Job, runner
 from runner.importer.siblings import AMD_PREFIX, named_sibling, nearest
@@ -37,7 +38,7 @@ from runner.knowledge import checkout
 from runner.spec.load import load
 
 MAX_TESTS = 200
-MAX_WHY = 300  # characters of a refusal's reason in one line
+MAX_WHY = 2000  # characters of a refusal's reason: only a test's hostile output quoted in it is longer
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class FolderImported:
     files: list[Path]
     cases: dict[str, Imported]  # test file name -> its import
     siblings: dict[str, str]  # AMD test -> the CUDA test it overlays
-    refused: dict[str, list[Problem]]  # test file name -> why (skip_refused only)
+    refused: dict[str, list[Problem]]  # test file name -> why it was left out
     whole: dict[str, str] = field(default_factory=dict)  # a case written whole -> why not an overlay
 
 
@@ -72,8 +73,8 @@ def import_folder(request: Folder) -> FolderImported:
 class _Staging:
     """A hidden tree beside OUT laid out as the written one will be, so that every relative path an
     import writes (``extends:``, a component's ``overlay:`` and its file name) is already the final one:
-    ``<hidden>/<family>/`` becomes OUT, ``<hidden>/components/`` OUT's tree's components folder (when OUT
-    lies in a matrices tree), and ``<hidden>/alone/`` holds the single imports the base is taken from."""
+    ``<hidden>/<family>/`` becomes OUT (its components in ``components/`` inside it), and
+    ``<hidden>/alone/`` holds the single imports the base is taken from."""
 
     hidden: Path
     family: str
@@ -81,12 +82,6 @@ class _Staging:
 
     def __post_init__(self) -> None:
         self.cases.mkdir(parents=True)
-        if self.in_tree:
-            (self.hidden / "components").mkdir()
-
-    @property
-    def in_tree(self) -> bool:
-        return components_folder(self.output / "x.yaml") != self.output.resolve() / "components"
 
     @property
     def cases(self) -> Path:
@@ -96,12 +91,8 @@ class _Staging:
         return self.hidden / "alone" / self.family / case_file(test)
 
     def written(self) -> dict[Path, str]:
-        """What lands: the family's files under OUT, components in OUT's tree's components folder."""
+        """What lands: the family's files, each under OUT where it lies under ``cases``."""
         found = {self.output / path.relative_to(self.cases): path for path in self.cases.rglob("*.yaml")}
-        if self.in_tree:
-            final = components_folder(self.output / "x.yaml")
-            folder = self.hidden / "components"
-            found |= {final / path.relative_to(folder): path for path in folder.rglob("*.yaml")}
         return {to: plan.with_schema_line(path.read_text(encoding="utf-8"), to) for to, path in found.items()}
 
 
@@ -124,7 +115,7 @@ def _import(
     shared = _base(request, alone, base_path) if alone else None
     cases, whole = _cases(request, list(alone), staging, run, refused, base_path if shared else None)
     siblings = _amd(request, amd, [t for t in alone if t.name in cases], staging, run, refused, cases, whole)
-    if refused and not request.skip_refused:
+    if not cases:
         raise _all_refused(request, refused)
     extending = [t for t in alone if t.name in cases and t.name not in whole]
     if shared is not None and extending:
@@ -266,7 +257,7 @@ def _link(test: Path) -> Problem:
         "import",
         f"{test.name} is a link (to {os.readlink(test)}): run-matrix imports only the checkout's own files",
         locations=(Location(test),),
-        hint="copy the test into the folder, or leave it out with --skip-refused",
+        hint="copy the test into the folder (the others are written without it)",
     )
 
 
@@ -302,7 +293,9 @@ def why(problems: list[Problem]) -> str:
     ]
     message = problems[0].message.split(" cannot be imported: it ", 1)[-1].replace(" below)", ")")
     message = " ".join(message.split())  # a test's output quoted in it: one line, of bounded length
-    message = message if len(message) <= MAX_WHY else message[: MAX_WHY - 3] + "..."
+    if len(message) > MAX_WHY:
+        kept = message[:MAX_WHY].rsplit(" ", 1)[0]
+        message = f"{kept} [and {len(message) - len(kept)} characters more]"
     return message + (f": {'; '.join(rules)}" if rules else "")
 
 
@@ -311,9 +304,8 @@ def _all_refused(request: Folder, refused: dict[str, list[Problem]]) -> SpecErro
     problems = [p for found in refused.values() for p in found]
     summary = SpecError.one(
         "import",
-        f"{len(refused)} test(s) of {request.tests} cannot be imported; nothing was written:\n  "
-        + "\n  ".join(lines),
+        f"no test of {request.tests} can be imported, so nothing was written:\n  " + "\n  ".join(lines),
         at=[Location(request.tests)],
-        hint="fix them, or leave them out: --skip-refused writes the others",
+        hint="each test's reason is above; the tests that import are written even where others are refused",
     )
     return SpecError([*summary.problems, *problems])

@@ -9,6 +9,8 @@
 recording is kept in ``cache`` by what the sandbox showed (``recordings.py``), so the overlay
 import of a case, and an import of an unchanged tree, records nothing again. A test that hangs is
 refused at its ``timeout``; the others go on. A link among the tests is never followed (refused).
+What the suite wrote is listed in ``OUT``'s root marker (``written.py``), which makes ``OUT`` a
+matrices root; with ``force``, a re-import replaces exactly what the last one wrote.
 """
 
 from __future__ import annotations
@@ -23,16 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import RunMatrixError, SpecError, UsageError
-from runner.importer import Request, recordings, together
+from runner.importer import Request, recordings, together, written
 from runner.importer.batch import answer, request_of
 from runner.importer.folder import Folder, FolderImported, case_file, import_folder, walk
 from runner.importer.workers import pool
-from runner.knowledge import bundled
+from runner.knowledge import bundled, checkout
 from runner.sandbox.workers import Workers
 
 MAX_FOLDERS = 500  # folders below the root looked into, at the most
 MAX_TESTS = 2000  # tests in the whole tree, at the most
-NOT_WRITTEN = "another test of its folder is refused (--skip-refused writes the others)"
 MAX_THREADS = 32  # folders imported at once (their single imports share the workers)
 SANDBOXES = 2  # sandboxes recording together per job (a few forks run pytest for seconds, most for none)
 LOOKS = 4  # rounds of looking up what the imports lack after the first recording together, at most
@@ -53,6 +54,7 @@ class SuiteImported:
     outcomes: dict[Path, tuple[str, str]] = field(default_factory=dict)  # test -> outcome, why
     failed: dict[Path, str] = field(default_factory=dict)  # relative folder -> why it wrote nothing
     changed: bool = False  # the checkout changed while it was imported: nothing recorded meanwhile is kept
+    removed: list[Path] = field(default_factory=list)  # what an earlier import wrote and --force took away
 
 
 def test_folders(root: Path) -> dict[Path, list[Path]]:
@@ -83,11 +85,21 @@ def import_suite(
     """Every folder of tests imported; what became of each test, also told to ``progress`` as known
     (and to ``phase`` what the tests are recorded together for, before)."""
     folders = test_folders(suite.tests)
+    output = suite.options.output
+    before = written.earlier(output)
     with contextlib.ExitStack() as stack:
         if suite.options.cache is None:  # --no-cache: recorded afresh, into a cache of this run's own
             private = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="run-matrix-recordings-")))
             suite = replace(suite, options=replace(suite.options, cache=private / "recordings"))
-        return _imported(suite, folders, progress, phase or (lambda _: None))
+        result = _imported(suite, folders, progress, phase or (lambda _: None))
+    now = [path for found in result.folders.values() for path in found.files]
+    if suite.options.force:
+        result.removed = written.replace(output, now, before)
+    if now or before:
+        kept = [*now, *(path for path in before if path not in now and path.is_file())]
+        root = suite.options.miles_root
+        written.mark(output, kept, suite.tests, root, checkout.head_commit(root) if root else None)
+    return result
 
 
 def _imported(
@@ -102,7 +114,7 @@ def _imported(
         if progress is not None:
             progress(test, outcome, why)
 
-    bases = _made_bases(suite.options.output, list(folders))
+    made = _made_folders(suite.options.output, list(folders))
     threads_wanted = 1 if suite.jobs == 1 else min(len(folders), MAX_THREADS)
     cache, root = suite.options.cache, suite.options.miles_root
     held = [root.resolve()] if root is not None and cache is not None else []
@@ -127,7 +139,7 @@ def _imported(
             if workers is not None:
                 workers.stop()
             raise
-    for folder in bases:  # those left empty: a folder with no base, or that wrote nothing
+    for folder in made:  # those left empty: a folder that wrote nothing
         with contextlib.suppress(OSError):
             folder.rmdir()
     result.changed = _forgot_if_changed(cache, held, stamp_before, kept_before)
@@ -200,19 +212,18 @@ def _collect(
     for test in folders[relative]:
         if test not in result.outcomes:
             told(test, "refused", found.splitlines()[0])
-        elif result.outcomes[test][0] == "imported":  # it imported, but its folder wrote nothing
-            result.outcomes[test] = ("refused", f"not written: {NOT_WRITTEN}")
+        elif result.outcomes[test][0] == "imported":  # it imported, but its folder could not be written
+            result.outcomes[test] = ("refused", f"not written: its folder wrote nothing: {found.splitlines()[0]}")
 
 
-def _made_bases(output: Path, folders: list[Path]) -> list[Path]:
-    """Every output folder's ``base/``, made before any import (returned: the folders made, deepest
-    first): whether a folder's parent holds one decides where its components go
-    (``components_folder``), and that must not depend on which folder of the tree finished first."""
-    wanted = [output / relative / "base" for relative in folders]
-    chains = [(base, *base.parents) for base in wanted]
+def _made_folders(output: Path, folders: list[Path]) -> list[Path]:
+    """Every folder's output folder made before any import, so that each finds its parent (returned:
+    the folders made, the deepest first, for those left empty to be taken away again)."""
+    wanted = [output / relative for relative in folders]
+    chains = [(folder, *folder.parents) for folder in wanted]
     made = {p for chain in chains for p in chain if p.is_relative_to(output) and not p.exists()}
-    for base in wanted:
-        base.mkdir(parents=True, exist_ok=True)
+    for folder in wanted:
+        folder.mkdir(parents=True, exist_ok=True)
     return sorted(made, key=lambda path: len(path.parts), reverse=True)  # the deepest first
 
 
@@ -221,7 +232,6 @@ def _one_folder(
 ) -> FolderImported | str:
     """One folder's import (folder.py), or why it wrote nothing."""
     output = suite.options.output / relative
-    output.parent.mkdir(parents=True, exist_ok=True)
     request = replace(suite.options, tests=suite.tests / relative, output=output, batch=batch, progress=told)
     try:
         return import_folder(request)

@@ -3,7 +3,8 @@
 A spec path is looked up relative to the current directory, then under
 ``matrices/`` (of the current directory, then of run-matrix itself). Hardware
 profiles come from the ``hardware/`` folder of the spec's own matrices tree
-first, so a team's new profile needs no change to run-matrix.
+first, so a team's new profile needs no change to run-matrix. A matrices tree's root holds
+``hardware/``, or the marker an import writes into its output folder (``ROOT_MARKER``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ PROJECT = (
 BUNDLED_MATRICES = PROJECT / "matrices"
 PRESETS = PROJECT / "miles" / "models"
 CONVENTIONS = PROJECT / "miles" / "launch"  # one file per pinned miles version
+ROOT_MARKER = ".run-matrix-root"  # a matrices root without hardware/: what `import -o DIR` wrote there
 
 
 def find_spec(name: str) -> Path:
@@ -59,16 +61,22 @@ def _spec_names(name: str, candidates: list[Path]) -> list[str]:
 
 
 def matrices_root(spec: Path) -> Path | None:
-    """The nearest folder above ``spec`` that holds a ``hardware/`` folder (once per read of a tree)."""
+    """The nearest folder above ``spec`` that is a matrices tree's root: it holds a ``hardware/`` folder,
+    or the ``ROOT_MARKER`` file that ``import -o DIR`` writes at DIR (once per read of a tree)."""
     absolute = spec if spec.is_absolute() else resolved(spec)
     return asked("matrices root", absolute, lambda: _matrices_root(absolute))
 
 
 def _matrices_root(spec: Path) -> Path | None:
     for folder in spec.parents:
-        if (folder / "hardware").is_dir():
+        if (folder / "hardware").is_dir() or (folder / ROOT_MARKER).is_file():
             return folder
     return None
+
+
+def marked_root(folder: Path) -> bool:
+    """Whether ``folder`` is a root by its marker file (an import's output), not by its ``hardware/``."""
+    return (folder / ROOT_MARKER).is_file() and not (folder / "hardware").is_dir()
 
 
 def cell_name(spec: Path) -> str:

@@ -1,7 +1,8 @@
 """repository: which files a spec may draw on without a word, and keeping the others' values quiet.
 
 A spec's repository is the folder that holds its ``matrices/`` (the folder above the one with
-``hardware/``), else the spec's own folder and what lies below it; run-matrix's own bundled files
+``hardware/``), or the output folder of the import that wrote it (it holds ``locate.ROOT_MARKER``),
+else the spec's own folder and what lies below it; run-matrix's own bundled files
 count as its too. ``extends:`` of a file elsewhere (``/etc/...``, another user's home, a mounted
 share) still composes — a team may keep bases in a shared folder — but is a warning that names the
 file (rule G14), and no error or warning ever quotes a value of such a file: its strings are
@@ -24,9 +25,12 @@ MIN_QUOTED = 3  # shorter strings (true, 1, on) say nothing of a file; they are 
 
 
 def root(spec: Path) -> Path:
-    """The spec's repository: the folder holding its matrices folder, else the spec's folder."""
+    """The spec's repository: the folder holding its matrices folder (an import's output folder: that
+    folder itself), else the spec's folder."""
     matrices = locate.matrices_root(spec)
-    return resolved(matrices.parent if matrices else spec.parent)
+    if matrices is None:
+        return resolved(spec.parent)
+    return resolved(matrices if locate.marked_root(matrices) else matrices.parent)
 
 
 def outside(spec: Path, file: Path) -> bool:

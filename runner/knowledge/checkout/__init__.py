@@ -7,6 +7,8 @@ read as a stranger's:
   outside the tree (``..``, an absolute path, a link); a read takes a regular file only, opened
   without following a final link and without blocking, and at most its limit of bytes; a listing
   enters no linked folder and stops at its limit of entries.
+* **Which checkout** (:func:`enclosing`): the miles tree a path stands in, for commands that take
+  a path inside a checkout (``import``) and need no ``--miles-root`` then.
 * **Git facts** (:func:`head_commit`, :func:`identity`, :func:`contains`): refs are read from
   ``.git`` as files and validated as git validates ref names (``refs.py``: nothing but object ids
   come out); what needs git itself runs a git that reads none of the checkout's configuration
@@ -22,6 +24,7 @@ file is an error that names it, never a traceback). ``tests/test_checkout_door.p
 module of ``runner/`` outside this package opens a file of a checkout or runs git.
 """
 
+from runner.knowledge.checkout.enclosing import enclosing, is_miles_tree
 from runner.knowledge.checkout.facts import Containment, contains, head_commit, identity
 from runner.knowledge.checkout.refs import NotGit, valid_ref
 from runner.knowledge.checkout.source import Unparsable, docstring, parsed
@@ -37,8 +40,10 @@ __all__ = [
     "Unparsable",
     "contains",
     "docstring",
+    "enclosing",
     "head_commit",
     "identity",
+    "is_miles_tree",
     "parsed",
     "valid_ref",
 ]
