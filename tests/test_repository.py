@@ -79,3 +79,41 @@ def test_a_value_of_an_outside_base_used_by_the_spec_is_not_quoted_in_the_spec_s
         )
     assert SECRET not in str(caught.value)
     assert f"<a value of {base}>" in str(caught.value)
+
+
+def test_a_value_the_user_also_wrote_is_never_replaced_and_a_replacement_is_never_searched(repo, tmp_path):
+    """An outside base whose values are also words of the spec's own text, or of a file's path: what
+    the user wrote stays as written, and what replaces a value is not replaced again."""
+    folder = tmp_path / "elsewhere/platform-rocm"
+    folder.mkdir()
+    base = folder / "base.yaml"
+    base.write_text(f"vars: {{name: rocm, token: {SECRET}, flag: session-verify-cycles}}\n")
+    own = "args:\n  misc: {colocate: '${vars.token}', session-verify-cycles: 3}\n"
+    with pytest.raises(SpecError) as caught:
+        pipeline.checked(spec(repo, f"extends: {base}\n" + MINIMAL + own))
+    said = str(caught.value)
+    assert SECRET not in said and f"<a value of {base}>" in said
+    assert "<a value of <a value of" not in said and said.count("<a value of") == said.count(f"<a value of {base}>")
+
+
+def imported_tree(folder: Path, marked: bool) -> Path:
+    (folder / "ckpt" / "base").mkdir(parents=True)
+    if marked:
+        (folder / ".run-matrix-root").write_text('{"files": []}\n')
+    (folder / "ckpt" / "base" / "ckpt.yaml").write_text("args:\n  misc: {colocate: true}\n")
+    (folder / "ckpt" / "case.yaml").write_text("extends: base/ckpt.yaml\n" + MINIMAL)
+    (folder / "other").mkdir()
+    (folder / "other" / "case.yaml").write_text("extends: ../ckpt/base/ckpt.yaml\n" + MINIMAL)
+    return folder
+
+
+@pytest.mark.parametrize(("marked", "g14"), [(True, []), (False, ["G14"])])
+def test_the_folder_an_import_marked_is_the_repository_of_the_specs_in_it(tmp_path, marked, g14):
+    """``import -o DIR`` writes DIR/.run-matrix-root: a spec below DIR may extend DIR's other files
+    without G14, wherever DIR lies (outside any matrices/ tree); unmarked, a folder beside the spec's
+    own is outside its repository."""
+    out = imported_tree(tmp_path / "imported", marked)
+    _, warnings = pipeline.checked(out / "ckpt" / "case.yaml")
+    assert [p.rule for p in warnings if p.rule == "G14"] == []  # below the spec's own folder
+    _, warnings = pipeline.checked(out / "other" / "case.yaml")
+    assert [p.rule for p in warnings if p.rule == "G14"] == g14

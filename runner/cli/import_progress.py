@@ -76,7 +76,7 @@ def summary(outcomes: dict[Path, tuple[str, str]], root: Path, stream: TextIO | 
     never = [t for t, why in refused.items() if NEVER_LAUNCHES in why]
     reasons = collections.Counter(_reason(why) for t, why in refused.items() if t not in never)
     table = Table(title=f"{len(outcomes)} tests of {root}")
-    table.add_column("outcome")
+    table.add_column("outcome", overflow="fold")  # a long word (a test id) folds, never cut
     table.add_column("tests", justify="right")
     table.add_row("imported", str(len(imported)))
     if by_miles:

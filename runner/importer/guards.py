@@ -23,6 +23,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+MAX_SHOWN = 160  # characters of a guarded call's command quoted in a refusal (whole words)
+
 
 def record_environment_reads(trace: Any) -> None:
     """Every ``os.environ`` lookup (``os.getenv`` and ``get`` included) by the code under test notes
@@ -146,4 +148,8 @@ def _show(args: tuple[Any, ...], port: bool = False) -> str:
     text = " ".join(map(str, first)) if isinstance(first, (list, tuple)) else str(first)
     if port and after and isinstance(after[0], int) and not isinstance(after[0], bool):
         text += f" {after[0]}"
-    return text if len(text) <= 160 else text[:157] + "..."
+    if len(text) <= MAX_SHOWN:
+        return text
+    words = text.split(" ")
+    kept = next(n for n in range(len(words), -1, -1) if len(" ".join(words[:n])) <= MAX_SHOWN)
+    return " ".join(words[:kept]) + f" [and {len(words) - kept} more words]"  # whole words: none cut

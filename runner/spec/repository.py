@@ -12,6 +12,7 @@ else cannot so make run-matrix copy a host file's content into a terminal, a CI 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -50,11 +51,18 @@ def quiet(error: SpecError, spec: Path, files: Iterable[Path]) -> SpecError:
 
 
 def quiet_problems(problems: list[Problem], spec: Path, files: Iterable[Path]) -> list[Problem]:
+    """``problems`` with the values of the outside files among ``files`` replaced — but never text the
+    user wrote: a value that the spec's own files or any file's path also hold is theirs to see."""
+    files = tuple(files)
     strange = outside_files(spec, files)
     if not strange:
         return problems
-    values = sorted(_values(strange).items(), key=lambda item: -len(item[0]))
-    return [_quieted(problem, values) for problem in problems]
+    own = "\n".join([*map(str, files), *_values(tuple(f for f in files if f not in strange))])
+    values = {value: file for value, file in _values(strange).items() if value not in own}
+    if not values:
+        return problems
+    pattern = re.compile("|".join(re.escape(value) for value in sorted(values, key=len, reverse=True)))
+    return [_quieted(problem, pattern, values) for problem in problems]
 
 
 def unreadable(error: SpecError, file: Path, spec: Path) -> SpecError:
@@ -66,13 +74,12 @@ def unreadable(error: SpecError, file: Path, spec: Path) -> SpecError:
     return SpecError([replace(p, message=said, hint="") for p in error.problems])
 
 
-def _quieted(problem: Problem, values: list[tuple[str, Path]]) -> Problem:
-    """The problem with each value replaced in its message, hint, key and the keys of its places."""
+def _quieted(problem: Problem, pattern: re.Pattern[str], values: dict[str, Path]) -> Problem:
+    """The problem with each value replaced in its message, hint, key and the keys of its places, in
+    one pass (what replaces a value is never searched again)."""
 
     def said(text: str) -> str:
-        for value, file in values:
-            text = text.replace(value, f"<a value of {file}>")
-        return text
+        return pattern.sub(lambda found: f"<a value of {values[found[0]]}>", text)
 
     places = tuple(replace(place, key=said(place.key)) for place in problem.locations)
     return replace(
