@@ -112,6 +112,8 @@ def test_a_reimport_with_force_replaces_exactly_what_the_last_one_wrote(cli, che
     argv = ["import", str(tree), "-o", str(out), "--miles-root", str(checkout), "-j", "1"]
     first = cli(*argv)
     assert first.code == 4, first.err  # the link is refused
+    checked = json.loads(cli("validate", str(out), "--format", "json").out)
+    assert [p for p in checked["problems"] if p["rule"] == "G14" or "<a value of" in json.dumps(p)] == []
     marker = json.loads((out / ".run-matrix-root").read_text())
     listed = {out / name for name in marker["files"]}
     assert listed == set(out.rglob("*.yaml")) and out / "wide_case.yaml" in listed

@@ -100,7 +100,7 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         parser,
         "after writing, run the --miles-root checkout's own parse_args() on each written cell's launch in"
         " the sandbox; a launch miles refuses is named at the test's execute_train line with miles' message"
-        " and the spec line (the files stay written; exit 2); for a folder, per test in the summary",
+        " and the spec line (the files stay written; exit 2); for a folder, per test in the summary (exit 4)",
     )
     parser.add_argument(
         "--hf-config",
@@ -237,7 +237,8 @@ def _checkout(args: argparse.Namespace) -> Path | None:
     if args.without_checkout:
         return None
     if args.miles_root is not None:
-        root, how = checked_miles_root(args.miles_root), "--miles-root"
+        from_env = os.environ.get("MILES_ROOT") and Path(os.environ["MILES_ROOT"]) == args.miles_root
+        root, how = checked_miles_root(args.miles_root), "$MILES_ROOT" if from_env else "--miles-root"
     elif (found := checkout.enclosing(args.script)) is not None:
         root, how = found, f"the one {display_path(args.script)} stands in; --miles-root DIR names another"
     else:
