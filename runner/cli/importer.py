@@ -14,8 +14,8 @@ from runner.cli.output import (
     add_format,
     add_miles_python,
     add_miles_root,
-    checked_miles_root,
     add_trust_checkout,
+    checked_miles_root,
     needs_miles_root,
     print_json,
     print_problems,
@@ -238,18 +238,20 @@ def _checkout(args: argparse.Namespace) -> Path | None:
         return None
     if args.miles_root is not None:
         from_env = os.environ.get("MILES_ROOT") and Path(os.environ["MILES_ROOT"]) == args.miles_root
-        root, how = checked_miles_root(args.miles_root), "$MILES_ROOT" if from_env else "--miles-root"
+        checked_miles_root(args.miles_root)
+        root, how = args.miles_root, "$MILES_ROOT" if from_env else "--miles-root"
     elif (found := checkout.enclosing(args.script)) is not None:
         root, how = found, f"the one {display_path(args.script)} stands in; --miles-root DIR names another"
     else:
         needs_miles_root(args)  # --miles-python runs a checkout's parser: none is named, none found
         raise EnvironmentProblem(
-            f"{display_path(args.script)} lies in no miles checkout (no folder at or above it holds the miles"
-            " package beside a .git, or a setup.py or pyproject.toml naming miles): name one with --miles-root"
-            f" DIR (or $MILES_ROOT), or import with the recorder's stand-ins for miles {_recorder_version()}"
-            " with --without-checkout"
+            f"{display_path(args.script)} lies in no miles checkout (no folder at or above it holds the"
+            " miles package beside a .git, or a setup.py or pyproject.toml naming miles): name one with"
+            " --miles-root DIR (or $MILES_ROOT), or import with the recorder's stand-ins for miles"
+            f" {_recorder_version()} with --without-checkout"
         )
-    print(f"run-matrix: importing with the miles checkout {root} ({how}): {_described(root)}", file=sys.stderr)
+    said = f"run-matrix: importing with the miles checkout {root} ({how}): {_described(root)}"
+    print(said, file=sys.stderr)
     return root
 
 
@@ -262,7 +264,8 @@ def _described(root: Path) -> str:
     said = f"commit {commit[:12]}" if commit else "commit unknown: not a git checkout"
     choice = flags.choose(None, root, Location(root))
     if choice.checkout is None:
-        return f"{said}; flags: the newest shipped catalog ({choice.catalog.origin}): it has no miles/utils/arguments.py"
+        newest = choice.catalog.origin
+        return f"{said}; flags: the newest shipped catalog ({newest}): it has no miles/utils/arguments.py"
     return f"{said}; flags: {choice.reason.removeprefix(f'the checkout at {choice.checkout}: ')}"
 
 

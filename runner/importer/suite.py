@@ -213,7 +213,8 @@ def _collect(
         if test not in result.outcomes:
             told(test, "refused", found.splitlines()[0])
         elif result.outcomes[test][0] == "imported":  # it imported, but its folder could not be written
-            result.outcomes[test] = ("refused", f"not written: its folder wrote nothing: {found.splitlines()[0]}")
+            why = found.splitlines()[0]
+            result.outcomes[test] = ("refused", f"not written: its folder wrote nothing: {why}")
 
 
 def _made_folders(output: Path, folders: list[Path]) -> list[Path]:

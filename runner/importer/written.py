@@ -53,14 +53,17 @@ def replace(output: Path, now: Iterable[Path], before: Iterable[Path]) -> list[P
     gone = [
         path
         for path in before
-        if _key(path) not in kept and path.is_file() and not path.is_symlink()
+        if _key(path) not in kept
+        and path.is_file()
+        and not path.is_symlink()
         and path.resolve().is_relative_to(inside)  # a linked folder on the way leads elsewhere
     ]
     for path in gone:
         try:
             path.unlink()
         except OSError as exc:
-            raise EnvironmentProblem(f"cannot remove {path}, which an earlier import wrote: {exc.strerror}") from None
+            said = f"cannot remove {path}, which an earlier import wrote: {exc.strerror}"
+            raise EnvironmentProblem(said) from None
     for folder in sorted({p.parent for p in gone}, key=lambda p: len(p.parts), reverse=True):
         for empty in [folder, *folder.parents]:
             if empty == output or not empty.is_relative_to(output):

@@ -15,7 +15,7 @@ from pathlib import Path
 from runner.knowledge.checkout.tree import CheckoutError, Tree
 
 PACKAGING = ("setup.py", "pyproject.toml")
-NAMES_MILES = re.compile(r"""^\s*name\s*=\s*["']miles["']""", re.MULTILINE)  # name="miles", name = 'miles'
+NAMES_MILES = re.compile(r"""\bname\s*=\s*["']miles["']""")  # setup(name="miles"), name = 'miles'
 MAX_PACKAGING_BYTES = 256 * 1024
 
 
