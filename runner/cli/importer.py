@@ -238,8 +238,9 @@ def _checkout(args: argparse.Namespace) -> Path | None:
         return None
     if args.miles_root is not None:
         from_env = os.environ.get("MILES_ROOT") and Path(os.environ["MILES_ROOT"]) == args.miles_root
-        checked_miles_root(args.miles_root)
-        root, how = args.miles_root, "$MILES_ROOT" if from_env else "--miles-root"
+        root: Path = args.miles_root
+        checked_miles_root(root)
+        how = "$MILES_ROOT" if from_env else "--miles-root"
     elif (found := checkout.enclosing(args.script)) is not None:
         root, how = found, f"the one {display_path(args.script)} stands in; --miles-root DIR names another"
     else:
