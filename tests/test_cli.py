@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import pty
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -100,6 +105,48 @@ def test_render_shell_is_the_default(cli, in_repo):
     result = cli("render", "nv/glm5-colocate", "-k", "nv/glm5-colocate")
     assert result.out.startswith("#!/usr/bin/env bash\n# nv/glm5-colocate: rendered by run-matrix from")
     assert result.out.count("#!/usr/bin/env bash") == 1
+
+
+PATCH_NOTE = (
+    "# run-matrix's runner/patch_hf_config.py ({} lines), which steps give python3 on stdin: not shown here;"
+    " `run-matrix render --show-programs` prints it in the script, and `render -o DIR` writes it into each"
+    " script"
+)
+
+
+def test_render_names_the_patch_program_and_shows_the_launch_first_unless_asked(cli, in_repo, tmp_path):
+    whole = (ROOT / "tests/golden/render/rocm-glm5-async.sh").read_text()
+    # stdout that is no terminal (a pipe, a file) gets the script whole, byte for byte, as -o DIR does
+    assert cli("render", "rocm/glm5-async", "-k", "rocm/glm5-async").out == whole
+    assert cli("render", "rocm/glm5-async", "-k", "rocm/glm5-async", "--show-programs").out == whole
+    assert cli("render", "rocm/glm5-async", "-k", "rocm/glm5-async", "-o", str(tmp_path / "o")).code == 0
+    assert (tmp_path / "o" / "rocm-glm5-async.sh").read_text() == whole
+    shown = cli("render", "rocm/glm5-async", "-k", "rocm/glm5-async", "--no-show-programs").out
+    lines = len((ROOT / "runner/patch_hf_config.py").read_text().splitlines())
+    blocks = shown.split("\n\n")
+    assert blocks[1:3] == [PATCH_NOTE.format(lines), "# prepare: dirs\nmkdir -p /root/models /root/datasets"]
+    assert "def patched(" not in shown and "RUN_MATRIX_PROGRAM\n" not in shown
+    # the rest is the script's: only the program's definition gave way to its name
+    program = whole[whole.index("# run-matrix's runner/patch_hf_config.py") : whole.index("# prepare: dirs")]
+    assert shown == whole.replace(program, PATCH_NOTE.format(lines) + "\n\n")
+
+
+@pytest.mark.allow_subprocess  # the command runs with its stdout on a terminal of its own
+def test_render_on_a_terminal_names_the_program(in_repo):
+    controller, terminal = pty.openpty()
+    console = "from runner.cli import console; console()"
+    argv = [sys.executable, "-c", console, "render", "rocm/glm5-async.yaml"]
+    process = subprocess.Popen(argv, stdout=terminal, stderr=subprocess.DEVNULL, cwd=ROOT)
+    os.close(terminal)
+    chunks = []
+    with contextlib.suppress(OSError):  # EIO: the command ended, and with it the terminal's other end
+        while chunk := os.read(controller, 65536):
+            chunks.append(chunk)
+    os.close(controller)
+    assert process.wait() == 0
+    shown = b"".join(chunks).decode().replace("\r\n", "\n")
+    lines = len((ROOT / "runner/patch_hf_config.py").read_text().splitlines())
+    assert shown.split("\n\n")[1] == PATCH_NOTE.format(lines) and "def patched(" not in shown
 
 
 def test_render_writes_one_script_per_cell(cli, in_repo, tmp_path):

@@ -182,7 +182,7 @@ def test_stop_alone_reports_no_state(write) -> None:
 
 
 def test_dry_run_says_which_hooks_state_each_verify_reads(write) -> None:
-    found = preview.preview(planned(write), Options(Path("/m"), None, Path("logs")))
+    found = preview.preview(planned(write), Options(Path("/m"), None, Path("logs")), "run")
     (verify,) = found["verify"]
     assert verify["hook_state"] == ["spawn_counter.ticks"]
     (hook,) = found["services"]

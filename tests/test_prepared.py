@@ -188,7 +188,7 @@ def test_a_call_no_flag_takes_is_rendered_as_before(write) -> None:
 
 def test_dry_run_says_which_flag_takes_which_calls_result(write) -> None:
     for skip, then in ((False, "when the job is submitted"), (True, "but --skip-prepare skips that step: the cell would fail before its job is submitted")):  # fmt: skip
-        found = preview.preview(planned(write), Options(Path("/m"), None, Path("logs"), skip_prepare=skip))
+        found = preview.preview(planned(write), Options(Path("/m"), None, Path("logs"), skip_prepare=skip), "run")
         would = f"what prepare step debug_data ({EXECUTION}:{FUNCTION}) returns, in place of ${{prepared:{FUNCTION}}}, {then}"
         assert found["prepared"] == [
             {"flag": "--load-debug-rollout-data", "step": "debug_data", "call": f"{EXECUTION}:{FUNCTION}", "would": would}

@@ -83,7 +83,7 @@ def test_list(imported, cli):
 
 
 def test_run_dry_run(imported, cli):
-    result = cli("run", "new.yaml", "--dry-run", "--miles-root", "miles")
+    result = cli("run", "new.yaml", "--dry-run", "--no-preflight", "--miles-root", "miles")
     assert result.code == 0, result.err
     assert "miles/train.py" in result.out
 

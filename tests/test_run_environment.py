@@ -64,7 +64,7 @@ def test_a_verify_jobs_references_reach_its_env_and_the_dry_run_shows_it(write):
     with pytest.raises(EnvironmentProblem) as caught:
         job_env(each, {"NCCL_NVLS_ENABLE": "0"}, {})
     assert str(caught.value) == "verify.metrics.args refers to ${RUN_DIR}, which is not set: export RUN_DIR"
-    (shown,) = preview(each, Options(None, None, Path("logs")))["verify"]
+    (shown,) = preview(each, Options(None, None, Path("logs")), "run")["verify"]
     assert (shown["name"], shown["call"]) == ("metrics", check)
     # the shell leaves the reference alone ($ written \u0024): the program fills it, JSON intact
     assert shown["entrypoint"].endswith(

@@ -83,10 +83,10 @@ def test_render_names_the_flags_and_the_script_sets_the_name_once_unless_the_cal
 
 def test_dry_run_says_which_flags_name_each_attempt(cli, write) -> None:
     spec_with(write, SAVE)
-    done = cli("run", "spec.yaml", "--dry-run")
+    done = cli("run", "spec.yaml", "--dry-run", "--no-preflight")
     assert done.code == 0, done.err
     assert "  run-id --save: a name per attempt (the clock and 3 random digits) at submission\n" in done.out
-    data = json.loads(cli("run", "spec.yaml", "--dry-run", "--format", "json").out)
+    data = json.loads(cli("run", "spec.yaml", "--dry-run", "--no-preflight", "--format", "json").out)
     assert data["cells"][0]["run_id"] == ["--save"]
 
 

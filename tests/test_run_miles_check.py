@@ -219,3 +219,21 @@ def test_render_with_a_missing_miles_python_is_an_environment_error(cli, spec, t
     assert (result.code, result.out) == (3, "")
     assert f"--miles-python {tmp_path / 'py'}: not an executable file" in result.err
     assert "Traceback" not in result.err
+
+
+def test_a_dry_run_asks_miles_parser_only_with_miles_python(cli, spec):
+    spec(f"env: {{FAKE_MILES_PARSER_REFUSES: '{REFUSAL}'}}")
+    dry = ("m/fake/async.yaml", "--skip-prepare", "--dry-run")
+    code, plan, _ = run(cli, *dry)
+    assert (code, plan["exit_code"], plan["notes"]) == (
+        0,
+        0,
+        ["miles' parser not run: a dry run runs it only with --miles-python"],
+    )
+    code, plan, _ = run(cli, *dry, "--miles-python", sys.executable)
+    (cell,) = plan["cells"]
+    assert (code, plan["verdict"]) == (1, "exit 1: miles' parser refuses 1 cell(s)")  # as the run's code is
+    assert cell["would"].startswith("fail: ") and cell["would"].endswith(
+        f"miles refuses it: train_async.py: error: {REFUSAL}\n"
+        "  ==> miles' own parse_args() refuses this launch: change the flag it names (the message is miles')"
+    )

@@ -259,7 +259,7 @@ def test_dry_run_names_the_call_its_arguments_and_the_checkout(write, tmp_path):
     text = VALID + f"prepare:\n  own: {{kind: call, call: '{PREPARED}:prepare', args: {{path: /tmp/x}}}}\n"
     cell = pipeline.cell(write("spec.yaml", text))
     planned = Planned(cell, render(cell, Context(miles_root=str(root))), "spec.yaml", "run-matrix run ...")
-    found = preview.preview(planned, Options(root, None, Path("logs")))
+    found = preview.preview(planned, Options(root, None, Path("logs")), "run")
     (own,) = found["prepare"]
     assert (own["name"], own["kind"]) == ("own", "call")
     assert own["would"] == (
@@ -267,7 +267,7 @@ def test_dry_run_names_the_call_its_arguments_and_the_checkout(write, tmp_path):
         " (it runs every time)"
     )
     assert f"  prepare own: {own['would']}" in preview.text([found]).splitlines()  # not run-matrix's program
-    skipped = preview.preview(planned, Options(root, None, Path("logs"), skip_prepare=True))
+    skipped = preview.preview(planned, Options(root, None, Path("logs"), skip_prepare=True), "run")
     assert skipped["prepare"][0]["would"] == (
         f'skip: --skip-prepare: call {PREPARED}:prepare with {{"path":"/tmp/x"}} from the checkout at {root},'
         " in that folder"

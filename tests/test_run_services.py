@@ -89,7 +89,7 @@ def planned_with_master(write) -> Planned:
 
 def test_dry_run_says_what_it_would_start(write) -> None:
     options = Options(DATA / "fake-miles", None, Path("logs"))
-    (service,) = preview.preview(planned_with_master(write), options)["services"]
+    (service,) = preview.preview(planned_with_master(write), options, "run")["services"]
     assert service == {
         "name": "mooncake-master",
         "kind": "service",
@@ -220,7 +220,7 @@ def test_dry_run_says_which_hook_it_would_call_with_what(write, own_checkout) ->
     each = Planned(
         cell, render(cell, Context(miles_root=str(own_checkout))), "spec.yaml", "run-matrix run ..."
     )
-    found = preview.preview(each, Options(own_checkout, None, Path("logs")))
+    found = preview.preview(each, Options(own_checkout, None, Path("logs")), "run")
     (hook,) = found["services"]
     assert (hook["name"], hook["kind"], hook["would"]) == (
         "start_sidecar",

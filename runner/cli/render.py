@@ -71,6 +71,14 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "before anything is written or printed, run the --miles-root checkout's own parse_args() on each"
         " cell's launch in the sandbox; a launch miles refuses stops render (exit 2, each refusal named)",
     )
+    parser.add_argument(
+        "--show-programs",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="print the text of run-matrix's programs a script holds (the config.json patch) in the script "
+        "on stdout (default: when stdout is no terminal, so that a script piped or redirected runs); "
+        "without it each is named in one comment and the launch comes first; -o DIR always writes them",
+    )
     add_trust_checkout(parser)
     parser.set_defaults(handler=run)
 
@@ -99,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
         print(Redactor.of(os.environ)(text))
     else:
         launch, _, path = _one_script(launches, args)
-        sys.stdout.write(Redactor.of(os.environ)(to_shell(launch, display_path(path))))
+        programs = not sys.stdout.isatty() if args.show_programs is None else args.show_programs
+        sys.stdout.write(Redactor.of(os.environ)(to_shell(launch, display_path(path), programs)))
     return 0
 
 

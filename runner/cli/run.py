@@ -57,7 +57,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "and the reports. Report paths and --log-dir are checked before any work; the reports are rewritten "
         "after every cell; SIGTERM and SIGHUP act as Ctrl-C; what a run starts is recorded, so the next "
         "run (or `run-matrix cleanup`) stops what a killed run left. Exit 0 all passed, 1 any failed, "
-        "2 invalid spec, 3 environment (or a report could not be written), 130 interrupted. "
+        "2 invalid spec, 3 environment (or a report could not be written), 5 nothing ran (every cell "
+        "skipped), 130 interrupted. "
         "`run-matrix SPEC` is short for `run-matrix run SPEC`.",
     )
     parser.add_argument("specs", nargs="*", metavar="SPEC|DIR|CELL")
@@ -90,7 +91,17 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         help="an existing Ray cluster to submit to (default: $RAY_ADDRESS; without one, run-matrix starts "
         "a local head for each cell and stops it afterwards)",
     )
-    parser.add_argument("--dry-run", action="store_true", help="print what would run; run nothing")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="start nothing; decide what the run decides first: requirements and skips, preflight (GPUs "
+        "counted as a run counts them: nvidia-smi -L, amd-smi list, rocm-smi --showid or torch; with "
+        "--ray-address the cluster's nodes are asked), the secrets the jobs need, and miles' parser (in the "
+        "sandbox) only with --miles-python. Prints the plan, then the verdict, and exits with the run's code "
+        "(3 environment, 5 nothing to run, 1 a cell miles refuses or a skip under --strict, 0 when the jobs "
+        "pass). The probes, report paths, --log-dir and the history store are left to the run. With "
+        "--no-preflight: the plan alone, exit 0",
+    )
     parser.add_argument(
         "--skip-prepare",
         action="store_true",
@@ -319,6 +330,7 @@ def _options(args: argparse.Namespace) -> Options:
         log_dir=args.log_dir or Path("run-matrix-logs") / run_id,
         run_id=run_id,
         caller_env=dict(os.environ),
+        dry_run=args.dry_run,
         skip_prepare=args.skip_prepare,
         miles_check=args.miles_check,
         miles_python=args.miles_python,
@@ -331,11 +343,14 @@ def _options(args: argparse.Namespace) -> Options:
 
 
 def _dry_run(planned: list[Planned], options: Options, output: str) -> int:
+    """The plan, then the run's verdict; the exit code the run would give (``dry_run.decide``)."""
+    from runner.run.dry_run import decide
     from runner.run.preview import preview, text
 
-    previews = [preview(each, options) for each in planned]
+    decision = decide(planned, options)
+    previews = [preview(each, options, decision.would[each.cell.id]) for each in planned]
     if output == "json":
-        print_json({"cells": previews})
+        print_json({"cells": previews, **decision.to_json()})
     else:
-        sys.stdout.write(text(previews))
-    return 0
+        sys.stdout.write(text(previews) + decision.text())
+    return int(decision.code)

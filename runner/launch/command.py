@@ -112,6 +112,16 @@ def program_lines(commands: Sequence[Command]) -> list[str]:
     return lines
 
 
+def program_notes(commands: Sequence[Command]) -> list[str]:
+    """In place of ``program_lines``, where a person reads: each program named, with where to read it."""
+    return [
+        f"run-matrix's runner/{name}.py ({len(text.splitlines())} lines), which steps give python3 on stdin:"
+        " not shown here; `run-matrix render --show-programs` prints it in the script, and `render -o DIR`"
+        " writes it into each script"
+        for name, text in {c.program: c.stdin for c in commands if c.program}.items()
+    ]
+
+
 SERVICE_SECONDS = 30  # how long a service may take to answer (miles' wait_for_server_ready)
 
 

@@ -13,14 +13,22 @@ from dataclasses import replace
 from typing import Any
 
 from runner.launch import shell
-from runner.launch.command import Command, program_lines, report_variable, shell_name, stop_shell
+from runner.launch.command import (
+    Command,
+    program_lines,
+    program_notes,
+    report_variable,
+    shell_name,
+    stop_shell,
+)
 from runner.launch.programs import FILL_PROGRAM
 from runner.launch.render import Launch
 from runner.spec.runtime import prepared, reads, run_id
 
 
-def to_shell(launch: Launch, source: str) -> str:
-    """The launch as a bash script a person could run; ``bash -n`` accepts it."""
+def to_shell(launch: Launch, source: str, programs: bool = True) -> str:
+    """The launch as a bash script a person could run; ``bash -n`` accepts it. Without ``programs``,
+    a display for a terminal: each of run-matrix's programs named in a comment, its text left out."""
     everything = [t for c in launch.commands for t in (*c.argv, *c.env.values(), c.cwd)]
     needed = dict.fromkeys(name for token in everything for name in shell.references(token))
     lines = [
@@ -32,7 +40,10 @@ def to_shell(launch: Launch, source: str) -> str:
     lines += [f': "${{{name}:?set {name}}}"' for name in needed if name not in {*launch.probes, *own}]
     lines += [f'export {name}="${{{name}:-$({probe})}}"' for name, probe in launch.probes.items()]
     lines += _run_id_lines(launch)
-    defined = program_lines(launch.commands)  # run-matrix's own programs: once, whatever reads them
+    if programs:
+        defined = program_lines(launch.commands)  # run-matrix's own programs: once, whatever reads them
+    else:
+        defined = [shell.comment(note) for note in program_notes(launch.commands)]
     lines += ["", *defined] if defined else []
     for command in launch.commands:
         said = [f"skipped when {command.skip_if}"] if command.skip_if else []

@@ -34,6 +34,12 @@ def probe(probes: Mapping[str, str], caller_env: Mapping[str, str]) -> dict[str,
     return values
 
 
+def undecided(probes: Mapping[str, str], caller_env: Mapping[str, str]) -> dict[str, str]:
+    """What a dry run knows of each probed variable without running its probe: the caller's value when
+    set, else its ``${NAME}`` reference (decided when the job is submitted)."""
+    return {name: caller_env.get(name, f"${{{name}}}") for name in probes}
+
+
 def job_env(planned: Planned, probed: Mapping[str, str], caller_env: Mapping[str, str]) -> dict[str, str]:
     """The runtime env vars the job gets: the launch's, references filled in, plus the secrets
     the train job's entrypoint refers to (its shell expands them on the node) and those in the verify

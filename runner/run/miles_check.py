@@ -4,7 +4,8 @@ A launch miles refuses would fail seconds after its job starts, behind a Ray hea
 steps; here it fails its cell at once, with miles' message and the spec line (``runner.miles_parser``,
 the one door to a checkout's parser). The job's interpreter is the node's ``python3`` (the caller's
 PATH) or ``--miles-python``; when it cannot run miles' parser at all, or ``--no-miles-check`` or
-``--no-preflight`` is given, nothing is checked and the run's summary says why.
+``--no-preflight`` is given, nothing is checked and the run's summary says why. A dry run checks only
+with ``--miles-python``: the interpreter named, the cost asked for.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def _skipped(options: Options) -> str:
         return "--no-miles-check"
     if options.miles_root is None:
         return "no miles checkout"
+    if options.dry_run and options.miles_python is None:
+        return "a dry run runs it only with --miles-python"
     return ""
 
 

@@ -24,6 +24,7 @@ class Options:
     miles_check: bool = True  # run miles' own parser on every launch before the first ray start
     miles_python: Path | None = None  # its interpreter (default: the node's python3)
     trust_checkout: bool = False  # run it without the sandbox (--trust-checkout)
+    dry_run: bool = False  # decide what the run would, start nothing (no probe; miles' parser only with PY)
 
 
 def job_name(cell_id: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runner.launch.command import Command, program_lines
+from runner.launch.command import Command, program_notes
 from runner.launch.planned import Planned
 from runner.launch.steps import program_text
 from runner.run import environment, prepare, reads, requires, services
@@ -17,15 +17,15 @@ from runner.run.plan import Options, job_name, verify_job_id
 from schemas.prepare import Call
 
 
-def preview(planned: Planned, options: Options) -> dict[str, Any]:
+def preview(planned: Planned, options: Options, would: str) -> dict[str, Any]:
+    """What the run would do with the cell; ``would`` is its fate (``dry_run.decide``)."""
     cell = planned.cell
     checked = requires.check(cell, options.miles_root, options.caller_env)
-    unmet = requires.unmet(checked)
     return {
         "id": cell.id,
         "spec": planned.spec,
         "content_hash": cell.content_hash,
-        "would": "skip: " + "; ".join(r.describe() for r in unmet) if unmet else "run",
+        "would": would,
         "requirements": [
             {"name": r.name, "met": r.met, "optional": r.optional, "detail": r.detail} for r in checked
         ],
@@ -142,6 +142,7 @@ def _stopped(command: Command) -> str:
 
 
 def text(previews: list[dict[str, Any]]) -> str:
+    """The cells' plans, a blank line after each, then the programs their steps read, named."""
     lines: list[str] = []
     for cell in previews:
         lines += [f"{cell['id']}  ({cell['spec']}, content {cell['content_hash']}): would {cell['would']}"]
@@ -175,15 +176,14 @@ def text(previews: list[dict[str, Any]]) -> str:
             lines += [f"  verify {v['name']}{reads}: job {v['submission_id']}: {v['entrypoint']}"]
         lines += [f"  expect {name}: {bound}" for name, bound in cell["expect"].items()]
         lines += [f"  reproduce: {cell['reproduce']}", ""]
-    return "\n".join(lines + _programs(previews))
+    return "\n".join(lines) + "\n" + "".join(f"{line}\n" for line in _programs(previews))
 
 
 def _programs(previews: list[dict[str, Any]]) -> list[str]:
-    """Each of run-matrix's programs a step above reads on stdin, once for the whole output."""
+    """Each of run-matrix's programs a step above reads on stdin, named once for the whole output."""
     shown = [s for cell in previews for s in cell["prepare"] if s["program"] and s["kind"] != "call"]
     commands = [
         Command("prepare", s["name"], (), stdin=program_text(s["program"]), program=s["program"])
         for s in shown
     ]
-    lines = program_lines(commands)
-    return [*lines, ""] if lines else []
+    return [f"program: {note}" for note in program_notes(commands)]

@@ -30,8 +30,7 @@ class Setup:
     def of(cls, planned: Sequence[Planned], options: Options) -> Setup:
         if options.preflight and planned:
             preflight.need_checkout(options)
-        checked = {p.cell.id: requires.check(p.cell, options.miles_root, options.caller_env) for p in planned}
-        skips = {p.cell.id: _skip_reason(p, checked[p.cell.id]) for p in planned}
+        checked, skips = skipped(planned, options)
         runnable = [p for p in planned if not skips[p.cell.id]]
         if options.preflight and runnable:
             preflight.check(runnable, options)
@@ -40,6 +39,14 @@ class Setup:
         envs = {p.cell.id: _job_env(p, options) for p in runnable}
         verdict = miles_check.check(runnable, options)
         return cls(checked, skips, envs, redact, verdict.refused, (verdict.note,) if verdict.note else ())
+
+
+def skipped(
+    planned: Sequence[Planned], options: Options
+) -> tuple[dict[str, tuple[RequirementResult, ...]], dict[str, str]]:
+    """Each cell's requirements, checked, and why it is skipped ("" when it is not)."""
+    checked = {p.cell.id: requires.check(p.cell, options.miles_root, options.caller_env) for p in planned}
+    return checked, {p.cell.id: _skip_reason(p, checked[p.cell.id]) for p in planned}
 
 
 def _skip_reason(planned: Planned, checked: tuple[RequirementResult, ...]) -> str:
@@ -55,5 +62,7 @@ def _secrets(planned: Sequence[Planned]) -> list[str]:
 
 
 def _job_env(planned: Planned, options: Options) -> dict[str, str]:
-    probed = environment.probe(planned.launch.probes, options.caller_env)
+    """The job's env; a dry run leaves the probes undecided, and still finds every secret that is not set."""
+    decide = environment.undecided if options.dry_run else environment.probe
+    probed = decide(planned.launch.probes, options.caller_env)
     return environment.job_env(planned, probed, options.caller_env)
