@@ -10,8 +10,8 @@ from runner.cells.cell import Cell
 from runner.diff.difference import NO_REASON, Difference
 from runner.errors import display_path
 from runner.spec.load import Key, dotted, walk
+from runner.spec.why import ABOUT_THE_SPEC
 
-META = ("description", "allowed_deltas", "why_not", "todo")  # about the spec, not the spec
 FOLDED = ("requires", "expect", "prepare")  # each entry is one thing; its sub-keys are one row
 
 
@@ -83,7 +83,8 @@ def _entrysource(cell: Cell, entry: Key, written: dict[str, Any]) -> str | None:
 
 def _leaves(cell: Cell) -> dict[Key, Any]:
     data = cell.spec.model_dump(mode="python")
-    return {key: value for key, value in walk(data) if not isinstance(value, dict) and key[0] not in META}
+    about = ABOUT_THE_SPEC
+    return {key: value for key, value in walk(data) if not isinstance(value, dict) and key[0] not in about}
 
 
 def merged_order(first: list[Key], second: list[Key]) -> list[Key]:
