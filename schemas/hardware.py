@@ -14,11 +14,27 @@ from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from schemas.values import Count, Model
 
+Key = tuple[str, ...]  # a dotted key of the profile's data, split
+
 Vendor = Literal["nvidia", "amd"]
 Platform = Literal["cuda", "rocm"]
 Dispatcher = Literal["allgather", "alltoall", "flex"]
-MACHINE_SOURCE = "machine"
-COMMIT = re.compile(r"[0-9a-fA-F]{7,40}")  # the sources key of the machine facts (memory, interconnect, ...)
+MACHINE_SOURCE = "machine"  # the sources key of the machine facts (memory, interconnect, ...)
+COMMIT = re.compile(r"[0-9a-fA-F]{7,40}")
+# How each vendor names an architecture, and how the name spells its compute capability (major,
+# minor): NVIDIA's sm<major><minor> (sm90 Hopper 9.0, sm100 B200/GB200 10.0, sm103 B300/GB300
+# 10.3, sm120 12.0; a suffix a/f names arch-specific features); AMD's gfx<major><minor><stepping>,
+# minor and stepping one hex digit each (gfx942 MI300X/MI325X 9.4, gfx950 MI350X/MI355X 9.5), as
+# HIP reports major.minor and torch.cuda.get_device_capability() returns them on ROCm.
+ARCH_NAMES: dict[Vendor, tuple[str, re.Pattern[str], int, str]] = {
+    "nvidia": ("NVIDIA", re.compile(r"sm(\d+)(\d)[af]?"), 10, "sm<major><minor>: sm90, sm100, sm103, sm120"),
+    "amd": (
+        "AMD",
+        re.compile(r"gfx(\d+)([0-9a-f])[0-9a-f]"),
+        16,
+        "gfx<major><minor><stepping>: gfx942, gfx950",
+    ),
+}
 
 
 class Capabilities(Model):
@@ -107,6 +123,28 @@ class Machine(Model):
     interconnect: str = ""
     visible_devices_env: Literal["CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"]
 
+    def arch_mismatch(self) -> tuple[tuple[str, ...], str, str] | None:
+        """(the fields that disagree, what is wrong, the fix) when ``arch`` is no architecture name of
+        the vendor's or names another compute capability than ``compute_capability``; else None."""
+        vendor, pattern, base, form = ARCH_NAMES[self.vendor]
+        named = pattern.fullmatch(self.arch)
+        if named is None:
+            text = f"{self.arch!r} is not an {vendor} architecture name"
+            return ("arch", "vendor"), text, f"write it as {form}, or set the vendor whose name it is"
+        capability = (int(named[1]), int(named[2], base))
+        if capability == self.compute_capability:
+            return None
+        said, meant = _dotted(self.compute_capability), _dotted(capability)
+        return (
+            ("compute_capability", "arch"),
+            f"{self.arch} is compute capability {meant}, not {said} as compute_capability says",
+            f"set compute_capability: {list(capability)}, or the arch whose compute capability is {said}",
+        )
+
+
+def _dotted(capability: tuple[int, int]) -> str:
+    return f"{capability[0]}.{capability[1]}"
+
 
 class HardwareProfileFile(Machine):
     """A file of ``matrices/hardware/`` (or, with ``extends:``, of a family it extends)."""
@@ -120,29 +158,28 @@ class HardwareProfileFile(Machine):
         description=f"'{MACHINE_SOURCE}' and each fact of supports: -> where it comes from",
     )
 
-    def gaps(self) -> list[tuple[tuple[str, ...], str]]:
-        """(key, what is missing) for each stack that lacks a fact, and each fact without a source."""
-        found: list[tuple[tuple[str, ...], str]] = []
+    def gaps(self) -> list[tuple[Key, str, Key | None]]:
+        """(key, what is missing, the key whose writer is to blame) for each stack that lacks a fact,
+        and each fact without a source; None as the blamed key: the profile file itself, whose
+        machine facts no family can source."""
+        found: list[tuple[Key, str, Key | None]] = []
         own: dict[str, Facts] = {name: stack.supports for name, stack in self.stacks.items()}
         for name, facts in (own or {"": Facts()}).items():
             stated = {**self.supports.stated(), **facts.stated()}
             missing = [f for f in CAPABILITIES if f not in OPTIONAL_CAPABILITIES and f not in stated]
             if missing:
                 key = ("stacks", name, "supports") if name else ("supports",)
-                found.append((key, f"{', '.join(missing)} not stated, for every stack or for this one"))
+                found.append((key, f"{', '.join(missing)} not stated, for every stack or for this one", key))
         unsourced = sorted(set(self.supports.stated()) - set(self.sources))
-        if unsourced:
-            found.append(
-                (("sources",), f"no source for {', '.join(unsourced)}; say where each fact comes from")
-            )
+        if unsourced:  # blamed where the first of them is stated
+            text = f"no source for {', '.join(unsourced)}; say where each fact comes from"
+            found.append((("sources",), text, ("supports", unsourced[0])))
         if MACHINE_SOURCE not in self.sources:  # memory_gb decides a verdict (R1): it is no guess
-            found.append(
-                (
-                    ("sources",),
-                    f"no source for the machine facts (memory_gb, arch, interconnect, ...): add"
-                    f" sources: {{{MACHINE_SOURCE}: <the product page>}}",
-                )
+            text = (
+                f"no source for the machine facts (memory_gb, arch, interconnect, ...): add"
+                f" sources: {{{MACHINE_SOURCE}: <the product page>}}"
             )
+            found.append((("sources",), text, None))
         return found
 
     def on(self, stack: str | None) -> "HardwareProfile":

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from runner import pipeline
 from runner.diff import diff
+from runner.diff.difference import NO_REASON
 from runner.spec import locate
 
 ROOT = Path(__file__).parents[1]
@@ -205,7 +206,7 @@ def test_the_reason_for_a_removal_comes_from_the_side_that_removes_it(write):
         "extends: a.yaml\nenv:\n  X: !delete\n  Y: !delete\nwhy_not: {env.X: B has no such kernels}\n",
     )
     result = diff(pipeline.cell(Path("a.yaml")), pipeline.cell(Path("b.yaml")))
-    assert {d.key: d.why for d in result.spec} == {"env.X": "B has no such kernels", "env.Y": ""}
+    assert {d.key: d.why for d in result.spec} == {"env.X": "B has no such kernels", "env.Y": NO_REASON}
     back = diff(pipeline.cell(Path("b.yaml")), pipeline.cell(Path("a.yaml")))
     assert {d.key: d.why for d in back.spec} == {
         "env.X": "A sets them for its kernels",
@@ -265,3 +266,44 @@ def test_why_not_must_name_an_unset_key(write):
         " but it is set to True\n  ==> also at a.yaml:6\n"
         "  ==> delete the why_not entry (`why_not: {KEY: !delete}` in an overlay), or the key"
     ]
+
+
+SIBLINGS = {
+    "base.yaml": "hardware: h200\nmodel: {type: glm5-744B-A40B_4layer}\ncluster: {gpus_per_node: 8}\n"
+    "launch: {script: train.py}\nargs:\n  misc: {colocate: true}\n"
+    "  perf: {tensor-model-parallel-size: 2, context-parallel-size: 1}\n"
+    "why: {args.perf.tensor-model-parallel-size: the base's TP}\n",
+    "a.yaml": "extends: base.yaml\nargs:\n  perf: {tensor-model-parallel-size: 4, context-parallel-size: 2}\n"
+    "why:\n  args.perf.{tensor-model-parallel-size, context-parallel-size}: TP 4 x CP 2 fills the 8 actor GPUs\n"
+    "why_not: {env.Z: A's kernels read no Z}\n",
+    "b.yaml": "extends: base.yaml\nargs:\n  perf: {tensor-model-parallel-size: 8}\nenv: {Z: '1'}\n",
+}
+
+
+def _compact(cli, a: str, b: str) -> dict[str, str]:
+    result = cli("diff", a, b, "--compact", "--level", "spec", "--format", "json")
+    assert result.code == 0, result.err
+    return {row["key"]: row["why"] for row in json.loads(result.out)["rows"]}
+
+
+def test_a_changed_value_without_a_why_has_no_reason_never_another_values(cli, write):
+    for name, text in SIBLINGS.items():
+        write(name, text)
+    # B's TP is its own, its CP the base's: neither explained; A's reason is for A's values
+    assert _compact(cli, "a.yaml", "b.yaml") == {
+        "args.perf.tensor-model-parallel-size": NO_REASON,
+        "args.perf.context-parallel-size": NO_REASON,
+        "env.Z": "A's kernels read no Z",  # A's reason for leaving out what B sets
+    }
+    assert _compact(cli, "b.yaml", "a.yaml") == {
+        "args.perf.{tensor-model-parallel-size, context-parallel-size}": "TP 4 x CP 2 fills the 8 actor GPUs",
+        "env.Z": "A's kernels read no Z",  # the why_not: of the side that leaves it out
+    }
+    # the base's reason explains the base's TP, not the one B's overlay wrote over it
+    assert _compact(cli, "base.yaml", "b.yaml") == {
+        "args.perf.tensor-model-parallel-size": NO_REASON,
+        "env.Z": NO_REASON,
+    }
+    markdown = cli("diff", "a.yaml", "b.yaml", "--compact", "--format", "markdown").out
+    assert "| `args.perf.tensor-model-parallel-size` | `4` | `8` | no reason given |" in markdown
+    assert "fills the 8 actor GPUs" not in markdown

@@ -265,3 +265,91 @@ def test_a_profile_folder_or_file_named_alone_is_checked_as_profiles(cli, write)
         "run-matrix: hardware/good.yaml is a hardware profile, not a spec: `run-matrix validate hardware/good.yaml`"
         " checks it, `run-matrix hardware good` shows it\n",
     )
+
+
+BLACKWELL = HW / "families" / "nvidia-blackwell.yaml"
+
+
+def _refused(path: str) -> str:
+    with pytest.raises(SpecError) as caught:
+        hardware.load(Path(path).resolve())
+    return str(caught.value)
+
+
+def test_a_profile_without_sources_is_blamed_on_its_own_file_not_its_family(write) -> None:
+    write(
+        "hardware/b290.yaml", f"extends: {BLACKWELL}\nname: b290\ndescription: no sources\nmemory_gb: 180\n"
+    )
+    assert _refused("hardware/b290.yaml") == (
+        "hardware/b290.yaml:2: error [missing-key] sources: no source for the machine facts (memory_gb, arch,"
+        " interconnect, ...): add sources: {machine: <the product page>}"
+    )
+
+
+def test_a_fact_without_a_source_is_blamed_where_it_is_stated(write) -> None:
+    write(
+        "hardware/b291.yaml",
+        f"extends: {BLACKWELL}\nname: b291\nmemory_gb: 180\nsources:\n  machine: a product page\nsupports:\n"
+        "  moe_dense_tp_full: true\n",
+    )
+    assert _refused("hardware/b291.yaml") == (
+        "hardware/b291.yaml:7: error [missing-key] sources: no source for moe_dense_tp_full; say where each fact"
+        " comes from"
+    )
+
+
+@pytest.mark.parametrize(
+    ("arch", "capability"),
+    [
+        ("sm80", (8, 0)),
+        ("sm89", (8, 9)),
+        ("sm90", (9, 0)),
+        ("sm90a", (9, 0)),
+        ("sm100", (10, 0)),
+        ("sm103", (10, 3)),
+        ("sm120", (12, 0)),
+        ("gfx942", (9, 4)),
+        ("gfx950", (9, 5)),
+        ("gfx90a", (9, 0)),
+    ],
+)
+def test_an_arch_agrees_with_its_compute_capability(arch: str, capability: tuple[int, int]) -> None:
+    vendor = "amd" if arch.startswith("gfx") else "nvidia"
+    machine = hardware.load(HW / ("mi355x.yaml" if vendor == "amd" else "b200.yaml"))
+    assert machine.model_copy(update={"arch": arch, "compute_capability": capability}).arch_mismatch() is None
+    other = (capability[0], capability[1] + 1)
+    assert machine.model_copy(update={"arch": arch, "compute_capability": other}).arch_mismatch() is not None
+
+
+def test_sm100_with_compute_capability_10_3_is_refused_at_the_profiles_line(write) -> None:
+    write(
+        "hardware/b300.yaml",
+        f"extends: {BLACKWELL}\nname: b300\ncompute_capability: [10, 3]\nmemory_gb: 288\nsources:\n  machine: a product page\n",
+    )
+    assert _refused("hardware/b300.yaml") == (
+        "hardware/b300.yaml:3: error [arch] compute_capability: sm100 is compute capability 10.0, not 10.3 as"
+        " compute_capability says\n"
+        f"  ==> also at {BLACKWELL}:4 (arch)\n"
+        "  ==> set compute_capability: [10, 0], or the arch whose compute capability is 10.3"
+    )
+    write(
+        "hardware/b301.yaml",
+        f"extends: {BLACKWELL}\nname: b301\narch: sm103\ncompute_capability: [10, 3]\nmemory_gb: 288\n"
+        "sources:\n  machine: a product page\n",
+    )
+    assert hardware.load(Path("hardware/b301.yaml").resolve()).arch == "sm103"
+
+
+def test_an_amd_profile_s_arch_is_checked_against_its_capability_and_vendor(write) -> None:
+    write(
+        "hardware/mi356x.yaml", f"extends: {HW / 'mi355x.yaml'}\nname: mi356x\ncompute_capability: [9, 4]\n"
+    )
+    assert _refused("hardware/mi356x.yaml").splitlines()[0] == (
+        "hardware/mi356x.yaml:3: error [arch] compute_capability: gfx950 is compute capability 9.5, not 9.4 as"
+        " compute_capability says"
+    )
+    write("hardware/mi357x.yaml", f"extends: {HW / 'mi355x.yaml'}\nname: mi357x\narch: sm90\n")
+    assert _refused("hardware/mi357x.yaml").splitlines()[::2] == [
+        "hardware/mi357x.yaml:3: error [arch] arch: 'sm90' is not an AMD architecture name",
+        "  ==> write it as gfx<major><minor><stepping>: gfx942, gfx950, or set the vendor whose name it is",
+    ]

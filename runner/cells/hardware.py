@@ -10,9 +10,10 @@ version no shipped knowledge dates — the newest stack. Facts of ``supports:`` 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from runner import errors
 from runner.errors import Location, Problem, SpecError
 from runner.knowledge import versions
 from runner.memos import Table, remember
@@ -34,11 +35,42 @@ def load(path: Path) -> HardwareProfileFile:
             at=[Location(path)],
             hint=f"rename the file or set name: {path.stem}",
         )
-    gaps = profile.gaps()
-    if gaps:
-        where = composed.location
-        raise SpecError([Problem("missing-key", text, ".".join(key), (where(key),)) for key, text in gaps])
+    problems = [*_gaps(profile, composed), *_arch(profile, composed)]
+    if problems:
+        raise SpecError(problems)
     return profile
+
+
+def _gaps(profile: HardwareProfileFile, composed: Composed) -> list[Problem]:
+    """A missing fact where the key lacking it was written; a missing source where the fact was
+    stated, or — the machine's own — in the profile file, never in the family it extends."""
+    found = []
+    for key, text, blamed in profile.gaps():
+        where = composed.location(blamed) if blamed else _own_place(composed)
+        found.append(Problem("missing-key", text, ".".join(key), (where,)))
+    return found
+
+
+def _own_place(composed: Composed) -> Location:
+    """The profile file's own ``sources:``, else its ``name:``: where its machine's source belongs."""
+    for key in (("sources",), ("name",)):
+        steps = composed.provenance.get(key, ())
+        written = [step.location for step in steps if step.location.file == composed.path]
+        if written:
+            return written[-1]
+    return Location(composed.path)
+
+
+def _arch(profile: HardwareProfileFile, composed: Composed) -> list[Problem]:
+    """``arch`` and ``compute_capability`` must name the same GPU generation; headlined where the
+    one written last stands (a profile's capability over its family's arch)."""
+    mismatch = profile.arch_mismatch()
+    if mismatch is None:
+        return []
+    fields, text, fix = mismatch
+    places = [replace(composed.location((name,)), key=name) for name in fields]
+    ordered = errors.newest_first(places, composed.files)
+    return [Problem("arch", text, ordered[0].key, (replace(ordered[0], key=""), *ordered[1:]), hint=fix)]
 
 
 _MODELLED: Table[Path, tuple[HardwareProfileFile, Composed, tuple[tuple[int, int], ...]]] = Table(

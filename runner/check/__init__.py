@@ -1,6 +1,7 @@
 """check: rules over a cell, each a small generator of problems with a stable id.
 
-Ids: F* flags against the miles version's flag catalog, G* spec hygiene, L* miles,
+Ids: F* flags against the miles version's flag catalog, G* spec hygiene (G16, an overlay's
+values without a reason, only when ``validate --strict`` asks for the review bar), L* miles,
 S* SGLang (one rollout engine), M* Megatron (the actor), P* platform capabilities from the
 hardware profile. L/S/M ids are those of shared/reference/parallelism-rules.md. Rules never
 raise; ``run`` collects every problem so a user sees them all at once.
@@ -22,12 +23,15 @@ from runner.spec.references import is_set, references
 
 Rule = Callable[[Cell, Layout], Iterator[Problem]]
 RULES: dict[str, Rule] = {}
+STRICT: set[str] = set()  # rules of the review bar: run by ``validate --strict`` alone
 
 
-def rule(rule_id: str) -> Callable[[Rule], Rule]:
+def rule(rule_id: str, strict: bool = False) -> Callable[[Rule], Rule]:
     def register(function: Rule) -> Rule:
         assert rule_id not in RULES, f"rule {rule_id} registered twice"
         RULES[rule_id] = function
+        if strict:
+            STRICT.add(rule_id)
         return function
 
     return register
@@ -39,13 +43,14 @@ ROLLOUT_COUNTS = frozenset(
 )
 
 
-def run(cell: Cell) -> Iterator[Problem]:
-    """Every rule's problems; none quotes a value of a base outside the spec's repository (G14)."""
+def run(cell: Cell, strict: bool = False) -> Iterator[Problem]:
+    """Every rule's problems (``strict``: the review bar's too); none quotes a value of a base
+    outside the spec's repository (G14)."""
     found: list[Problem] = []
     facts = layout(cell)
     bad = set(spec.bad_counts(cell))
     for rule_id, check in RULES.items():
-        if bad and _waits(rule_id, bad):
+        if (bad and _waits(rule_id, bad)) or (rule_id in STRICT and not strict):
             continue  # G4's errors come first
         found += check(cell, facts)
     yield from repository.quiet_problems(found, cell.composed.path, cell.composed.files)
@@ -135,5 +140,5 @@ def key_of(cell: Cell, name: str) -> str:
 # The rule modules register themselves on import, in this order: the order problems are shown in.
 # isort: off
 from runner.check import argv, megatron, miles, verify, sglang, platform, spec  # noqa: E402, F401
-from runner.check import reads, hooks, prepared, run_id, memory  # noqa: E402, F401
+from runner.check import reads, hooks, prepared, run_id, memory, reasons  # noqa: E402, F401
 # isort: on

@@ -22,8 +22,10 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         description="Compare two resolved specs at three levels: the spec (dotted keys), the rendered "
         "launch (train script, flags, env vars) and the derived layout (GPUs for training and rollout, "
         "engines, TP/DP/EP). Each difference shows both values, the file:line that set each and the "
-        "reason: the why: of the side that sets a value (B's first); for what B leaves out, B's why: "
-        "for its !delete or its why_not: (never A's reason for setting it). Defaults nobody wrote are "
+        "reason: B's why: for the value it has (the why: of the file that set that value); for what B "
+        "leaves out, B's why: for its !delete or its why_not:; for what only B sets, A's why_not:. A "
+        "reason written for another value (A's, or a base's that B changed) is never shown: a written "
+        "difference without a reason says 'no reason given'. Defaults nobody wrote are "
         "not differences; a requires:/expect:/prepare: entry one side lacks is one row. With --allow "
         "or a spec's allowed_deltas:, exit 1 when the specs differ at a key no glob allows.",
     )

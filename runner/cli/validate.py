@@ -41,7 +41,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     )
     parser.add_argument("specs", nargs="+", metavar="SPEC|DIR|CELL")
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
-    parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="treat warnings as errors, and warn of every value an overlay (a spec that extends another)"
+        " sets, changes or deletes without a why: (rule G16)",
+    )
     parser.add_argument(
         "--no-cache",
         action="store_true",
@@ -74,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     needs_miles_root(args)
     # miles' verdict depends on PY's packages, which the cache does not see: never replayed
     cached = args.fresh_process and replay.enabled(args.no_cache) and args.miles_python is None
-    arguments = {"specs": args.specs, "k": args.k, "miles_root": args.miles_root}
+    arguments = {"specs": args.specs, "k": args.k, "miles_root": args.miles_root, "strict": args.strict}
     found_by = replay.key("validate", arguments) if cached else ""
     verdict = _replayable(replay.load("validate", found_by)) if cached else None
     if verdict is None:
@@ -112,10 +117,11 @@ def _checked(args: argparse.Namespace, arguments: dict[str, Any], found_by: str 
     """The verdict of checking everything now; kept under ``found_by`` when given."""
     from runner.validate import checking, inputs  # the whole pipeline: only when the cache cannot answer
 
+    miles_root = checked_miles_root(args.miles_root)
     if found_by is None:
-        return checking.report(args.specs, args.k, checked_miles_root(args.miles_root), _oracle(args))
+        return checking.report(args.specs, args.k, miles_root, _oracle(args), args.strict)
     with inputs.recording() as recorder:
-        verdict = checking.report(args.specs, args.k, checked_miles_root(args.miles_root))
+        verdict = checking.report(args.specs, args.k, miles_root, strict=args.strict)
     replay.store("validate", arguments, found_by, recorder.records(), dict(verdict))
     return verdict
 

@@ -1,12 +1,14 @@
 """diff: two cells compared the way a reviewer reads them — spec, launch, layout.
 
 Pure: cells in, differences out. Each difference carries both values (``None`` when a
-side does not have it), the file:line that set each, and the reason. The reason for a
-value is the ``why:`` of the side that sets it (B's first); the reason for an absence is
-the ``why_not:`` of the side that leaves it out, never the other side's reason for setting
-it. The sub-keys of one ``requires:``/``expect:``/``prepare:`` entry make one difference,
-and a default nobody wrote is no difference. A launch row that a spec row already shows
-is left out when both levels are asked for.
+side does not have it), the file:line that set each, and the reason. The reason for B's
+value is the ``why:`` of the step that set it; for B's absence, the ``why_not:`` (or the
+``!delete``'s ``why:``) of B; for a key only B has, A's reason for leaving it out. A reason
+written for another value (A's, or a base's that B's overlay changed) is never shown: a
+difference written without one reads ``no reason given``. The sub-keys of one
+``requires:``/``expect:``/``prepare:`` entry make one difference, and a default nobody wrote
+is no difference. A launch row that a spec row already shows is left out when both levels
+are asked for.
 """
 
 from __future__ import annotations

@@ -68,8 +68,9 @@ def _same_reason_groups(differences: list[Difference]) -> list[list[Difference]]
 
 def _one_change(x: Difference, y: Difference) -> bool:
     parent = x.key.rpartition(".")[0]
-    return (
-        bool(parent and x.why)
+    return (  # changes nobody explained are never one reason
+        bool(parent)
+        and x.explained
         and parent == y.key.rpartition(".")[0]
         and x.why == y.why
         and (x.a is None, x.b is None) == (y.a is None, y.b is None)

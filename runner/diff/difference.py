@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+NO_REASON = "no reason given"  # the reason of a difference a file wrote without a why:
+
 
 @dataclass(frozen=True)
 class Difference:
@@ -15,6 +17,11 @@ class Difference:
     b_source: str | None
     why: str
     parts: tuple[str, ...] = ()  # the sub-keys that differ, for a folded entry
+
+    @property
+    def explained(self) -> bool:
+        """Whether a why: (or a derivation) says why the sides differ."""
+        return bool(self.why) and self.why != NO_REASON
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from runner.cells.cell import Cell
-from runner.diff.difference import Difference
+from runner.diff.difference import NO_REASON, Difference
 from runner.errors import display_path
 from runner.spec.load import Key, dotted, walk
+from runner.spec.why import ABOUT_THE_SPEC
 
-META = ("description", "allowed_deltas", "why_not", "todo")  # about the spec, not the spec
 FOLDED = ("requires", "expect", "prepare")  # each entry is one thing; its sub-keys are one row
 
 
@@ -83,7 +83,8 @@ def _entrysource(cell: Cell, entry: Key, written: dict[str, Any]) -> str | None:
 
 def _leaves(cell: Cell) -> dict[Key, Any]:
     data = cell.spec.model_dump(mode="python")
-    return {key: value for key, value in walk(data) if not isinstance(value, dict) and key[0] not in META}
+    about = ABOUT_THE_SPEC
+    return {key: value for key, value in walk(data) if not isinstance(value, dict) and key[0] not in about}
 
 
 def merged_order(first: list[Key], second: list[Key]) -> list[Key]:
@@ -103,12 +104,20 @@ def source(cell: Cell, key: Key) -> str | None:
 
 
 def reason(a: Cell, b: Cell, key: Key | None, b_lacks: bool) -> str:
-    """Why B differs: its reason for what it sets, or its why_not for what it leaves out; else A's."""
+    """Why B differs, in words a side wrote for its own side: B's reason for its value, or for
+    leaving the key out (its why_not:, its !delete's why:); for a key only B has, A's reason for
+    leaving it out. Never a reason written for another value (A's for its own, a base's that B's
+    overlay changed): a written difference nobody explained is NO_REASON."""
     if key is None:
         return ""
-    if b_lacks:  # never A's reason for setting what B removes
-        return _why_not(b, key) or _deleted_because(b, key)
-    return _set_reason(b, key) or _why_not(a, key) or _set_reason(a, key)
+    # never A's reason for setting what B removes
+    found = _absence_reason(b, key) if b_lacks else _value_reason(b, key) or _absence_reason(a, key)
+    written = key in a.composed.provenance or key in b.composed.provenance
+    return found or (NO_REASON if written else "")
+
+
+def _absence_reason(cell: Cell, key: Key) -> str:
+    return _why_not(cell, key) or _deleted_because(cell, key)
 
 
 def _deleted_because(cell: Cell, key: Key) -> str:
@@ -120,9 +129,10 @@ def _deleted_because(cell: Cell, key: Key) -> str:
     return ""
 
 
-def _set_reason(cell: Cell, key: Key) -> str:
-    steps = cell.composed.provenance.get(key, ())
-    return next((s.why for s in reversed(steps) if s.why), "")
+def _value_reason(cell: Cell, key: Key) -> str:
+    """The why: of the step that gave the key its value (a ``${...}`` evaluated is no new value)."""
+    steps = [step for step in cell.composed.provenance.get(key, ()) if step.op != "resolve"]
+    return steps[-1].why if steps else ""
 
 
 def _why_not(cell: Cell, key: Key) -> str:

@@ -14,6 +14,8 @@ from runner.errors import Collector, Problem, did_you_mean
 from runner.spec.load import Document, Key, dotted, walk
 
 RESERVED = ("extends", "why")  # top-level keys that say how to compose, not what a spec is
+# top-level keys about the spec, not the spec: diff leaves them out, and no reason is asked of them
+ABOUT_THE_SPEC = ("description", "allowed_deltas", "why_not", "todo")
 # mappings whose keys are data, not the spec's own (None: any key): a check's arguments, where a key
 # named why is an argument the check is given
 DATA = (("verify", None, "args"),)

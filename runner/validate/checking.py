@@ -41,13 +41,18 @@ class MilesParser:
 
 
 def report(
-    names: list[str], expression: str | None, miles_root: Path | None, parser: MilesParser | None = None
+    names: list[str],
+    expression: str | None,
+    miles_root: Path | None,
+    parser: MilesParser | None = None,
+    strict: bool = False,
 ) -> Report:
     """Check every cell named (spec files, folders, cell ids; ``-k``) and, in folders, the profiles,
     bases and components; ``miles_root``'s own flags decide which flags are valid when given, and its
-    own parser, run by ``parser``'s interpreter, has the last word on each cell."""
+    own parser, run by ``parser``'s interpreter, has the last word on each cell. ``strict``: the
+    review bar's rules too (``check.STRICT``)."""
     with memo():  # the tree is only read here (the report too names its files): each path resolved once
-        results = [*_cells(names, expression, miles_root, parser), *_supporting(names)]
+        results = [*_cells(names, expression, miles_root, parser, strict), *_supporting(names)]
         problems = merged((r["cell"] or r["file"], p) for r in results for p in r["problems"])
         errors = sum(p.severity == "error" for p in problems)
         cells = sum(1 for r in results if r["cell"])
@@ -68,7 +73,11 @@ def _in(problem: Problem, result: dict[str, Any]) -> Problem:
 
 
 def _cells(
-    names: list[str], expression: str | None, miles_root: Path | None, parser: MilesParser | None
+    names: list[str],
+    expression: str | None,
+    miles_root: Path | None,
+    parser: MilesParser | None,
+    strict: bool,
 ) -> list[dict[str, Any]]:
     """A result per cell; a spec that does not even expand is one result with its problems."""
     broken: list[tuple[Path, SpecError]] = []
@@ -79,7 +88,7 @@ def _cells(
     ]
     said = _miles_said(built, miles_root, parser)
     for cell in built:
-        found = [*cell.notes, *check.run(cell), *said.get(cell.id, [])]
+        found = [*cell.notes, *check.run(cell, strict), *said.get(cell.id, [])]
         results.append({"file": display_path(cell.path), "cell": cell.id, "problems": found})
     return results
 
