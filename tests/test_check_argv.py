@@ -237,3 +237,68 @@ def test_flags_show_finds_any_spelling(cli) -> None:
         "--sglang-ep-size [sglang] int aliases: --sglang-expert-parallel-size, --sglang-ep"
         "  (sglang/srt/server_args.py:4900)"
     )
+
+
+# --- flags a custom function's module adds (miles' add_arguments), read from the checkout ----------
+
+PLUGINS = Path(__file__).parent / "data" / "custom-flags"
+AGENT = "custom-generate-function-path: plugins.agent.generate"
+
+
+def custom(write, flags: str, miles_root: Path | None = PLUGINS, env: str = "") -> list[str]:
+    spec = write("spec.yaml", f"extends: {ROCM}\nargs:\n  misc:\n    {flags}\n{env}")
+    (cell,) = [c for c in pipeline.cells(spec, miles_root=miles_root) if c.id == "spec"]
+    return [str(p) for p in check.run(cell) if p.rule.startswith("F")]
+
+
+def test_the_flags_a_custom_functions_module_adds_are_known(write) -> None:
+    assert custom(write, f"{AGENT}\n    agent-turns: 3\n    agent-mode: careful") == []
+
+
+def test_a_flag_the_read_function_adds_is_judged_like_miles_own(write) -> None:
+    assert custom(write, f"{AGENT}\n    agent-mode: hasty") == [
+        "spec.yaml:5: error [F3] args.misc.agent-mode: --agent-mode hasty is not one of its choices: fast, careful\n"
+        "  ==> did you mean 'fast'?"
+    ]
+
+
+def test_a_flag_no_function_read_adds_is_an_error_naming_them(write) -> None:
+    assert custom(write, f"{AGENT}\n    agent-turn: 3") == [
+        "spec.yaml:5: error [F1] args.misc.agent-turn: --agent-turn is not a flag of miles dc8b499b (nor of"
+        " Megatron and the SGLang its container installs), nor does the function of"
+        " --custom-generate-function-path (plugins.agent.generate) add it\n"
+        "  ==> did you mean 'agent-turns'?"
+    ]
+
+
+def test_a_function_not_read_leaves_a_warning_that_says_why(write) -> None:
+    assert custom(write, "custom-generate-function-path: plugins.opaque.generate\n    opaque-count: 2") == [
+        "spec.yaml:5: warning [F1] args.misc.opaque-count: --opaque-count is not a flag of miles dc8b499b (nor"
+        " of Megatron and the SGLang its container installs); the function of --custom-generate-function-path"
+        " (plugins.opaque.generate) may add it, but plugins/opaque.py:12: an add_arguments made by code is"
+        " not read\n"
+        "  ==> search the catalog: run-matrix flags show TEXT"
+    ]
+    assert custom(write, f"{AGENT}\n    agent-turns: 3", miles_root=None) == [
+        "spec.yaml:5: warning [F1] args.misc.agent-turns: --agent-turns is not a flag of miles dc8b499b (nor"
+        " of Megatron and the SGLang its container installs); the function of --custom-generate-function-path"
+        " (plugins.agent.generate) may add it, but no checkout is named to read its module from"
+        " (--miles-root, $MILES_ROOT)\n"
+        "  ==> search the catalog: run-matrix flags show TEXT"
+    ]
+
+
+def test_under_the_legacy_rollout_miles_adds_no_functions_flags(write) -> None:
+    env = "env:\n  MILES_USE_LEGACY_ROLLOUT_V1: '1'\n"
+    assert custom(write, f"{AGENT}\n    agent-turns: 3", env=env) == [
+        "spec.yaml:5: error [F1] args.misc.agent-turns: --agent-turns is not a flag of miles dc8b499b (nor of"
+        " Megatron and the SGLang its container installs)\n"
+        "  ==> search the catalog: run-matrix flags show TEXT"
+    ]
+
+
+def test_miles_mains_session_verify_agent_flags_pass_with_its_checkout(write, upstream_miles) -> None:
+    agent = "custom-generate-function-path: miles.utils.test_utils.session_verify_agent.generate"
+    flags = f"{agent}\n    session-verify-cycles: 2\n    tool-call-failure-mode: rollback"
+    found = custom(write, f"{flags}\n    custom-agent-function-path: a.b", miles_root=upstream_miles(MAIN))
+    assert found == []  # before they were read, each was an F1 warning

@@ -142,7 +142,7 @@ def test_the_sglang_miles_branchs_own_flags_join_the_catalog_of_their_version() 
     assert "sglang-miles" in main.sources
     assert pr.lookup("sglang-true-on-policy-contract") is None and "sglang-miles" not in pr.sources
     # a spelling the catalog has keeps its own definitions (one per program: miles', FSDP's, Megatron's)
-    assert main.extended((Flag("global-batch-size", "sglang", "value"),)).flags == main.flags
+    assert main.extended((Flag("global-batch-size", "sglang", "value"),), ("x", "y")).flags == main.flags
 
 
 def test_flags_sync_writes_a_catalog_named_by_date_and_commit(cli, tmp_path: Path) -> None:

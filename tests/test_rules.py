@@ -152,6 +152,25 @@ def test_l3_a_critic_has_gpus_of_its_own_before_miles_main_and_the_actors_at_mai
     assert problems(write, ROCM, ppo + "miles_version: 31f1ca96\n", only="L3") == []
 
 
+def test_l3_miles_mains_eval_fleet_has_gpus_of_its_own(write) -> None:
+    """miles/ray/placement_group.py at 31f1ca96: actor + rollout + --eval-num-gpus, unless colocated."""
+    main = "miles_version: 31f1ca96\n"
+    fleet = main + "args:\n  sglang:\n    rollout-num-gpus: 3\n  misc:\n    eval-num-gpus: 1\n"
+    assert problems(write, ROCM, fleet, only="L3") == []  # 4 + 3 + 1: the 8 GPUs, none idle
+    over = fleet.replace("gpus: 3", "gpus: 4")
+    assert [p.splitlines()[0] for p in problems(write, ROCM, over, only="L3")] == [
+        "spec.yaml:5: error [L3] args.sglang.rollout-num-gpus: needs actor 4 + rollout 4 + eval fleet 1 = 9"
+        " GPUs but the cluster has 1 node(s) x 8 GPUs = 8: Ray's placement group would wait forever"
+    ]
+    assert rules(write, ROCM, main + "args:\n  sglang:\n    rollout-num-gpus: 3\n") == ["w:L3", "w:L4"]
+    external = main + "args:\n  sglang:\n    rollout-num-gpus: 2\n  misc:\n    eval-function-path: a.Eval\n"
+    assert [p.splitlines()[0] for p in problems(write, ROCM, external, only="L3")] == [
+        "spec.yaml:5: warning [L3] args.sglang.rollout-num-gpus: uses actor 4 + rollout 2 = 6 of the 1 node(s)"
+        " x 8 GPUs = 8 GPUs; 2 stay idle in Ray's placement group; the function of --eval-function-path"
+        " (a.Eval) may use them"
+    ]
+
+
 def test_l4_engines(write) -> None:
     assert rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus: 3\n") == ["w:L3", "w:L4"]
     assert rules(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus: 1\n") == ["w:L3", "e:L4"]

@@ -86,6 +86,7 @@ class Layout:
     actor: Actor
     model: ModelFacts
     train_only: bool = False  # --debug-train-only: no engines start, the actor trains on saved rollouts
+    eval_gpus: int = 0  # miles main's eval fleet (--eval-num-gpus): GPUs of its own, unless colocated
 
     @property
     def cluster_gpus(self) -> int:
@@ -107,7 +108,13 @@ class Layout:
     @property
     def needed_gpus(self) -> int:
         """Colocated, the engines share the training GPUs; otherwise everything needs its own."""
-        return self.actor_gpus + self.critic_gpus + (0 if self.colocate else self.rollout_gpus)
+        own = 0 if self.colocate else self.rollout_gpus + self.eval_gpus
+        return self.actor_gpus + self.critic_gpus + own
+
+
+def _count(value: Any) -> int:
+    """A count that may be 0 (its default): --eval-num-gpus."""
+    return 0 if value in (None, 0, "0") else integer(value, 0)
 
 
 def integer(value: Any, default: int) -> int:
@@ -168,6 +175,7 @@ def layout(cell: Cell) -> Layout:
         actor,
         model_facts(cell),
         train_only,
+        0 if colocate or train_only else _count(flag("eval-num-gpus")),
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from runner.cells.cell import Cell
 from runner.cells.layout import Layout
 from runner.check import rule
-from runner.errors import Location, Problem, did_you_mean
+from runner.errors import Location, Problem, did_you_mean, printable
 from runner.knowledge.flags import Choice, Flag, load, shipped
 from runner.knowledge.flags.values import Verdict, judge
 from runner.memos import Table, remember
@@ -33,10 +33,6 @@ def judged_elsewhere() -> frozenset[str]:
     from runner.check.spec import INTEGER_FLAGS  # here: importing it above would register G* before M*
 
     return frozenset((*INTEGER_FLAGS, *CHOICES_ELSEWHERE))
-
-
-# miles loads these functions at parse time, and each may add flags of its own (add_arguments)
-CUSTOM_FUNCTIONS = ("rollout-function-path", "custom-generate-function-path")
 
 
 Judged = tuple[
@@ -136,7 +132,7 @@ def _unknown(cell: Cell, key: str, name: str, where: Location) -> Problem:
     )
     also = f"; miles {', '.join(knowing)} accepts it" if knowing else ""
     message = f"--{name} is not a flag of {_version(cell.flags, cell.backend)}{also}"
-    custom = [f for f in CUSTOM_FUNCTIONS if cell.flag(f)]
+    unread = [added for added in cell.flags.functions if added.unread]
     if knowing and not cell.flags.stated:
         note = "; the spec names no miles_version, so this is not an error"
         return Problem("F1", message + note, key, (where,), "warning", hint)
@@ -144,10 +140,17 @@ def _unknown(cell: Cell, key: str, name: str, where: Location) -> Problem:
         sglang = catalog.sources.get("sglang", "SGLang")
         note = f"; the catalog read {sglang}, and the branch the container installs may add flags"
         return Problem("F1", message + note, key, (where,), "warning", hint)
-    if custom:
-        note = f"; the function of --{custom[0]} may add it"
+    if unread:
+        function, why = printable(unread[0].function), printable(unread[0].unread)
+        note = f"; the function of --{unread[0].option} ({function}) may add it, but {why}"
         return Problem("F1", message + note, key, (where,), "warning", hint)
-    return Problem("F1", message, key, (where,), hint=hint)
+    return Problem("F1", message + _read_functions(cell.flags), key, (where,), hint=hint)
+
+
+def _read_functions(choice: Choice) -> str:
+    """What the message says of the custom functions miles loads, each read whole: none adds the flag."""
+    read = [f"--{added.option} ({printable(added.function)})" for added in choice.functions]
+    return f", nor does the function of {' or '.join(read)} add it" if read else ""
 
 
 @rule("F2")

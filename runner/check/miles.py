@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from runner.cells.cell import Cell
 from runner.cells.layout import Layout, integer
 from runner.check import problem, rule
-from runner.errors import Problem
+from runner.errors import Problem, printable
 from schemas.launchers import either
 
 IGNORED_SGLANG_FLAGS = ("sglang-tp-size", "sglang-attn-cp-size", "sglang-moe-dp-size")
@@ -62,10 +62,12 @@ def gpu_budget(cell: Cell, facts: Layout) -> Iterator[Problem]:
     parts = [f"actor {facts.actor_gpus}"]
     parts += [f"critic {facts.critic_gpus}"] if facts.critic_gpus else []
     parts += [] if facts.colocate else [f"rollout {facts.rollout_gpus}"]
+    parts += [f"eval fleet {facts.eval_gpus}"] if facts.eval_gpus else []
     sum_text = " + ".join(parts) + f" = {facts.needed_gpus}" if len(parts) > 1 else parts[0]
     have = f"{facts.nodes} node(s) x {facts.gpus_per_node} GPUs = {facts.cluster_gpus}"
     flags = ("actor-num-gpus-per-node", "actor-num-nodes", *(() if facts.colocate else ("rollout-num-gpus",)))
     flags += CRITIC_FLAGS if facts.critic_gpus else ()
+    flags += ("eval-num-gpus",) if facts.eval_gpus else ()
     if facts.needed_gpus > facts.cluster_gpus:
         yield problem(
             "L3",
@@ -79,11 +81,22 @@ def gpu_budget(cell: Cell, facts: Layout) -> Iterator[Problem]:
             "L3",
             cell,
             flags,
-            f"uses {sum_text} of the {have} GPUs; {facts.cluster_gpus - facts.needed_gpus} stay idle",
+            f"uses {sum_text} of the {have} GPUs; {facts.cluster_gpus - facts.needed_gpus} stay idle"
+            + _outside_ray(cell),
             severity="warning",
         )
     yield from _node_share(cell, facts)
     yield from _miles_gpus_per_node(cell, facts)
+
+
+def _outside_ray(cell: Cell) -> str:
+    """A custom eval function may start a server of its own on GPUs Ray's placement group left free
+    (miles main's ExternalSglangEvalFn does, on the GPUs an environment variable names)."""
+    function = cell.flag("eval-function-path")
+    if not isinstance(function, str) or not function:
+        return ""
+    shown = printable(function)
+    return f" in Ray's placement group; the function of --eval-function-path ({shown}) may use them"
 
 
 def _node_share(cell: Cell, facts: Layout) -> Iterator[Problem]:

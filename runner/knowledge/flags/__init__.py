@@ -8,7 +8,7 @@ spec's ``miles_version``, else the newest shipped — and the choice says which 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -16,13 +16,14 @@ import yaml
 from runner.errors import EnvironmentProblem, Location, SpecError
 from runner.knowledge import versions
 from runner.knowledge.flags.catalog import Catalog, Flag
-from runner.memos import remember
+from runner.knowledge.flags.functions import Added
+from runner.memos import Table, remember
 from runner.spec import locate
 
 SHIPPED = locate.PROJECT / "miles" / "flags"
 BRANCH_FILE = "sglang-miles.yaml"  # flags of the SGLang branch the container checks out, by hand
 
-__all__ = ["Catalog", "Choice", "Flag", "choose", "shipped"]
+__all__ = ["Added", "Catalog", "Choice", "Flag", "choose", "shipped", "with_functions"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Choice:
     reason: str
     checkout: Path | None = None
     stated: bool = True  # False: no miles_version and no checkout, so the newest shipped catalog
+    functions: tuple[Added, ...] = ()  # the custom functions miles loads for the cell, and what each adds
 
 
 def shipped() -> list[Path]:
@@ -46,6 +48,37 @@ def choose(version: str | None, miles_root: Path | None, where: Location, option
     if miles_root is not None:
         return _from_checkout(miles_root.resolve(), version, where, option)
     return _shipped_choice(version, option) or _no_such_version(version, where, option)
+
+
+NO_CHECKOUT = "no checkout is named to read its module from (--miles-root, $MILES_ROOT)"
+_EXTENDED: Table[tuple[int, tuple[str, ...]], tuple[Catalog, Catalog]] = Table(
+    "runner.knowledge.flags._EXTENDED",
+    "pure",
+    "a catalog with the flags of custom functions, by the catalog (kept beside it: its address is not"
+    " reused) and where each added flag was read; the cells of one suite share a few functions",
+    64,
+)
+
+
+def with_functions(choice: Choice, named: tuple[tuple[str, str], ...], miles_root: Path | None) -> Choice:
+    """``choice`` with the flags that the custom functions ``named`` (``functions.named``) add to
+    miles' parser, read from the checkout ``miles_root``; without one, each says it was not read."""
+    if not named:
+        return choice
+    if miles_root is None:
+        return replace(choice, functions=tuple(Added(o, f, (), NO_CHECKOUT) for o, f in named))
+    from runner.knowledge.checkout import Tree  # the door: only when a checkout is named
+    from runner.knowledge.flags.functions import read
+
+    tree = Tree.at(miles_root)
+    added = tuple(read(tree, option, function) for option, function in named)
+    more = tuple(flag for a in added for flag in a.flags)
+    key = (id(choice.catalog), tuple(f"{flag.name} {flag.where}" for flag in more))
+    kept = _EXTENDED.get(key)
+    if kept is None or kept[0] is not choice.catalog:
+        source = ("functions", "the modules of the custom functions a cell names, in the checkout")
+        kept = _EXTENDED.put(key, (choice.catalog, choice.catalog.extended(more, source)))
+    return replace(choice, catalog=kept[1], functions=added)
 
 
 @remember("shipped", "the shipped catalog a miles version names")
@@ -82,7 +115,8 @@ def _no_such_version(version: str | None, where: Location, option: str = "") -> 
 def load(path: Path) -> Catalog:
     """A shipped catalog, with the flags of the sglang-miles branch its miles version lists."""
     catalog = Catalog.from_json(path.read_text(encoding="utf-8"), origin=path.name)
-    return catalog.extended(branch_flags(catalog.miles))
+    branch = ("sglang-miles", "miles/flags/sglang-miles.yaml (the branch's own flags, by hand)")
+    return catalog.extended(branch_flags(catalog.miles), branch)
 
 
 def branch_flags(miles: str) -> tuple[Flag, ...]:

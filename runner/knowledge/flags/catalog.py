@@ -113,18 +113,14 @@ class Catalog:
     def names(self, backend: str = "megatron") -> Iterable[str]:
         return self.index(backend).keys()
 
-    def extended(self, branch: tuple[Flag, ...]) -> Catalog:
-        """This catalog with flags read elsewhere (a branch's, by hand); a spelling it has wins."""
-        if not branch:
+    def extended(self, more: tuple[Flag, ...], source: tuple[str, str]) -> Catalog:
+        """This catalog with flags read elsewhere (a branch's by hand, a custom function's module), and
+        ``source`` (its name, what it is) among its sources; a spelling it has wins."""
+        if not more:
             return self
-        sources = {
-            **self.sources,
-            "sglang-miles": "miles/flags/sglang-miles.yaml (the branch's own flags, by hand)",
-        }
         taken = {spelling for flag in self.flags for spelling in (flag.name, *flag.aliases)}
-        return replace(
-            self, sources=sources, flags=(*self.flags, *(f for f in branch if f.name not in taken))
-        )
+        added = tuple(merged((), (f for f in more if f.name not in taken)))
+        return replace(self, sources={**self.sources, source[0]: source[1]}, flags=(*self.flags, *added))
 
     def to_json(self) -> str:
         data = {
