@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner.knowledge.checkout import Tree
-from runner.knowledge.flags.functions import Added, named, read
+from runner.knowledge.flags.functions import read
+from runner.knowledge.flags.loaded import Added, named
 
 PLUGINS = Tree.at(Path(__file__).parent / "data" / "custom-flags")
 GENERATE = "custom-generate-function-path"

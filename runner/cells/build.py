@@ -19,7 +19,7 @@ from runner.cells.matrix import Combo, cell_id, expand
 from runner.errors import Problem, SpecError
 from runner.knowledge import flags, launchers
 from runner.knowledge.bundled import conventions, load_preset
-from runner.knowledge.flags import functions
+from runner.knowledge.flags import loaded
 from runner.memos import resolved
 from runner.spec import locate
 from runner.spec.compose import Composed
@@ -105,7 +105,7 @@ def _cell(
 def _catalog(spec: Spec, preset: ModelPreset, composed: Composed, miles_root: Path | None) -> flags.Choice:
     """The flag catalog of the cell's miles, with the flags its custom functions add to miles' parser."""
     choice = flags.choose(spec.miles_version, miles_root, composed.location(("miles_version",)))
-    named = functions.named({**preset.model_args, **spec.args.flags()}, spec.env)
+    named = loaded.named({**preset.model_args, **spec.args.flags()}, spec.env)
     return flags.with_functions(choice, named, miles_root)
 
 

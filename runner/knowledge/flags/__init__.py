@@ -16,7 +16,7 @@ import yaml
 from runner.errors import EnvironmentProblem, Location, SpecError
 from runner.knowledge import versions
 from runner.knowledge.flags.catalog import Catalog, Flag
-from runner.knowledge.flags.functions import Added
+from runner.knowledge.flags.loaded import Added
 from runner.memos import Table, remember
 from runner.spec import locate
 
@@ -61,7 +61,7 @@ _EXTENDED: Table[tuple[int, tuple[str, ...]], tuple[Catalog, Catalog]] = Table(
 
 
 def with_functions(choice: Choice, named: tuple[tuple[str, str], ...], miles_root: Path | None) -> Choice:
-    """``choice`` with the flags that the custom functions ``named`` (``functions.named``) add to
+    """``choice`` with the flags that the custom functions ``named`` (``loaded.named``) add to
     miles' parser, read from the checkout ``miles_root``; without one, each says it was not read."""
     if not named:
         return choice

@@ -19,20 +19,16 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
-from typing import Any
 
 from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.flags.argparse_calls import calls, to_flags
 from runner.knowledge.flags.catalog import Flag
+from runner.knowledge.flags.loaded import Added
 from runner.knowledge.flags.static import Module, Scope, dotted
 from runner.memos import Table
 
-# the flags whose function miles loads at parse time, in the order it loads them
-OPTIONS = ("rollout-function-path", "custom-generate-function-path")
-LEGACY = "MILES_USE_LEGACY_ROLLOUT_V1"  # miles/utils/environ.py: set, miles adds no function's flags
 MAX_STEPS = 16  # functions and modules one function's add_arguments may lead through
 # what a parser is handed to without adding a flag of its own reading (argparse's own methods)
 PARSER_METHODS = {"add_argument_group", "add_mutually_exclusive_group", "set_defaults"}
@@ -41,40 +37,8 @@ Adder = tuple[Module, "ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda", int
 Follow = Callable[[Module, str], Iterator[Adder]]
 
 
-@dataclass(frozen=True)
-class Added:
-    """What the function one flag names adds to miles' parser, and why not all of it could be read."""
-
-    option: str  # the flag that names it: rollout-function-path
-    function: str  # its dotted path, as written
-    flags: tuple[Flag, ...]
-    unread: str = ""  # why what it adds could not all be read ("": it was)
-
-
 class _Unread(Exception):
     """Following ``add_arguments`` stops here; the message says why."""
-
-
-def named(flags: Mapping[str, Any], env: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """(flag, dotted path) of each function miles' parser loads for a launch with ``flags`` and ``env``."""
-    if _truthy(env.get(LEGACY)):
-        return ()
-    found = []
-    for option in OPTIONS:
-        value = flags.get(option)
-        if option == "rollout-function-path" and flags.get("fully-async"):
-            continue  # miles loads its own fully-async rollout instead
-        if isinstance(value, str) and value:
-            found.append((option, value))
-    return tuple(found)
-
-
-def _truthy(value: Any) -> bool:
-    """As miles reads the variable: an integer, nonzero; anything else is not known to be set."""
-    try:
-        return bool(int(str(value)))
-    except ValueError:
-        return False
 
 
 _READ: Table[tuple[str, str, str], tuple[Added, tuple[tuple[str, int], ...]]] = Table(
