@@ -173,8 +173,8 @@ def test_render_reads_model_args_from_a_checkout_and_warns_on_drift(cli, in_repo
     )
     assert drift.err == (
         f"matrices/base/glm5-744b-a40b-4layer.yaml:6: warning [model-args] model.type: MODEL_ARGS of {script}"
-        " differ from the shipped preset (miles dc8b499b) of glm5-744B-A40B_4layer: checkout has 6; preset has 4;"
-        " rendering the checkout's\n"
+        " differ from the shipped preset (miles dc8b499b) of glm5-744B-A40B_4layer, so the checkout's are"
+        " rendered: --num-layers 6 (preset: 4)\n"
         "  ==> if the checkout is right, `run-matrix presets sync --miles-root DIR` ships its presets\n"
     )
     cell = json.loads(drift.out)["cells"][0]

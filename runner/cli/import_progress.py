@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
+from runner.errors import clipped
 from runner.importer.parses import OUTCOME as MILES_REFUSES  # written, but miles' parser refuses it
 
 NEVER_LAUNCHES = "never calls execute_train"
@@ -94,7 +95,7 @@ def as_json(outcomes: dict[Path, tuple[str, str]], root: Path) -> dict[str, Any]
 
 def _reason(why: str) -> str:
     """A refusal's reason without what names the test: the groups of the summary."""
-    return why.split(": [", 1)[0][:120]
+    return clipped(why.split(": [", 1)[0], 120)
 
 
 def _shown(test: Path, root: Path) -> str:
