@@ -55,7 +55,7 @@ def test_validate_prints_a_problem_of_every_cell_once(write, cli):
         "spec.yaml:4: error [L3] args.sglang.rollout-num-gpus: needs actor 4"
     )
     assert "  ==> in 2 cells: spec, spec[fp8_rollout=true]" in text.out
-    assert text.out.rstrip().endswith("1 errors, 0 warnings")
+    assert text.out.rstrip().endswith("1 error, 0 warnings")
     data = json.loads(cli("validate", "spec.yaml", "--format", "json").out)
     assert [(p["rule"], p["cells"]) for p in data["problems"]] == [("L3", ["spec", "spec[fp8_rollout=true]"])]
 
@@ -106,3 +106,13 @@ def test_a_count_says_its_noun_in_the_singular_only_for_one():
     assert [counted(n, "cell") for n in (0, 1, 2)] == ["0 cells", "1 cell", "2 cells"]
     assert counted(1, "entry", "entries") == "1 entry"
     assert counted(3, "entry", "entries") == "3 entries"
+
+
+def test_no_message_counts_with_an_s_in_parentheses():
+    """"1 node(s)": a count says its noun in the number it has (``counted``), everywhere."""
+    found = []
+    for path in sorted((Path(__file__).parents[1] / "runner").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(r"\w\(s\)", node.value):
+                found.append(f"{path.name}:{node.lineno}: {node.value.strip()[:60]}")
+    assert found == []

@@ -216,7 +216,7 @@ def test_a_profile_added_as_readme_says_is_listed_covered_and_validated(cli, tre
     table = cli("coverage", "matrices", "--format", "markdown").out.splitlines()
     assert _columns(table[0], table[2])["h20"] == "—"
     checked = cli("validate", "matrices/hardware/h20.yaml").out
-    assert checked.startswith("0 cells, 1 supporting files checked in ") and checked.endswith(
+    assert checked.startswith("0 cells, 1 supporting file checked in ") and checked.endswith(
         ": 0 errors, 0 warnings\n"
     )
 

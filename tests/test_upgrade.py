@@ -49,7 +49,7 @@ def test_upgrade_drops_a_removed_flag_with_a_todo_naming_the_upstream_change(cli
         result.out.splitlines()[0]
         == "wrote matrices/nv/glm5-colocate-31f1ca96.yaml: miles dc8b499b -> 31f1ca96"
     )
-    assert result.out.endswith("validated: 0 errors, 1 warnings\n")
+    assert result.out.endswith("validated: 0 errors, 1 warning\n")
 
 
 def test_upgrade_says_each_todo_once(cli, tree):

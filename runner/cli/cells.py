@@ -22,7 +22,7 @@ from runner.cli.output import (
     needs_miles_root,
     print_json,
 )
-from runner.errors import UsageError, printable
+from runner.errors import UsageError, counted, printable
 from schemas.ci import CI
 
 
@@ -178,7 +178,7 @@ def _status_text(row: dict[str, Any]) -> str:
             return "runnable"
         optional = [r for r in checked if not r["met"]]
         count = len(checked) - len(optional)
-        met = f"runnable ({count} requirement{'s' if count != 1 else ''} met"
+        met = f"runnable ({counted(count, 'requirement')} met"
         return met + "".join(f"; optional requires.{r['name']}: {r['detail']}" for r in optional) + ")"
     if row["status"] in ("unmet", "unchecked"):
         return row["reason"] if row["status"] == "unchecked" else f"unmet: {row['reason']}"

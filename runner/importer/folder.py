@@ -28,7 +28,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner import atomic
-from runner.errors import Location, Problem, SpecError, UsageError
+from runner.errors import Location, Problem, SpecError, UsageError, counted
 from runner.importer import Imported, components_folder, family_base, plan
 from runner.importer.batch import Folder as Folder  # a folder import's request, named here too
 from runner.importer.batch import Job, runner
@@ -311,7 +311,7 @@ def _all_refused(request: Folder, refused: dict[str, list[Problem]]) -> SpecErro
     problems = [p for found in refused.values() for p in found]
     summary = SpecError.one(
         "import",
-        f"{len(refused)} test(s) of {request.tests} cannot be imported; nothing was written:\n  "
+        f"{counted(len(refused), 'test')} of {request.tests} cannot be imported; nothing was written:\n  "
         + "\n  ".join(lines),
         at=[Location(request.tests)],
         hint="fix them, or leave them out: --skip-refused writes the others",
