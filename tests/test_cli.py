@@ -400,6 +400,20 @@ def test_list_shows_skips(cli, write):
     )
 
 
+def test_list_and_coverage_say_a_runnable_cell_still_has_todos(cli, write):
+    write("base.yaml", VALID)
+    write("one.yaml", "extends: base.yaml\ntodo:\n  args.x: decide it\n")
+    write("two.yaml", "extends: base.yaml\ntodo:\n  args.x: decide it\n  env.Y: and this\n")
+    lines = cli("list", "base.yaml", "one.yaml", "two.yaml").out.splitlines()
+    assert [line.rsplit("  ", 1)[1] for line in lines[1:]] == ["runnable", "runnable, 1 TODO", "runnable, 2 TODOs"]
+    cells = json.loads(cli("list", "one.yaml", "two.yaml", "--format", "json").out)["cells"]
+    assert [(c["status"], c["todo"]) for c in cells] == [("runnable", ["args.x"]), ("runnable", ["args.x", "env.Y"])]
+    covered = cli("coverage", "two.yaml").out
+    assert ": two (2 TODOs)\n" in covered
+    entry = json.loads(cli("coverage", "two.yaml", "--format", "json").out)["tests"][0]["hardware"]
+    assert [e["todo"] for e in entry.values() if e["status"] == "runs"] == [{"two": 2}]
+
+
 def test_commands_accept_cell_ids(cli, in_repo):
     cell = "rocm/glm5-async[fp8_rollout=true]"
     assert json.loads(cli("render", cell, "--format", "json").out)["cells"][0]["id"] == cell
