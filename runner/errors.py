@@ -240,3 +240,20 @@ def first_line(error: BaseException | str) -> str:
     if text:
         return text.splitlines()[0]
     return type(error).__name__ if isinstance(error, BaseException) else "(no message)"
+
+
+def clipped(text: str, limit: int) -> str:
+    """``text`` whole, or cut to at most ``limit`` characters, at a word's end where one is near, and
+    marked with "…": a cut text never reads as a sentence that ended there."""
+    if len(text) <= limit:
+        return text
+    head = text[: max(limit - 1, 1)]
+    space = head.rfind(" ")
+    if space > len(head) // 2:
+        head = head[:space]
+    return head.rstrip(" ,;:") + "…"
+
+
+def counted(number: int, noun: str, plural: str = "") -> str:
+    """``1 cell``, ``2 cells``, ``0 errors``; ``plural`` where adding an s is wrong (``entries``)."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"

@@ -82,7 +82,7 @@ def test_a_checkout_preset_selects_its_model_a_core_file_all_a_readme_none(
     done = cli("ci", "plan", "matrices", "--runners", str(runners), *root, "--changed", "README.md")
     assert (done.code, done.out.strip()) == (0, '{"include":[]}')
     markdown = cli("ci", "plan", "--runners", str(runners), "--format", "markdown", "--changed", "README.md")
-    assert "## CI plan: 0 cells" in markdown.out and "GPU-hours: 0," in markdown.out
+    assert "## CI plan: 0 cells" in markdown.out and "GPU-hours: 0.0," in markdown.out
 
 
 def test_the_reason_names_the_preset_and_the_markdown_shows_it(
@@ -111,7 +111,7 @@ def test_the_budget_refuses_the_shipped_matrix(in_repo: Path, cli: Cli, runners:
     )
     plan = json.loads(done.out)
     assert done.code == 1 and plan["gpu_hours"] > 1 and plan["budget_gpu_hours"] == 1
-    assert f"the plan needs {plan['gpu_hours']:g} GPU-hours, over --budget-gpu-hours 1; largest: " in done.err
+    assert f"the plan needs {plan['gpu_hours']:.1f} GPU-hours, over --budget-gpu-hours 1; largest: " in done.err
     biggest = max(plan["cells"], key=lambda c: c["gpu_hours"])
     assert biggest["gpu_hours"] == pytest.approx(
         biggest["est_time"] * biggest["gpus"] * biggest["attempts"] / 3600, abs=1e-4

@@ -31,7 +31,7 @@ def test_glm5_on_one_h200_node_fits_neither_side(write):
     assert memory_problems(write, "glm5-744B-A40B", "h200", GLM5_ON_8) == [
         "spec.yaml:8: warning [P8] args.sglang.rollout-num-gpus-per-engine: a rollout engine's weights do not"
         " fit its GPUs: at least 738.0 B parameters (MODEL_ARGS of glm5-744B-A40B) x 2 bytes (bf16; no flag names"
-        " a quantized checkpoint) / 8 GPU(s) of an engine (tp x pp) = 184.5 GB per GPU, more than SGLang's static"
+        " a quantized checkpoint) / 8 GPUs of an engine (tp x pp) = 184.5 GB per GPU, more than SGLang's static"
         " memory on h200: 141 GB x sglang-mem-fraction-static 0.7 = 98.7 GB\n"
         '  ==> SGLang stops at start ("Not enough memory"): give an engine at least 15 GPUs'
         " (rollout-num-gpus-per-engine) or a quantized rollout checkpoint; the KV cache needs room too",

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from runner import pipeline
-from runner.launch.checkout import launch_context, model_args, observer
+from runner.launch.checkout import _token_difference, launch_context, model_args, observer
 from runner.launch.render import preset_tokens, render
 from runner.spec import locate
 from tests.conftest import DATA
@@ -75,9 +75,10 @@ def test_the_checkouts_own_execute_train_decides_the_runtime_env(tmp_path):
     assert [(p.rule, p.message) for p in problems] == [
         (
             "launch",
-            f"execute_train of {checkout} differs from the shipped launch conventions (miles dc8b499b):"
+            f"execute_train of {checkout} differs from the shipped launch conventions (miles dc8b499b),"
+            " so the checkout's conventions are rendered:"
             f" PYTHONPATH={checkout}:/root/Megatron-LM (shipped: /root/Megatron-LM);"
-            " PYTHONUNBUFFERED=1 (not in the shipped conventions); rendering the checkout's",
+            " PYTHONUNBUFFERED=1 (not in the shipped conventions)",
         )
     ]
     env = render(cell, context).env
@@ -111,3 +112,13 @@ def test_a_stuck_execute_train_is_a_warning_once_per_command(tmp_path, monkeypat
     assert (
         launch_context(replace(first, miles_root=CHECKOUT), {})[0].conventions == first.conventions
     )  # the stand-in's hold
+
+
+def test_a_model_args_difference_names_each_flag_with_its_values():
+    preset = ("--num-layers", "4", "--swiglu", "--rotary-base", "10000")
+    found = ("--num-layers", "6", "--swiglu", "--qk-layernorm", "--rotary-base", "10000")
+    assert _token_difference(preset, found) == "--num-layers 6 (preset: 4); checkout has --qk-layernorm"
+    assert _token_difference(found, preset) == "--num-layers 4 (preset: 6); preset has --qk-layernorm"
+    assert (
+        _token_difference(preset, preset[2:] + preset[:2]) == "the same flags, in another order or repeated"
+    )

@@ -213,7 +213,7 @@ def test_run_takes_exactly_the_cells_of_a_shard(cli, tree):
         (
             {"c.json": '["gen/nv[est=901]"]'},
             ("gen", "--cells", "c.json"),
-            "--cells c.json: 1 cell(s) the selected specs do not have: gen/nv[est=901] (did you mean "
+            "--cells c.json: 1 cell the selected specs do not have: gen/nv[est=901] (did you mean "
             "'gen/nv[est=900]'?) — give the specs the plan was made from",
         ),
         (

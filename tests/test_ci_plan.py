@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.ci import present
+from runner.ci import budget, present
 from runner.ci.plan import balance, plan, route
 from schemas.ci import CI
 from schemas.ci_plan import CiPlan, PlannedCell
@@ -123,7 +123,7 @@ def test_github_matrix_and_markdown():
     assert present.markdown(made) == (
         "## CI plan: 2 cells on 2 runners\n"
         "\n"
-        "GPU-hours: 0, retries counted at their maximum\n"
+        "GPU-hours: 0.0, retries counted at their maximum\n"
         "\n"
         "### `self-hosted,h200`: h200, 8 GPUs each, 2 runners\n"
         "\n"
@@ -174,3 +174,14 @@ def test_the_history_variable_is_the_stores_own() -> None:
     from runner.results.history.location import ENV
 
     assert HISTORY_URL == ENV
+
+
+def test_gpu_hours_are_shown_to_one_decimal():
+    made = plan([cell("a", est=60)], [H200], {}, nightly=False, specs=["matrices"])
+    costly = made.model_copy(update={"gpu_hours": 16.8331})
+    assert "GPU-hours: 16.8, retries counted at their maximum\n" in present.markdown(costly)
+    assert budget.over(costly, 10) == (
+        "the plan needs 16.8 GPU-hours, over --budget-gpu-hours 10; largest: a 0.0 h (60 s x 8 GPUs x 1)."
+        " Plan fewer cells (-k, --changed) or raise the budget"
+    )
+    assert [budget.hours(h) for h in (0, 0.01, 0.26, 2.0)] == ["0.0", "under 0.1", "0.3", "2.0"]

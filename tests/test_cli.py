@@ -220,8 +220,8 @@ def test_render_reads_model_args_from_a_checkout_and_warns_on_drift(cli, in_repo
     )
     assert drift.err == (
         f"matrices/base/glm5-744b-a40b-4layer.yaml:6: warning [model-args] model.type: MODEL_ARGS of {script}"
-        " differ from the shipped preset (miles dc8b499b) of glm5-744B-A40B_4layer: checkout has 6; preset has 4;"
-        " rendering the checkout's\n"
+        " differ from the shipped preset (miles dc8b499b) of glm5-744B-A40B_4layer, so the checkout's are"
+        " rendered: --num-layers 6 (preset: 4)\n"
         "  ==> if the checkout is right, `run-matrix presets sync --miles-root DIR` ships its presets\n"
     )
     cell = json.loads(drift.out)["cells"][0]
@@ -267,10 +267,10 @@ def test_explain_a_key(cli, in_repo):
         "  matrices/rocm/glm5-async.yaml:38  set 2\n"
         "      why: with DP-attention, DP=2 EP=2 split each 2-GPU engine; they do not multiply it\n"
         "derived:\n"
-        "  cluster: 1 node(s) x 8 GPUs = 8\n"
+        "  cluster: 1 node x 8 GPUs = 8\n"
         "  actor: 4 GPUs: TP 1 x PP 1 x CP 1 -> DP 4; experts: EP 4 x ETP 1 -> expert DP 1; 64 experts per EP rank\n"
-        "  rollout: 4 GPUs -> 2 engine(s) x 2 GPUs (tp 2)\n"
-        "  engine: 2 GPUs; DP-attention: 2 attention-DP rank(s) x attention-TP 2/2 = 1;"
+        "  rollout: 4 GPUs -> 2 engines x 2 GPUs (tp 2)\n"
+        "  engine: 2 GPUs; DP-attention: 2 attention-DP ranks x attention-TP 2/2 = 1;"
         " MoE: EP 2 x MoE-TP 2/2 = 1 (128 experts per EP rank)\n"
         "flag: --sglang-dp-size [sglang] int aliases: --sglang-data-parallel-size  (sglang/srt/server_args.py:4524)\n"
         "flags checked against miles dc8b499b, as the spec's miles_version says (2026-05-13-dc8b499b.json)\n"
@@ -445,6 +445,20 @@ def test_list_shows_skips(cli, write):
     assert lines[2].endswith(
         "skipped: broken upstream (https://github.com/radixark/miles/issues/1, until 2999-01-01)"
     )
+
+
+def test_list_and_coverage_say_a_runnable_cell_still_has_todos(cli, write):
+    write("base.yaml", VALID)
+    write("one.yaml", "extends: base.yaml\ntodo:\n  args.x: decide it\n")
+    write("two.yaml", "extends: base.yaml\ntodo:\n  args.x: decide it\n  env.Y: and this\n")
+    lines = cli("list", "base.yaml", "one.yaml", "two.yaml").out.splitlines()
+    assert [line.rsplit("  ", 1)[1] for line in lines[1:]] == ["runnable", "runnable, 1 TODO", "runnable, 2 TODOs"]
+    cells = json.loads(cli("list", "one.yaml", "two.yaml", "--format", "json").out)["cells"]
+    assert [(c["status"], c["todo"]) for c in cells] == [("runnable", ["args.x"]), ("runnable", ["args.x", "env.Y"])]
+    covered = cli("coverage", "two.yaml").out
+    assert ": two (2 TODOs)\n" in covered
+    entry = json.loads(cli("coverage", "two.yaml", "--format", "json").out)["tests"][0]["hardware"]
+    assert [e["todo"] for e in entry.values() if e["status"] == "runs"] == [{"two": 2}]
 
 
 def test_commands_accept_cell_ids(cli, in_repo):

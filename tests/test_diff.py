@@ -104,7 +104,7 @@ def test_allow_guards_against_drift(cli, in_repo):
     partial = cli("diff", NV, ROCM, "--format", "json", "--allow", "args.*", "--allow", "hardware", *running)
     assert partial.code == 1
     assert partial.err.startswith(
-        "run-matrix: 13 key(s) differ outside the allowed deltas: launch.script, env."
+        "run-matrix: 13 keys differ outside the allowed deltas: launch.script, env."
     )
     assert cli("diff", NV, ROCM, "--format", "json").code == 0  # no allowances: a report, not a guard
 
@@ -141,7 +141,7 @@ def test_allow_globs_reach_the_sub_keys_of_an_entry(cli, in_repo):
     assert cli("diff", NV, ROCM, "--format", "json", *base, *sub_keys).code == 0
     missing = cli("diff", NV, ROCM, "--format", "json", *base, *sub_keys[:-2])
     assert missing.err == (
-        "run-matrix: 3 key(s) differ outside the allowed deltas: expect.train/ppo_kl, "
+        "run-matrix: 3 keys differ outside the allowed deltas: expect.train/ppo_kl, "
         "expect.train/train_rollout_logprob_abs_diff, expect.perf/step_time\n"
     )
 
@@ -242,7 +242,7 @@ def test_allowed_deltas_in_a_spec(cli, write):
     )
     result = cli("diff", "a.yaml", "b.yaml", "--format", "markdown")
     assert result.code == 1
-    assert result.err == "run-matrix: 1 key(s) differ outside the allowed deltas: args.rollout.num-rollout\n"
+    assert result.err == "run-matrix: 1 key differs outside the allowed deltas: args.rollout.num-rollout\n"
     assert cli("diff", "a.yaml", "b.yaml", "--allow", "args.rollout.*").code == 0
 
 

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import ast
 import json
+import re
 from pathlib import Path
 
-from runner.errors import Location, Problem, merged
+from runner.errors import Location, Problem, clipped, counted, merged
 from runner.spec.locate import BUNDLED_MATRICES
 
 ROCM = BUNDLED_MATRICES / "rocm" / "glm5-async.yaml"
@@ -53,6 +55,64 @@ def test_validate_prints_a_problem_of_every_cell_once(write, cli):
         "spec.yaml:4: error [L3] args.sglang.rollout-num-gpus: needs actor 4"
     )
     assert "  ==> in 2 cells: spec, spec[fp8_rollout=true]" in text.out
-    assert text.out.rstrip().endswith("1 errors, 0 warnings")
+    assert text.out.rstrip().endswith("1 error, 0 warnings")
     data = json.loads(cli("validate", "spec.yaml", "--format", "json").out)
     assert [(p["rule"], p["cells"]) for p in data["problems"]] == [("L3", ["spec", "spec[fp8_rollout=true]"])]
+
+
+DANGLING = re.compile(r"(?:'s|\b(?:the|a|an|of|to|and|or|with|by|for|its|their))\s*$")
+
+
+def _ending(node: ast.expr) -> str | None:
+    """The literal text a message template ends with (None: it ends with a value)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[-1], ast.Constant):
+        return str(node.values[-1].value)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _ending(node.right)
+    return None
+
+
+def _message(call: ast.Call) -> ast.expr | None:
+    """The message of a ``Problem(rule, message, ...)`` or an ``...Error(message)``."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    if name == "Problem" and len(call.args) > 1:
+        return call.args[1]
+    return call.args[0] if name.endswith(("Error", "Problem")) and call.args else None
+
+
+def test_no_message_template_ends_mid_sentence():
+    """A message that ends "rendering the checkout's" leaves its reader to guess the rest."""
+    cut = []
+    for path in sorted((Path(__file__).parents[1] / "runner").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            message = _message(node) if isinstance(node, ast.Call) else None
+            text = _ending(message) if message is not None else None
+            if text and DANGLING.search(text):
+                cut.append(f"{path.name}:{node.lineno}: ...{text[-40:]}")
+    assert cut == []
+
+
+def test_a_clipped_text_ends_at_a_word_and_says_it_was_cut():
+    said = "the sandbox's driver left no answer because the checkout's helper raised an error"
+    assert clipped(said, 200) == said
+    assert clipped(said, 40) == "the sandbox's driver left no answer…"
+    assert len(clipped(said, 40)) <= 40
+    assert clipped("x" * 50, 10) == "x" * 9 + "…"  # one long word: cut inside it, still marked
+
+
+def test_a_count_says_its_noun_in_the_singular_only_for_one():
+    assert [counted(n, "cell") for n in (0, 1, 2)] == ["0 cells", "1 cell", "2 cells"]
+    assert counted(1, "entry", "entries") == "1 entry"
+    assert counted(3, "entry", "entries") == "3 entries"
+
+
+def test_no_message_counts_with_an_s_in_parentheses():
+    """"1 node(s)": a count says its noun in the number it has (``counted``), everywhere."""
+    found = []
+    for path in sorted((Path(__file__).parents[1] / "runner").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(r"\w\(s\)", node.value):
+                found.append(f"{path.name}:{node.lineno}: {node.value.strip()[:60]}")
+    assert found == []

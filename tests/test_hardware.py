@@ -256,7 +256,7 @@ def test_a_profile_folder_or_file_named_alone_is_checked_as_profiles(cli, write)
         assert "'hardware' is required" not in result.out
     folder = cli("validate", "hardware/").out.splitlines()[-1]
     assert folder.startswith("0 cells, 3 supporting files checked in ") and folder.endswith(
-        ": 1 errors, 0 warnings"
+        ": 1 error, 0 warnings"
     )
     assert cli("validate", "hardware/good.yaml").code == 0
     refused = cli("render", "hardware/good.yaml")

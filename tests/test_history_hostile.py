@@ -5,6 +5,7 @@ password is never printed; text from the store never reaches the terminal raw. R
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import sqlite3
@@ -122,7 +123,9 @@ def test_an_empty_file_and_a_missing_one_read_as_no_runs_and_stay_as_they_are(cl
     empty = tmp_path / "empty.sqlite"
     empty.touch()
     shown = cli("history", "--history", str(empty))
-    assert (shown.code, shown.err) == (2, f"run-matrix: no runs recorded yet in the history store {empty}\n")
+    assert (shown.code, shown.out, shown.err) == (0, f"no runs recorded yet in the history store {empty}\n", "")
+    shown = cli("history", "--history", str(empty), "--format", "json")
+    assert (shown.code, json.loads(shown.out)) == (0, {"cells": []})
     assert cli("history", "untrust", "abc", "--reason", "r", "--history", str(empty)).code == 2
     assert recorded(str(empty), {}, ["nv/a"]) == {}
     assert empty.stat().st_size == 0

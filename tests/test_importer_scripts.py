@@ -100,7 +100,7 @@ def test_a_critic_colocated_with_the_few_gpu_switch(cli, here, monkeypatch):
     result = run_import(cli, "test_glm5_ppo_critic.py", here / "critic.yaml", "--hardware", "h200")
     assert result.code == 0, result.err
     assert result.out.splitlines()[-1] == (
-        "2 cell(s): critic, critic[few_gpu=true]; each renders what the script launches"
+        "2 cells: critic, critic[few_gpu=true]; each renders what the script launches"
     )
     text = (here / "critic.yaml").read_text()
     assert (

@@ -79,7 +79,7 @@ TYPO = """args:
 def test_a_misspelt_flag_that_keeps_its_why_is_named_first_with_did_you_mean(cli, write):
     path = write("spec.yaml", MINIMAL + TYPO)
     done = cli("validate", str(path))
-    assert (done.code, done.out.split("1 cells, 0 supporting")[0]) == (
+    assert (done.code, done.out.split("1 cell, 0 supporting")[0]) == (
         2,
         "spec.yaml:10: error [F1] args.sglang.sglang-dp-sise: --sglang-dp-sise is not a flag of miles"
         " 31f1ca96 (nor of Megatron and the SGLang its container installs)\n"
@@ -93,7 +93,7 @@ def test_a_misspelt_flag_that_keeps_its_why_is_named_first_with_did_you_mean(cli
 def test_a_why_naming_an_unset_key_of_a_spec_whose_flags_are_known_stands_alone(cli, write):
     path = write("spec.yaml", VALID + "why: {args.misc.colocated: one node}\n")
     done = cli("validate", str(path))
-    assert (done.code, done.out.split("1 cells, 0 supporting")[0]) == (
+    assert (done.code, done.out.split("1 cell, 0 supporting")[0]) == (
         2,
         "spec.yaml:7: error [why] why.args.misc.colocated: why: gives a reason for 'args.misc.colocated',"
         " which this file does not set\n"

@@ -76,7 +76,11 @@ def test_port_refits_to_a_smaller_node_and_says_so(cli, tree):
 
 def test_port_leaves_todos_it_cannot_decide(cli, tree):
     text = cli("port", "rocm/glm5-async", "--to", "h200", "-o", "matrices/nv/glm5-async-h200.yaml").out
-    assert "TODO env.RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES: a ROCm workaround of the source" in text
+    said = [line for line in text.splitlines() if "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES" in line]
+    assert said == [  # once: by its warning at its line (the env var's deletion is a TODO, not a change)
+        "matrices/nv/glm5-async-h200.yaml:14: warning [G6] todo.env.RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES:"
+        " left for a person: a ROCm workaround of the source; on the target it is probably not needed"
+    ]
     overlay = (tree / "nv/glm5-async-h200.yaml").read_text()
     assert "# TODO(port): decide these, then delete the entries\ntodo:\n" in overlay
     assert "CUDA_VISIBLE_DEVICES" in overlay
@@ -212,7 +216,7 @@ def test_a_profile_added_as_readme_says_is_listed_covered_and_validated(cli, tre
     table = cli("coverage", "matrices", "--format", "markdown").out.splitlines()
     assert _columns(table[0], table[2])["h20"] == "—"
     checked = cli("validate", "matrices/hardware/h20.yaml").out
-    assert checked.startswith("0 cells, 1 supporting files checked in ") and checked.endswith(
+    assert checked.startswith("0 cells, 1 supporting file checked in ") and checked.endswith(
         ": 0 errors, 0 warnings\n"
     )
 

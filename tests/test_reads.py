@@ -95,7 +95,7 @@ def test_a_file_no_earlier_cell_writes_is_g9(write, tmp_path):
     load = 'args:\n  ckpt: {ckpt-step: "$${read-integer:/elsewhere/latest.txt}"}\n'
     assert spec_problems(write, SAVE, load) == [
         "components/load.yaml:2: error [G9] args.ckpt.ckpt-step: --ckpt-step reads"
-        " /elsewhere/latest.txt at launch, which no earlier cell of the spec writes (the 1 cell(s) before"
+        " /elsewhere/latest.txt at launch, which no earlier cell of the spec writes (the 1 cell before"
         " spec[mode=load]; the folders they write: --save)\n  ==> read a file under an earlier cell's --save"
         " folder; the cells of a spec run in order"
     ]

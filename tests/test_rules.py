@@ -45,10 +45,10 @@ def test_pr1124_rocm_engine_is_accepted_and_explained() -> None:
     cell = pipeline.cell(ROCM)
     assert list(check.run(cell)) == []
     assert describe(layout(cell))["engine"] == (
-        "2 GPUs; DP-attention: 2 attention-DP rank(s) x attention-TP 2/2 = 1;"
+        "2 GPUs; DP-attention: 2 attention-DP ranks x attention-TP 2/2 = 1;"
         " MoE: EP 2 x MoE-TP 2/2 = 1 (128 experts per EP rank)"
     )
-    assert describe(layout(cell))["rollout"] == "4 GPUs -> 2 engine(s) x 2 GPUs (tp 2)"
+    assert describe(layout(cell))["rollout"] == "4 GPUs -> 2 engines x 2 GPUs (tp 2)"
 
 
 def test_pr1124_without_dp_attention_is_l5(write) -> None:
@@ -130,7 +130,7 @@ def test_l3_budget(write) -> None:
     assert problems(write, ROCM, "args:\n  sglang:\n    rollout-num-gpus: 6\n", only="L3") == [
         # headlined at the overlay's line, then every key the budget was derived from, newest first
         "spec.yaml:4: error [L3] args.sglang.rollout-num-gpus: needs actor 4 + rollout 6 = 10 GPUs but"
-        " the cluster has 1 node(s) x 8 GPUs = 8: Ray's placement group would wait forever\n"
+        " the cluster has 1 node x 8 GPUs = 8: Ray's placement group would wait forever\n"
         f"  ==> also at {_rel(ROCM)}:54 (args.misc.actor-num-gpus-per-node)\n"
         f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:18 (cluster.gpus_per_node)\n"
         f"  ==> also at {_rel(MATRICES / 'base/glm5-744b-a40b-4layer.yaml')}:117 (args.misc.actor-num-nodes)\n"
@@ -146,7 +146,7 @@ def test_l3_a_critic_has_gpus_of_its_own_before_miles_main_and_the_actors_at_mai
     ppo = "args:\n  grpo:\n    advantage-estimator: ppo\n"
     assert [p.splitlines()[0] for p in problems(write, ROCM, ppo, only="L3")] == [
         "spec.yaml:4: error [L3] args.grpo.advantage-estimator: needs actor 4 + critic 4 + rollout 4 = 12"
-        " GPUs but the cluster has 1 node(s) x 8 GPUs = 8: Ray's placement group would wait forever"
+        " GPUs but the cluster has 1 node x 8 GPUs = 8: Ray's placement group would wait forever"
     ]
     # miles/ray/placement_group.py at 31f1ca96: result["critic"] = result["actor"]
     assert problems(write, ROCM, ppo + "miles_version: 31f1ca96\n", only="L3") == []

@@ -41,7 +41,7 @@ def spec_with(write, value: str, where: str = "args") -> Path:
 def test_a_run_id_outside_the_flags_or_misspelt_is_g14_at_its_key(cli, write) -> None:
     path = spec_with(write, "/root/out/$${run-id}", where="env")
     done = cli("validate", str(path))
-    assert (done.code, done.out.split("1 cells, 0 supporting")[0]) == (
+    assert (done.code, done.out.split("1 cell, 0 supporting")[0]) == (
         2,
         "spec.yaml:7: error [G15] env.OUT: a run's name is filled into the flags of args alone (a value, or an"
         " item of a list), when the job is submitted: nothing fills it here\n"
@@ -49,7 +49,7 @@ def test_a_run_id_outside_the_flags_or_misspelt_is_g14_at_its_key(cli, write) ->
     )
     path = spec_with(write, "/root/out/$${run-id:x}")
     done = cli("validate", str(path))
-    assert (done.code, done.out.split("1 cells, 0 supporting")[0]) == (
+    assert (done.code, done.out.split("1 cell, 0 supporting")[0]) == (
         2,
         "spec.yaml:6: error [G15] args.misc.save: '/root/out/${run-id:x}' holds ${run-id other than as"
         " ${run-id}, which is all a run's name is written as\n"

@@ -130,7 +130,7 @@ def test_a_launch_miles_refuses_fails_its_cell_before_any_ray_process(cli, spec,
         "  ==> miles' own parse_args() refuses this launch: change the flag it names (the message is miles')"
     )
     (note,) = report["notes"]
-    assert re.fullmatch(r"miles' parser \(python3\) checked 1 cell\(s\) in \d+\.\d s: it refuses 1", note)
+    assert re.fullmatch(r"miles' parser \(python3\) checked 1 cell in \d+\.\d s: it refuses 1", note)
     assert f"run-matrix: {note}\n" in err
     assert "Traceback" not in err
 
@@ -198,7 +198,7 @@ def test_a_launch_miles_accepts_is_no_refusal(tmp_path):
     root = parser_checkout(tmp_path)
     verdict = miles_check.check([planned(root)], options(root, f"{Path(sys.executable).parent}"))
     assert verdict.refused == {}
-    assert re.fullmatch(r"miles' parser \(python3\) checked 1 cell\(s\) in \d+\.\d s", verdict.note)
+    assert re.fullmatch(r"miles' parser \(python3\) checked 1 cell in \d+\.\d s", verdict.note)
 
 
 def test_render_with_miles_python_refuses_before_writing(cli, spec, tmp_path):

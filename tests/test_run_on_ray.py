@@ -313,7 +313,7 @@ def test_dry_run_runs_nothing_and_a_bare_spec_means_run(cli, specs):
     assert cell["job"]["entrypoint"].startswith(f"python3 {FAKE_MILES}/train_async.py --spec ")
     assert not Path("logs").exists()
     nothing = cli("run", "m/fake/async.yaml", "-k", "nv/*")
-    assert (nothing.code, nothing.err) == (2, "run-matrix: -k 'nv/*' matches none of 1 cells: fake/async\n")
+    assert (nothing.code, nothing.err) == (2, "run-matrix: -k 'nv/*' matches none of 1 cell: fake/async\n")
 
 
 # the fake checkout's execute_train leaves its root off PYTHONPATH (miles is installed where that holds)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+import schemas
 from runner.knowledge import flags
+from runner.port.files import schema_line
 from runner.spec import locate
 from runner.spec.compose import compose
 from runner.spec.load import load
@@ -46,7 +49,23 @@ def test_upgrade_drops_a_removed_flag_with_a_todo_naming_the_upstream_change(cli
         result.out.splitlines()[0]
         == "wrote matrices/nv/glm5-colocate-31f1ca96.yaml: miles dc8b499b -> 31f1ca96"
     )
-    assert result.out.endswith("validated: 0 errors, 1 warnings\n")
+    assert result.out.endswith("validated: 0 errors, 1 warning\n")
+
+
+def test_upgrade_says_each_todo_once(cli, tree):
+    result = cli("upgrade", "nv/glm5-colocate", "--to-version", MAIN)
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[1] == (
+        "  args.misc.disable-weights-backuper (deleted)  (a TODO: its warning below says what changed)"
+    )
+    assert result.out.count("was removed by miles PR #2223") == 1
+    assert result.out.count("Upstream instead: --rematerialize-param-from-master-weight") == 1
+    said = [line for line in lines if "Upstream instead" in line]
+    assert said[0].startswith(
+        "matrices/nv/glm5-colocate-31f1ca96.yaml:12: warning [G6] todo.args.misc.disable-weights-backuper: "
+        "left for a person: --disable-weights-backuper (set to True) was removed by miles PR #2223"
+    )
 
 
 def test_upgrade_of_the_rocm_spec_leaves_its_pr_era_branch_requirements_to_a_person(cli, tree):
@@ -283,4 +302,27 @@ def test_a_branch_requirement_the_target_checkout_contains_moves_without_a_todo(
     assert (
         f"the miles checkout {checkout} does not know fix/glm5-sparse-mla-gfx950: fetch it"
         in (steps.todo["requires.sparse-mla-gfx950"])
+    )
+
+
+def test_an_overlay_written_outside_the_repository_names_a_schema_that_resolves_from_its_folder(
+    cli, tree, tmp_path
+):
+    """An editor resolves $schema against the folder as it opened the file (a link not followed)."""
+    (tmp_path / "shallow").mkdir()
+    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "c" / "link").symlink_to(tmp_path / "shallow")
+    out = tmp_path / "a" / "b" / "c" / "link" / "moved.yaml"
+    assert cli("upgrade", "nv/glm5-colocate", "--to-version", MAIN, "-o", str(out)).code == 0
+    first = out.read_text().splitlines()[0]
+    assert first.startswith("# yaml-language-server: $schema=")
+    named = first.partition("$schema=")[2]
+    schema = Path(schemas.__file__).parent / "spec.schema.json"
+    assert (
+        Path(os.path.normpath(os.path.join(out.parent, named))) == schema.resolve()
+    )  # as the editor reads it
+    assert Path(out.parent, named).resolve() == schema.resolve()  # as the system reads it
+    # in run-matrix's own tree the path is relative, so that it travels with the clone
+    assert schema_line(schema.parents[1] / "matrices" / "nv" / "x.yaml") == (
+        "yaml-language-server: $schema=../../schemas/spec.schema.json"
     )

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.cells.cell import Cell
+from runner.errors import counted
 
 # SGLang's all-to-all MoE backends that span the whole engine: ServerArgs sets ep_size = tp_size
 # for them, whatever --sglang-ep-size says (0.5.10's _handle_a2a_moe; 0.5.16's _a2a_ep_size pass,
@@ -201,16 +202,17 @@ def describe(facts: Layout) -> dict[str, str]:
         f"; {m.experts // a.ep} experts per EP rank" if m.experts and m.experts % a.ep == 0 else ""
     )
     lines = {
-        "cluster": f"{facts.nodes} node(s) x {facts.gpus_per_node} GPUs = {facts.cluster_gpus}",
+        "cluster": f"{counted(facts.nodes, 'node')} x {counted(facts.gpus_per_node, 'GPU')}"
+        f" = {facts.cluster_gpus}",
         "actor": f"{a.world} GPUs: TP {a.tp} x PP {a.pp} x CP {a.cp} -> DP {_number(a.dp)};"
         f" experts: EP {a.ep} x ETP {a.etp} -> expert DP {_number(a.expert_dp)}{experts_per_rank}",
         "rollout": f"{facts.rollout_gpus} GPUs{' (shared with training: colocate)' if facts.colocate else ''}"
-        f" -> {facts.engines} engine(s) x {facts.engine_stride} GPUs (tp {e.tp})"
+        f" -> {counted(facts.engines, 'engine')} x {counted(facts.engine_stride, 'GPU')} (tp {e.tp})"
         + (f", {facts.wasted_rollout_gpus} idle" if facts.wasted_rollout_gpus else ""),
     }
     if e.dp_attention:
         attention = (
-            f"DP-attention: {e.dp} attention-DP rank(s)"
+            f"DP-attention: {counted(e.dp, 'attention-DP rank')}"
             f" x attention-TP {e.tp}/{e.dp} = {_number(e.attention_tp)}"
         )
     else:

@@ -22,7 +22,7 @@ import simpleeval
 
 from runner.cells.cell import Cell
 from runner.cells.matrix import show
-from runner.errors import UsageError, did_you_mean
+from runner.errors import UsageError, counted, did_you_mean
 from runner.spec import expressions
 
 
@@ -99,7 +99,8 @@ def select(cells: Sequence[Cell], expression: str) -> list[Cell]:
         chosen = _evaluated(cells, expression)
     if not chosen:
         raise UsageError(
-            f"-k {expression!r} matches none of {len(cells)} cells: {', '.join(c.id for c in cells)}"
+            f"-k {expression!r} matches none of {counted(len(cells), 'cell')}:"
+            f" {', '.join(c.id for c in cells)}"
         )
     return chosen
 

@@ -17,7 +17,7 @@ from runner.cells.cell import Cell
 from runner.cells.layout import Layout
 from runner.check import problem, rule
 from runner.check.weights import count
-from runner.errors import Problem
+from runner.errors import Problem, counted
 
 BF16 = 2  # bytes a parameter: the checkpoints miles trains and serves are bf16
 QUANTIZED = 0.5  # the fewest bytes of a quantized rollout checkpoint miles converts to (int4, nvfp4)
@@ -43,7 +43,8 @@ def rollout_weights_fit(cell: Cell, facts: Layout) -> Iterator[Problem]:
         cell,
         ("rollout-num-gpus-per-engine", "sglang-pp-size", "sglang-mem-fraction-static"),
         f"a rollout engine's weights do not fit its GPUs: at least {_params(weights.total)} parameters"
-        f" ({_model(cell)}) x {_bytes(cell)} / {gpus} GPU(s) of an engine (tp x pp) = {each:.1f} GB per GPU,"
+        f" ({_model(cell)}) x {_bytes(cell)} / {counted(gpus, 'GPU')} of an engine (tp x pp)"
+        f" = {each:.1f} GB per GPU,"
         f" more than SGLang's static memory on {cell.profile.name}: {cell.profile.memory_gb} GB{share}",
         f'SGLang stops at start ("Not enough memory"): give an engine at least {needed} GPUs'
         " (rollout-num-gpus-per-engine) or a quantized rollout checkpoint; the KV cache needs room too",

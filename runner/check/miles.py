@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from runner.cells.cell import Cell
 from runner.cells.layout import Layout, integer
 from runner.check import problem, rule
-from runner.errors import Problem, printable
+from runner.errors import Problem, counted, printable
 from schemas.launchers import either
 
 IGNORED_SGLANG_FLAGS = ("sglang-tp-size", "sglang-attn-cp-size", "sglang-moe-dp-size")
@@ -64,7 +64,7 @@ def gpu_budget(cell: Cell, facts: Layout) -> Iterator[Problem]:
     parts += [] if facts.colocate else [f"rollout {facts.rollout_gpus}"]
     parts += [f"eval fleet {facts.eval_gpus}"] if facts.eval_gpus else []
     sum_text = " + ".join(parts) + f" = {facts.needed_gpus}" if len(parts) > 1 else parts[0]
-    have = f"{facts.nodes} node(s) x {facts.gpus_per_node} GPUs = {facts.cluster_gpus}"
+    have = f"{counted(facts.nodes, 'node')} x {counted(facts.gpus_per_node, 'GPU')} = {facts.cluster_gpus}"
     flags = ("actor-num-gpus-per-node", "actor-num-nodes", *(() if facts.colocate else ("rollout-num-gpus",)))
     flags += CRITIC_FLAGS if facts.critic_gpus else ()
     flags += ("eval-num-gpus",) if facts.eval_gpus else ()
@@ -165,8 +165,9 @@ def engines_fit(cell: Cell, facts: Layout) -> Iterator[Problem]:
             "L4",
             cell,
             flags,
-            f"{rollout} rollout GPUs make {facts.engines} engine(s) of {stride} GPUs;"
-            f" {facts.wasted_rollout_gpus} GPU(s) stay idle",
+            f"{rollout} rollout GPUs make {counted(facts.engines, 'engine')} of {counted(stride, 'GPU')};"
+            f" {counted(facts.wasted_rollout_gpus, 'GPU')}"
+            f" {'stays' if facts.wasted_rollout_gpus == 1 else 'stay'} idle",
             f"give the rollout a multiple of {stride} GPUs",
             "warning",
         )

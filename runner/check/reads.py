@@ -14,7 +14,7 @@ from typing import Any
 from runner.cells.cell import Cell
 from runner.cells.layout import Layout
 from runner.check import rule
-from runner.errors import Problem
+from runner.errors import Problem, counted
 from runner.spec.runtime import reads
 from schemas.prepare import Remove
 
@@ -80,7 +80,11 @@ def _unwritten(cell: Cell, earlier: Sequence[Cell], group: str, name: str, read:
             if isinstance(folder, str) and folder.startswith("/") and reads.under(read.path, folder):
                 return []
     outputs = ", ".join(f"--{flag}" for flag in cell.conventions.output_flags) or "none"
-    where = f"the {len(earlier)} cell(s) before {cell.id}" if earlier else f"no cell runs before {cell.id}"
+    where = (
+        f"the {counted(len(earlier), 'cell')} before {cell.id}"
+        if earlier
+        else f"no cell runs before {cell.id}"
+    )
     return [
         Problem(
             "G9",

@@ -17,9 +17,15 @@ def over(plan: CiPlan, limit: float) -> str | None:
         return None
     largest = sorted(plan.cells, key=lambda c: (-c.gpu_hours, c.id))[:LARGEST]
     named = ", ".join(
-        f"{c.id} {c.gpu_hours:g} h ({c.est_time} s x {c.gpus} GPUs x {c.attempts})" for c in largest
+        f"{c.id} {hours(c.gpu_hours)} h ({c.est_time} s x {c.gpus} GPUs x {c.attempts})" for c in largest
     )
     return (
-        f"the plan needs {plan.gpu_hours:g} GPU-hours, over --budget-gpu-hours {limit:g}; "
+        f"the plan needs {hours(plan.gpu_hours)} GPU-hours, over --budget-gpu-hours {limit:g}; "
         f"largest: {named}. Plan fewer cells (-k, --changed) or raise the budget"
     )
+
+
+def hours(value: float) -> str:
+    """GPU-hours as a person reads them: one decimal (``16.8``, not ``16.8331``); a cost too small to
+    show at one decimal says so rather than read as nothing."""
+    return f"{value:.1f}" if value == 0 or value >= 0.05 else "under 0.1"

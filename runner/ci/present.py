@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.errors import UsageError
+from runner.ci.budget import hours
+from runner.errors import UsageError, counted
 from runner.results.markdown import escape
 from schemas.ci_plan import CiPlan, LeftOut
 
@@ -23,15 +24,15 @@ def github(plan: CiPlan) -> dict[str, Any]:
 
 
 def markdown(plan: CiPlan) -> str:
-    lines = [f"## CI plan: {_count(len(plan.cells), 'cell')} on {_count(len(plan.shards), 'runner')}", ""]
+    lines = [f"## CI plan: {counted(len(plan.cells), 'cell')} on {counted(len(plan.shards), 'runner')}", ""]
     budget = f" (budget: {plan.budget_gpu_hours:g})" if plan.budget_gpu_hours is not None else ""
-    lines.append(f"GPU-hours: {plan.gpu_hours:g}{budget}, retries counted at their maximum")
+    lines.append(f"GPU-hours: {hours(plan.gpu_hours)}{budget}, retries counted at their maximum")
     lines += _changed(plan)
     for each in plan.classes:
         lines += [
             "",
             f"### `{escape(each.label)}`: {each.hardware}, {each.gpus} GPUs each, "
-            f"{_count(each.count, 'runner')}",
+            f"{counted(each.count, 'runner')}",
         ]
         if not each.shards:
             lines.append("no cells")
@@ -44,9 +45,9 @@ def markdown(plan: CiPlan) -> str:
         idle = each.count - len(each.shards)
         lines += [
             "",
-            f"{_count(each.cells, 'cell')}, {each.total} s in all; bound: longest {each.longest} s + "
+            f"{counted(each.cells, 'cell')}, {each.total} s in all; bound: longest {each.longest} s + "
             f"{each.total} s / {each.count} = {each.bound:g} s"
-            + (f"; {_count(idle, 'runner')} idle" if idle else ""),
+            + (f"; {counted(idle, 'runner')} idle" if idle else ""),
         ]
     lines += _left("Cells no runner can take", plan.unplaced)
     lines += _left("Not planned", plan.left_out)
@@ -58,10 +59,6 @@ def _left(title: str, cells: list[LeftOut]) -> list[str]:
         return []
     rows = [f"| `{escape(c.id)}` | {c.hardware} | {c.gpus} | {escape(c.reason)} |" for c in cells]
     return ["", f"### {title}", "", "| cell | hardware | GPUs | why |", "|---|---|---:|---|", *rows]
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def _changed(plan: CiPlan) -> list[str]:

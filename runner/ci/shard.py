@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from runner.cells.cell import Cell
-from runner.errors import UsageError, did_you_mean
+from runner.errors import UsageError, counted, did_you_mean
 from runner.spec.paths import read_text
 from schemas.ci_plan import CiPlan
 
@@ -84,7 +84,8 @@ def chosen(cells: Sequence[Cell], given: Given, source: str) -> list[Cell]:
     if missing:
         hint = did_you_mean(missing[0], by_id)
         raise UsageError(
-            f"{source}: {len(missing)} cell(s) the selected specs do not have: {', '.join(missing[:5])}"
+            f"{source}: {counted(len(missing), 'cell')} the selected specs do not have:"
+            f" {', '.join(missing[:5])}"
             + (f" ({hint})" if hint else "")
             + (" — give the specs the plan was made from" if given.specs is None else "")
         )

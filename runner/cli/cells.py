@@ -22,7 +22,7 @@ from runner.cli.output import (
     needs_miles_root,
     print_json,
 )
-from runner.errors import UsageError, printable
+from runner.errors import UsageError, counted, printable
 from schemas.ci import CI
 
 
@@ -31,7 +31,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         name,
         help=summary,
         description="List every cell: id, hardware, GPUs it needs (nodes x GPUs per node), status "
-        "(runnable, skipped with its reason, xfail; with requires: and no miles checkout to check them "
+        "(runnable, or 'runnable, 2 TODOs' while todo: entries are open; skipped with its reason, xfail; "
+        "with requires: and no miles checkout to check them "
         "against: requirements unchecked), the content hash of its resolved spec, and its CI block "
         "(suite or runner label, est_time and where it comes from, nightly) when a cell has one. With a "
         "miles checkout, each cell's requires: are checked as run checks them: a cell whose requirement "
@@ -146,6 +147,7 @@ def _row(cell: Cell, durations: Sequence[float] = ()) -> dict[str, Any]:
         "axes": cell.axes,
         "hash": cell.content_hash,
         "ci": cell.spec.ci.model_dump(mode="json"),
+        "todo": list(cell.spec.todo),  # open decisions (port's, upgrade's): runnable, but not done
         "est_time": seconds,
         "est_source": source,
     }
@@ -173,14 +175,18 @@ def _unchecked(row: dict[str, Any], cell: Cell) -> None:
 
 def _status_text(row: dict[str, Any]) -> str:
     if row["status"] == "runnable":
-        checked = row.get("requirements")
-        if not checked:
-            return "runnable"
-        optional = [r for r in checked if not r["met"]]
-        count = len(checked) - len(optional)
-        met = f"runnable ({count} requirement{'s' if count != 1 else ''} met"
-        return met + "".join(f"; optional requires.{r['name']}: {r['detail']}" for r in optional) + ")"
+        todo = f", {counted(len(row['todo']), 'TODO')}" if row["todo"] else ""
+        return _runnable(row.get("requirements")) + todo
     if row["status"] in ("unmet", "unchecked"):
         return row["reason"] if row["status"] == "unchecked" else f"unmet: {row['reason']}"
     extra = [part for part in (row["issue"], row["expires"] and f"until {row['expires']}") if part]
     return f"{row['status']}: {row['reason']}" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _runnable(checked: list[dict[str, Any]] | None) -> str:
+    """``runnable``, with the requirements a checkout met and each optional one it did not."""
+    if not checked:
+        return "runnable"
+    optional = [r for r in checked if not r["met"]]
+    met = f"runnable ({counted(len(checked) - len(optional), 'requirement')} met"
+    return met + "".join(f"; optional requires.{r['name']}: {r['detail']}" for r in optional) + ")"

@@ -30,7 +30,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         help=summary,
         description="A table of tests (the base spec cells extend, and their axis values) against every "
         "hardware profile: which cells run there, which are skipped (reason, expiry), which are missing; "
-        "each cell's CI suite (or runner label), est_time and nightly where its ci: block sets them.",
+        "each cell's CI suite (or runner label), est_time and nightly where its ci: block sets them; a cell "
+        "with open todo: entries marked (N TODOs).",
     )
     parser.add_argument("specs", nargs="*", default=["matrices"], metavar="DIR|SPEC")
     add_miles_root(

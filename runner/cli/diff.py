@@ -9,7 +9,7 @@ from typing import Any
 from runner import pipeline
 from runner.cli.output import add_format, print_json
 from runner.diff import LEVELS, Diff, Difference, compact, diff
-from runner.errors import ExitCode
+from runner.errors import ExitCode, counted
 from runner.results.markdown import escape
 
 SECTIONS = (("spec", "Spec"), ("launch", "Launch"), ("layout", "Layout"))
@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
         _rich(result, args.compact)
     if result.allowed and result.outside_allowed:
         print(
-            f"run-matrix: {len(result.outside_allowed)} key(s) differ outside the allowed deltas: "
+            f"run-matrix: {counted(len(result.outside_allowed), 'key')}"
+            f" {'differs' if len(result.outside_allowed) == 1 else 'differ'} outside the allowed deltas: "
             + ", ".join(result.outside_allowed),
             file=sys.stderr,
         )

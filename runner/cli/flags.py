@@ -8,7 +8,7 @@ from typing import Any
 
 from runner import atomic
 from runner.cli.output import add_format, add_miles_root, print_json
-from runner.errors import EnvironmentProblem, Location, UsageError
+from runner.errors import EnvironmentProblem, Location, UsageError, counted
 from runner.knowledge import flags
 from runner.knowledge.flags.catalog import COLUMNS, Catalog, Flag
 
@@ -121,7 +121,9 @@ def run_sync(args: argparse.Namespace) -> int:
         p: sum(f.program == p for f in catalog.flags) for p in dict.fromkeys(f.program for f in catalog.flags)
     }
     print(
-        f"wrote {path}: {len(catalog.flags)} flags (" + ", ".join(f"{p} {n}" for p, n in counts.items()) + ")"
+        f"wrote {path}: {counted(len(catalog.flags), 'flag')} ("
+        + ", ".join(f"{p} {n}" for p, n in counts.items())
+        + ")"
     )
     for line in report.unreadable:
         print(f"  not readable statically: {line}")

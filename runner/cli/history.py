@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.cli.output import SELECT_HELP, add_format, print_json
-from runner.errors import UsageError
+from runner.errors import UsageError, counted
 from runner.results.history.checks import printable
 
 if TYPE_CHECKING:
@@ -27,7 +27,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         help=summary,
         description="The runs the history store recorded for each selected cell (default: every cell it "
         "knows), oldest first, with one metric (--metric; default: the first gated one) and the corridor it "
-        "was judged against; in a terminal, a plot. `history untrust RUN_ID --reason TEXT` takes a run out "
+        "was judged against; in a terminal, a plot (a store with no runs yet says so, exit 0). "
+        "`history untrust RUN_ID --reason TEXT` takes a run out "
         "of every baseline (recorded; `history trust RUN_ID --reason TEXT` undoes it). `history "
         "recommend CELL|SPEC [--metric M] [--rate P] [--write]` proposes a band for each gated metric from "
         "its trusted runs on the cell's hardware and stack: a Student-t prediction interval for the "
@@ -126,7 +127,7 @@ def _set_trust(location: Location, args: argparse.Namespace) -> int:
 def _show(reader: Reader, args: argparse.Namespace) -> int:
     from runner.results.history import reads
 
-    ids = _cell_ids(args.names, args.k, reads.cells(reader), reader.location.shown)
+    ids = _cell_ids(args.names, args.k, reads.cells(reader))
     sections: list[tuple[str, str, list[Point]]] = []
     for cell in ids:
         metric, found = reads.points(reader, cell, args.metric, args.last)
@@ -151,6 +152,8 @@ def _show(reader: Reader, args: argparse.Namespace) -> int:
             }
         )
         return 0
+    if not ids:
+        print(f"no runs recorded yet in the history store {reader.location.shown}")
     _print(sections, sys.stdout.isatty() if args.plot is None else args.plot)
     return 0
 
@@ -177,12 +180,10 @@ def _print(sections: list[tuple[str, str, list[Point]]], draw: bool) -> None:
             console.out(plot.terminal(found, cell, metric, width=min(console.width, 120)), highlight=False)
 
 
-def _cell_ids(names: list[str], expression: str | None, stored: list[str], store: str) -> list[str]:
+def _cell_ids(names: list[str], expression: str | None, stored: list[str]) -> list[str]:
     """The cells to show: ids or id globs of the store, else specs (with ``-k``, as ``run`` selects)."""
     if not names and not expression:
-        if not stored:
-            raise UsageError(f"no runs recorded yet in the history store {store}")
-        return stored
+        return stored  # an empty store is shown as a cell with no runs is: nothing recorded yet
     if names and all(_stored(name, stored) for name in names) and not expression:
         return [cell for name in names for cell in _stored(name, stored)]
     if (
@@ -192,7 +193,9 @@ def _cell_ids(names: list[str], expression: str | None, stored: list[str], store
     ):
         found = _stored(expression, stored)
         if not found:
-            raise UsageError(f"-k {expression!r} matches none of the {len(stored)} cells in the store")
+            raise UsageError(
+                f"-k {expression!r} matches none of the {counted(len(stored), 'cell')} in the store"
+            )
         return found
     from runner import pipeline
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
+from runner.errors import counted
 from runner.importer.parses import OUTCOME as MILES_REFUSES  # written, but miles' parser refuses it
 
 NEVER_LAUNCHES = "never calls execute_train"
@@ -38,7 +39,7 @@ class Shown:
             self.bar.start()
             self.task = self.bar.add_task("", total=self.total)
         else:
-            print(f"importing {self.total} tests of {self.root}", file=self.stream, flush=True)
+            print(f"importing {counted(self.total, 'test')} of {self.root}", file=self.stream, flush=True)
         return self
 
     def __exit__(

@@ -20,7 +20,7 @@ from runner.cli.output import (
     print_json,
     print_problems,
 )
-from runner.errors import Problem, display_path
+from runner.errors import Problem, counted, display_path
 
 if TYPE_CHECKING:
     from runner.importer.parses import Parser, Written
@@ -224,7 +224,10 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2 if refused else 0
     print(f"wrote {', '.join(display_path(path) for path in result.files)}")
-    print(f"{len(result.cells)} cell(s): {', '.join(result.cells)}; each renders what the script launches")
+    print(
+        f"{counted(len(result.cells), 'cell')}: {', '.join(result.cells)};"
+        " each renders what the script launches"
+    )
     return 2 if refused else 0
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from runner.errors import Problem, UsageError, merged
+from runner.errors import Problem, UsageError, counted, merged
 
 if TYPE_CHECKING:
     from runner.cells.cell import Cell
@@ -118,7 +118,8 @@ def print_validated(
     else:
         print("\n".join(lines))
         print_problems(problems, sys.stdout)
-        print("\n".join([f"validated: {errors} errors, {len(problems) - errors} warnings", *after]))
+        tally = f"validated: {counted(errors, 'error')}, {counted(len(problems) - errors, 'warning')}"
+        print("\n".join([tally, *after]))
     return 2 if errors else 0
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.cli.output import add_format, add_miles_root, add_trust_checkout, print_json
-from runner.errors import Location, SpecError, UsageError, did_you_mean, display_path
+from runner.errors import Location, SpecError, UsageError, counted, did_you_mean, display_path
 from runner.knowledge import bundled, checkout, preset_data, versions
 from runner.spec import locate
 
@@ -181,4 +181,7 @@ def _print_sync(planned: Any, folder: str, check: bool) -> None:
             print(f"{name}: differs from the checkout's tests/snapshots/model_args/{name}.txt")
     counts = f"{len(planned.changed)} changed, {len(planned.stale)} stale, {len(planned.failed)} not expanded"
     equal = f"{sum(planned.snapshots.values())}/{len(planned.snapshots)}"
-    print(f"{len(planned.texts)} presets in {folder}; {counts}; {equal} equal to the checkout's snapshots")
+    print(
+        f"{counted(len(planned.texts), 'preset')} in {folder}; {counts};"
+        f" {equal} equal to the checkout's snapshots"
+    )

@@ -25,7 +25,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "a flag kept under its name whose kind, type or arity changed, or whose choices lost the value, and "
         "a requires: on a miles branch or commit the target checkout lacks are TODOs; "
         "miles_version is set, so the model preset, launch conventions and hardware stack follow, and "
-        "the reason says what changed in them. Then validate the result (a base, which has no hardware, "
+        "the reason says what changed in them. Then validate the result (each TODO printed once, as its "
+        "G6 warning; a base, which has no hardware, "
         "as the specs that extend it use it; their own lines' problems are listed apart). "
         "Exit 2 if errors remain.",
     )
@@ -69,12 +70,17 @@ def _report(moved: Upgraded) -> dict[str, Any]:
 
 
 def _lines(report: dict[str, Any]) -> list[str]:
+    """What was written; each TODO is said once, by its G6 warning at its line in the overlay."""
     lines = [f"wrote {report['overlay']}: miles {report['from']} -> {report['to']}"]
     for change in report["changes"]:
         value = "(deleted)" if change["value"] is None else f"= {change['value']}"
-        lines.append(f"  {change['key']} {value}  ({change['why']})")
+        why = (
+            "a TODO: its warning below says what changed"
+            if change["key"] in report["todo"]
+            else change["why"]
+        )
+        lines.append(f"  {change['key']} {value}  ({why})")
     lines += [f"  follows: {note}" for note in report["follows"]]
-    lines += [f"  TODO {key}: {note}" for key, note in report["todo"].items()]
     if report["checked_through"]:
         lines.append("  a base: validated as " + ", ".join(report["checked_through"]) + " use it")
     return lines

@@ -23,6 +23,7 @@ from runner.cli.output import (
     needs_miles_root,
     print_json,
 )
+from runner.errors import counted
 from runner.validate import replay
 
 if TYPE_CHECKING:
@@ -96,8 +97,9 @@ def run(args: argparse.Namespace) -> int:
         for warning in learned:
             print(f"warning [history] {warning['message']}")
         print(
-            f"{verdict['cells']} cells, {verdict['supporting']} supporting files checked in {elapsed:.2f} s: "
-            f"{verdict['errors']} errors, {warnings} warnings"
+            f"{counted(verdict['cells'], 'cell')}, {counted(verdict['supporting'], 'supporting file')}"
+            f" checked in {elapsed:.2f} s:"
+            f" {counted(verdict['errors'], 'error')}, {counted(warnings, 'warning')}"
         )
     return 2 if failed else 0
 

@@ -47,7 +47,7 @@ from typing import Any
 from runner import atomic, pipeline
 from runner.cells import hardware
 from runner.cells.cell import Cell
-from runner.errors import Location, Problem, SpecError, UsageError, display_path
+from runner.errors import Location, Problem, SpecError, UsageError, counted, display_path
 from runner.importer import capture, ci_block, launch_reads, plan, registrations, roundtrip, sides
 from runner.importer.events import refused
 from runner.importer.fit import Destination, built, cell_of, final_texts, grow
@@ -353,7 +353,9 @@ def _checked(
     if errors:
         recorded.reject([c.axes for c in cells if c.id in errors], f"run-matrix's rules reject it: {first}")
         at = Location(request.script)
-        broken = refused(at, f"launches what run-matrix's rules reject ({len(found)} error(s) below)")
+        broken = refused(
+            at, f"launches what run-matrix's rules reject ({counted(len(found), 'error')} below)"
+        )
         raise SpecError([*broken.problems, *found])
     wrong = {
         _shown(combo): roundtrip.differences(

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from runner.errors import RunMatrixError, SpecError, UsageError
+from runner.errors import RunMatrixError, SpecError, UsageError, counted
 from runner.importer import Request, recordings, together, written
 from runner.importer.batch import answer, request_of
 from runner.importer.folder import Folder, FolderImported, case_file, import_folder, walk
@@ -183,7 +183,7 @@ def _recorded_together(
         wanted = [one for one in dict.fromkeys(wanted) if one not in tried]
         if not wanted:
             return
-        tests = f"{len(wanted)} test" + ("s" if len(wanted) != 1 else "")
+        tests = counted(len(wanted), "test")
         phase(f"recording {tests} together" + (f" (look {look})" if look else ""))
         tried.update(wanted)
         sandboxes = SANDBOXES * suite.jobs

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from runner import sandbox
-from runner.errors import RunMatrixError
+from runner.errors import RunMatrixError, clipped
 from runner.knowledge import cache
 from runner.knowledge.checkout import Tree
 from schemas import LaunchConventions
@@ -152,12 +152,12 @@ def _record(
     try:
         found = json.loads(done.files["conventions.json"])
     except (KeyError, ValueError):
-        last = (done.output.strip().splitlines() or [f"exit status {done.returncode}"])[-1][:200]
+        last = clipped((done.output.strip().splitlines() or [f"exit status {done.returncode}"])[-1], 200)
         raise ConventionsError(f"the sandbox's driver left no answer ({last})") from None
     if not isinstance(found, dict) or not isinstance(found.get("commands", []), list):
         raise ConventionsError("the sandbox's driver left an answer it did not write")
     if "error" in found:
-        raise ConventionsError(str(found["error"])[:500])
+        raise ConventionsError(clipped(str(found["error"]), 500))
     env = _submitted_env([str(c) for c in found["commands"]])
     home = str(found.get("home", "")).rstrip("/")
     return {name: _references(value, secrets, home) for name, value in env.items()}

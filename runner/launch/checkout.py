@@ -91,8 +91,8 @@ def _conventions(
         return conventions, []
     drift = Problem(
         "launch",
-        f"execute_train of {miles_root} differs from {shipped}: {'; '.join(differences)};"
-        " rendering the checkout's",
+        f"execute_train of {miles_root} differs from {shipped}, so the checkout's conventions are rendered:"
+        f" {'; '.join(differences)}",
         "miles_version",
         where,
         "warning",
@@ -125,8 +125,8 @@ def _model_args_context(
         return Context(dict(environ), root, tokens), []
     drift = Problem(
         "model-args",
-        f"MODEL_ARGS of {found.source} differ from {shipped} of {cell.preset.type}: "
-        f"{_token_difference(preset, tokens)}; rendering the checkout's",
+        f"MODEL_ARGS of {found.source} differ from {shipped} of {cell.preset.type}, so the checkout's"
+        f" are rendered: {_token_difference(preset, tokens)}",
         "model.type",
         where,
         "warning",
@@ -136,11 +136,31 @@ def _model_args_context(
 
 
 def _token_difference(preset: tuple[str, ...], found: tuple[str, ...]) -> str:
-    only_preset = [t for t in preset if t not in found]
-    only_found = [t for t in found if t not in preset]
-    parts = []
-    if only_found:
-        parts.append("checkout has " + " ".join(only_found))
-    if only_preset:
-        parts.append("preset has " + " ".join(only_preset))
-    return "; ".join(parts) or "same tokens in another order"
+    """Flag by flag (``--num-layers 6 (preset: 4)``): a value apart from its flag says nothing."""
+    ours, theirs = _by_flag(preset), _by_flag(found)
+    parts = [
+        f"checkout has {_shown(flag, words)}"
+        if flag not in ours
+        else f"{_shown(flag, words)} (preset: {_shown('', ours[flag]) or 'no value'})"
+        for flag, words in theirs.items()
+        if ours.get(flag) != words
+    ]
+    parts += [f"preset has {_shown(flag, words)}" for flag, words in ours.items() if flag not in theirs]
+    return "; ".join(parts) or "the same flags, in another order or repeated"
+
+
+def _by_flag(tokens: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """``--flag v1 v2 --switch`` as ``{"--flag": ("v1", "v2"), "--switch": ()}`` (words before any
+    flag under "")."""
+    grouped: dict[str, list[str]] = {}
+    words = grouped.setdefault("", [])
+    for token in tokens:
+        if token.startswith("--"):
+            words = grouped.setdefault(token, [])
+        else:
+            words.append(token)
+    return {flag: tuple(values) for flag, values in grouped.items() if flag or values}
+
+
+def _shown(flag: str, words: tuple[str, ...]) -> str:
+    return " ".join([flag, *words] if flag else words)

@@ -112,8 +112,14 @@ def _suffix(steps: PortPlan, cell_id: str) -> str:
 
 
 def schema_line(path: Path) -> str:
+    """The editors' schema line of a file written at ``path``: relative to its folder where the file
+    lies in run-matrix's own tree (the path travels with a clone), else the schema's absolute path. An
+    editor resolves a relative ``$schema`` against the folder as it opened the file: a path climbing
+    out of that folder to the clone is misread wherever a link lies between them."""
+    schema = Path(schemas.__file__).parent / "spec.schema.json"
+    inside = path.resolve().is_relative_to(schema.resolve().parents[1])
     return (
-        f"yaml-language-server: $schema={relative(Path(schemas.__file__).parent / 'spec.schema.json', path)}"
+        f"yaml-language-server: $schema={relative(schema, path) if inside else schema.resolve().as_posix()}"
     )
 
 

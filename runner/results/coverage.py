@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runner.cells.cell import Cell
+from runner.errors import counted
 from runner.results.markdown import escape
 from schemas.ci import CI
 
@@ -24,10 +25,13 @@ class Entry:
     reasons: list[str] = field(default_factory=list)
     stacks: list[str] = field(default_factory=list)  # the software stacks the cells target
     miles: dict[str, str] = field(default_factory=dict)  # cell -> miles' parser's verdict, when asked
+    todo: dict[str, int] = field(default_factory=dict)  # cell -> its open TODOs (port's, upgrade's), if any
 
     def to_json(self) -> dict[str, Any]:
-        found = {"status": self.status, "cells": self.cells, "reasons": self.reasons, "stacks": self.stacks}
-        return {**found, "miles": self.miles} if self.miles else found
+        found: dict[str, Any] = {"status": self.status, "cells": self.cells, "reasons": self.reasons}
+        found["stacks"] = self.stacks
+        found |= {"miles": self.miles} if self.miles else {}
+        return {**found, "todo": self.todo} if self.todo else found
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ def coverage(
         if miles is not None:
             entry.miles[cell.id] = miles[cell.id]
         row.ci[cell.id] = cell.spec.ci
+        if cell.spec.todo:
+            entry.todo[cell.id] = len(cell.spec.todo)
         if cell.profile.stack and cell.profile.stack not in entry.stacks:
             entry.stacks.append(cell.profile.stack)
         status, reasons = _status(cell, unmet)
@@ -114,7 +120,10 @@ def _shown(entry: Entry, ci: dict[str, CI], markdown: bool) -> str:
     if entry.status == "missing":
         return "—" if markdown else "missing"
     cells = ", ".join(
-        (f"`{escape(c)}`" if markdown else c) + _ci_note(ci.get(c), markdown) + _miles_note(entry, c)
+        (f"`{escape(c)}`" if markdown else c)
+        + _ci_note(ci.get(c), markdown)
+        + _miles_note(entry, c)
+        + _todo_note(entry, c)
         for c in entry.cells
     )
     stacks = f" on {', '.join(entry.stacks)}" if entry.stacks else ""
@@ -129,6 +138,11 @@ def _shown(entry: Entry, ci: dict[str, CI], markdown: bool) -> str:
 def _miles_note(entry: Entry, cell: str) -> str:
     """`` (miles: refuses)`` after a cell miles' parser was asked about."""
     return f" (miles: {entry.miles[cell]})" if cell in entry.miles else ""
+
+
+def _todo_note(entry: Entry, cell: str) -> str:
+    """`` (2 TODOs)`` after a cell that runs with decisions still open: not plainly done."""
+    return f" ({counted(entry.todo[cell], 'TODO')})" if cell in entry.todo else ""
 
 
 def _ci_note(ci: CI | None, markdown: bool) -> str:

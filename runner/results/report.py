@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from runner.errors import ExitCode
+from runner.errors import ExitCode, counted
 from runner.results.outcome import CellResult, Gate, RunResult, Status
 
 MARKS = {
@@ -38,7 +38,7 @@ def headline(result: RunResult) -> str:
 
 def _checks_summary(cell: CellResult) -> str:
     count = len(cell.checks)
-    return f"{count} check{'s' if count != 1 else ''} held" if count else ""
+    return f"{counted(count, 'check')} held" if count else ""
 
 
 def to_json(result: RunResult) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.atomic import write_text
-from runner.errors import first_line
+from runner.errors import counted, first_line
 from runner.run import processes
 from runner.run.record import Job, Record, Session
 
@@ -129,7 +129,7 @@ def stop_left(record: Record, cleaned: Cleaned) -> None:
         stopped, strangers = processes.stop_recorded(session.leader, record.run_id, STOP_GRACE_SECONDS)
         what = _describe_session(session)
         if stopped:
-            cleaned.stopped.append(f"{what}: {len(stopped)} processes")
+            cleaned.stopped.append(f"{what}: {counted(len(stopped), 'process', 'processes')}")
         if strangers:
             cleaned.left.append(f"{what}: pids {strangers} are in its session but not provably this run's")
             kept.append(session)

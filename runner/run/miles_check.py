@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner import miles_parser
-from runner.errors import EnvironmentProblem, first_line
+from runner.errors import EnvironmentProblem, counted, first_line
 from runner.launch.planned import Planned
 from runner.run.plan import Options
 
@@ -58,7 +58,7 @@ def check(planned: Sequence[Planned], options: Options) -> Verdict:
         if any(p.severity == "error" for p in problems)
     }
     seconds = time.monotonic() - started
-    said = f"miles' parser ({named}) checked {len(found)} cell(s) in {seconds:.1f} s"
+    said = f"miles' parser ({named}) checked {counted(len(found), 'cell')} in {seconds:.1f} s"
     return Verdict(refused, said + (f": it refuses {len(refused)}" if refused else ""))
 
 

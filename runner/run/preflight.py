@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.errors import EnvironmentProblem
+from runner.errors import EnvironmentProblem, counted
 from runner.knowledge import checkout, own_checks
 from runner.launch.planned import Planned
 from runner.run import prepare, services
@@ -224,7 +224,8 @@ def _cluster_gpus(planned: Sequence[Planned], address: str) -> list[str]:
         enough = [n for n in nodes if n >= cluster.gpus_per_node]
         if len(enough) < cluster.nodes:
             findings.append(
-                f"{each.cell.id}: needs {cluster.nodes} node(s) with {cluster.gpus_per_node} GPUs; "
+                f"{each.cell.id}: needs {counted(cluster.nodes, 'node')}"
+                f" with {counted(cluster.gpus_per_node, 'GPU')}; "
                 f"the cluster at {address} has GPUs per node: {sorted(nodes, reverse=True) or 'none'}"
             )
     return findings

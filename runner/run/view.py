@@ -16,6 +16,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from runner.errors import counted
 from runner.results.outcome import CellResult, Sample, Status
 
 STYLES = {
@@ -45,7 +46,7 @@ def reasons(result: CellResult) -> list[str]:
     if result.reason:
         return [result.reason]
     count = len(result.checks)
-    return [f"{count} check{'s' if count != 1 else ''} held"] if count else []
+    return [f"{counted(count, 'check')} held"] if count else []
 
 
 def for_console(console: Console) -> View:

@@ -13,7 +13,7 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
-from runner.errors import EnvironmentProblem
+from runner.errors import EnvironmentProblem, counted
 from runner.errors import printable as printable  # where the history readers take it from
 
 if TYPE_CHECKING:
@@ -69,7 +69,9 @@ def tables_of_a_store(reader: Source, version: int, expected: Mapping[str, Seque
             raise _not_a_store(reader, f"it has no {table} table")
         missing = [column for column in columns if column not in ours[table]]
         if missing:
-            raise _not_a_store(reader, f"its {table} table lacks the column(s) {', '.join(missing)}")
+            raise _not_a_store(
+                reader, f"its {table} table lacks {counted(len(missing), 'column')}: {', '.join(missing)}"
+            )
     return True
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from runner.errors import counted
 from runner.results.outcome import Gate, GateVerdict, Sample
 
 if TYPE_CHECKING:  # `history` reads the store without pydantic's start-up
@@ -103,7 +104,7 @@ def _judge_one(
         return Gate(name, step, at, value, None, None, None, 0, "inactive", enforce, message)
     low, high = band.corridor(reference.mean)
     inside = low <= value <= high
-    runs = f"mean of {reference.runs} trusted run{'s' if reference.runs != 1 else ''}"
+    runs = f"mean of {counted(reference.runs, 'trusted run')}"
     position = "within" if inside else "outside"
     message = (
         f"{where}: {value:.6g} is {position} the corridor [{low:.6g}, {high:.6g}] "

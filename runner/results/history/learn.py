@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from runner.errors import counted
 from runner.results.history import checks
 from runner.results.history.gates import LAST
 
@@ -79,7 +80,7 @@ def _extent(reader: Reader, cell: str, metric: str) -> dict[str, float] | None:
 
 def _loose_bounds(expectation: Expectation, extent: Mapping[str, float]) -> list[str]:
     largest, count = extent["largest"], int(extent["count"])
-    seen = f"the largest |value| of {count} recorded sample{'s' if count != 1 else ''} is {largest:.6g}"
+    seen = f"the largest |value| of {counted(count, 'recorded sample')} is {largest:.6g}"
     found = []
     for name, bound in (("max", expectation.max), ("min", expectation.min)):
         if bound is None or largest == 0:

@@ -20,6 +20,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from runner.errors import counted
 from runner.results.history import student
 
 FIRM = 1.1  # firm: the t-interval is within 10% of the one an infinite history would give
@@ -46,7 +47,7 @@ class Recommendation:
             f"history recommend: {self.runs} trusted runs, mean {self.mean:.6g}, "
             f"spread (sd) {self.spread:.3g}; "
             f"{1 - self.rate:.0%} prediction interval for the next run (Student t, {self.runs - 1} df, "
-            f"Bonferroni over {self.coordinates} coordinate{'s' if self.coordinates != 1 else ''}): "
+            f"Bonferroni over {counted(self.coordinates, 'coordinate')}): "
             f"a healthy run fails {_percent(self.implied_rate)} of the time "
             f"(Megatron's 1.5x largest variation: {_percent(self.megatron_rate)})"
             + (f"; {self.more_runs} more runs would firm it up" if self.more_runs else "")

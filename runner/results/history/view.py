@@ -8,6 +8,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from runner.errors import counted
 from runner.results.history.checks import printable
 from runner.results.history.reads import Point
 
@@ -18,7 +19,7 @@ _COLUMNS = ("run", "recorded", "status", "value", "step", "reference", "corridor
 
 
 def table(cell: str, metric: str, points: Sequence[Point]) -> Table:
-    runs = f"{len(points)} run{'s' if len(points) != 1 else ''}"
+    runs = counted(len(points), "run")
     # the store's text as Text, never markup, and escaped: a cell id may hold "[" or an ESC
     title = Text(
         f"{printable(cell)}: {printable(metric)}, {runs}" if metric else f"{printable(cell)}: {runs}"
