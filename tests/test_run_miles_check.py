@@ -221,18 +221,16 @@ def test_render_with_a_missing_miles_python_is_an_environment_error(cli, spec, t
     assert "Traceback" not in result.err
 
 
-def test_a_dry_run_asks_miles_parser_only_with_miles_python(cli, spec):
+def test_a_dry_run_asks_miles_parser_as_the_run_does(cli, spec):
     spec(f"env: {{FAKE_MILES_PARSER_REFUSES: '{REFUSAL}'}}")
     dry = ("m/fake/async.yaml", "--skip-prepare", "--dry-run")
-    code, plan, _ = run(cli, *dry)
-    assert (code, plan["exit_code"], plan["notes"]) == (
-        0,
-        0,
-        ["miles' parser not run: a dry run runs it only with --miles-python"],
-    )
+    code, plan, _ = run(cli, *dry)  # the node's python3, as the run's own check runs it
+    assert (code, plan["verdict"]) == (1, "exit 1: miles' parser refuses 1 cell")
+    code, plan, _ = run(cli, *dry, "--no-miles-check")
+    assert (code, plan["exit_code"], plan["notes"]) == (0, 0, ["miles' parser not run: --no-miles-check"])
     code, plan, _ = run(cli, *dry, "--miles-python", sys.executable)
     (cell,) = plan["cells"]
-    assert (code, plan["verdict"]) == (1, "exit 1: miles' parser refuses 1 cell(s)")  # as the run's code is
+    assert (code, plan["verdict"]) == (1, "exit 1: miles' parser refuses 1 cell")  # as the run's code is
     assert cell["would"].startswith("fail: ") and cell["would"].endswith(
         f"miles refuses it: train_async.py: error: {REFUSAL}\n"
         "  ==> miles' own parse_args() refuses this launch: change the flag it names (the message is miles')"

@@ -346,9 +346,10 @@ def _folder(args: argparse.Namespace, parser: Parser | None) -> int:
         _told(result)
         print_problems([p for problems in by_miles.values() for p in problems], sys.stderr)
         import_progress.summary(result.outcomes, args.script)
-        print(f"wrote {len(files)} files in {len(result.folders)} folders under {display_path(args.output)}")
+        where = f"{counted(len(result.folders), 'folder')} under {display_path(args.output)}"
+        print(f"wrote {counted(len(files), 'file')} in {where}")
         if result.removed:
-            print(f"removed {len(result.removed)} files the last import wrote and this one did not")
+            print(f"removed {counted(len(result.removed), 'file')} the last import wrote and this one did not")
     return _folder_exit(result, bool(files), bool(by_miles))
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runner.errors import EnvironmentProblem, ExitCode
+from runner.errors import EnvironmentProblem, ExitCode, counted
 from runner.launch.planned import Planned
 from runner.results.outcome import CellResult, RunResult, Status
 from runner.run.cell_run import cell_result
@@ -86,9 +86,9 @@ def _verdict(outcome: RunResult) -> str:
     if code is ExitCode.NOTHING_RAN:
         return f"exit {int(code)}: nothing would run, every selected cell is skipped"
     if code is ExitCode.RUN_FAILED and counts[Status.FAILED]:
-        return f"exit {int(code)}: miles' parser refuses {counts[Status.FAILED]} cell(s)"
+        return f"exit {int(code)}: miles' parser refuses {counted(counts[Status.FAILED], 'cell')}"
     if code is ExitCode.RUN_FAILED:
-        return f"exit {int(code)}: --strict fails the run on a skip, and {skipping} cell(s) would be skipped"
+        return f"exit {int(code)}: --strict fails the run on a skip, and {counted(skipping, 'cell')} would be skipped"
     if not outcome.cells:
         return f"exit {int(code)}: no cell is selected"
-    return f"exit {int(code)} if the jobs pass: {running} cell(s) would run, {skipping} skipped"
+    return f"exit {int(code)} if the jobs pass: {counted(running, 'cell')} would run, {skipping} skipped"

@@ -69,8 +69,6 @@ def _skipped(options: Options) -> str:
         return "--no-miles-check"
     if options.miles_root is None:
         return "no miles checkout"
-    if options.dry_run and options.miles_python is None:
-        return "a dry run runs it only with --miles-python"
     return ""
 
 
