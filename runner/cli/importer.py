@@ -349,7 +349,8 @@ def _folder(args: argparse.Namespace, parser: Parser | None) -> int:
         where = f"{counted(len(result.folders), 'folder')} under {display_path(args.output)}"
         print(f"wrote {counted(len(files), 'file')} in {where}")
         if result.removed:
-            print(f"removed {counted(len(result.removed), 'file')} the last import wrote and this one did not")
+            gone = counted(len(result.removed), "file")
+            print(f"removed {gone} the last import wrote and this one did not")
     return _folder_exit(result, bool(files), bool(by_miles))
 
 

@@ -88,7 +88,8 @@ def _verdict(outcome: RunResult) -> str:
     if code is ExitCode.RUN_FAILED and counts[Status.FAILED]:
         return f"exit {int(code)}: miles' parser refuses {counted(counts[Status.FAILED], 'cell')}"
     if code is ExitCode.RUN_FAILED:
-        return f"exit {int(code)}: --strict fails the run on a skip, and {counted(skipping, 'cell')} would be skipped"
+        skipped = counted(skipping, "cell")
+        return f"exit {int(code)}: --strict fails the run on a skip, and {skipped} would be skipped"
     if not outcome.cells:
         return f"exit {int(code)}: no cell is selected"
     return f"exit {int(code)} if the jobs pass: {counted(running, 'cell')} would run, {skipping} skipped"
