@@ -97,7 +97,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         help="start nothing; decide what the run decides first: requirements and skips, preflight (GPUs "
         "counted as a run counts them: nvidia-smi -L, amd-smi list, rocm-smi --showid or torch; with "
         "--ray-address the cluster's nodes are asked), the secrets the jobs need, and miles' parser as the "
-        "run asks it (in the sandbox: the node's python3, or --miles-python). Prints the plan, then the verdict, and exits with the run's code "
+        "run asks it (in the sandbox: the node's python3, or --miles-python). Prints the plan, then the "
+        "verdict, and exits with the run's code "
         "(3 environment, 5 nothing to run, 1 a cell miles refuses or a skip under --strict, 0 when the jobs "
         "pass). The probes, report paths, --log-dir and the history store are left to the run. With "
         "--no-preflight: the plan alone, exit 0",
