@@ -73,11 +73,10 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     )
     parser.add_argument(
         "--show-programs",
-        action=argparse.BooleanOptionalAction,
-        default=None,
+        action="store_true",
         help="print the text of run-matrix's programs a script holds (the config.json patch) in the script "
-        "on stdout (default: when stdout is no terminal, so that a script piped or redirected runs); "
-        "without it each is named in one comment and the launch comes first; -o DIR always writes them",
+        "on stdout, so that it runs piped or redirected; without it each is named in one comment and the "
+        "launch comes first; -o DIR always writes them",
     )
     add_trust_checkout(parser)
     parser.set_defaults(handler=run)
@@ -107,8 +106,7 @@ def run(args: argparse.Namespace) -> int:
         print(Redactor.of(os.environ)(text))
     else:
         launch, _, path = _one_script(launches, args)
-        programs = not sys.stdout.isatty() if args.show_programs is None else args.show_programs
-        sys.stdout.write(Redactor.of(os.environ)(to_shell(launch, display_path(path), programs)))
+        sys.stdout.write(Redactor.of(os.environ)(to_shell(launch, display_path(path), args.show_programs)))
     return 0
 
 
