@@ -460,6 +460,23 @@ def test_list_and_coverage_say_a_runnable_cell_still_has_todos(cli, write):
     assert [e["todo"] for e in entry.values() if e["status"] == "runs"] == [{"two": 2}]
 
 
+def test_coverage_says_which_cell_of_an_entry_that_runs_is_skipped(cli, write):
+    """Before, a skipped cell beside one that runs was listed under `runs` as if it ran too."""
+    write("base/fam.yaml", VALID)
+    write("runs.yaml", "extends: base/fam.yaml\n")
+    write(
+        "off.yaml",
+        "extends: base/fam.yaml\nmatrix:\n  axes: {a: [1]}\n  adjust:\n    s:\n      match: {a: 1}\n"
+        "      skip: {reason: broken upstream, issue: 'https://github.com/radixark/miles/issues/1', expires: 2999-01-01}\n",
+    )
+    covered = cli("coverage", "runs.yaml", "off.yaml").out
+    reason = "broken upstream (until 2999-01-01)"
+    assert f": runs, off (skipped: {reason})\n" in covered, covered
+    entry = json.loads(cli("coverage", "runs.yaml", "off.yaml", "--format", "json").out)["tests"][0]["hardware"]
+    (used,) = [e for e in entry.values() if e["status"] == "runs"]
+    assert used["skipped"] == {"off": reason}
+
+
 def test_commands_accept_cell_ids(cli, in_repo):
     cell = "rocm/glm5-async[fp8_rollout=true]"
     assert json.loads(cli("render", cell, "--format", "json").out)["cells"][0]["id"] == cell

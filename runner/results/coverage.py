@@ -26,11 +26,15 @@ class Entry:
     stacks: list[str] = field(default_factory=list)  # the software stacks the cells target
     miles: dict[str, str] = field(default_factory=dict)  # cell -> miles' parser's verdict, when asked
     todo: dict[str, int] = field(default_factory=dict)  # cell -> its open TODOs (port's, upgrade's), if any
+    skipped: dict[str, str] = field(
+        default_factory=dict
+    )  # cell -> why, for a skipped cell beside one that runs
 
     def to_json(self) -> dict[str, Any]:
         found: dict[str, Any] = {"status": self.status, "cells": self.cells, "reasons": self.reasons}
         found["stacks"] = self.stacks
         found |= {"miles": self.miles} if self.miles else {}
+        found |= {"skipped": self.skipped} if self.skipped else {}
         return {**found, "todo": self.todo} if self.todo else found
 
 
@@ -71,6 +75,8 @@ def coverage(
             entry.stacks.append(cell.profile.stack)
         status, reasons = _status(cell, unmet)
         entry.reasons += reasons
+        if status == "skipped":
+            entry.skipped[cell.id] = "; ".join(reasons)
         entry.status = min(entry.status, status, key=_RANK.index)
     return [rows[key] for key in sorted(rows)]
 
@@ -124,6 +130,7 @@ def _shown(entry: Entry, ci: dict[str, CI], markdown: bool) -> str:
         + _ci_note(ci.get(c), markdown)
         + _miles_note(entry, c)
         + _todo_note(entry, c)
+        + (_skip_note(entry, c, markdown) if entry.status != "skipped" else "")
         for c in entry.cells
     )
     stacks = f" on {', '.join(entry.stacks)}" if entry.stacks else ""
@@ -138,6 +145,13 @@ def _shown(entry: Entry, ci: dict[str, CI], markdown: bool) -> str:
 def _miles_note(entry: Entry, cell: str) -> str:
     """`` (miles: refuses)`` after a cell miles' parser was asked about."""
     return f" (miles: {entry.miles[cell]})" if cell in entry.miles else ""
+
+
+def _skip_note(entry: Entry, cell: str, markdown: bool) -> str:
+    """`` (skipped: why)`` after a skipped cell in an entry that runs: the entry's word is its best cell's."""
+    if cell not in entry.skipped:
+        return ""
+    return f" (skipped: {escape(entry.skipped[cell]) if markdown else entry.skipped[cell]})"
 
 
 def _todo_note(entry: Entry, cell: str) -> str:
