@@ -160,12 +160,12 @@ def test_l3_miles_mains_eval_fleet_has_gpus_of_its_own(write) -> None:
     over = fleet.replace("gpus: 3", "gpus: 4")
     assert [p.splitlines()[0] for p in problems(write, ROCM, over, only="L3")] == [
         "spec.yaml:5: error [L3] args.sglang.rollout-num-gpus: needs actor 4 + rollout 4 + eval fleet 1 = 9"
-        " GPUs but the cluster has 1 node(s) x 8 GPUs = 8: Ray's placement group would wait forever"
+        " GPUs but the cluster has 1 node x 8 GPUs = 8: Ray's placement group would wait forever"
     ]
     assert rules(write, ROCM, main + "args:\n  sglang:\n    rollout-num-gpus: 3\n") == ["w:L3", "w:L4"]
     external = main + "args:\n  sglang:\n    rollout-num-gpus: 2\n  misc:\n    eval-function-path: a.Eval\n"
     assert [p.splitlines()[0] for p in problems(write, ROCM, external, only="L3")] == [
-        "spec.yaml:5: warning [L3] args.sglang.rollout-num-gpus: uses actor 4 + rollout 2 = 6 of the 1 node(s)"
+        "spec.yaml:5: warning [L3] args.sglang.rollout-num-gpus: uses actor 4 + rollout 2 = 6 of the 1 node"
         " x 8 GPUs = 8 GPUs; 2 stay idle in Ray's placement group; the function of --eval-function-path"
         " (a.Eval) may use them"
     ]
