@@ -7,7 +7,7 @@ Side by side, in one run on this machine:
 
 * baseline: every ``test_*.py`` of TREE recorded once, one sandbox after another (``capture.record``
   with the checkout, nothing else of an import);
-* cold: ``run-matrix import TREE --miles-root MILES_CHECKOUT -o OUT --skip-refused`` with an empty
+* cold: ``run-matrix import TREE --miles-root MILES_CHECKOUT -o OUT`` with an empty
   recordings cache (its own ``RUN_MATRIX_CACHE_DIR``), and the seconds to its first progress output
   with stderr a terminal (a pty: the live bar);
 * warm: the same command again into another OUT, the cache kept (an unchanged tree).
@@ -51,7 +51,7 @@ def suite(checkout: Path, tree: Path, out: Path, cache: Path, jobs: int) -> tupl
     """Wall seconds, seconds to the first progress output (in a terminal: stderr is a pty), exit
     status, and the tests' outcomes counted."""
     command = ["run-matrix", "import", str(tree), "--miles-root", str(checkout), "-o", str(out)]
-    command += ["--skip-refused", "-j", str(jobs), "--format", "json"]
+    command += ["-j", str(jobs), "--format", "json"]
     env = {**os.environ, "RUN_MATRIX_CACHE_DIR": str(cache)}
     terminal, shown = pty.openpty()
     started = time.perf_counter()

@@ -5,8 +5,9 @@
                                        [--only GLOB] [--expect FILE [--write-expect]]
 
 The tests are every ``test_*.py`` under ``tests/e2e/`` and any other ``tests/**/test_*.py`` that
-calls ``execute_train``. Each is imported with ``--miles-root MILES_CHECKOUT`` and without it
-(``--only-with-root``: with it only) into a scratch folder; the import checks the round trip before
+calls ``execute_train``. Each is imported with ``--miles-root MILES_CHECKOUT`` and with
+``--without-checkout`` (the recorder's stand-ins alone; ``--only-with-root``: with the checkout
+only) into a scratch folder; the import checks the round trip before
 it writes anything, so exit 0 means render == what the script launches. The hardware is what the
 test's CI suite names (import decides); a suite naming hardware run-matrix has no profile for
 (``mi350``) gets the nearest one (``mi355x``), said in the line. Each line: the outcome, the test,
@@ -151,7 +152,7 @@ def import_one(path: Path, checkout: Path, root: bool, timeout: str) -> Outcome:
         spec = Path(folder) / f"{path.stem}.yaml"
         command = ["run-matrix", "import", str(path), "-o", str(spec), "--timeout", timeout]
         command += (["--hardware", hardware] if hardware else []) + (
-            ["--miles-root", str(checkout)] if root else []
+            ["--miles-root", str(checkout)] if root else ["--without-checkout"]
         )
         done = subprocess.run(command, capture_output=True, text=True)
         written = written_platforms(spec) if done.returncode == 0 else ()
