@@ -44,12 +44,14 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "Given a folder (-o OUT/), every folder below it that holds test_*.py, each into the same place "
         "under OUT/ (tests/e2e/ckpt -> OUT/ckpt): a base spec of what its cases share that validates "
         "(OUT/ckpt/base/ckpt.yaml), one overlay per case (a case whose overlay does not import: written "
-        "whole), and each test_amd_*.py as a ROCm overlay of the CUDA case its docstring names. With "
-        "--miles-root the tests are first recorded together (miles' helpers loaded once per sandbox, each "
+        "whole), and each test_amd_*.py as a ROCm overlay of the CUDA case its docstring names. With a "
+        "checkout the tests are first recorded together (miles' helpers loaded once per sandbox, each "
         "test in a fork that runs it as it runs alone), then imported side by side (-j), each recording "
         "kept by the hash of what the sandbox showed it, so an unchanged tree imports again without "
         "recording; a bar in a terminal (a line per test otherwise), "
-        "then a table: imported, refused by reason, never launching. The round trip is checked for every "
+        "then a table: imported, refused by reason, never launching. A refused test costs the others "
+        "nothing (exit 4: specs written, some tests refused); OUT gets a marker, OUT/.run-matrix-root, "
+        "listing what was written, which --force replaces exactly. The round trip is checked for every "
         "case before anything is written.",
     )
     parser.add_argument(
