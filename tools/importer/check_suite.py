@@ -42,6 +42,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+CHECKOUT_LINE = "run-matrix: importing with the miles checkout "  # which checkout: said first, no reason
 NO_PROFILE: dict[str, str] = {}  # suite hardware without a profile -> the profile used instead
 # issue 15's false alarms: miles' --num-gpus-per-node default on 4-GPU shares, flash attention and
 # SGLang's custom all-reduce on AMD (rule, the key it names)
@@ -164,10 +165,9 @@ def import_one(path: Path, checkout: Path, root: bool, timeout: str) -> Outcome:
         if (m := SIDE_NOT_IMPORTED.search(line))
     }
     platforms = {"registered": registered(path), "written": written, "sides": sides}
-    errors = [
-        line for line in done.stderr.splitlines() if " error [" in line or line.startswith("run-matrix:")
-    ]
-    reason = (errors or [done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""])[0]
+    said = [line for line in done.stderr.splitlines() if not line.startswith(CHECKOUT_LINE)]
+    errors = [line for line in said if " error [" in line or line.startswith("run-matrix:")]
+    reason = (errors or said[-1:] or [""])[0]
     reason = reason.split("cannot be imported: it ", 1)[-1][:200]
     rules = tuple(
         sorted(
