@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.cli import import_checkout
 from runner.cli.output import (
     add_allow_system_steps,
     add_format,
     add_miles_python,
     add_miles_root,
     add_trust_checkout,
-    checked_miles_root,
     needs_miles_root,
     print_json,
     print_problems,
@@ -82,8 +82,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "--without-checkout",
         action="store_true",
         help="import a test that lies in no miles checkout: miles' command helpers are the recorder's"
-        f" stand-ins (those of miles {_recorder_version()}), its flags are checked against that version's"
-        " shipped catalog, and a test that needs more of miles is refused",
+        f" stand-ins (those of miles {import_checkout.recorder_version()}), its flags are checked against"
+        " that version's shipped catalog, and a test that needs more of miles is refused",
     )
     add_miles_root(
         checkout,
@@ -177,14 +177,8 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _recorder_version() -> str:
-    from runner.importer.capture import RECORDER_MILES_VERSION
-
-    return RECORDER_MILES_VERSION[:8]
-
-
 def run(args: argparse.Namespace) -> int:
-    args.miles_root = _checkout(args)
+    args.miles_root = import_checkout.chosen(args)
     parser = _miles_parser(args)  # a PY that is no interpreter: exit 3 before anything is imported
     if args.script.is_dir():
         return _folder(args, parser)
@@ -231,48 +225,6 @@ def run(args: argparse.Namespace) -> int:
         " each renders what the script launches"
     )
     return 2 if refused else 0
-
-
-def _checkout(args: argparse.Namespace) -> Path | None:
-    """The miles checkout the import reads — ``--miles-root``, else the one the test stands in — said on
-    stderr with its commit and flag catalog; None with ``--without-checkout``."""
-    from runner.errors import EnvironmentProblem
-    from runner.knowledge import checkout
-
-    if args.without_checkout:
-        return None
-    if args.miles_root is not None:
-        from_env = os.environ.get("MILES_ROOT") and Path(os.environ["MILES_ROOT"]) == args.miles_root
-        root: Path = args.miles_root
-        checked_miles_root(root)
-        how = "$MILES_ROOT" if from_env else "--miles-root"
-    elif (found := checkout.enclosing(args.script)) is not None:
-        root, how = found, f"the one {display_path(args.script)} stands in; --miles-root DIR names another"
-    else:
-        needs_miles_root(args)  # --miles-python runs a checkout's parser: none is named, none found
-        raise EnvironmentProblem(
-            f"{display_path(args.script)} lies in no miles checkout (no folder at or above it holds the"
-            " miles package beside a .git, or a setup.py or pyproject.toml naming miles): name one with"
-            " --miles-root DIR (or $MILES_ROOT), or import with the recorder's stand-ins for miles"
-            f" {_recorder_version()} with --without-checkout"
-        )
-    said = f"run-matrix: importing with the miles checkout {root} ({how}): {_described(root)}"
-    print(said, file=sys.stderr)
-    return root
-
-
-def _described(root: Path) -> str:
-    """The checkout's commit, and which flags its launches are checked against."""
-    from runner.errors import Location
-    from runner.knowledge import checkout, flags
-
-    commit = checkout.head_commit(root)
-    said = f"commit {commit[:12]}" if commit else "commit unknown: not a git checkout"
-    choice = flags.choose(None, root, Location(root))
-    if choice.checkout is None:
-        newest = choice.catalog.origin
-        return f"{said}; flags: the newest shipped catalog ({newest}): it has no miles/utils/arguments.py"
-    return f"{said}; flags: {choice.reason.removeprefix(f'the checkout at {choice.checkout}: ')}"
 
 
 def _miles_parser(args: argparse.Namespace) -> Parser | None:
