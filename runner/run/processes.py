@@ -186,6 +186,14 @@ class Identity:
         return Identity.of(self.pid) == self
 
 
+def _exiting(pid: int) -> bool:
+    """Whether the process is past the point of reading its environment: it is exiting."""
+    try:
+        return not Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return True
+
+
 def carries_run_id(pid: int, run_id: str) -> bool:
     """Whether the process's environment holds ``RUN_MATRIX_RUN_ID=<run_id>``."""
     try:
@@ -211,11 +219,17 @@ def stop_recorded(leader: Identity, run_id: str, grace: float) -> tuple[list[int
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline and leader.still_running():
             time.sleep(0.1)
-    left = [p for p in in_session(leader.pid) if p in ours or carries_run_id(p, run_id)]
-    for pid in left:
-        _kill(pid, lambda p: os.kill(p, signal.SIGKILL))
+    # SIGKILL, round after round: a member Ray forks while its head stops carries the run's id too,
+    # and one that is exiting (its environment already gone) is waited for, never called a stranger
+    stopped = set(ours)
     deadline = time.monotonic() + 5.0  # SIGKILL is delivered, not awaited
-    while time.monotonic() < deadline and set(left) & set(in_session(leader.pid)):
+    while True:
+        members = in_session(leader.pid)
+        pending = [p for p in members if p in stopped or carries_run_id(p, run_id) or _exiting(p)]
+        if not pending or time.monotonic() >= deadline:
+            break
+        for pid in pending:
+            if not _exiting(pid) and _kill(pid, lambda p: os.kill(p, signal.SIGKILL)):
+                stopped.add(pid)
         time.sleep(0.1)
-    strangers = sorted(set(in_session(leader.pid)) - set(ours) - set(left))
-    return sorted(set(ours) | set(left)), strangers
+    return sorted(stopped), sorted(set(members) - stopped - set(pending))
