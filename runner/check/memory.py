@@ -1,130 +1,124 @@
-"""P8, P9: the model's weights against the GPU's memory (the profile's ``memory_gb``).
+"""P10, P11, P12: whether a cell fits its GPUs' memory (``runner.memory``), phase by phase.
 
-Each verdict compares a lower bound with an upper one, so it fires only where the cell clearly
-cannot fit: the weights counted are those MODEL_ARGS surely describe (``runner.check.weights``), at the
-fewest bytes a parameter can take there, spread as evenly as the parallel layout allows (the GPU
-holding most holds at least the average); activations, the KV cache, gradients and optimizer
-state are not counted. The memory is the profile's, sourced in its ``sources.machine``.
+P10 is an error and counts only what must be there (weights, main grads, optimizer state; an engine's
+weights within its static memory): the cell cannot start. P11 is a warning: the estimate, with its
+allowances, is over the GPU. P12 is a warning: an engine's KV pool holds less than one group of
+samples, so SGLang queues or retracts them. The memory is the profile's ``memory_gb`` (its
+``sources.machine``). P8 and P9 (the weights alone) are folded into P10.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
-from typing import Any
 
 from runner.cells.cell import Cell
 from runner.cells.layout import Layout
 from runner.check import problem, rule
-from runner.check.weights import count
-from runner.errors import Problem, counted
+from runner.errors import Problem
+from runner.memory.estimate import Estimate, estimate
+from runner.memory.hints import cheapest
+from runner.memory.terms import GIB, Phase
 
-BF16 = 2  # bytes a parameter: the checkpoints miles trains and serves are bf16
-QUANTIZED = 0.5  # the fewest bytes of a quantized rollout checkpoint miles converts to (int4, nvfp4)
-QUANTIZED_MARKS = ("fp8", "int4", "int8", "fp4", "w4a", "w8a", "awq", "gptq", "mxfp", "nvfp", "quant")
-GB = 1e9  # memory_gb is the product page's GB
+ACTOR_FLAGS = (
+    "tensor-model-parallel-size",
+    "pipeline-model-parallel-size",
+    "expert-model-parallel-size",
+    "expert-tensor-parallel-size",
+)
+ENGINE_FLAGS = ("rollout-num-gpus-per-engine", "sglang-mem-fraction-static")
 
 
-@rule("P8")
-def rollout_weights_fit(cell: Cell, facts: Layout) -> Iterator[Problem]:
-    weights = count(cell.flag)
-    if weights is None or facts.train_only or not facts.rollout_gpus:
+@rule("P10")
+def cannot_fit(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    found = estimate(cell, facts)
+    static = _static_short(cell, facts, found)
+    if static is not None:
+        yield static
         return
-    gpus = facts.engine.tp * facts.engine.pp  # every weight lives on one engine's tp x pp GPUs (S1)
-    each = weights.total * _rollout_bytes(cell) / gpus / GB
-    fraction = _fraction(cell.flag("sglang-mem-fraction-static"))
-    budget = cell.profile.memory_gb * (fraction or 1.0)
-    if each <= budget:
+    for phase in found.phases:
+        if phase.lower_bound > found.memory:
+            yield problem(
+                "P10",
+                cell,
+                _flags(phase),
+                f"{phase.name} cannot fit a GPU of {found.gpu}: at least {_gb(phase.lower_bound)} GB"
+                f" ({_summary(phase, lower=True)}) against {_gb(found.memory)} GB",
+                cheapest(cell, facts, phase.name),
+            )
+            return
+
+
+@rule("P11")
+def estimated_over(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    found = estimate(cell, facts)
+    if any(p.lower_bound > found.memory for p in found.phases) or _static_short(cell, facts, found):
+        return  # P10 says it
+    heaviest = found.heaviest
+    if heaviest is None or heaviest.estimate <= found.memory:
         return
-    share = f" x sglang-mem-fraction-static {fraction} = {budget:.1f} GB" if fraction else " (all of it)"
-    needed = math.ceil(weights.total * _rollout_bytes(cell) / GB / budget)
     yield problem(
-        "P8",
+        "P11",
         cell,
-        ("rollout-num-gpus-per-engine", "sglang-pp-size", "sglang-mem-fraction-static"),
-        f"a rollout engine's weights do not fit its GPUs: at least {_params(weights.total)} parameters"
-        f" ({_model(cell)}) x {_bytes(cell)} / {counted(gpus, 'GPU')} of an engine (tp x pp)"
-        f" = {each:.1f} GB per GPU,"
-        f" more than SGLang's static memory on {cell.profile.name}: {cell.profile.memory_gb} GB{share}",
-        f'SGLang stops at start ("Not enough memory"): give an engine at least {needed} GPUs'
-        " (rollout-num-gpus-per-engine) or a quantized rollout checkpoint; the KV cache needs room too",
+        _flags(heaviest),
+        f"{heaviest.name} is estimated over a GPU of {found.gpu}"
+        f" by {_gb(heaviest.estimate - found.memory)} GB:"
+        f" {_gb(heaviest.estimate)} GB ({_summary(heaviest, lower=False)}) against {_gb(found.memory)} GB",
+        "an estimate, not a certainty: `run-matrix explain CELL --memory` shows each term and its source; "
+        + cheapest(cell, facts, heaviest.name),
         severity="warning",
     )
 
 
-@rule("P9")
-def actor_weights_fit(cell: Cell, facts: Layout) -> Iterator[Problem]:
-    weights = count(cell.flag)
-    if (
-        weights is None
-        or cell.backend != "megatron"
-        or cell.flag("debug-rollout-only")
-        or not facts.actor.world
-    ):
-        return
-    a = facts.actor
-    each = (weights.other / (a.tp * a.pp) + weights.experts / (a.ep * a.etp * a.pp)) * BF16 / GB
-    budget, share = _megatron_share(cell, facts)
-    if each <= budget:
+@rule("P12")
+def pool_short(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    found = estimate(cell, facts)
+    held = found.capacity
+    if held is None or not held.group or held.tokens >= held.group or held.tokens == 0:
         return
     yield problem(
-        "P9",
+        "P12",
         cell,
-        (
-            "tensor-model-parallel-size",
-            "pipeline-model-parallel-size",
-            "expert-model-parallel-size",
-            "expert-tensor-parallel-size",
-        ),
-        f"the actor's weights do not fit a GPU: at least {_params(weights.other)} parameters"
-        f" / (TP {a.tp} x PP {a.pp}) + {_params(weights.experts)} expert parameters"
-        f" / (EP {a.ep} x ETP {a.etp} x PP {a.pp}), x 2 bytes (bf16) = {each:.1f} GB per GPU"
-        f" ({_model(cell)}), more than {share}",
-        "Megatron runs out of memory at its first step: raise TP, PP or EP; gradients, optimizer state and"
-        " activations need room too",
+        ("sglang-mem-fraction-static", "rollout-max-response-len", "n-samples-per-prompt"),
+        f"an engine's KV pool holds {held.tokens:,} tokens, less than one group of samples: {held.group:,}"
+        f" ({held.demand_from.split('; a group: ')[-1]}); {held.cell.bytes:,.0f} B a token",
+        "SGLang retracts and re-queues requests it cannot hold: raise sglang-mem-fraction-static, give an"
+        " engine more GPUs, or an fp8 KV cache (sglang-kv-cache-dtype fp8_e4m3)",
         severity="warning",
     )
 
 
-def _megatron_share(cell: Cell, facts: Layout) -> tuple[float, str]:
-    """Megatron's memory on a GPU: all of it, unless the engines share the GPU and stay in memory while
-    it trains (colocated with --no-offload-rollout; miles offloads them by default when colocated)."""
-    memory, name = cell.profile.memory_gb, cell.profile.name
-    fraction = _fraction(cell.flag("sglang-mem-fraction-static"))
-    kept = cell.flag("no-offload-rollout") is True or cell.flag("offload-rollout") is False
-    if facts.colocate and kept and fraction:
-        share = memory * (1 - fraction)
-        return share, (
-            f"what SGLang's engines leave on {name}: {memory} GB x (1 - sglang-mem-fraction-static"
-            f" {fraction}) = {share:.1f} GB (colocated, --no-offload-rollout)"
-        )
-    return memory, f"{name}'s {memory} GB"
-
-
-def _rollout_bytes(cell: Cell) -> float:
-    """2 (bf16), or 0.5 where the rollout may load a quantized checkpoint (a flag or value says so)."""
-    written = {**cell.preset.model_args, **cell.spec.args.flags()}
-    words = " ".join(f"{name} {value}" for name, value in written.items()).lower()
-    return QUANTIZED if any(mark in words for mark in QUANTIZED_MARKS) else BF16
-
-
-def _bytes(cell: Cell) -> str:
-    if _rollout_bytes(cell) == BF16:
-        return "2 bytes (bf16; no flag names a quantized checkpoint)"
-    return "0.5 bytes (the fewest of a quantized checkpoint: a flag names one)"
-
-
-def _fraction(value: Any) -> float | None:
-    try:
-        fraction = float(str(value))
-    except ValueError:
+def _static_short(cell: Cell, facts: Layout, found: Estimate) -> Problem | None:
+    """P10 when an engine's weights alone are over its static memory: SGLang stops at start."""
+    static = found.static
+    if static is None or static.weights <= static.budget:
         return None
-    return fraction if 0 < fraction < 1 else None
+    return problem(
+        "P10",
+        cell,
+        ENGINE_FLAGS,
+        f"a rollout engine's weights do not fit its static memory on {found.gpu}: {_gb(static.weights)} GB"
+        f" ({static.weights_from}) against {static.fraction_from} x {_gb(found.memory)} GB"
+        f" = {_gb(static.budget)} GB",
+        'SGLang stops at start ("Not enough memory"): ' + cheapest(cell, facts, "rollout"),
+    )
 
 
-def _params(number: int) -> str:
-    return f"{number / 1e9:.1f} B"
+def _flags(phase: Phase) -> tuple[str, ...]:
+    holders = {t.holder for t in phase.terms if t.lower}
+    return (
+        ACTOR_FLAGS + ENGINE_FLAGS
+        if holders == {"actor", "engine"}
+        else ENGINE_FLAGS
+        if holders == {"engine"}
+        else ACTOR_FLAGS
+    )
 
 
-def _model(cell: Cell) -> str:
-    return f"MODEL_ARGS of {cell.spec.model.type}" if cell.spec.model.type else "the spec's model flags"
+def _summary(phase: Phase, lower: bool) -> str:
+    shown = [t for t in phase.terms if t.bytes and (t.lower or not lower)]
+    shown.sort(key=lambda t: -(t.bytes or 0.0))
+    return ", ".join(f"{t.holder} {t.name} {_gb(t.bytes or 0.0)}" for t in shown[:4])
+
+
+def _gb(value: float) -> str:
+    return f"{value / GIB:.1f}"

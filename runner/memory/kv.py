@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from runner.memory.model import Shape
 
 # bytes of one cached value by --kv-cache-dtype ("auto": the model's dtype, bf16 in miles)
-KV_DTYPE_BYTES = {"auto": 2.0, "bfloat16": 2.0, "float16": 2.0, "fp8_e4m3": 1.0, "fp8_e5m2": 1.0, "fp4_e2m1": 0.5}
+KV_DTYPE_BYTES = {
+    "auto": 2.0,
+    "bfloat16": 2.0,
+    "float16": 2.0,
+    "fp8_e4m3": 1.0,
+    "fp8_e5m2": 1.0,
+    "fp4_e2m1": 0.5,
+}
 INDEXER_SCALE_BLOCK = 128  # values of the indexer's fp8 key per 4-byte scale
 
 
@@ -44,7 +51,8 @@ def cell(shape: Shape, attention_tp: int, pp: int, dtype_bytes: float) -> Cell:
     if shape.mla is not None:
         latent = shape.mla.kv_lora_rank + shape.mla.qk_pos_emb_head_dim
         size = latent * layers * dtype_bytes
-        text = f"(kv_lora_rank {shape.mla.kv_lora_rank} + rope {shape.mla.qk_pos_emb_head_dim}) x {layers} layers x {dtype_bytes:g} B"
+        latent_of = f"kv_lora_rank {shape.mla.kv_lora_rank} + rope {shape.mla.qk_pos_emb_head_dim}"
+        text = f"({latent_of}) x {layers} layers x {dtype_bytes:g} B"
         if shape.indexer is not None:
             index = shape.indexer.head_dim + shape.indexer.head_dim // INDEXER_SCALE_BLOCK * 4
             size += index * layers
@@ -52,4 +60,6 @@ def cell(shape: Shape, attention_tp: int, pp: int, dtype_bytes: float) -> Cell:
         return Cell(size, text)
     heads = max(1, shape.query_groups // attention_tp)
     size = heads * shape.head_dim * layers * 2 * dtype_bytes
-    return Cell(size, f"{heads} KV heads x head dim {shape.head_dim} x {layers} layers x 2 (K, V) x {dtype_bytes:g} B")
+    return Cell(
+        size, f"{heads} KV heads x head dim {shape.head_dim} x {layers} layers x 2 (K, V) x {dtype_bytes:g} B"
+    )

@@ -83,7 +83,11 @@ def shape(flag: Flag, indexer: Indexer | None = None) -> Shape:
     """The model ``flag`` (``--name`` -> value) describes; ``Unknown`` where it does not."""
     hidden, layers = positive(flag("hidden-size")), positive(flag("num-layers"))
     heads, vocab = positive(flag("num-attention-heads")), positive(flag("vocab-size"))
-    missing = [n for n, v in (("hidden-size", hidden), ("num-layers", layers), ("num-attention-heads", heads)) if not v]
+    missing = [
+        n
+        for n, v in (("hidden-size", hidden), ("num-layers", layers), ("num-attention-heads", heads))
+        if not v
+    ]
     if missing or not vocab:
         raise Unknown(f"MODEL_ARGS set no {(missing or ['vocab-size'])[0]}")
     if flag("position-embedding-type") == "none" or flag("hybrid-override-pattern"):

@@ -115,11 +115,12 @@ def _mla(shape: Shape, tp: int) -> float:
     assert shape.mla is not None
     m, h, n = shape.mla, shape.hidden, shape.heads
     q_head = m.qk_head_dim + m.qk_pos_emb_head_dim
+    q: float
     if m.q_lora_rank:
         q = h * m.q_lora_rank + shape.norm * m.q_lora_rank + m.q_lora_rank * n * q_head / tp
     else:
         q = h * n * q_head / tp
-    kv = h * (m.kv_lora_rank + m.qk_pos_emb_head_dim) + shape.norm * m.kv_lora_rank
+    kv: float = h * (m.kv_lora_rank + m.qk_pos_emb_head_dim) + shape.norm * m.kv_lora_rank
     kv += m.kv_lora_rank * n * (m.qk_head_dim + m.v_head_dim) / tp
     return q + kv + n * m.v_head_dim * h / tp
 
