@@ -32,6 +32,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser.add_argument("spec", metavar="SPEC|CELL", help="a spec (its default cell) or a cell id")
     parser.add_argument("key", nargs="?", metavar="KEY")
     parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="estimate the memory of the GPU that holds most, phase by phase (colocated: rollout, training, "
+        "weight update; apart: each pool), each term in GB with its source; the verdicts of P10-P12",
+    )
+    parser.add_argument(
         "--layout",
         action="store_true",
         help="draw every GPU of every node: its actor rank (TP/CP/DP/PP, EP/ETP) and rollout engine rank",
@@ -43,6 +49,10 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cell = pipeline.one(args.spec, checked_miles_root(args.miles_root))
+    if args.memory:
+        from runner.cli import explain_memory
+
+        return explain_memory.show(cell, args.format)
     data = cell.spec.model_dump(mode="python")
     if args.key:
         entries = [_entry(cell, data, _key(cell, args.key))]

@@ -11,7 +11,7 @@ GPUs train and the engines' GPUs generate. Each phase lists its terms (``runner.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from runner.cells.cell import Cell
@@ -93,6 +93,16 @@ def estimate(cell: Cell, facts: Layout, changed: Mapping[str, Any] | None = None
     training = actor.training(flag, split(flag, facts), facts.actor.world, facts.actor.cp) if trains else None
     engines = rollout(cell, flag, facts, found) if generates else None
     phases = _phases(flag, found, training, engines, memory, facts.colocate)
+    if found.plugin:  # counted as standard layers: an estimate with a hole, never a figure presented as exact
+        hole = Term(
+            "actor",
+            "plugin layers",
+            None,
+            "",
+            "",
+            why_not=f"the layers of {found.plugin} are not modelled (counted as megatron-core's GPT layers)",
+        )
+        phases = tuple(replace(p, terms=(*p.terms, hole)) for p in phases)
     return Estimate(
         cell.profile.name,
         memory,

@@ -72,6 +72,7 @@ class Shape:
     mtp_layers: int
     mla: MLA | None
     indexer: Indexer | None
+    plugin: str = ""  # a layer spec of miles' plugins whose layers are counted as megatron-core's are not
 
     def padded_vocab(self, tp: int) -> int:
         """``_vocab_size_with_padding``: a multiple of make-vocab-size-divisible-by x TP."""
@@ -126,7 +127,19 @@ def shape(flag: Flag, indexer: Indexer | None = None) -> Shape:
         mtp_layers=positive(flag("mtp-num-layers")),
         mla=mla,
         indexer=indexer,
+        plugin=_plugin(flag("spec")),
     )
+
+
+# miles' layer specs whose modules megatron-core's GPT layer (with MLA, and DSA's indexer) counts as built
+COUNTED_SPECS = ("miles_plugins.models.glm5.glm5", "miles_plugins.models.glm4")
+
+
+def _plugin(spec: Any) -> str:
+    """The module of a --spec whose layers differ from megatron-core's (gated delta-net, DeepSeek V4's
+    compressed attention), or ""."""
+    module = str(spec[0] if isinstance(spec, list | tuple) and spec else spec or "")
+    return "" if not module or module in COUNTED_SPECS else module
 
 
 def _mla(flag: Flag) -> MLA:
@@ -149,9 +162,14 @@ def _default_ffn(hidden: int, gated: bool) -> int:
 
 
 def _absolute_positions(flag: Flag) -> int:
-    """Learned absolute position embeddings (Megatron's default type) have max-position-embeddings
-    rows; miles sets that to seq-length (4096 unless given)."""
-    kind = flag("position-embedding-type") or "learned_absolute"
+    """Learned absolute position embeddings (Megatron's default type, unless
+    --use-rotary-position-embeddings makes it rope) have max-position-embeddings rows; miles sets
+    that to seq-length (4096 unless given)."""
+    kind = (
+        "rope"
+        if flag("use-rotary-position-embeddings")
+        else flag("position-embedding-type") or "learned_absolute"
+    )
     if kind != "learned_absolute" or flag("no-position-embedding"):
         return 0
     return positive(flag("max-position-embeddings")) or positive(flag("seq-length")) or 4096
