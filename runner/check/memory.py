@@ -34,8 +34,9 @@ def cannot_fit(cell: Cell, facts: Layout) -> Iterator[Problem]:
     static = _static_short(cell, facts, found)
     if static is not None:
         yield static
-        return
     for phase in found.phases:
+        if phase.name == "rollout" and static is not None:
+            continue  # the engine cannot start: said above
         if phase.lower_bound > found.memory:
             yield problem(
                 "P10",
@@ -99,7 +100,7 @@ def _static_short(cell: Cell, facts: Layout, found: Estimate) -> Problem | None:
         f"a rollout engine's weights do not fit its static memory on {found.gpu}: {_gb(static.weights)} GB"
         f" ({static.weights_from}) against {static.fraction_from} x {_gb(found.memory)} GB"
         f" = {_gb(static.budget)} GB",
-        'SGLang stops at start ("Not enough memory"): ' + cheapest(cell, facts, "rollout"),
+        'SGLang stops at start ("Not enough memory"): ' + cheapest(cell, facts, "static"),
     )
 
 

@@ -197,7 +197,7 @@ def _phases(
         "rollout",
         "SGLang generates; the actor "
         + ("is offloaded (--offload-train)" if offload_train else "stays (--no-offload-train)"),
-        tuple(served + resident),
+        tuple(_sharing_reserve(served, resident) + resident),
     )
     kept = _engine_kept(served, offload_rollout, levels)
     training = Phase(
@@ -246,6 +246,19 @@ def _trained(found: Shape, t: actor.Training) -> list[Term]:
         )
     )
     return terms
+
+
+def _sharing_reserve(served: list[Term], resident: list[Term]) -> list[Term]:
+    """The engine's reserve is room SGLang keeps free of its static memory: what the actor leaves on
+    the GPU during the rollout takes that room first (the engines start before the actor)."""
+    held = sum(x.bytes or 0.0 for x in resident)
+    shared = []
+    for term in served:
+        if term.name == "activations and CUDA graphs" and term.bytes is not None:
+            left = max(0.0, term.bytes - held)
+            term = replace(term, bytes=left, inputs=f"{term.inputs}, less the actor's {held / GIB:.1f} GB in it")
+        shared.append(term)
+    return shared
 
 
 def _engine_kept(served: list[Term], offloaded: bool, levels: list[str]) -> list[Term]:

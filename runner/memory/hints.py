@@ -26,37 +26,38 @@ class Candidate:
 
 
 def cheapest(cell: Cell, facts: Layout, phase: str) -> str:
-    """A hint naming the cheapest change under which ``phase`` fits."""
+    """A hint naming the cheapest change under which ``phase`` fits (``static``: an engine's
+    weights within its static memory)."""
     best: tuple[float, str] | None = None
     for candidate in candidates(cell, facts, phase):
         found = estimate(cell, candidate.facts, candidate.flags)
-        need = _need(found, phase)
-        if need is None:
+        over = _over(found, phase)
+        if over is None:
             continue
-        if need <= found.memory:
-            return f"the cheapest change that fits: {candidate.change} ({need / GIB:.1f} GB)"
-        if best is None or need < best[0]:
-            best = need, candidate.change
+        if over <= 0:
+            return f"the cheapest change that fits: {candidate.change}"
+        if best is None or over < best[0]:
+            best = over, candidate.change
     if best is None:
         return "no single change of parallelism, offload or recompute was found to help"
-    return f"no single change fits; {best[1]} comes closest ({best[0] / GIB:.1f} GB)"
+    return f"no single change fits; {best[1]} comes closest ({best[0] / GIB:.1f} GB over)"
 
 
-def _need(found: Estimate, phase: str) -> float | None:
-    """What the phase needs: its lower bound when that is over, else its estimate."""
+def _over(found: Estimate, phase: str) -> float | None:
+    """By how much the phase is over: its lower bound when that is, else its estimate."""
+    if phase == "static":
+        return None if found.static is None else found.static.weights - found.static.budget
     for p in found.phases:
         if p.name == phase:
-            return p.lower_bound if p.lower_bound > found.memory else p.estimate
-    if phase == "rollout" and found.static is not None:
-        return found.static.weights
+            return (p.lower_bound if p.lower_bound > found.memory else p.estimate) - found.memory
     return None
 
 
 def candidates(cell: Cell, facts: Layout, phase: str) -> Iterator[Candidate]:
     if phase in ("training", "weight update"):
         yield from _actor(cell, facts)
-    if phase in ("rollout", "weight update"):
-        yield from _engine(cell, facts)
+    if phase in ("rollout", "weight update", "static"):
+        yield from _engine(cell, facts, smaller=phase == "rollout")
 
 
 def _actor(cell: Cell, facts: Layout) -> Iterator[Candidate]:
@@ -85,16 +86,16 @@ def _actor_change(facts: Layout, flag: str, field: str, value: int) -> Candidate
     return Candidate(f"--{flag} {value} (was {was})", replace(facts, actor=actor), {flag: value})
 
 
-def _engine(cell: Cell, facts: Layout) -> Iterator[Candidate]:
+def _engine(cell: Cell, facts: Layout, smaller: bool) -> Iterator[Candidate]:
     e = facts.engine
     fraction = cell.flag("sglang-mem-fraction-static")
     given = float(str(fraction)) if fraction is not None else None
-    for value in (0.5, 0.6) if facts.colocate else ():  # colocated, a smaller engine leaves the actor room
+    for value in (0.6, 0.5) if facts.colocate and smaller else ():  # a smaller engine leaves the actor room
         if given is None or given > value:
             yield Candidate(
                 f"--sglang-mem-fraction-static {value}", facts, {"sglang-mem-fraction-static": value}
             )
-    for value in (0.8, 0.85, 0.9):  # a larger static share holds the weights
+    for value in () if smaller else (0.8, 0.85, 0.9):  # a larger static share holds the weights
         if given is None or given < value:
             yield Candidate(
                 f"--sglang-mem-fraction-static {value}", facts, {"sglang-mem-fraction-static": value}
