@@ -175,7 +175,8 @@ def state_terms(shard: Shard, t: Training) -> list[Term]:
         if t.distributed_optimizer
         else "(not sharded: no distributed optimizer)"
     )
-    offload = f", {t.cpu_offload:g} of it on the CPU (--optimizer-cpu-offload)" if t.cpu_offload else ""
+    share = "all" if t.cpu_offload == 1 else f"{t.cpu_offload:g}"
+    offload = f", {share} of it on the CPU (--optimizer-cpu-offload)" if t.cpu_offload else ""
     found.append(
         Term(
             "actor",
