@@ -193,9 +193,7 @@ def state_terms(shard: Shard, t: Training) -> list[Term]:
 def heaviest(shape: Shape, t: Training) -> tuple[Shard, list[Term]]:
     """The stage whose GPU holds most, with its terms (weights to activations)."""
     best: tuple[Shard, list[Term]] | None = None
-    for shard in shards(shape, t.split):
-        if shard.stage not in (0, t.split.pp - 1):
-            continue  # a middle stage holds no more than the first
+    for shard in shards(shape, t.split):  # every stage: an uneven split can load a middle one most
         terms = state_terms(shard, t) + activation_terms(shape, t, shard)
         if best is None or sum(x.bytes or 0 for x in terms) > sum(x.bytes or 0 for x in best[1]):
             best = shard, terms
