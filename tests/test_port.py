@@ -175,15 +175,18 @@ def test_coverage_markdown_and_json(cli, tree):
     )
     table = cli("coverage", "matrices", "--format", "markdown").out.splitlines()
     row = _columns(table[0], table[2])
-    assert row == {
-        **{name: "—" for name in row},
-        "test": "`glm5-744b-a40b-4layer`",
-        "h200": "runs on miles-dc8b499b, miles-31f1ca96: `nv/glm5-colocate`, `nv/glm5-main-ci`"
-        " (stage-c-2-gpu-h200, 900 s), `nv/glm5-main`",
-        "mi300x": "skipped on miles-dc8b499b: sparse MLA kernels not tuned for gfx942 (until 2999-01-01)"
-        " (`rocm/glm5-mi300x`)",
-        "mi355x": "requirements unchecked (no --miles-root) on miles-dc8b499b: `rocm/glm5-async`",  # needs a checkout
-    }
+    assert (
+        row
+        == {
+            **{name: "—" for name in row},
+            "test": "`glm5-744b-a40b-4layer`",
+            "h200": "runs on miles-dc8b499b, miles-31f1ca96: `nv/glm5-colocate`, `nv/glm5-main-ci`"
+            " (stage-c-2-gpu-h200, 900 s), `nv/glm5-main`",
+            "mi300x": "skipped on miles-dc8b499b: sparse MLA kernels not tuned for gfx942 (until 2999-01-01)"
+            " (`rocm/glm5-mi300x`)",
+            "mi355x": "requirements unchecked (no --miles-root) on miles-dc8b499b: `rocm/glm5-async`",  # needs a checkout
+        }
+    )
     assert set(REQUIRED_PROFILES) <= set(row)
     data = json.loads(cli("coverage", "matrices", "--format", "json").out)
     assert data["tests"][1]["variant"] == "fp8_rollout=true"
@@ -264,3 +267,39 @@ def test_a_port_follows_the_stack_the_source_targets(cli, tree):
     assert applied["args.misc.attention-backend"] == "fused"
     assert applied["args.sglang.sglang-disable-custom-all-reduce"] is True
     assert applied["env.NVTE_FUSED_ATTN"] == "1"
+
+
+QWEN3_14B = """hardware: h200
+model: {type: qwen3-14B}
+cluster: {gpus_per_node: 8}
+launch: {script: train.py}
+args:
+  misc: {colocate: true}
+  perf: {tensor-model-parallel-size: 1, use-dynamic-batch-size: true, max-tokens-per-gpu: 4096, recompute-granularity: full}
+  sglang: {rollout-num-gpus-per-engine: 1, sglang-mem-fraction-static: 0.5}
+"""
+
+
+def test_port_to_gpus_that_hold_less_refits_the_least_that_fits(cli, tree):
+    # Qwen3-14B at TP 1: 14.8 B x (2 + 4 + 12 / DP 8) = 111 GB of state fits 141 GB, not 80; TP 2 fits
+    (tree / "nv" / "q14.yaml").write_text(QWEN3_14B)
+    assert [p.rule for p in pipeline.problems(pipeline.one("nv/q14"))] == []
+    report = json.loads(cli("port", "nv/q14", "--to", "h100", "--format", "json").out)
+    assert report["refit"] == [
+        {
+            "key": "args.perf.tensor-model-parallel-size",
+            "value": 2,
+            "why": "re-fit for h100's 80 GB a GPU (was 1)",
+        }
+    ]
+    assert [p["rule"] for p in report["problems"]] == []
+
+
+def test_port_where_no_layout_fits_leaves_the_numbers_as_todos(cli, tree):
+    (tree / "nv" / "q14.yaml").write_text(QWEN3_14B.replace("qwen3-14B", "qwen3-235B-A22B"))
+    result = cli("port", "nv/q14", "--to", "h100", "--format", "json")
+    report = json.loads(result.out)
+    assert result.code == 2 and report["refit"] == []
+    todo = report["todo"]["args.perf.tensor-model-parallel-size"]
+    assert todo.startswith("no re-fit fits the memory: training cannot fit a GPU of h100: at least ")
+    assert todo.endswith(") against 80.0 GB")

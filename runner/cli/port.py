@@ -22,8 +22,10 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         help=summary,
         description="Apply every translation rule of miles/porting.yaml that fires for SPEC's cells on "
         "HARDWARE, write the overlay (extends SPEC, each change's reason in why:), re-fit literal "
-        "parallelism to a smaller node (choosing values that validate), leave what no rule decides "
-        "as a TODO (a validation warning), then validate the result. Exit 2 if errors remain.",
+        "parallelism to a smaller node, or to GPUs that hold less (rule P10: the least parallelism that "
+        "fits), choosing values that validate; leave what no rule decides, and a cell no layout fits "
+        "(with its numbers), as a TODO (a validation warning), then validate the result. Exit 2 if "
+        "errors remain.",
     )
     parser.add_argument(
         "spec",

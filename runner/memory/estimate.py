@@ -256,7 +256,9 @@ def _sharing_reserve(served: list[Term], resident: list[Term]) -> list[Term]:
     for term in served:
         if term.name == "activations and CUDA graphs" and term.bytes is not None:
             left = max(0.0, term.bytes - held)
-            term = replace(term, bytes=left, inputs=f"{term.inputs}, less the actor's {held / GIB:.1f} GB in it")
+            term = replace(
+                term, bytes=left, inputs=f"{term.inputs}, less the actor's {held / GIB:.1f} GB in it"
+            )
         shared.append(term)
     return shared
 

@@ -1,15 +1,16 @@
 """port: a spec's cells -> the overlay (and components) that move them to another hardware profile.
 
 ``rules`` decides the changes (miles/porting.yaml), ``files`` writes them as text, ``refit``
-proposes smaller parallelism for a smaller node and ``reasons`` restates inherited reasons whose
-numbers a re-fit changed. :func:`port` chains them: every candidate is composed and validated in
+proposes other parallelism for a smaller node or for GPUs that hold less (rule P10; where none
+fits, the numbers become TODOs), and ``reasons`` restates inherited reasons whose numbers a
+re-fit changed. :func:`port` chains them: every candidate is composed and validated in
 memory (the pipeline reads the texts as documents), nothing is written; the caller writes the
 texts it returns.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runner import check, pipeline
@@ -22,6 +23,7 @@ from runner.port.rules import Change, PortPlan, after_refit, plan, porting
 from schemas import HardwareProfile
 
 MAX_REFITS = 500  # candidates validated before a re-fit gives up
+MEMORY_RULE = "P10"  # a cell that cannot fit its GPUs' memory
 
 __all__ = ["MAX_REFITS", "Change", "PortPlan", "Ported", "port"]
 
@@ -38,14 +40,20 @@ class Ported:
 
 def port(cells: list[Cell], source: Path, target: HardwareProfile, out: Path) -> Ported:
     """Port every cell of ``source`` to ``target`` as the overlay ``out``; re-fit literal
-    parallelism when the target's nodes are smaller and the plain port does not validate."""
+    parallelism when the plain port does not validate and the target's nodes are smaller or a cell
+    cannot fit its GPUs' memory; a cell no re-fit fits gets its P10's numbers as TODOs."""
     steps = plan(cells, target, porting())
     candidate = _Candidate(steps, source, PortFiles.of(steps, out))
     problems, refit = candidate.problems(()), tuple[Change, ...]()
-    if _errors(problems) and target.gpus_per_node < cells[0].spec.cluster.gpus_per_node:
-        problems, refit = _refit(candidate, _default(cells), target)
+    smaller = target.gpus_per_node < cells[0].spec.cluster.gpus_per_node
+    if _errors(problems) and (smaller or _unfit(problems)):
+        problems, refit = _refit(candidate, _default(cells), target, grow=not smaller)
     extra = _followups(candidate, _default(cells), refit)
     if extra != refit:
+        problems = candidate.problems(extra)
+    if _unfit(problems):  # no layout fits the memory: the numbers go to the reviewer as TODOs
+        steps = replace(steps, todo={**steps.todo, **_memory_todos(problems)})
+        candidate = _Candidate(steps, source, candidate.files)
         problems = candidate.problems(extra)
     caused = _caused(problems, cells)
     return Ported(steps, candidate.files, candidate.texts(extra), extra, problems, caused)
@@ -76,10 +84,11 @@ class _Candidate:
 
 
 def _refit(
-    candidate: _Candidate, default: Cell, target: HardwareProfile
+    candidate: _Candidate, default: Cell, target: HardwareProfile, grow: bool
 ) -> tuple[list[Problem], tuple[Change, ...]]:
-    """The first re-fit, fewest changes first, that validates; else the plain port's problems."""
-    for tried, extra in enumerate(refits(default, target, porting().refit_flags)):
+    """The first re-fit, fewest changes first, that validates; else the plain port's problems.
+    ``grow``: the node is as large but its GPUs hold less, so larger parallel sizes are tried too."""
+    for tried, extra in enumerate(refits(default, target, porting().refit_flags, grow)):
         if tried >= MAX_REFITS:
             break
         problems = candidate.problems(extra)
@@ -105,6 +114,20 @@ def _caused(problems: list[Problem], cells: list[Cell]) -> list[Problem]:
 
 def _default(cells: list[Cell]) -> Cell:
     return next(c for c in cells if "[" not in c.id)
+
+
+def _unfit(problems: list[Problem]) -> bool:
+    """Whether a cell cannot fit its GPUs' memory (P10)."""
+    return any(p.rule == MEMORY_RULE and p.severity == "error" for p in problems)
+
+
+def _memory_todos(problems: list[Problem]) -> dict[str, str]:
+    """A TODO at each key a P10 names, with its numbers: no re-fit of the literal flags fits."""
+    return {
+        (p.key or "hardware"): f"no re-fit fits the memory: {p.message}"
+        for p in problems
+        if p.rule == MEMORY_RULE and p.severity == "error"
+    }
 
 
 def _errors(problems: list[Problem]) -> bool:
