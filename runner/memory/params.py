@@ -3,7 +3,8 @@
 Each module is counted as ``GPTModel`` builds it and split by its parallel mode: column- and
 row-parallel linears over TP (a row-parallel bias is replicated), routed experts over EP x ETP,
 norms, the router and MLA's down projections replicated. The first stage holds the embedding, the
-last the final norm, the output layer (its own copy when tied and PP > 1) and the MTP block, as
+last the final norm, the output layer (its own copy when tied and PP > 1) and the MTP block (with
+its own copy of the embedding when PP > 1), as
 ``megatron/core/models/gpt/gpt_model.py`` and ``transformer_block.py`` place them.
 """
 
@@ -147,13 +148,16 @@ def mlp(shape: Shape, width: int, tp: int) -> float:
 
 def mtp(shape: Shape, split: Split) -> tuple[float, float]:
     """The MTP block on the last stage: per layer two norms, the eh projection (column-parallel),
-    a transformer layer like the model's last, and its final norm; the output layer is shared."""
+    a transformer layer like the model's last, and its final norm; the output layer is shared.
+    MTP embeds the shifted tokens, so a last stage that is not the first builds its own copy of
+    the embedding (``GPTModel``: ``if self.pre_process or self.mtp_process``)."""
     if not shape.mtp_layers:
         return 0.0, 0.0
     h = shape.hidden
     d, e = layer(shape, shape.moe_pattern[-1], split)
     own = 3 * shape.norm * h + 2 * h * h / split.tp
-    return shape.mtp_layers * (d + own), shape.mtp_layers * e
+    copy = embedding(shape, split.tp) if split.pp > 1 else 0.0
+    return shape.mtp_layers * (d + own) + copy, shape.mtp_layers * e
 
 
 def total(shape: Shape) -> float:

@@ -174,15 +174,16 @@ class FakeGroup:
         return len(self.ranks) if self.ranks is not None else _FAKE["world_size"]
 
     def rank(self):
+        me = _FAKE["rank"]
         if self.ranks is None:
-            return 0
-        return self.ranks.index(0) if 0 in self.ranks else -1
+            return me
+        return self.ranks.index(me) if me in self.ranks else -1
 
     def __repr__(self):
         return f"FakeGroup({self.desc}, {self.ranks})"
 
 
-_FAKE = {"world_size": 1}
+_FAKE = {"world_size": 1, "rank": 0}  # the one process: its world and its rank in it
 
 
 def present_platform(platform, te_version):
@@ -211,7 +212,7 @@ def present_platform(platform, te_version):
             torch.version.cuda = "13.0"
 
     # torch.distributed: one process that reports the requested world size and
-    # rank 0, and hands out group handles. Same verdicts as real gloo on the
+    # rank (0 unless _FAKE["rank"] says otherwise), and hands out group handles. Same verdicts as real gloo on the
     # layouts tried (shared/reference/oracles.md).
     def get_world_size(group=None):
         if isinstance(group, FakeGroup):
@@ -221,7 +222,7 @@ def present_platform(platform, te_version):
     def get_rank(group=None):
         if isinstance(group, FakeGroup):
             return group.rank()
-        return 0
+        return _FAKE["rank"]
 
     def new_group(
         ranks=None,
