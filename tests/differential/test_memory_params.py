@@ -185,7 +185,7 @@ def ours() -> dict[str, tuple[int, float, float]]:
     return found
 
 
-def test_covers_the_issue_s_configurations():
+def test_covers_the_issue_s_configurations() -> None:
     """At least 12 configurations: GLM-5, DeepSeek-V3 (with MTP), Qwen3-30B-A3B, dense models
     (LayerNorm with biases, tied and untied), TP 1-8, PP 1-4, EP 1-8, ETP other than TP, CP 2."""
     assert len(CASES) >= 12
@@ -205,13 +205,13 @@ def test_covers_the_issue_s_configurations():
     assert any(case.cp == 2 for case in CASES)
 
 
-def test_every_request_is_built(megatron_counts):
+def test_every_request_is_built(megatron_counts: dict[str, dict[str, Any]]) -> None:
     errors = {rid: reply["error"] for rid, reply in megatron_counts.items() if reply["error"]}
     assert errors == {}
     assert sorted(megatron_counts) == sorted(r["id"] for r in requests())
 
 
-def test_parameters_per_gpu_equal_megatron_core_s(megatron_counts):
+def test_parameters_per_gpu_equal_megatron_core_s(megatron_counts: dict[str, dict[str, Any]]) -> None:
     """Each stage's layers, dense parameters and routed-expert parameters on one GPU, exactly."""
     theirs = {
         rid: (reply["layers"], reply["dense"], reply["experts"])

@@ -34,6 +34,11 @@ without a GPU:
   3. core_transformer_config_from_args, then the decoder block spec (get_gpt_decoder_block_spec for
      MoE, get_gpt_layer_local_spec otherwise), the MTP block spec when --mtp-num-layers is set,
      and GPTModel with pre_process / post_process for that stage, inside ``torch.device("meta")``.
+
+Where the local spec is not the TE spec miles trains with, the worker makes it so when the count
+would differ (MLA's replicated down projections), and otherwise only gets it to build without a GPU
+(core attention, rotary tables, kernel choices: none own a parameter). With an "indexer", the
+layers are megatron-core's DSA spec on the local backend (its builder asks for TE).
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import worker  # noqa: E402 - the Megatron oracle worker beside this file
+import worker  # the Megatron oracle worker beside this file (the path above finds it)
 
 PLATFORM = "h100"  # what the fake CUDA presents; no parameter depends on it
 

@@ -212,8 +212,8 @@ def present_platform(platform, te_version):
             torch.version.cuda = "13.0"
 
     # torch.distributed: one process that reports the requested world size and
-    # rank (0 unless _FAKE["rank"] says otherwise), and hands out group handles. Same verdicts as real gloo on the
-    # layouts tried (shared/reference/oracles.md).
+    # rank (0 unless _FAKE["rank"] says otherwise), and hands out group handles.
+    # Same verdicts as real gloo on the layouts tried (shared/reference/oracles.md).
     def get_world_size(group=None):
         if isinstance(group, FakeGroup):
             return group.size()
