@@ -38,7 +38,12 @@ def rollout(cell: Cell, flag: Callable[[str], Any], facts: Layout, shape: Shape)
     else:
         fraction, fraction_from = given, "--sglang-mem-fraction-static"
     weight, lower, weight_from = weight_bytes(cell)
-    kv_dtype = str(flag("sglang-kv-cache-dtype") or "auto")
+    given_dtype = flag("sglang-kv-cache-dtype")
+    kv_dtype = kv.kv_cache_dtype(
+        str(given_dtype) if given_dtype else None,
+        cell.preset.sparse_attention,
+        cell.profile.compute_capability,
+    )
     group, asked, demand = _demand(flag, facts)
     return engine.Rollout(
         tp=e.tp,
