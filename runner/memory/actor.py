@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from runner.memory.model import Shape, positive
-from runner.memory.params import Shard, Split, shards
+from runner.memory.params import Shard, Split, adapters, shards
 from runner.memory.terms import Term, missing
 
 THEORETICAL = "megatron/training/theoretical_memory_usage.py"
@@ -50,7 +50,7 @@ class Training:
     sequence_parallel: bool
     recompute: Recompute
     virtual_stages: int | None
-    lora: bool
+    lora_rank: int  # --lora-rank (0: no LoRA)
 
     @property
     def dp(self) -> int:
@@ -103,7 +103,7 @@ def training(flag: Callable[[str], Any], split: Split, world: int, cp: int) -> T
             positive(flag("recompute-num-layers")) or 1,
         ),
         virtual_stages=_virtual_stages(flag, split.pp),
-        lora=positive(flag("lora-rank")) > 0,
+        lora_rank=positive(flag("lora-rank")),
     )
 
 
@@ -134,8 +134,9 @@ def _virtual_stages(flag: Callable[[str], Any], pp: int) -> int | None:
     return layers // (pp * per_stage) if per_stage and layers else None
 
 
-def state_terms(shard: Shard, t: Training) -> list[Term]:
-    """Weights, main grads and optimizer state of one stage's GPU."""
+def state_terms(shape: Shape, shard: Shard, t: Training) -> list[Term]:
+    """Weights, main grads and optimizer state of one stage's GPU (with LoRA: the frozen weights, and
+    the adapters with their grads and state)."""
     params = shard.total
     where = f"{params / 1e9:.2f} B parameters on this GPU (stage {shard.stage}: {shard.layers} layers)"
     found = [
@@ -148,12 +149,8 @@ def state_terms(shard: Shard, t: Training) -> list[Term]:
             lower=True,
         )
     ]
-    if t.lora:
-        found.append(
-            missing(
-                "actor", "gradients and optimizer state", "LoRA trains adapters whose size is not modelled"
-            )
-        )
+    if t.lora_rank:
+        found.append(_adapter_term(shape, shard, t))
         return found
     grads_inputs = f"{params / 1e9:.2f} B x {t.grad_bytes:g} B (main grads)"
     found.append(
@@ -190,11 +187,28 @@ def state_terms(shard: Shard, t: Training) -> list[Term]:
     return found
 
 
+def _adapter_term(shape: Shape, shard: Shard, t: Training) -> Term:
+    """LoRA's adapters: bf16 weights, main grads and optimizer state (sharded over DP by the distributed
+    optimizer); the frozen base has neither grads nor state (miles: DDP buffers only the adapters)."""
+    params = adapters(shape, t.lora_rank, shard, t.split)
+    share = t.dp if t.distributed_optimizer else 1
+    per_param = 2.0 + t.grad_bytes + t.optimizer_bytes / share
+    return Term(
+        "actor",
+        "gradients and optimizer state",
+        params * per_param,
+        "run-matrix: LoRA adapters, at most (every linear adapted); bytes as "
+        + f"{THEORETICAL}: compute_weight_and_optimizer_memory",
+        f"{params / 1e6:.1f} M adapter parameters at most (lora-rank {t.lora_rank}) x (2 + {t.grad_bytes:g}"
+        f" + {t.optimizer_bytes:g} / {share}) B",
+    )
+
+
 def heaviest(shape: Shape, t: Training) -> tuple[Shard, list[Term]]:
     """The stage whose GPU holds most, with its terms (weights to activations)."""
     best: tuple[Shard, list[Term]] | None = None
     for shard in shards(shape, t.split):  # every stage: an uneven split can load a middle one most
-        terms = state_terms(shard, t) + activation_terms(shape, t, shard)
+        terms = state_terms(shape, shard, t) + activation_terms(shape, t, shard)
         if best is None or sum(x.bytes or 0 for x in terms) > sum(x.bytes or 0 for x in best[1]):
             best = shard, terms
     assert best is not None

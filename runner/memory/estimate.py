@@ -80,7 +80,10 @@ def estimate(cell: Cell, facts: Layout, changed: Mapping[str, Any] | None = None
     try:
         found = shape(flag, indexer(cell))
     except Unknown as exc:
-        return Estimate(cell.profile.name, memory, (), None, model, str(exc))
+        why = str(exc)
+        if cell.backend != "megatron":  # FSDP reads the model's shape from config.json alone
+            why = f"the {cell.backend} backend builds its model from the Hugging Face checkpoint: {why}"
+        return Estimate(cell.profile.name, memory, (), None, model, why)
     trains = cell.backend == "megatron" and not flag("debug-rollout-only") and facts.actor.world > 0
     generates = not facts.train_only and facts.rollout_gpus > 0
     if not trains and not generates:

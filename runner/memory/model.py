@@ -91,6 +91,11 @@ def shape(flag: Flag, indexer: Indexer | None = None) -> Shape:
     ]
     if missing or not vocab:
         raise Unknown(f"MODEL_ARGS set no {(missing or ['vocab-size'])[0]}")
+    if flag("custom-model-provider-path"):  # Inkling's: its attention and dense layers are config.json's
+        raise Unknown(
+            f"a custom model provider ({str(flag('custom-model-provider-path'))[:80]}) builds the model:"
+            " its modules are that code's, not MODEL_ARGS'"
+        )
     if flag("position-embedding-type") == "none" or flag("hybrid-override-pattern"):
         raise Unknown("a hybrid Mamba model: its layer pattern is the checkpoint's, not MODEL_ARGS'")
     if flag("moe-latent-size"):

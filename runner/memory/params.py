@@ -163,3 +163,47 @@ def mtp(shape: Shape, split: Split) -> tuple[float, float]:
 def total(shape: Shape) -> float:
     """Every parameter of the model, once (no split)."""
     return sum(s.total for s in shards(shape, Split()))
+
+
+def adapters(shape: Shape, rank: int, shard: Shard, split: Split) -> float:
+    """LoRA adapters on one GPU of a stage, at most: every linear of a layer given one (Megatron-Bridge's
+    LoRA: ``linear_in`` rank x in, ``linear_out`` out x rank; routed experts one each, miles' default,
+    over EP), counted whole on each GPU and for the heavier kind of layer; the MTP block's on the last
+    stage. ``--target-modules`` picks some of these: an upper bound, never under."""
+    per_layer = max(_adapted(shape, moe, rank, split.ep) for moe in set(shape.moe_pattern))
+    total = shard.layers * per_layer
+    if shard.stage == split.pp - 1 and shape.mtp_layers:
+        eh_proj = rank * (2 * shape.hidden + shape.hidden)
+        total += shape.mtp_layers * (_adapted(shape, shape.moe_pattern[-1], rank, split.ep) + eh_proj)
+    return float(total)
+
+
+def _adapted(shape: Shape, moe: bool, rank: int, ep: int) -> float:
+    """Adapter parameters of one layer with every linear adapted (rank x (in + out) each)."""
+    linears = _attention_linears(shape)
+    gated = 2 if shape.gated else 1
+    if not moe:
+        linears += [(shape.hidden, shape.ffn_hidden * gated), (shape.ffn_hidden, shape.hidden)]
+        return float(rank * sum(i + o for i, o in linears))
+    expert = rank * (shape.hidden + shape.moe_ffn_hidden * gated + shape.moe_ffn_hidden + shape.hidden)
+    if shape.shared_ffn_hidden:
+        width = shape.shared_ffn_hidden
+        linears += [(shape.hidden, width * gated), (width, shape.hidden)]
+    return rank * sum(i + o for i, o in linears) + shape.experts / max(1, ep) * expert
+
+
+def _attention_linears(shape: Shape) -> list[tuple[int, int]]:
+    """(in, out) of each linear of a layer's attention."""
+    h, n = shape.hidden, shape.heads
+    m = shape.mla
+    if m is None:
+        d, g = shape.head_dim, shape.query_groups
+        return [(h, (n + 2 * g) * d), (n * d, h)]
+    q_head = m.qk_head_dim + m.qk_pos_emb_head_dim
+    q = [(h, m.q_lora_rank), (m.q_lora_rank, n * q_head)] if m.q_lora_rank else [(h, n * q_head)]
+    kv = [(h, m.kv_lora_rank + m.qk_pos_emb_head_dim), (m.kv_lora_rank, n * (m.qk_head_dim + m.v_head_dim))]
+    found = q + kv + [(n * m.v_head_dim, h)]
+    if shape.indexer is not None:  # wq_b, wk, weights_proj
+        i = shape.indexer
+        found += [(m.q_lora_rank, i.heads * i.head_dim), (h, i.head_dim), (h, i.heads)]
+    return found

@@ -79,7 +79,10 @@ def weight_bytes(cell: Cell) -> tuple[float | None, float, str]:
     for mark, size in QUANTIZED:
         if mark in words:
             return size, FEWEST, f"a flag names {mark}"
-    if any(mark in words for mark in MARKS):
+    # a kind not said is looked for in values (a checkpoint's path, an option) alone: a switch's name
+    # such as miles' --check-weight-update-allow-quant-error names no checkpoint
+    values = " ".join(str(value) for value in written.values() if not isinstance(value, bool)).lower()
+    if any(mark in values for mark in MARKS):
         return None, FEWEST, "a flag names a quantization of a kind not said"
     return BF16, BF16, "bf16: no flag names a quantized checkpoint"
 

@@ -156,7 +156,7 @@ def training(c: Config) -> actor.Training:
         sequence_parallel=c.sequence_parallel,
         recompute=actor.Recompute(c.recompute, None, 1),
         virtual_stages=c.virtual,
-        lora=False,
+        lora_rank=0,
     )
 
 
@@ -197,7 +197,7 @@ def state_bytes(c: Config) -> float:
     """run-matrix's weights, grads and optimizer state on the stage the file calls most loaded: the
     first (the only one with PP 1)."""
     first = shards(shape(c), Split(tp=c.tp, pp=c.pp))[0]
-    terms = actor.state_terms(first, training(c))
+    terms = actor.state_terms(shape(c), first, training(c))
     assert [t.name for t in terms] == ["weights", "gradients", "optimizer state"]
     return sum(t.bytes or 0.0 for t in terms)
 
