@@ -6,15 +6,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 from runner.memory import actor
+from runner.memory.activations import activation_terms
 from runner.memory.model import Shape
 from runner.memory.params import Split, shards
+from runner.memory.training import Training
 from tests.differential.test_memory_megatron_theory import CONFIGS, shape, training
 
 
-def held(model: Shape, t: actor.Training, stage: int) -> float:
+def held(model: Shape, t: Training, stage: int) -> float:
     shard = shards(model, t.split)[stage]
     return sum(
-        x.bytes or 0.0 for x in actor.state_terms(model, shard, t) + actor.activation_terms(model, t, shard)
+        x.bytes or 0.0 for x in actor.state_terms(model, shard, t) + activation_terms(model, t, shard)
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from runner.cells.cell import Cell
 from runner.cells.layout import Layout
-from runner.memory import actor, engine, kv
+from runner.memory import actor, engine, kv, training
 from runner.memory.model import Indexer, Shape, Unknown, positive, shape
 from runner.memory.params import Split
 from runner.memory.rollout import rollout
@@ -93,9 +93,11 @@ def estimate(cell: Cell, facts: Layout, changed: Mapping[str, Any] | None = None
             else f"the {cell.backend} backend's memory is not modelled"
         )
         return Estimate(cell.profile.name, memory, (), None, model, why)
-    training = actor.training(flag, split(flag, facts), facts.actor.world, facts.actor.cp) if trains else None
+    settings = (
+        training.training(flag, split(flag, facts), facts.actor.world, facts.actor.cp) if trains else None
+    )
     engines = rollout(cell, flag, facts, found) if generates else None
-    phases = _phases(flag, found, training, engines, memory, facts.colocate)
+    phases = _phases(flag, found, settings, engines, memory, facts.colocate)
     if found.plugin:  # counted as standard layers: an estimate with a hole, never a figure presented as exact
         hole = Term(
             "actor",
@@ -171,7 +173,7 @@ def indexer(cell: Cell) -> Indexer | None:
 def _phases(
     flag: Callable[[str], Any],
     found: Shape,
-    t: actor.Training | None,
+    t: training.Training | None,
     r: engine.Rollout | None,
     memory: float,
     colocate: bool,
@@ -203,13 +205,13 @@ def _phases(
         tuple(_sharing_reserve(served, resident) + resident),
     )
     kept = _engine_kept(served, offload_rollout, levels)
-    training = Phase(
+    trained_phase = Phase(
         "training",
         "Megatron trains; the engine "
         + ("is offloaded (--offload-rollout)" if offload_rollout else "stays (--no-offload-rollout)"),
         tuple(trained + kept),
     )
-    phases = [rolling, training]
+    phases = [rolling, trained_phase]
     if offload_rollout:  # miles offloads the actor (or clears its memory) before the engine takes weights
         weights = [x for x in served if x.name in ("weights", "weights, at least", "CUDA context and NCCL")]
         size = float(positive(flag("update-weight-buffer-size")) or UPDATE_BUFFER)
@@ -227,7 +229,7 @@ def _phases(
     return tuple(phases)
 
 
-def _trained(found: Shape, t: actor.Training) -> list[Term]:
+def _trained(found: Shape, t: training.Training) -> list[Term]:
     _, terms = actor.heaviest(found, t)
     held = sum(x.bytes or 0.0 for x in terms)
     terms.append(

@@ -39,9 +39,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from runner.memory import actor
+from runner.memory import activations, actor
 from runner.memory.model import Shape
 from runner.memory.params import Split, shards
+from runner.memory.training import Recompute, Training
 from tests.conftest import UPSTREAM
 
 pytestmark = pytest.mark.oracle
@@ -141,8 +142,8 @@ def shape(c: Config) -> Shape:
     )
 
 
-def training(c: Config) -> actor.Training:
-    return actor.Training(
+def training(c: Config) -> Training:
+    return Training(
         split=Split(tp=c.tp, pp=c.pp),
         world=c.tp * c.pp * c.dp,
         cp=1,
@@ -154,7 +155,7 @@ def training(c: Config) -> actor.Training:
         tokens=SEQ * MICRO_BATCH,
         tokens_from="the test's seq_length x micro_batch_size",
         sequence_parallel=c.sequence_parallel,
-        recompute=actor.Recompute(c.recompute, None, 1),
+        recompute=Recompute(c.recompute, None, 1),
         virtual_stages=c.virtual,
         lora_rank=0,
     )
@@ -203,7 +204,7 @@ def state_bytes(c: Config) -> float:
 
 
 def first_stage_activations(c: Config) -> float:
-    value, _source = actor.activations(
+    value, _source = activations.activations(
         shape(c), training(c), LAYERS // c.pp, in_flight=c.pp, first=True, last=c.pp == 1
     )
     return value
