@@ -15,9 +15,7 @@ from tests.differential.test_memory_megatron_theory import CONFIGS, shape, train
 
 def held(model: Shape, t: Training, stage: int) -> float:
     shard = shards(model, t.split)[stage]
-    return sum(
-        x.bytes or 0.0 for x in actor.state_terms(model, shard, t) + activation_terms(model, t, shard)
-    )
+    return sum(x.bytes or 0.0 for x in actor.state_terms(model, shard, t) + activation_terms(model, t, shard))
 
 
 def test_a_middle_stage_is_the_heaviest_when_the_first_is_given_few_layers() -> None:
