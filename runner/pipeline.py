@@ -18,7 +18,7 @@ from runner.cells.cell import Cell
 from runner.cells.layout import layout
 from runner.errors import Problem, SpecError, UsageError
 from runner.memos import memo
-from runner.spec import locate, repository, why
+from runner.spec import locate, why
 from runner.spec.compose import Composed, compose
 from runner.spec.load import NO_DOCUMENTS, Documents
 
@@ -42,10 +42,7 @@ def of(path: Path, inputs: Inputs) -> list[Cell]:
         composed = compose(path, inputs.documents)
     except SpecError as error:
         raise _unknown_flags_first(error, path, inputs) from None
-    try:
-        return _checked_across(composed, locate.cell_name(path), inputs)
-    except SpecError as exc:  # a value of a base outside the spec's repository is never quoted
-        raise repository.quiet(exc, composed.path, composed.files) from None
+    return _checked_across(composed, locate.cell_name(path), inputs)
 
 
 def _checked_across(composed: Composed, name: str, inputs: Inputs) -> list[Cell]:

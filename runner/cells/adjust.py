@@ -16,6 +16,7 @@ from typing import Any
 
 from runner.cells.matrix import Combo, same, show
 from runner.errors import SpecError, did_you_mean
+from runner.spec import repository
 from runner.spec.compose import Composed, overlay
 from runner.spec.load import NO_DOCUMENTS, Documents, is_document, walk
 from runner.spec.paths import readable_file
@@ -56,6 +57,8 @@ def with_overlays(
         for template in entry.overlay:
             filled = _fill(template, combo, composed, name)
             path = where.file.parent / filled
+            key = f"matrix.adjust.{name}.overlay"
+            repository.check_inside(composed.path, path, where, key, str(filled))
             if not is_document(path, documents):
                 readable_file(path, where, f"matrix.adjust.{name}.overlay", str(filled))
             try:

@@ -10,7 +10,6 @@ from runner.cells.cell import Cell
 from runner.cells.layout import Layout
 from runner.check import newest_first, problem, rule
 from runner.errors import Location, Problem
-from runner.spec import repository
 
 _REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 INTEGER_FLAGS = (
@@ -193,20 +192,4 @@ def megatron_needs_a_model_type(cell: Cell, _: Layout) -> Iterator[Problem]:
             "model.type",
             (cell.location("model"),),
             hint="set model.type (a preset in miles/models/), or train-backend: fsdp in args",
-        )
-
-
-@rule("G14")
-def extends_outside_the_repository(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A base outside the spec's repository composes, but is said: its author is not the spec's."""
-    spec = cell.composed.path
-    for file in repository.outside_files(spec, cell.composed.files):
-        yield Problem(
-            "G14",
-            f"extends {file}, which lies outside the spec's repository ({repository.root(spec)});"
-            " its values are used, never quoted in a message",
-            "extends",
-            (Location(spec),),
-            "warning",
-            hint="keep the bases a spec extends in its repository (beside its matrices/), or check that file",
         )

@@ -7,7 +7,9 @@ import gc
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from runner.cli.output import print_problems
@@ -65,9 +67,44 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     for name, (module, summary) in COMMANDS.items():
         if only is None or name == only:
             importlib.import_module(f"runner.cli.{module}").add_parser(subcommands, name, summary)
+            _add_allow_root(subcommands.choices[name])
         else:
             subcommands.add_parser(name, help=summary)
     return top
+
+
+ALLOW_ROOTS = "RUN_MATRIX_ALLOW_ROOTS"  # runner.spec.repository reads it (not imported here: start-up)
+
+
+def _add_allow_root(command: argparse.ArgumentParser) -> None:
+    """``--allow-root DIR``, every command's: a folder outside a spec's root that it may compose
+    files from (rule G14)."""
+    command.add_argument(
+        "--allow-root",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="let a spec compose files (extends:, a matrix's overlays) from DIR too, outside its root;"
+        f" repeatable; adds to ${ALLOW_ROOTS}",
+    )
+
+
+@contextmanager
+def _allowed_roots(folders: Sequence[Path]) -> Iterator[None]:
+    """``--allow-root``'s folders in ``RUN_MATRIX_ALLOW_ROOTS`` while the command runs (where every
+    reader of a spec, and the validate cache's key, sees them), as it was after."""
+    before = os.environ.get(ALLOW_ROOTS)
+    if folders:
+        named = [before] if before else []
+        os.environ[ALLOW_ROOTS] = os.pathsep.join([*named, *(str(f) for f in folders)])
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ALLOW_ROOTS, None)
+        else:
+            os.environ[ALLOW_ROOTS] = before
 
 
 def parse(top: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
@@ -107,7 +144,8 @@ def main(argv: Sequence[str] | None = None, *, fresh_process: bool = False) -> i
     args = parse(parser(only=argv[0] if argv else None), argv)
     args.fresh_process = fresh_process
     try:
-        return int(args.handler(args))
+        with _allowed_roots(getattr(args, "allow_root", [])):
+            return int(args.handler(args))
     except SpecError as exc:
         print_problems(exc.problems, sys.stderr)
         return exc.exit_code

@@ -96,13 +96,7 @@ def _compose(path: Path, stack: Chain, named_at: Location, reading: Reading) -> 
 
 
 def _compose_file(path: Path, stack: Chain, named_at: Location, reading: Reading) -> Composed:
-    spec = stack[0][0] if stack else path
-    try:
-        return _composed_file(path, stack, reading)
-    except SpecError as exc:
-        if stack and repository.outside(spec, path):  # a base elsewhere: none of its text is quoted
-            raise repository.unreadable(exc, path, spec) from None
-        raise
+    return _composed_file(path, stack, reading)
 
 
 def _composed_file(path: Path, stack: Chain, reading: Reading) -> Composed:
@@ -173,8 +167,10 @@ def _extends(doc: Document, stack: Chain, documents: Documents) -> list[Path]:
             stack,
         )
     paths = [Path(os.path.normpath(doc.path.parent / name)) for name in names]
+    spec = stack[0][0] if stack else doc.path  # the user's spec: its root decides
     for name, base in zip(names, paths, strict=True):
         try:
+            repository.check_inside(spec, base, where, "extends", name)
             if not is_document(base, documents):
                 readable_file(base, where, "extends", name)
         except SpecError as exc:
