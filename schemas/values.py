@@ -15,6 +15,8 @@ from pydantic import (
 )
 
 _FLAG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+# POSIX's portable names: what a shell, `env` and Ray's runtime_env all take as one variable
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SCALAR_SCHEMA: dict[str, Any] = {"type": ["boolean", "integer", "number", "string"]}
 
 
@@ -62,6 +64,15 @@ def _flag_name(name: Any) -> str:
     return name
 
 
+def _env_name(name: Any) -> str:
+    if not isinstance(name, str) or not ENV_NAME.match(name):
+        raise ValueError(
+            f"{name!r} is not an environment variable name: letters, digits and _, not starting with a"
+            " digit (e.g. MILES_LOG_LEVEL)"
+        )
+    return name
+
+
 def _env_value(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise ValueError(f"environment values are text; {value!r} reads as {type(value).__name__}: quote it")
@@ -72,6 +83,9 @@ _FLAG_VALUE_SCHEMA = WithJsonSchema({"anyOf": [_SCALAR_SCHEMA, {"type": "array",
 FlagValue = Annotated[Any, PlainValidator(_flag_value), _FLAG_VALUE_SCHEMA]
 FlagName = Annotated[
     str, PlainValidator(_flag_name), WithJsonSchema({"type": "string", "pattern": _FLAG_NAME.pattern})
+]
+EnvName = Annotated[
+    str, PlainValidator(_env_name), WithJsonSchema({"type": "string", "pattern": ENV_NAME.pattern})
 ]
 EnvValue = Annotated[
     str, PlainValidator(_env_value), WithJsonSchema({"type": ["string", "integer", "number"]})

@@ -103,6 +103,15 @@ def test_flag_without_value(write):
     )
 
 
+@pytest.mark.parametrize("name", ["BAD NAME", "X=Y", "A;touch x", "1ST", "", "\u00e9T\u00c9"])
+def test_env_names_are_names(write, name):
+    written = json.dumps(name)  # YAML reads a JSON string as the same text
+    assert error_of(write, f"env:\n  {written}: '1'\n  GOOD_NAME: '1'\n") == (
+        f"spec.yaml:6: error [type] env.{name}: {name!r} is not an environment variable name:"
+        " letters, digits and _, not starting with a digit (e.g. MILES_LOG_LEVEL)"
+    )
+
+
 def test_env_values_are_text(write):
     assert error_of(write, "env:\n  FLAG: yes\n") == (
         "spec.yaml:6: error [type] env.FLAG: environment values are text; True reads as bool: quote it"
