@@ -15,7 +15,7 @@ from schemas.prepare import TOOL_STEPS as TOOL_STEPS
 from schemas.prepare import Conversion as Conversion
 from schemas.prepare import PrepareStep as PrepareStep
 from schemas.run import Expectation, Requirement, Retry
-from schemas.values import Count, EnvValue, Flags, FlagValue, Model, ModelArgs, pythonpath
+from schemas.values import Count, EnvName, EnvValue, Flags, FlagValue, Model, ModelArgs, pythonpath
 
 Group = Literal["ckpt", "rollout", "optimizer", "grpo", "perf", "sglang", "ci", "misc"]
 GROUPS: tuple[Group, ...] = get_args(Group)
@@ -157,7 +157,7 @@ class Spec(Model):
         " but write-file, remove and call, which run every time",
     )
     args: Args = Args()
-    env: dict[str, EnvValue] = Field(default={}, description="the test's own runtime env vars")
+    env: dict[EnvName, EnvValue] = Field(default={}, description="the test's own runtime env vars")
     wandb: Wandb = Wandb()
     requires: dict[str, Requirement] = Field(
         default={}, description="what the cell needs beyond its flags; unmet: the cell is skipped"

@@ -14,7 +14,9 @@ from pydantic import (
     WithJsonSchema,
 )
 
-_FLAG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+FLAG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+# POSIX's portable names: what a shell, `env` and Ray's runtime_env all take as one variable
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SCALAR_SCHEMA: dict[str, Any] = {"type": ["boolean", "integer", "number", "string"]}
 
 
@@ -55,9 +57,18 @@ def _value(value: Any) -> Any:
 
 
 def _flag_name(name: Any) -> str:
-    if not isinstance(name, str) or not _FLAG_NAME.match(name):
+    if not isinstance(name, str) or not FLAG_NAME.fullmatch(name):
         raise ValueError(
             f"{name!r} is not a flag name: write it without the leading --, e.g. 'tensor-model-parallel-size'"
+        )
+    return name
+
+
+def _env_name(name: Any) -> str:
+    if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
+        raise ValueError(
+            f"{name!r} is not an environment variable name: letters, digits and _, not starting with a"
+            " digit (e.g. MILES_LOG_LEVEL)"
         )
     return name
 
@@ -71,7 +82,10 @@ def _env_value(value: Any) -> str:
 _FLAG_VALUE_SCHEMA = WithJsonSchema({"anyOf": [_SCALAR_SCHEMA, {"type": "array", "items": _SCALAR_SCHEMA}]})
 FlagValue = Annotated[Any, PlainValidator(_flag_value), _FLAG_VALUE_SCHEMA]
 FlagName = Annotated[
-    str, PlainValidator(_flag_name), WithJsonSchema({"type": "string", "pattern": _FLAG_NAME.pattern})
+    str, PlainValidator(_flag_name), WithJsonSchema({"type": "string", "pattern": FLAG_NAME.pattern})
+]
+EnvName = Annotated[
+    str, PlainValidator(_env_name), WithJsonSchema({"type": "string", "pattern": ENV_NAME.pattern})
 ]
 EnvValue = Annotated[
     str, PlainValidator(_env_value), WithJsonSchema({"type": ["string", "integer", "number"]})

@@ -165,3 +165,33 @@ def test_flags_sync_refuses_a_missing_tree(cli, tmp_path: Path) -> None:
         2,
         f"run-matrix: --miles-root {tmp_path / 'nope'}: no such directory\n",
     )
+
+
+# names a hostile checkout may give its flags: a command, a newline, a reference, a terminal escape, a space
+HOSTILE_NAMES = ("--x$(touch /tmp/x)", "--x\ny", "--x${env:HOME}", "--x\x1b]0;T\x07", "--good", "--a b")
+
+
+def test_a_checkout_flag_not_named_as_a_flag_is_skipped_and_said_where(tmp_path: Path) -> None:
+    import shutil
+
+    from runner.knowledge.flags.sync import Report, miles_flags
+    from schemas.values import FLAG_NAME
+
+    root = tmp_path / "miles"
+    shutil.copytree(TREES / "miles", root)
+    arguments = root / "miles/utils/arguments.py"
+    lines = arguments.read_text().splitlines()
+    at = lines.index("def add_miles_arguments(parser):") + 1
+    added = [f"    parser.add_argument({name!r}, type=int)" for name in HOSTILE_NAMES]
+    added.append('    parser.add_argument("--fine-alias", "--x;y", type=int)')  # one bad spelling: all of it
+    arguments.write_text("\n".join([*lines[:at], *added, *lines[at:]]) + "\n")
+    report = Report()
+    names = {spelling for flag in miles_flags(root, report) for spelling in (flag.name, *flag.aliases)}
+    assert "good" in names and "rollout-batch-size" in names
+    assert not names & {"x", "x;y", "fine-alias"} and all(FLAG_NAME.fullmatch(name) for name in names)
+    grammar = "letters, digits, - and _ after the leading --: skipped"
+    assert report.misnamed == [
+        f"miles/utils/arguments.py:{at + 1 + index}: {name!r} is not a flag name ({grammar})"
+        for index, name in enumerate(HOSTILE_NAMES)
+        if name != "--good"
+    ] + [f"miles/utils/arguments.py:{at + 1 + len(HOSTILE_NAMES)}: '--x;y' is not a flag name ({grammar})"]

@@ -96,10 +96,26 @@ def test_flag_written_with_dashes(write):
     )
 
 
+def test_a_flag_name_ending_on_a_newline_is_no_flag_name(write):
+    assert error_of(write, 'args:\n  perf: {"sequence-parallel\\n": true}\n') == (
+        "spec.yaml:6: error [type] args.perf.sequence-parallel\n: 'sequence-parallel\\n'"
+        " is not a flag name: write it without the leading --, e.g. 'tensor-model-parallel-size'"
+    )
+
+
 def test_flag_without_value(write):
     assert error_of(write, "args:\n  perf:\n    sequence-parallel:\n") == (
         "spec.yaml:7: error [type] args.perf.sequence-parallel: has no value: write true for a switch,"
         " or false / !delete to leave it out"
+    )
+
+
+@pytest.mark.parametrize("name", ["BAD NAME", "X=Y", "A;touch x", "1ST", "", "\u00e9T\u00c9", "A\n"])
+def test_env_names_are_names(write, name):
+    written = json.dumps(name)  # YAML reads a JSON string as the same text
+    assert error_of(write, f"env:\n  {written}: '1'\n  GOOD_NAME: '1'\n") == (
+        f"spec.yaml:6: error [type] env.{name}: {name!r} is not an environment variable name:"
+        " letters, digits and _, not starting with a digit (e.g. MILES_LOG_LEVEL)"
     )
 
 

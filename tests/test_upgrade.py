@@ -326,3 +326,34 @@ def test_an_overlay_written_outside_the_repository_names_a_schema_that_resolves_
     assert schema_line(schema.parents[1] / "matrices" / "nv" / "x.yaml") == (
         "yaml-language-server: $schema=../../schemas/spec.schema.json"
     )
+
+
+@pytest.mark.parametrize(
+    "suffix",
+    ["$(touch /tmp/x)", "\nx: 1", "${env:HOME}", "\x1b]0;TITLE\x07"],
+    ids=["command", "newline", "ref", "escape"],
+)
+def test_a_checkout_flag_that_is_no_flag_name_is_said_and_never_written(
+    cli, tree, tmp_path, upstream_miles, suffix
+):
+    checkout = tmp_path / "miles"
+    shutil.copytree(upstream_miles(MAIN), checkout)
+    (checkout / ".git").mkdir()
+    (checkout / ".git" / "HEAD").write_text("31f1ca961a94cb860cec3b2dea34ec332bfa8f76\n")  # miles main's
+    arguments = checkout / "miles/utils/arguments.py"
+    text = arguments.read_text()
+    before = text[: text.index('"--rollout-batch-size",')]
+    line = before[: before.rindex("add_argument(")].count("\n") + 1  # the call's line, as argparse's
+    arguments.write_text(text.replace('"--rollout-batch-size",', f"{'--rollout-batch-size' + suffix!r},", 1))
+    result = cli("upgrade", "nv/glm5-colocate", "--miles-root", str(checkout))
+    name = "--rollout-batch-size" + suffix
+    assert (result.code, result.err) == (
+        0,
+        f"run-matrix: the checkout at {checkout}: miles/utils/arguments.py:{line}: {name!r} is not a flag name "
+        "(letters, digits, - and _ after the leading --: skipped)\n",
+    )
+    written = (tree / "nv/glm5-colocate-31f1ca96.yaml").read_text()
+    assert (
+        suffix.strip() not in written
+        and "args.rollout.rollout-batch-size: '--rollout-batch-size is not" in written
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,8 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
 def run(args: argparse.Namespace) -> int:
     source = locate.find_spec(args.spec)
     target = of_checkout(args.miles_root) if args.miles_root else of_version(args.to_version)
+    for skipped in target.catalog.skipped:  # never a key of the overlay: said, with where it was read
+        print(f"run-matrix: the checkout at {target.checkout}: {skipped}", file=sys.stderr)
     out = args.output or default_output(source, target)
     writable(out)
     atomic.refuse_existing([out], args.force)  # before the work: nothing to lose yet

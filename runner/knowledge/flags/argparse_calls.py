@@ -9,6 +9,7 @@ from typing import Any
 
 from runner.knowledge.flags.catalog import Flag, Kind
 from runner.knowledge.flags.static import EnumMember, Scope, TypeRef, Unknown, dotted
+from schemas.values import FLAG_NAME
 
 UNKNOWN: Any = TypeRef("<unknown>")  # a keyword whose value only running the code would give
 SWITCH_ACTIONS = {"store_true", "store_false", "store_const", "count", "append_const", "help", "version"}
@@ -64,6 +65,16 @@ def calls(scope: Scope, root: ast.AST, label: str) -> Iterator[RawArgument | str
             if keyword.arg == "default" and isinstance(keyword.value, ast.Attribute):
                 kwargs["field"] = keyword.value.attr
         yield RawArgument(options, kwargs, where)
+
+
+def misnamed(raw: RawArgument) -> str | None:
+    """Why an argument of a source tree is skipped: an option string that is no flag name (a spec's
+    grammar, after the leading dashes) would reach a spec's keys and a launch's argv. None: all are."""
+    for option in raw.options:
+        if not FLAG_NAME.fullmatch(option.lstrip("-")):
+            grammar = "letters, digits, - and _ after the leading --: skipped"
+            return f"{raw.where}: {option!r} is not a flag name ({grammar})"
+    return None
 
 
 def _options(scope: Scope, nodes: list[ast.expr]) -> Iterator[str]:

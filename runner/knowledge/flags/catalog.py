@@ -74,6 +74,7 @@ class Catalog:
     sources: dict[str, str]  # program -> "what, at which version"
     flags: tuple[Flag, ...] = field(repr=False)
     origin: str = ""  # where this catalog was loaded from, for messages
+    skipped: tuple[str, ...] = ()  # a checkout's arguments left out, each "file:line: why" (no flag name)
 
     @cached_property
     def by_name(self) -> dict[str, Flag]:

@@ -20,4 +20,6 @@ def catalog_of_checkout(root: Path, base: Catalog) -> Catalog:
     rest = [f for f in base.flags if f.program not in ("miles", "megatron", "fsdp")]
     flags = combined(megatron, own, rest)
     sources = {**base.sources, "miles": f"the checkout at {root}"}
-    return Catalog(str(root), base.date, sources, flags, origin=f"checkout {root}")
+    return Catalog(
+        str(root), base.date, sources, flags, origin=f"checkout {root}", skipped=tuple(report.misnamed)
+    )

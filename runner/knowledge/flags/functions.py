@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 
 from runner.knowledge.checkout import CheckoutError, Tree
-from runner.knowledge.flags.argparse_calls import calls, to_flags
+from runner.knowledge.flags.argparse_calls import calls, misnamed, to_flags
 from runner.knowledge.flags.catalog import Flag
 from runner.knowledge.flags.loaded import Added
 from runner.knowledge.flags.static import Module, Scope, dotted
@@ -192,6 +192,9 @@ class _Reader:
         for found in calls(Scope([module]), function, module.label):
             if isinstance(found, str):
                 raise _Unread(found)
+            why = misnamed(found)
+            if why is not None:
+                raise _Unread(why)
             self.flags += to_flags(found, "miles")
         parameters = function.args.posonlyargs + function.args.args
         if len(parameters) <= place:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.flags import dataclass_args
-from runner.knowledge.flags.argparse_calls import RawArgument, calls, prefixed, to_flags
+from runner.knowledge.flags.argparse_calls import RawArgument, calls, misnamed, prefixed, to_flags
 from runner.knowledge.flags.catalog import Catalog, Flag, merged
 from runner.knowledge.flags.static import Module, Scope, Unknown, dotted
 
@@ -43,6 +43,7 @@ class Report:
     """What a build could not read: each a flag the catalog may lack or know less about."""
 
     unreadable: list[str] = field(default_factory=list)
+    misnamed: list[str] = field(default_factory=list)  # arguments skipped: an option is no flag name
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,7 @@ def fsdp_flags(miles_root: Path, report: Report) -> Iterator[Flag]:
             found += [
                 r for r in calls(Scope([module]), module.tree, module.label) if isinstance(r, RawArgument)
             ]
-            for raw in found:
-                yield from to_flags(raw, "fsdp")
+            yield from _named(found, "fsdp", report)
             return
 
 
@@ -136,10 +136,10 @@ def sglang_flags(root: Path, miles_root: Path, report: Report) -> Iterator[Flag]
             if isinstance(each, str):
                 report.unreadable.append(each)
             elif each.dest not in prefix.skipped:
-                yield from _prefixed_flags(each, prefix)
+                yield from _named([_prefixed(each, prefix)], "sglang", report)
 
 
-def _prefixed_flags(raw: RawArgument, prefix: Prefix) -> list[Flag]:
+def _prefixed(raw: RawArgument, prefix: Prefix) -> RawArgument:
     argument = prefixed(raw, prefix.flag, prefix.dest)
     if prefix.inherit and argument.kwargs.get("action") in ("store_true", "store_false"):
         from runner.knowledge.flags.static import TypeRef
@@ -147,7 +147,7 @@ def _prefixed_flags(raw: RawArgument, prefix: Prefix) -> list[Flag]:
         argument = RawArgument(
             argument.options, {**argument.kwargs, "action": TypeRef("BooleanOptionalAction")}, argument.where
         )
-    return to_flags(argument, "sglang")
+    return argument
 
 
 def miles_prefixes(miles_root: Path, report: Report) -> list[Prefix]:
@@ -197,7 +197,17 @@ def _flags_of(found: Iterator[RawArgument | str], program: str, report: Report) 
         if isinstance(each, str):
             report.unreadable.append(each)
         else:
-            yield from to_flags(each, program)
+            yield from _named([each], program, report)
+
+
+def _named(found: list[RawArgument], program: str, report: Report) -> Iterator[Flag]:
+    """The flags of arguments whose options are flag names; each other is skipped and said."""
+    for raw in found:
+        why = misnamed(raw)
+        if why is None:
+            yield from to_flags(raw, program)
+        else:
+            report.misnamed.append(why)
 
 
 def _local_constants(scope: Scope, function: ast.FunctionDef) -> dict[str, object]:
