@@ -4,6 +4,7 @@ line that names it, before it is opened, unless the user names its folder (--all
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from runner import cli as commands
 from runner import pipeline
 from runner.errors import SpecError
-from runner.spec import repository
+from runner.spec import locate, repository
 from tests.test_model import MINIMAL
 
 SECRET = "s3cret-of-the-host"
@@ -132,3 +133,17 @@ def test_the_folder_an_import_marked_is_the_root_of_the_specs_in_it(tmp_path, ma
         assert pipeline.checked(out / "other" / "case.yaml")[1] == []
     else:
         assert "[G14]" in refusal(out / "other" / "case.yaml")
+
+
+def test_an_overlay_written_outside_its_sources_root_says_how_to_validate_it(cli, tmp_path, monkeypatch):
+    shutil.copytree(locate.BUNDLED_MATRICES, tmp_path / "matrices")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "elsewhere" / "moved.yaml"
+    out.parent.mkdir()
+    result = cli("upgrade", "nv/glm5-colocate", "--to-version", "31f1ca96", "-o", str(out))
+    assert result.code == 0, result.out + result.err
+    root = (tmp_path / "matrices").resolve()
+    assert f"  it extends a spec outside its own root: validate it with --allow-root {root}\n" in result.out
+    refused = cli("validate", str(out), "--no-cache")
+    assert refused.code == 2 and "error [G14] extends: '../matrices/nv/glm5-colocate.yaml'" in refused.out
+    assert cli("validate", str(out), "--no-cache", "--allow-root", str(root)).code == 0

@@ -92,19 +92,14 @@ def _add_allow_root(command: argparse.ArgumentParser) -> None:
 
 @contextmanager
 def _allowed_roots(folders: Sequence[Path]) -> Iterator[None]:
-    """``--allow-root``'s folders in ``RUN_MATRIX_ALLOW_ROOTS`` while the command runs (where every
-    reader of a spec, and the validate cache's key, sees them), as it was after."""
-    before = os.environ.get(ALLOW_ROOTS)
-    if folders:
-        named = [before] if before else []
-        os.environ[ALLOW_ROOTS] = os.pathsep.join([*named, *(str(f) for f in folders)])
-    try:
+    """``--allow-root``'s folders allowed while the command runs (the spec reader imported only then)."""
+    if not folders:
         yield
-    finally:
-        if before is None:
-            os.environ.pop(ALLOW_ROOTS, None)
-        else:
-            os.environ[ALLOW_ROOTS] = before
+        return
+    from runner.spec import repository
+
+    with repository.allowing(folders):
+        yield
 
 
 def parse(top: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:

@@ -107,6 +107,14 @@ def add_overlay_output(parser: argparse.ArgumentParser, output: str, force: str 
     add_format(parser, "text", "json")
 
 
+def outside_note(report: dict[str, Any]) -> list[str]:
+    """What a written overlay outside its source's root needs to be validated again."""
+    if not report.get("allow_root"):
+        return []
+    root = report["allow_root"]
+    return [f"  it extends a spec outside its own root: validate it with --allow-root {root}"]
+
+
 def print_validated(
     report: dict[str, Any], problems: list[Problem], form: str, lines: list[str], after: list[str]
 ) -> int:

@@ -7,11 +7,11 @@ from typing import Any
 
 from runner import atomic, pipeline
 from runner.cells import hardware
-from runner.cli.output import add_overlay_output, print_validated
+from runner.cli.output import add_overlay_output, outside_note, print_validated
 from runner.errors import display_path
 from runner.port import Ported, port
 from runner.port.files import default_output
-from runner.spec import locate
+from runner.spec import locate, repository
 from runner.spec.paths import writable
 from schemas import HardwareProfile
 
@@ -44,9 +44,11 @@ def run(args: argparse.Namespace) -> int:
     target = _target(args.to, cells[0].spec.miles_version)
     out = args.output or default_output(source, cells[0].id, target)
     writable(out)
-    ported = port(cells, source, target, out)
+    beyond = repository.written_beside(out, source)
+    with repository.allowing([beyond] if beyond else []):
+        ported = port(cells, source, target, out)
     atomic.write_new(ported.texts, args.force)
-    report = _report(ported)
+    report = {**_report(ported), "allow_root": str(beyond) if beyond else None}
     return print_validated(report, ported.problems, args.format, _lines(report), _caused(report))
 
 
@@ -94,7 +96,7 @@ def _lines(report: dict[str, Any]) -> list[str]:
     for change in report["followups"]:
         value = "(deleted)" if change["value"] is None else change["value"]
         lines.append(f"  {change['rule']:<20} {change['key']} = {value}  ({change['why']})")
-    return lines  # each TODO is said once, by its G6 warning at its line in the overlay
+    return lines + outside_note(report)  # each TODO is said once, by its G6 warning at its line
 
 
 def _caused(report: dict[str, Any]) -> list[str]:

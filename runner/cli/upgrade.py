@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from runner import atomic
-from runner.cli.output import add_overlay_output, print_validated
+from runner.cli.output import add_overlay_output, outside_note, print_validated
 from runner.errors import display_path
-from runner.spec import locate
+from runner.spec import locate, repository
 from runner.spec.paths import writable
 from runner.upgrade import Upgraded, default_output, of_checkout, of_version, upgrade
 
@@ -51,9 +51,11 @@ def run(args: argparse.Namespace) -> int:
     out = args.output or default_output(source, target)
     writable(out)
     atomic.refuse_existing([out], args.force)  # before the work: nothing to lose yet
-    moved = upgrade(source, target, out)
+    beyond = repository.written_beside(out, source)
+    with repository.allowing([beyond] if beyond else []):
+        moved = upgrade(source, target, out)
     atomic.write_new({out: moved.text}, args.force)
-    report = _report(moved)
+    report = {**_report(moved), "allow_root": str(beyond) if beyond else None}
     return print_validated(report, moved.problems, args.format, _lines(report), _theirs(report, moved))
 
 
@@ -86,7 +88,7 @@ def _lines(report: dict[str, Any]) -> list[str]:
     lines += [f"  follows: {note}" for note in report["follows"]]
     if report["checked_through"]:
         lines.append("  a base: validated as " + ", ".join(report["checked_through"]) + " use it")
-    return lines
+    return lines + outside_note(report)
 
 
 def _theirs(report: dict[str, Any], moved: Upgraded) -> list[str]:

@@ -12,6 +12,8 @@ cannot make run-matrix read a host file into a launch, a terminal, a CI log or a
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from runner.errors import Location, SpecError
@@ -57,3 +59,27 @@ def check_inside(spec: Path, file: Path, where: Location, key: str, named: str) 
         hint=f"move it inside {root(spec)}, or name the folder that holds it: --allow-root DIR"
         f" (or {ALLOW_ROOTS}=DIR)",
     )
+
+
+@contextmanager
+def allowing(folders: Sequence[Path]) -> Iterator[None]:
+    """``folders`` allowed too while the block runs (``--allow-root``; a written overlay's source):
+    added to ``RUN_MATRIX_ALLOW_ROOTS``, where every reader of a spec and the validate cache's key see
+    them, and the variable as it was after."""
+    before = os.environ.get(ALLOW_ROOTS)
+    if folders:
+        named = [before] if before else []
+        os.environ[ALLOW_ROOTS] = os.pathsep.join([*named, *(str(f) for f in folders)])
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ALLOW_ROOTS, None)
+        else:
+            os.environ[ALLOW_ROOTS] = before
+
+
+def written_beside(out: Path, source: Path) -> Path | None:
+    """The root of ``source`` when an overlay written at ``out`` (extending it) lies outside it: the
+    folder the overlay's validation allows, and the user's, to name with --allow-root."""
+    return root(source) if outside(out, source) else None
