@@ -95,24 +95,13 @@ def _run(
         path = Path(folder) / "request.json"
         path.write_text(json.dumps(payload), encoding="utf-8")
         path.chmod(0o644)
-        reads = [miles_root, Path(folder), *_installation(python)]
+        interpreter = sandbox.installation(python)  # what PY needs, links resolved: never PY/../..
         outcome = sandbox.run(
             [str(python), "-B", str(WORKER), str(path)],
-            reads=reads,
+            reads=[miles_root, Path(folder), *interpreter.reads],
+            links=interpreter.links,
             cwd=miles_root,
             limits=limits,
             trust=trust,
         )
     return verdicts.replies(outcome, python, limits.wall_s)
-
-
-def _installation(python: Path) -> list[Path]:
-    """What the interpreter needs to see: its venv (or prefix) and the installation it links to."""
-    places = {python.parent.parent, Path(os.path.realpath(python)).parent.parent}
-    config = python.parent.parent / "pyvenv.cfg"
-    if config.is_file():
-        for line in config.read_text(encoding="utf-8", errors="replace").splitlines()[:20]:
-            name, _, value = line.partition("=")
-            if name.strip() == "home" and Path(value.strip()).is_dir():
-                places.add(Path(os.path.realpath(value.strip())).parent)
-    return sorted(places)
