@@ -5,6 +5,7 @@ the home into the sandbox, where the checkout's code would read it and miles' re
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -15,6 +16,8 @@ import pytest
 
 from runner import miles_parser, pipeline
 from runner.miles_parser import Unavailable
+from runner.sandbox import interpreter
+from tests.differential import miles_oracle
 
 pytestmark = pytest.mark.allow_subprocess
 ROOT = Path(__file__).parents[1]
@@ -90,3 +93,78 @@ def test_a_link_to_a_venv_in_a_home_folder_shows_its_packages_and_nothing_else(t
     assert SECRET not in message
     shown = f"RuntimeError: from the venv {home / 'venv'} read: FileNotFoundError | FileNotFoundError | FileNotFoundError\n"
     assert shown in message
+
+
+def test_links_are_resolved_component_by_component_as_the_kernel_does(tmp_path: Path) -> None:
+    (tmp_path / "real/bin").mkdir(parents=True)
+    (tmp_path / "real/bin/python3.11").write_text("")
+    (tmp_path / "real/bin/python3").symlink_to("python3.11")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere/bin").symlink_to("../real/bin")  # a linked folder, then a relative link
+    (tmp_path / "loop").symlink_to("loop")
+    links, real = interpreter.resolve(tmp_path / "elsewhere/bin/python3")
+    assert (links, real) == (
+        [(tmp_path / "elsewhere/bin", "../real/bin"), (tmp_path / "real/bin/python3", "python3.11")],
+        tmp_path / "real/bin/python3.11",
+    )
+    links, real = interpreter.resolve(tmp_path / "loop/python3")
+    assert (len(links), real) == (interpreter.MAX_LINKS, tmp_path / "loop/python3")
+    assert interpreter.installation(tmp_path / "loop/python3").reads == ()  # never the loop's folder
+
+
+def test_a_venv_is_shown_as_its_config_its_packages_and_its_base_prefix(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([REAL_PYTHON, "-m", "venv", "--without-pip", venv], check=True)
+    (site,) = (venv / "lib").glob("python3*/site-packages")
+    (tmp_path / "src").mkdir()
+    (site / "editable.pth").write_text(f"# a comment\nimport sys\n{tmp_path / 'src'}\n../../../../absent\n")
+    shown = interpreter.installation(venv / "bin/python")
+    base = REAL_PYTHON.parent.parent
+    assert set(shown.reads) == {REAL_PYTHON, base, venv / "pyvenv.cfg", site, tmp_path / "src"}
+    assert {link.parent for link, _ in shown.links} == {venv / "bin"}  # the venv's links, nothing else
+    assert shown.links[-1][1] == str(REAL_PYTHON)
+
+
+def test_a_prefix_that_is_a_home_folder_is_shown_as_its_python_folders_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"  # python built with --prefix=$HOME: ~/bin/python3, ~/lib/python3.11/os.py
+    (home / "bin").mkdir(parents=True)
+    (home / "lib/python3.11").mkdir(parents=True)
+    (home / "lib/python3.11/os.py").write_text("")
+    (home / "lib/libpython3.11.so.1.0").write_text("")
+    (home / "bin/python3").write_text("")
+    (home / ".ssh").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    assert interpreter.installation(home / "bin/python3") == interpreter.Installation(
+        reads=(home / "bin/python3", home / "lib/libpython3.11.so.1.0", home / "lib/python3.11"), links=()
+    )
+    monkeypatch.setenv("HOME", str(tmp_path / "someone-else"))
+    assert interpreter.installation(home / "bin/python3").reads == (home, home / "bin/python3")
+
+
+def test_a_binary_without_a_standard_library_above_it_is_bound_alone(tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin/python3").write_text("")
+    (tmp_path / "secret").write_text(SECRET)
+    assert interpreter.installation(tmp_path / "bin/python3") == interpreter.Installation(
+        reads=(tmp_path / "bin/python3",), links=()
+    )
+
+
+@pytest.mark.parametrize("python", ["run-matrix", "miles oracle"])
+def test_every_folder_on_the_interpreters_own_path_is_shown(python: str) -> None:
+    """Asked here (a trusted interpreter): each entry of its ``sys.path`` is bound or reached by a link."""
+    given = Path(sys.executable) if python == "run-matrix" else miles_oracle.PYTHON
+    if not given.is_file():
+        if os.environ.get("RUN_MATRIX_ORACLES") == "required":
+            pytest.fail(f"RUN_MATRIX_ORACLES=required but the miles oracle is not built ({given})")
+        pytest.skip(f"the miles oracle is not built ({given})")
+    asked = subprocess.run(
+        [given, "-I", "-c", "import json, sys; print(json.dumps(sys.path))"], capture_output=True, check=True
+    )
+    paths = [Path(os.path.realpath(p)) for p in json.loads(asked.stdout) if os.path.exists(p)]
+    shown = interpreter.installation(given)
+    unshown = [p for p in paths if not any(p == r or r in p.parents for r in shown.reads)]
+    assert unshown == []
+    assert len(paths) >= 3  # the standard library, lib-dynload, site-packages

@@ -44,7 +44,7 @@ class Installation:
 def installation(python: Path) -> Installation:
     """What ``python`` (absolute, as the caller named it) needs to start."""
     links, binary = resolve(python)
-    reads = {binary, *_prefix(binary)}
+    reads = {binary, *_prefix(binary)} if _regular(binary) else set()
     config = _venv_config(python)
     if config is not None:
         reads.add(config)
@@ -73,8 +73,8 @@ def resolve(path: Path) -> tuple[list[tuple[Path, str]], Path]:
         if name in ("", ".") or not candidate.is_symlink():
             real = real if name in ("", ".") else candidate
             continue
-        if len(links) == MAX_LINKS:
-            break  # a loop of links: PY does not start, in the sandbox as here
+        if len(links) == MAX_LINKS:  # a loop of links: PY starts neither here nor in the sandbox
+            return links, candidate.joinpath(*pending)
         target = os.readlink(candidate)
         links.append((candidate, target))
         if os.path.isabs(target):
