@@ -20,7 +20,7 @@ from runner import sandbox
 from runner.cells.cell import Cell
 from runner.errors import Problem
 from runner.miles_parser import verdicts
-from runner.miles_parser.request import request, unresolved
+from runner.miles_parser.request import bad_env_name, request, unresolved
 from runner.miles_parser.verdicts import Unavailable
 
 __all__ = ["Unavailable", "check", "checked_python", "verdict"]
@@ -40,9 +40,12 @@ def check(
     by_platform: dict[str, list[tuple[Cell, dict[str, object]]]] = {}
     for cell in cells:
         item = request(cell, miles_root.resolve())
-        late = unresolved(item)
+        late, name = unresolved(item), bad_env_name(item)
         if late is not None:
             found[cell.id].append(verdicts.not_checked(cell, late))
+            continue
+        if name is not None:  # os.environ would refuse it in the worker, before miles is asked
+            found[cell.id].append(verdicts.bad_env(cell, name))
             continue
         by_platform.setdefault(cell.profile.platform, []).append((cell, item))
     for batch in by_platform.values():
@@ -95,24 +98,13 @@ def _run(
         path = Path(folder) / "request.json"
         path.write_text(json.dumps(payload), encoding="utf-8")
         path.chmod(0o644)
-        reads = [miles_root, Path(folder), *_installation(python)]
+        interpreter = sandbox.installation(python)  # what PY needs, links resolved: never PY/../..
         outcome = sandbox.run(
             [str(python), "-B", str(WORKER), str(path)],
-            reads=reads,
+            reads=[miles_root, Path(folder), *interpreter.reads],
+            links=interpreter.links,
             cwd=miles_root,
             limits=limits,
             trust=trust,
         )
     return verdicts.replies(outcome, python, limits.wall_s)
-
-
-def _installation(python: Path) -> list[Path]:
-    """What the interpreter needs to see: its venv (or prefix) and the installation it links to."""
-    places = {python.parent.parent, Path(os.path.realpath(python)).parent.parent}
-    config = python.parent.parent / "pyvenv.cfg"
-    if config.is_file():
-        for line in config.read_text(encoding="utf-8", errors="replace").splitlines()[:20]:
-            name, _, value = line.partition("=")
-            if name.strip() == "home" and Path(value.strip()).is_dir():
-                places.add(Path(os.path.realpath(value.strip())).parent)
-    return sorted(places)

@@ -32,6 +32,7 @@ file system and network.
 import sys
 
 from runner.sandbox.bwrap import IsolationUnavailable, isolation_problem
+from runner.sandbox.interpreter import Installation, installation
 from runner.sandbox.limits import Limits
 from runner.sandbox.run import BASE_ENV, OUT_VARIABLE, Outcome, run, shown
 
@@ -41,9 +42,11 @@ __all__ = [
     "BASE_ENV",
     "OUT_VARIABLE",
     "PYTHON",
+    "Installation",
     "IsolationUnavailable",
     "Limits",
     "Outcome",
+    "installation",
     "isolation_problem",
     "run",
     "shown",

@@ -61,9 +61,11 @@ def command(
     env: Mapping[str, str],
     limits: Limits,
     channels: Channels,
+    links: Sequence[tuple[Path, str]] = (),
 ) -> list[str]:
     """``bwrap ... -- collect.py ... -- argv``: ``argv`` run in ``cwd`` under the system call filter,
-    with only ``reads`` (read-only), a private ``/tmp`` and a private results folder (``OUT``)."""
+    with only ``reads`` (read-only), ``links`` (each made again: where, what it names), a private
+    ``/tmp`` and a private results folder (``OUT``)."""
     root = os.geteuid() == 0
     line = ["bwrap", *NAMESPACES, "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     if not root:
@@ -73,8 +75,11 @@ def command(
     line += ["--perms", "0777", "--dir", HOME]
     line += ["--perms", "0777", "--size", str(limits.results), "--tmpfs", OUT]  # the results folder
     made: set[Path] = {Path("/"), Path("/usr"), Path("/tmp")}
-    for path in _outermost([*_runtime(), *reads]):
+    bound = _outermost([*_runtime(), *reads])
+    for path in bound:
         line += [*_parents(path, made), "--ro-bind", str(path), str(path)]
+    for link, target in _new_links(links, bound):
+        line += [*_parents(link, made), "--symlink", target, str(link)]
     line += ["--chdir", str(cwd), "--clearenv", "--seccomp", str(channels.seccomp)]
     for name, value in {**env, OUT_VARIABLE: OUT}.items():
         line += ["--setenv", name, value]
@@ -126,6 +131,17 @@ def _outermost(paths: Iterable[Path]) -> list[Path]:
         if not any(path == k or k in path.parents for k in [Path("/usr"), *kept]):
             kept.append(path)
     return kept
+
+
+def _new_links(links: Sequence[tuple[Path, str]], bound: Sequence[Path]) -> list[tuple[Path, str]]:
+    """The links not already there: one in a bound folder, in ``/usr`` or of the system's own
+    (``/bin``) is seen as it is."""
+    shown = [Path("/usr"), *bound, *(Path(name) for name in SYSTEM_LINKS)]
+    made: list[tuple[Path, str]] = []
+    for link, target in links:
+        if not any(link == k or k in link.parents for k in shown) and link not in (m for m, _ in made):
+            made.append((link, target))
+    return made
 
 
 def _parents(path: Path, made: set[Path]) -> list[str]:

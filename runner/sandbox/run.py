@@ -64,10 +64,11 @@ def run(
     limits: Limits = DEFAULT_LIMITS,
     trust: bool = False,
     secret_names: Iterable[str] = (),
+    links: Sequence[tuple[Path, str]] = (),
 ) -> Outcome:
     """Run ``argv`` in ``cwd`` with ``env`` (and nothing of the caller's environment), seeing only
-    ``reads`` besides the system and Python; refuses (``IsolationUnavailable``) where the machine
-    cannot isolate it, unless ``trust``."""
+    ``reads`` and ``links`` (made again: where, what it names) besides the system and Python;
+    refuses (``IsolationUnavailable``) where the machine cannot isolate it, unless ``trust``."""
     results.remove_leftovers()
     if trust:
         return _trusted(list(argv), cwd, env or {}, limits, secret_names)
@@ -76,7 +77,9 @@ def run(
     pipe, write_end = os.pipe()
     channels = bwrap.Channels(bwrap.filter_pipe(), write_end)
     child_env = {**BASE_ENV, "HOME": bwrap.HOME, **(env or {})}
-    line = bwrap.command(argv, reads=reads, cwd=cwd, env=child_env, limits=limits, channels=channels)
+    line = bwrap.command(
+        argv, reads=reads, cwd=cwd, env=child_env, limits=limits, channels=channels, links=links
+    )
     try:
         child = _start(argv[0], line, {}, None, limits, tasks, (channels.seccomp, channels.results))
     finally:
