@@ -108,22 +108,3 @@ def test_validate_with_a_python_but_no_checkout_is_a_usage_error(cli: Any, in_re
         result.err
         == "run-matrix: --miles-python needs --miles-root (or $MILES_ROOT): the checkout whose parser it runs\n"
     )
-
-
-@pytest.mark.parametrize("name", ["X=Y", "BAD NAME", "A;touch /tmp/x", "1ST"])
-def test_an_env_name_that_is_no_variable_name_is_the_cells_warning_not_pys_fault(
-    tmp_path: Path, name: str
-) -> None:
-    spec = tmp_path / "bad-env.yaml"
-    spec.write_text(f"extends: {SPEC}\nenv:\n  {name!r}: '1'\n")
-    (found,) = miles_parser.check(
-        [pipeline.cell(spec)], Path(sys.executable), checkout(tmp_path, "pass")
-    ).values()  # type: ignore[list-item]
-    assert [(p.severity, p.rule, p.message, p.hint) for p in found] == [
-        (
-            "warning",
-            "miles",
-            f"not checked with miles' parser: env name {name!r} is not a variable name",
-            "a variable's name is [A-Za-z_][A-Za-z0-9_]*: rename it",
-        )
-    ]

@@ -20,7 +20,7 @@ from runner import sandbox
 from runner.cells.cell import Cell
 from runner.errors import Problem
 from runner.miles_parser import verdicts
-from runner.miles_parser.request import bad_env_name, request, unresolved
+from runner.miles_parser.request import request, unresolved
 from runner.miles_parser.verdicts import Unavailable
 
 __all__ = ["Unavailable", "check", "checked_python", "verdict"]
@@ -40,12 +40,9 @@ def check(
     by_platform: dict[str, list[tuple[Cell, dict[str, object]]]] = {}
     for cell in cells:
         item = request(cell, miles_root.resolve())
-        late, name = unresolved(item), bad_env_name(item)
+        late = unresolved(item)
         if late is not None:
             found[cell.id].append(verdicts.not_checked(cell, late))
-            continue
-        if name is not None:  # os.environ would refuse it in the worker, before miles is asked
-            found[cell.id].append(verdicts.bad_env(cell, name))
             continue
         by_platform.setdefault(cell.profile.platform, []).append((cell, item))
     for batch in by_platform.values():

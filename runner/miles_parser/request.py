@@ -21,7 +21,6 @@ from runner.launch.render import Context, render
 SCRATCH = "/tmp/fs"
 CHECKPOINT_FILE = "latest_checkpointed_iteration.txt"
 REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 DROPPED_ENV = ("PYTHONPATH",)  # the sandbox decides the path: the checkout, then PY's own packages
 # config.json key <- the flag miles' hf_validate_args compares it with (a config made up from flags)
 HF_KEYS = {
@@ -68,12 +67,6 @@ def device(cell: Cell) -> dict[str, Any]:
 def unresolved(item: dict[str, Any]) -> str | None:
     """The first argv token still holding a value decided at launch (``${...}``), if any."""
     return next((token for token in item["argv"] if REFERENCE.search(token)), None)
-
-
-def bad_env_name(item: dict[str, Any]) -> str | None:
-    """The first env name of ``item`` that is no variable name (``X=Y`` would end the worker's
-    ``os.environ`` before miles is asked, as if PY were at fault), if any."""
-    return next((name for name in item["env"] if not VARIABLE.fullmatch(name)), None)
 
 
 def _moved(token: str, miles_root: Path) -> str:

@@ -98,17 +98,6 @@ def not_checked(cell: Cell, token: str) -> Problem:
     )
 
 
-def bad_env(cell: Cell, name: str) -> Problem:
-    return problem(
-        RULE,
-        cell,
-        (),
-        f"not checked with miles' parser: env name {name!r} is not a variable name",
-        "a variable's name is [A-Za-z_][A-Za-z0-9_]*: rename it",
-        "warning",
-    )
-
-
 def named_flags(cell: Cell, message: str) -> tuple[str, ...]:
     """The flags the cell sets that miles' message names (--a-b, or a_b as in args.a_b), in order."""
     names = [*DASHED.findall(message), *(name.replace("_", "-") for name in SNAKE.findall(message))]
