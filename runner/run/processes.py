@@ -187,9 +187,10 @@ class Identity:
 
 
 def _exiting(pid: int) -> bool:
-    """Whether the process is past the point of reading its environment: it is exiting."""
+    """Whether the process is exiting: its memory is gone (no ``VmSize`` in its status), so its
+    environment reads empty — as would a live process's started with none, which is no such case."""
     try:
-        return not Path(f"/proc/{pid}/environ").read_bytes()
+        return "\nVmSize:" not in Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return True
 
