@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from runner.errors import Problem, UsageError, counted, merged
+from runner.errors import Problem, UsageError, counted, merged, printable
 
 if TYPE_CHECKING:
     from runner.cells.cell import Cell
@@ -136,7 +136,7 @@ def miles_verdicts(cells: Sequence[Cell], args: argparse.Namespace) -> dict[str,
 
 def print_problems(problems: Iterable[Problem], stream: TextIO) -> None:
     for problem in problems:
-        print(problem, file=stream)
+        print(printable(str(problem), lines=True), file=stream)  # a message may quote a checkout or a test
 
 
 CHANGED_HELP = (
