@@ -516,9 +516,7 @@ def test_a_reason_that_quotes_escape_codes_and_markup_is_printed_escaped(cli, ch
     (checkout / FAMILY / "test_hostile_case.py").write_text(f"import os\nos.system({HOSTILE!r})\n{wide}")
     result = cli("import", str(checkout / FAMILY), "-o", str(out / "tiny"), "--miles-root", str(checkout))
     assert result.code == ExitCode.SOME_REFUSED, result.err
-    reason = (
-        f"starts a process or sends a signal: os.system ({SHOWN}), outside miles' helpers: nothing may run here"
-    )
+    reason = f"starts a process or sends a signal: os.system ({SHOWN}), outside miles' helpers: nothing may run here"
     assert [line for line in result.err.splitlines() if "hostile" in line] == [
         f"refused  test_hostile_case.py: {reason}",
         f"left out test_hostile_case.py: {reason}",

@@ -62,7 +62,9 @@ class Shown:
         name, why = _shown(test, self.root), printable(why)
         with self.lock:
             if self.bar is not None:
-                self.bar.update(self.task, advance=1, description=printable(f"{name}: {outcome}", markup=True))
+                self.bar.update(
+                    self.task, advance=1, description=printable(f"{name}: {outcome}", markup=True)
+                )
             else:
                 print(f"{outcome:8} {name}" + (f": {why}" if why else ""), file=self.stream, flush=True)
 
