@@ -116,10 +116,10 @@ def print_validated(
     if form == "json":
         print_json(report)
     else:
-        print("\n".join(lines))
+        print(printable("\n".join(lines), lines=True))  # they name flags and files of a checkout
         print_problems(problems, sys.stdout)
         tally = f"validated: {counted(errors, 'error')}, {counted(len(problems) - errors, 'warning')}"
-        print("\n".join([tally, *after]))
+        print(printable("\n".join([tally, *after]), lines=True))
     return 2 if errors else 0
 
 
