@@ -228,10 +228,30 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def printable(text: str) -> str:
-    """``text`` with its control and format characters (an ESC, a bidi override) escaped as
-    ``\\x1b``: text from the store never drives the terminal."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+KEPT_IN_LINES = frozenset("\n\t")
+
+
+def printable(text: str, *, lines: bool = False, markup: bool = False) -> str:
+    """``text`` from outside (a checkout, a test, a subprocess, the store) made safe to print: each
+    control or format character (the ESC that opens a CSI or OSC sequence, a BEL, a carriage return,
+    a bidi override) shown escaped, as ``\\x1b``, so that such text never drives the terminal or a CI
+    log. This is the one such function; every place that prints outside text calls it.
+
+    ``lines``: newlines and tabs are kept, for text that is multi-line by design (an error message of
+    ours that holds outside text, a traceback, a log); without it they are escaped too, for text that
+    must stay on its line (a reason, a table's cell). ``markup``: rich's ``[markup]`` is escaped as
+    well, for text that rich reads as markup (a table's cell, a progress bar's description).
+    Without ``markup``, printable text is returned as it is: escaping twice is escaping once.
+    """
+    kept = KEPT_IN_LINES if lines else frozenset()
+    shown = "".join(
+        c if c.isprintable() or c in kept else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+    if markup:
+        from rich.markup import escape  # only where rich prints: validate never loads rich
+
+        shown = escape(shown)
+    return shown
 
 
 def first_line(error: BaseException | str) -> str:

@@ -5,7 +5,10 @@ import json
 import re
 from pathlib import Path
 
-from runner.errors import Location, Problem, clipped, counted, merged
+from hypothesis import given
+from hypothesis import strategies as st
+
+from runner.errors import Location, Problem, clipped, counted, merged, printable
 from runner.spec.locate import BUNDLED_MATRICES
 
 ROCM = BUNDLED_MATRICES / "rocm" / "glm5-async.yaml"
@@ -109,10 +112,35 @@ def test_a_count_says_its_noun_in_the_singular_only_for_one():
 
 
 def test_no_message_counts_with_an_s_in_parentheses():
-    """"1 node(s)": a count says its noun in the number it has (``counted``), everywhere."""
+    """ "1 node(s)": a count says its noun in the number it has (``counted``), everywhere."""
     found = []
     for path in sorted((Path(__file__).parents[1] / "runner").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(r"\w\(s\)", node.value):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and re.search(r"\w\(s\)", node.value)
+            ):
                 found.append(f"{path.name}:{node.lineno}: {node.value.strip()[:60]}")
     assert found == []
+
+
+def test_printable_shows_escape_codes_escaped_and_keeps_lines_only_when_asked():
+    hostile = "\x1b[31mRED\x1b]0;TITLE\x07\r\u202eevil\x9b2J\n\tnext [bold]x[/bold]"
+    assert (
+        printable(hostile) == "\\x1b[31mRED\\x1b]0;TITLE\\x07\\r\\u202eevil\\x9b2J\\n\\tnext [bold]x[/bold]"
+    )
+    assert printable(hostile, lines=True) == (
+        "\\x1b[31mRED\\x1b]0;TITLE\\x07\\r\\u202eevil\\x9b2J\n\tnext [bold]x[/bold]"
+    )
+    assert printable(hostile, markup=True).endswith("next \\[bold]x\\[/bold]")
+    assert printable("naïve café: 3 cells ✓") == "naïve café: 3 cells ✓"
+
+
+@given(st.text())
+def test_printable_leaves_nothing_a_terminal_acts_on_and_escaping_twice_is_once(text):
+    for lines in (False, True):
+        shown = printable(text, lines=lines)
+        assert all(c.isprintable() or (lines and c in "\n\t") for c in shown)
+        assert printable(shown, lines=lines) == shown
+    assert printable(text) == text if text.isprintable() else printable(text) != text

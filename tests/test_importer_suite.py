@@ -491,3 +491,39 @@ def test_no_written_spec_of_a_suite_holds_the_checkout_path_env_included(cli, ch
         "render", str(out / "tiny" / "rooted_case.yaml"), "--miles-root", str(checkout), "--format", "json"
     )
     assert f"{checkout}/examples/adapters:{checkout}" in shown.out
+
+
+HOSTILE = "\x1b[31mRED\x1b]0;TITLE\x07[bold]x[/bold]"
+SHOWN = "\\x1b[31mRED\\x1b]0;TITLE\\x07[bold]x[/bold]"
+
+
+def table_rows(text: str) -> dict[str, str]:
+    """A rich table's rows as {first column: second}, a row's wrapped lines joined."""
+    rows: list[list[str]] = []
+    for line in text.splitlines():
+        if not line.startswith("│"):
+            continue
+        first, second = (part.strip() for part in line.strip("│").split("│"))
+        if second or not rows:
+            rows.append([first, second])
+        else:
+            rows[-1][0] += " " + first
+    return dict((first, second) for first, second in rows)
+
+
+def test_a_reason_that_quotes_escape_codes_and_markup_is_printed_escaped(cli, checkout, out):
+    wide = (checkout / FAMILY / "test_wide_case.py").read_text()
+    (checkout / FAMILY / "test_hostile_case.py").write_text(f"import os\nos.system({HOSTILE!r})\n{wide}")
+    result = cli("import", str(checkout / FAMILY), "-o", str(out / "tiny"), "--miles-root", str(checkout))
+    assert result.code == ExitCode.SOME_REFUSED, result.err
+    reason = f"starts a process or sends a signal: os.system ({SHOWN}), outside miles' helpers: nothing may run here"
+    assert [line for line in result.err.splitlines() if "hostile" in line] == [
+        f"refused  test_hostile_case.py: {reason}",
+        f"left out test_hostile_case.py: {reason}",
+    ]
+    assert table_rows(result.out) == {
+        "imported": "3",
+        "never launching (nothing to import)": "0",
+        f"refused: {reason}": "1",
+    }
+    assert not any(c in result.out + result.err for c in "\x1b\x07")

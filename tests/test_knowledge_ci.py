@@ -3,8 +3,10 @@ data, shipped per miles version, and equal to what the real upstream trees say."
 
 from __future__ import annotations
 
+import os
 import subprocess
 import textwrap
+from pathlib import Path
 
 import pytest
 import yaml
@@ -156,7 +158,9 @@ def test_a_checkout_file_outside_the_tree_or_too_big_is_not_read(tmp_path):
     (root / ".github/workflows/_run-ci.yml").symlink_to(tmp_path / "secret.yml")
     (root / ".github/workflows/big.yml").write_text("#" * (ci_platforms.MAX_FILE_BYTES + 1))
     assert ci_platforms.read_text(Tree.at(root), ".github/workflows/_run-ci.yml") is None
-    assert ci_platforms.read_text(Tree.at(root), ".github/workflows/big.yml") is None
+    assert ci_platforms.read_text(Tree.at(root), ".github/workflows/big.yml") == ci_sources.Unread(
+        f"over the budget of {ci_platforms.MAX_FILE_BYTES} bytes for a CI file: not read"
+    )
     assert ci_platforms.of_checkout(root).platforms == {}
 
 
@@ -180,8 +184,8 @@ def test_the_shipped_knowledge_of_miles_main_sets_the_rocm_platform_and_runs_mi3
     assert suite is not None and (suite.platform, suite.hardware, suite.gpus) == ("rocm", "mi350", 4)
 
 
-@pytest.mark.allow_subprocess
-def test_ci_sync_writes_a_file_per_commit_and_check_reports_drift(cli, tmp_path):
+def committed(tmp_path: Path) -> Path:
+    """A miles checkout of two workflows, one commit of 2026-01-02, readable by the sandbox's user."""
     root = tmp_path / "miles"
     (root / ".github" / "workflows").mkdir(parents=True)
     (root / ".github/workflows/_run-ci-rocm.yml").write_text(ROCM_WORKFLOW)
@@ -195,6 +199,12 @@ def test_ci_sync_writes_a_file_per_commit_and_check_reports_drift(cli, tmp_path)
     )
     for path in [root, *root.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
+    return root
+
+
+@pytest.mark.allow_subprocess
+def test_ci_sync_writes_a_file_per_commit_and_check_reports_drift(cli, tmp_path):
+    root = committed(tmp_path)
     out = tmp_path / "ci"
     written = cli("ci", "sync", "--miles-root", str(root), "-o", str(out))
     assert written.code == 0, written.err
@@ -214,3 +224,43 @@ def test_a_recording_is_never_given_a_name_or_value_a_process_environment_cannot
     found = read({".github/workflows/_run-ci.yml": workflow, ".github/workflows/pr.yml": CALLER})
     knowledge = ci_platforms.from_sources(found, "test")
     assert {name: s.value for name, s in knowledge.environment("cuda").items()} == {"ok": "fine"}
+
+
+def test_a_workflow_over_the_budget_says_so_and_a_link_or_fifo_is_named_as_skipped(tmp_path):
+    root = tmp_path / "miles"
+    workflows = root / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (tmp_path / "secret.yml").write_text("jobs: {run: {env: {TOKEN: x}}}\n")
+    (workflows / "out.yml").symlink_to(tmp_path / "secret.yml")
+    (workflows / "gone.yml").symlink_to(workflows / "nothing.yml")
+    os.mkfifo(workflows / "fifo.yml")
+    (workflows / "notes.txt").symlink_to(tmp_path / "secret.yml")  # no workflow: not named
+    (workflows / "big.yml").write_text("#" * (ci_platforms.MAX_FILE_BYTES + 1))
+    (workflows / "pr.yml").write_text(CALLER.replace("_run-ci-rocm.yml", "big.yml"))
+    link = "a link that leads out of the checkout or to no file in it: skipped"
+    big = f"over the budget of {ci_platforms.MAX_FILE_BYTES} bytes for a CI file: not read"
+    found = ci_platforms.of_checkout(root).problems
+    assert [(p.message, p.locations) for p in found] == [
+        (f".github/workflows/{name}: {why}", ci_images.at(f".github/workflows/{name}"))
+        for name, why in [
+            ("fifo.yml", "a FIFO, not a regular file: skipped"),
+            ("gone.yml", link),
+            ("out.yml", link),
+            ("big.yml", big),  # once, though a listed workflow and the reusable one of a suite
+            ("_run-ci.yml", "no such file in the checkout"),
+        ]
+    ]
+
+
+@pytest.mark.allow_subprocess
+def test_ci_sync_names_a_skipped_workflow_on_stderr_with_its_escape_codes_escaped(cli, tmp_path):
+    root = committed(tmp_path)
+    os.mkfifo(root / ".github/workflows/\x1b]0;TITLE\x07.yml")
+    written = cli("ci", "sync", "--miles-root", str(root), "-o", str(tmp_path / "ci"))
+    assert (written.code, written.err) == (
+        0,
+        "run-matrix: .github/workflows/\\x1b]0;TITLE\\x07.yml: error [ci-sources]:"
+        " .github/workflows/\\x1b]0;TITLE\\x07.yml: a FIFO, not a regular file: skipped\n"
+        "run-matrix: .github/workflows/_run-ci.yml: error [ci-sources]: .github/workflows/_run-ci.yml: no such"
+        " file in the checkout\n",
+    )

@@ -108,3 +108,21 @@ def test_validate_with_a_python_but_no_checkout_is_a_usage_error(cli: Any, in_re
         result.err
         == "run-matrix: --miles-python needs --miles-root (or $MILES_ROOT): the checkout whose parser it runs\n"
     )
+
+
+HOSTILE = "\x1b[31mRED\x1b]0;TITLE\x07"
+
+
+def test_a_checkout_that_raises_escape_codes_never_reaches_the_terminal_raw(
+    tmp_path: Path, cli: Any, in_repo: Path
+) -> None:
+    root = checkout(tmp_path, "pass")
+    (root / "miles/__init__.py").write_text(f"raise RuntimeError({HOSTILE!r})\n")
+    result = cli("validate", str(SPEC), "--miles-root", str(root), "--miles-python", sys.executable)
+    assert (result.code, result.out) == (3, "")
+    assert result.err == (
+        f"run-matrix: --miles-python {sys.executable} cannot import the checkout's parser: RuntimeError:"
+        " \\x1b[31mRED\\x1b]0;TITLE\\x07\n"
+        "  ==> give an interpreter whose packages hold miles' dependencies (tools/oracles/miles/build.sh"
+        " builds one for miles main)\n"
+    )

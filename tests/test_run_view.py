@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import io
+from dataclasses import replace
+
 from rich.console import Console
 
 from runner.results.outcome import CellResult, Sample, Status
@@ -69,3 +72,30 @@ def test_a_narrow_board_never_cuts_a_cell_id():
         assert row.startswith(f"{CELL}  starting") and len(row.rstrip()) <= 60
     finally:
         view.close()
+
+
+HOSTILE = "\x1b[31mRED\x1b]0;TITLE\x07 [bold]x[/bold]"
+SHOWN = "\\x1b[31mRED\\x1b]0;TITLE\\x07 [bold]x[/bold]"
+
+
+def test_a_log_line_or_a_reason_with_escape_codes_reaches_the_terminal_escaped():
+    hostile = replace(RESULT, reason=f"prepare step failed: {HOSTILE}")
+    plain = Console(file=io.StringIO(), width=300, color_system=None)
+    view = for_console(plain)
+    view.phase(CELL, f"prepare: {HOSTILE}")
+    view.finished(hostile)
+    assert plain.file.getvalue().splitlines() == [  # type: ignore[attr-defined]
+        f"{CELL}: prepare: {SHOWN}",
+        f"{CELL}: failed — prepare step failed: {SHOWN}",
+    ]
+    live = LiveView(Console(file=io.StringIO(), width=300, force_terminal=True))
+    try:
+        live.started(CELL, ())
+        live.output(CELL, HOSTILE)
+        board = Console(file=io.StringIO(), width=300, force_terminal=True, color_system=None)
+        board.print(live)
+        (row,) = board.file.getvalue().splitlines()[1:]  # type: ignore[attr-defined]
+        assert row.rstrip().endswith(f"  {SHOWN}")
+        assert "\x1b" not in row and "\x07" not in row
+    finally:
+        live.close()

@@ -151,6 +151,11 @@ def test_the_childs_output_is_scrubbed_of_the_callers_secrets(tmp_path, monkeypa
     assert done.output == "${SERVICE_TOKEN}\n"
 
 
+def test_the_childs_escape_codes_come_back_escaped_its_lines_kept(tmp_path):
+    done = python(r"print('\x1b[31mRED\x1b]0;TITLE\x07\tnext\r'); print('line 2')", tmp_path)
+    assert done.output == "\\x1b[31mRED\\x1b]0;TITLE\\x07\tnext\\r\nline 2\n"
+
+
 def test_the_results_folder_holds_a_bounded_size_and_nothing_of_it_lands_on_the_host(tmp_path):
     code = (
         "import os\nout, written = os.environ['RUN_MATRIX_OUT'], 0\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.cli.output import print_problems
-from runner.errors import ExitCode, RunMatrixError, SpecError
+from runner.errors import ExitCode, RunMatrixError, SpecError, printable
 
 # name -> (its module under runner.cli, the one line `run-matrix --help` shows). A command's module
 # is imported only when that command runs: `validate` never pays for Ray, rich or the run stack.
@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None, *, fresh_process: bool = False) -> i
         print_problems(exc.problems, sys.stderr)
         return exc.exit_code
     except RunMatrixError as exc:
-        print(f"run-matrix: {exc}", file=sys.stderr)
+        print(f"run-matrix: {printable(str(exc), lines=True)}", file=sys.stderr)  # it may quote a checkout
         return exc.exit_code
     except KeyboardInterrupt:
         print("run-matrix: interrupted", file=sys.stderr)

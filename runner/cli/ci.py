@@ -16,7 +16,7 @@ from runner.ci import budget, estimate, present
 from runner.ci.plan import plan
 from runner.ci.runners import load_runners
 from runner.cli.output import SELECT_HELP, add_changed, add_miles_root, print_json
-from runner.errors import ExitCode, UsageError, display_path
+from runner.errors import ExitCode, UsageError, display_path, printable
 from runner.spec import locate
 
 
@@ -145,8 +145,8 @@ def run_sync(args: argparse.Namespace) -> int:
     planned = ci_platforms.plan(
         args.miles_root, args.output or ci_platforms.FOLDER, trust=args.trust_checkout
     )
-    for problem in planned.problems:
-        print(f"run-matrix: {problem}", file=sys.stderr)
+    for problem in planned.problems:  # a workflow's name and its parser's words are the checkout's
+        print(f"run-matrix: {printable(str(problem), lines=True)}", file=sys.stderr)
     if args.check:
         print(
             f"{display_path(planned.path)}: {'differs from the checkout' if planned.changed else 'in sync'}"

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from runner.cli.output import checked_miles_root, needs_miles_root
-from runner.errors import display_path
+from runner.errors import display_path, printable
 
 
 def recorder_version() -> str:
@@ -46,7 +46,7 @@ def chosen(args: argparse.Namespace) -> Path | None:
             f" {recorder_version()} with --without-checkout"
         )
     said = f"run-matrix: importing with the miles checkout {root} ({how}): {_described(root)}"
-    print(said, file=sys.stderr)
+    print(printable(said), file=sys.stderr)  # a path, a catalog's reason: the checkout's words
     return root
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
-from runner.errors import counted
+from runner.errors import counted, printable
 from runner.importer.parses import OUTCOME as MILES_REFUSES  # written, but miles' parser refuses it
 
 NEVER_LAUNCHES = "never calls execute_train"
@@ -39,7 +39,8 @@ class Shown:
             self.bar.start()
             self.task = self.bar.add_task("", total=self.total)
         else:
-            print(f"importing {counted(self.total, 'test')} of {self.root}", file=self.stream, flush=True)
+            shown = f"importing {counted(self.total, 'test')} of {printable(str(self.root))}"
+            print(shown, file=self.stream, flush=True)
         return self
 
     def __exit__(
@@ -52,15 +53,18 @@ class Shown:
         """What the run does before the tests' outcomes come (``recording 95 tests together``)."""
         with self.lock:
             if self.bar is not None:
-                self.bar.update(self.task, description=what)
+                self.bar.update(self.task, description=printable(what, markup=True))
             else:
-                print(what, file=self.stream, flush=True)
+                print(printable(what), file=self.stream, flush=True)
 
     def __call__(self, test: Path, outcome: str, why: str) -> None:
-        name = _shown(test, self.root)
+        # a test's name and reason are the checkout's words: escaped, and as markup where the bar reads them
+        name, why = _shown(test, self.root), printable(why)
         with self.lock:
             if self.bar is not None:
-                self.bar.update(self.task, advance=1, description=f"{name}: {outcome}")
+                self.bar.update(
+                    self.task, advance=1, description=printable(f"{name}: {outcome}", markup=True)
+                )
             else:
                 print(f"{outcome:8} {name}" + (f": {why}" if why else ""), file=self.stream, flush=True)
 
@@ -76,7 +80,7 @@ def summary(outcomes: dict[Path, tuple[str, str]], root: Path, stream: TextIO | 
     refused = {t: why for t, (outcome, why) in outcomes.items() if outcome not in ("imported", MILES_REFUSES)}
     never = [t for t, why in refused.items() if NEVER_LAUNCHES in why]
     reasons = collections.Counter(_reason(why) for t, why in refused.items() if t not in never)
-    table = Table(title=f"{len(outcomes)} tests of {root}")
+    table = Table(title=printable(f"{len(outcomes)} tests of {root}", markup=True))
     table.add_column("outcome", overflow="fold")  # a long word (a test id) folds, never cut
     table.add_column("tests", justify="right")
     table.add_row("imported", str(len(imported)))
@@ -84,7 +88,7 @@ def summary(outcomes: dict[Path, tuple[str, str]], root: Path, stream: TextIO | 
         table.add_row("written, but miles' parser refuses its launch", str(len(by_miles)))
     table.add_row("never launching (nothing to import)", str(len(never)))
     for reason, count in reasons.most_common():
-        table.add_row(f"refused: {reason}", str(count))
+        table.add_row(printable(f"refused: {reason}", markup=True), str(count))
     Console(file=stream, width=max(100, Console(file=stream).width)).print(table)
 
 
@@ -100,6 +104,6 @@ def _reason(why: str) -> str:
 
 def _shown(test: Path, root: Path) -> str:
     try:
-        return str(test.relative_to(root))
+        return printable(str(test.relative_to(root)))
     except ValueError:
-        return str(test)
+        return printable(str(test))

@@ -20,7 +20,7 @@ from runner.cli.output import (
     print_json,
     print_problems,
 )
-from runner.errors import Problem, counted, display_path
+from runner.errors import Problem, counted, display_path, printable
 
 if TYPE_CHECKING:
     from runner.importer.parses import Parser, Written
@@ -204,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     result = import_test(request)
     print_problems(result.warnings, sys.stderr)
     for note in result.notes if args.format != "json" else []:
-        print(f"{note.at}: note: {note.message}", file=sys.stderr)
+        print(printable(f"{note.at}: note: {note.message}"), file=sys.stderr)
     refused = _refused([parses.Written(args.script, output, result.launches)], parser)
     if args.format == "json":
         print_json(
@@ -219,9 +219,9 @@ def run(args: argparse.Namespace) -> int:
             }
         )
         return 2 if refused else 0
-    print(f"wrote {', '.join(display_path(path) for path in result.files)}")
+    print(printable(f"wrote {', '.join(display_path(path) for path in result.files)}"))
     print(
-        f"{counted(len(result.cells), 'cell')}: {', '.join(result.cells)};"
+        f"{counted(len(result.cells), 'cell')}: {printable(', '.join(result.cells))};"  # named by the test
         " each renders what the script launches"
     )
     return 2 if refused else 0
@@ -326,12 +326,12 @@ def _told(result: Any) -> None:
     from runner.importer.folder import why
 
     for folder, message in result.failed.items():
-        print(f"run-matrix: {folder}/: {message}", file=sys.stderr)
+        print(f"run-matrix: {printable(f'{folder}/: {message}', lines=True)}", file=sys.stderr)
     for found in result.folders.values():
         for name, problems in found.refused.items():
-            print(f"left out {name}: {why(problems)}", file=sys.stderr)
+            print(printable(f"left out {name}: {why(problems)}"), file=sys.stderr)
         for amd, cuda in found.siblings.items():
-            print(f"{amd} is an overlay of {cuda}")
+            print(printable(f"{amd} is an overlay of {cuda}"))
 
 
 def _usage(message: str) -> Exception:

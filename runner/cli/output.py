@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from runner.errors import Problem, UsageError, counted, merged
+from runner.errors import Problem, UsageError, counted, merged, printable
 
 if TYPE_CHECKING:
     from runner.cells.cell import Cell
@@ -124,10 +124,10 @@ def print_validated(
     if form == "json":
         print_json(report)
     else:
-        print("\n".join(lines))
+        print(printable("\n".join(lines), lines=True))  # they name flags and files of a checkout
         print_problems(problems, sys.stdout)
         tally = f"validated: {counted(errors, 'error')}, {counted(len(problems) - errors, 'warning')}"
-        print("\n".join([tally, *after]))
+        print(printable("\n".join([tally, *after]), lines=True))
     return 2 if errors else 0
 
 
@@ -144,7 +144,7 @@ def miles_verdicts(cells: Sequence[Cell], args: argparse.Namespace) -> dict[str,
 
 def print_problems(problems: Iterable[Problem], stream: TextIO) -> None:
     for problem in problems:
-        print(problem, file=stream)
+        print(printable(str(problem), lines=True), file=stream)  # a message may quote a checkout or a test
 
 
 CHANGED_HELP = (

@@ -18,9 +18,9 @@ import yaml
 
 from runner.errors import Location, Problem, SpecError
 from runner.knowledge import ci_sources, versions
-from runner.knowledge.checkout import CheckoutError, Tree
-from runner.knowledge.ci_images import Setting
-from runner.knowledge.ci_sources import Suite
+from runner.knowledge.checkout import CheckoutError, TooLarge, Tree
+from runner.knowledge.ci_images import Setting, at
+from runner.knowledge.ci_sources import Suite, Unread
 from runner.memos import Table
 from runner.spec import emit, locate
 
@@ -68,7 +68,7 @@ def from_sources(found: ci_sources.CISources, source: str) -> CIKnowledge:
 
 
 # per checkout: its workflows listed, the text of each file read, and what they said (_read)
-_KNOWN: Table[Path, tuple[tuple[str, ...], dict[str, str | None], ci_sources.CISources]] = Table(
+_KNOWN: Table[Path, tuple[tuple[str, ...], dict[str, str | Unread | None], ci_sources.CISources]] = Table(
     "runner.knowledge.ci_platforms._KNOWN",
     "stamped",
     "a checkout's CI files as read, used only while its workflows and every text read are the same"
@@ -89,28 +89,47 @@ def _read(tree: Tree) -> ci_sources.CISources:
         listed = tuple(str(path) for path in tree.files(".github/workflows", limit=MAX_WORKFLOWS))
     except CheckoutError:
         listed = ()
+    left = _left_out(tree)
+    key = (*listed, *(p.message for p in left))  # a FIFO put in its place changes the folder too
     known = _KNOWN.get(tree.root)
-    if known is not None and known[0] == listed and all(read_text(tree, r) == t for r, t in known[1].items()):
+    if known is not None and known[0] == key and all(read_text(tree, r) == t for r, t in known[1].items()):
         return known[2]
-    texts: dict[str, str | None] = {}
+    texts: dict[str, str | Unread | None] = {}
 
-    def read(relative: str) -> str | None:
+    def read(relative: str) -> str | Unread | None:
         texts[relative] = read_text(tree, relative)
         return texts[relative]
 
     found = ci_sources.read(list(listed), read)
-    _KNOWN.put(tree.root, (listed, texts, found))
+    found.problems[:0] = left
+    _KNOWN.put(tree.root, (key, texts, found))
     return found
 
 
-def read_text(tree: Tree, relative: str) -> str | None:
-    """A checkout file's text; None where it is missing, leads out of the tree, or is too big."""
+def read_text(tree: Tree, relative: str) -> str | Unread | None:
+    """A checkout file's text; None where it is missing or leads out of the tree; why not where it is
+    there but was not read (over the budget of a CI file)."""
     if not tree.is_file(relative):
         return None
     try:
         return tree.read_text(relative, MAX_FILE_BYTES)
+    except TooLarge:
+        return Unread(f"over the budget of {MAX_FILE_BYTES} bytes for a CI file: not read")
     except CheckoutError:
-        return None
+        return None  # gone, or no longer a regular file, since it was listed
+
+
+def _left_out(tree: Tree) -> list[Problem]:
+    """A workflow the listing leaves out (a link out of the tree, a FIFO): said, never skipped silently."""
+    try:
+        left = tree.left_out(".github/workflows", limit=MAX_WORKFLOWS)
+    except CheckoutError:
+        return []
+    return [
+        Problem("ci-sources", f"{path}: {why}: skipped", locations=at(str(path)))
+        for path, why in left
+        if path.name.endswith((".yml", ".yaml"))
+    ]
 
 
 def shipped() -> list[versions.Version]:

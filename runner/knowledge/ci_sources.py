@@ -31,7 +31,7 @@ from runner.knowledge import ci_images
 from runner.knowledge.ci_images import Setting, at
 from runner.memos import remember
 
-Read = Callable[[str], str | None]  # a checkout-relative path -> its text (None: no such file)
+Read = Callable[[str], "str | Unread | None"]  # a checkout-relative path -> its text (None: no such file)
 PLATFORMS = ("cuda", "rocm")
 IMAGES = {"cuda": "docker/Dockerfile", "rocm": "docker/Dockerfile.rocm"}
 RUN_SUITE = "tests/ci/run_suite.py"
@@ -45,6 +45,13 @@ GPU_LABEL = re.compile(r"^(\d+)gpu$")
 GPU_MODEL = re.compile(r"^(?:[a-z]+\d+[a-z0-9]*)$")
 NO_MODEL = "the workflow's runner labels name no GPU model"
 NOT_MODELS = {"self-hosted", "amd", "nvidia", "linux", "x64", "arm64"}
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A file of the checkout that is there but was not read, and why (over the budget of a CI file)."""
+
+    why: str
 
 
 @dataclass(frozen=True)
@@ -92,13 +99,26 @@ def read(files: list[str], read_text: Read) -> CISources:
         found.platforms[platform] = replace(entry, env=env)
     for platform in PLATFORMS:
         image = IMAGES[platform]
-        text = read_text(image)
+        text = _text(image, read_text, found.problems)
         if text is not None:
             entry = found.platforms.setdefault(platform, Platform())
             env = {**ci_images.dockerfile_env(image, text, found.problems), **entry.env}
             found.platforms[platform] = replace(entry, image=image, env=env)
-    _listed_suites(read_text(RUN_SUITE), found)
+    _listed_suites(_text(RUN_SUITE, read_text, found.problems), found)
+    found.problems[:] = dict.fromkeys(found.problems)  # a workflow both listed and called: said once
     return found
+
+
+def _text(path: str, read_text: Read, problems: list[Problem]) -> str | None:
+    """The file's text; None where there is none, with a problem where it is there but was not read."""
+    return _readable(path, read_text(path), problems)
+
+
+def _readable(path: str, text: str | Unread | None, problems: list[Problem]) -> str | None:
+    if isinstance(text, Unread):
+        problems.append(Problem("ci-sources", f"{path}: {text.why}", locations=at(path)))
+        return None
+    return text
 
 
 @remember("pure", "a workflow's YAML nodes, by its text (a node is only read)", maxsize=64)
@@ -108,9 +128,12 @@ def _composed(text: str) -> yaml.Node | None:
     return yaml.compose(text, Loader=yaml.SafeLoader)
 
 
-def _parsed(path: str, text: str | None, problems: list[Problem]) -> yaml.Node | None:
-    if text is None:
+def _parsed(path: str, read: str | Unread | None, problems: list[Problem]) -> yaml.Node | None:
+    if read is None:
         problems.append(Problem("ci-sources", f"{path}: no such file in the checkout", locations=at(path)))
+        return None
+    text = _readable(path, read, problems)
+    if text is None:
         return None
     try:
         node = _composed(text)

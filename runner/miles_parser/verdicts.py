@@ -9,7 +9,7 @@ from typing import Any
 
 from runner.cells.cell import Cell
 from runner.check import problem
-from runner.errors import EnvironmentProblem, Problem, first_line
+from runner.errors import EnvironmentProblem, Problem, first_line, printable
 from runner.sandbox import Outcome
 
 RULE = "miles"
@@ -39,7 +39,7 @@ class Unavailable(EnvironmentProblem):
 def replies(outcome: Outcome, python: Path, wall_s: float) -> dict[str, dict[str, Any]]:
     """The worker's verdict per cell id; an environment error when miles could not even be imported."""
     if "import.txt" in outcome.files:
-        reason = outcome.files["import.txt"].decode("utf-8", "replace")[:MAX_MESSAGE]
+        reason = printable(outcome.files["import.txt"].decode("utf-8", "replace")[:MAX_MESSAGE])
         raise Unavailable(
             f"--miles-python {python} cannot import the checkout's parser: {reason}\n"
             "  ==> give an interpreter whose packages hold miles' dependencies (tools/oracles/miles/build.sh"
@@ -75,8 +75,8 @@ def problems(cell: Cell, reply: dict[str, Any] | None) -> list[Problem]:
         ]
     if reply.get("accepted") is True:
         return []
-    message = str(reply.get("message", ""))[:MAX_MESSAGE]
-    kind = str(reply.get("kind", "error"))
+    message = printable(str(reply.get("message", ""))[:MAX_MESSAGE])
+    kind = printable(str(reply.get("kind", "error")))
     if kind in ("ModuleNotFoundError", "ImportError"):  # PY's want, not the spec's fault
         said = f"miles' parser could not run for this cell: {kind}: {message}"
         return [problem(RULE, cell, (), said, MISSING)]
@@ -106,4 +106,4 @@ def named_flags(cell: Cell, message: str) -> tuple[str, ...]:
 
 def _last_line(output: str) -> str:
     lines = [line for line in output.splitlines() if line.strip()]
-    return first_line(lines[-1]) if lines else "it printed nothing"
+    return printable(first_line(lines[-1])) if lines else "it printed nothing"

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from runner.errors import printable
 from runner.results.outcome import CellResult, RunResult
 from runner.results.report import headline
 from runner.run.view import STYLES, reasons
@@ -26,7 +27,7 @@ def print_summary(console: Console, result: RunResult) -> None:
         for line in lines(result, console.width):
             console.print(line, soft_wrap=True, highlight=False)
     for note in result.notes:  # whole: a reason cut short would not say why
-        console.print(Text(f"run-matrix: {note}"), soft_wrap=True, highlight=False)
+        console.print(Text(f"run-matrix: {printable(note, lines=True)}"), soft_wrap=True, highlight=False)
 
 
 def lines(result: RunResult, width: int) -> list[Text]:

@@ -16,7 +16,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from runner.errors import counted
+from runner.errors import counted, printable
 from runner.results.outcome import CellResult, Sample, Status
 
 STYLES = {
@@ -39,12 +39,13 @@ class View(Protocol):
 
 
 def reasons(result: CellResult) -> list[str]:
-    """Why the cell ended as it did: each unmet requirement apart, else the one reason (or the checks)."""
+    """Why the cell ended as it did: each unmet requirement apart, else the one reason (or the checks);
+    escaped, as a reason may quote what a job or a prepare step printed."""
     unmet = [r.describe() for r in result.requirements if not r.met and not r.optional]
     if unmet and result.reason == "; ".join(unmet):
-        return unmet
+        return [printable(reason) for reason in unmet]
     if result.reason:
-        return [result.reason]
+        return [printable(result.reason)]
     count = len(result.checks)
     return [f"{counted(count, 'check')} held"] if count else []
 
@@ -81,7 +82,7 @@ class PlainView:
         self.watched[cell_id] = watched
 
     def phase(self, cell_id: str, text: str) -> None:
-        self.console.print(f"{cell_id}: {text}", highlight=False, markup=False, soft_wrap=True)
+        self.console.print(f"{cell_id}: {printable(text)}", highlight=False, markup=False, soft_wrap=True)
 
     def output(self, cell_id: str, line: str) -> None:
         pass  # the cell's log file has every line
@@ -153,11 +154,11 @@ class LiveView:
         self.rows[cell_id] = _Row(watched)
 
     def phase(self, cell_id: str, text: str) -> None:
-        self.rows[cell_id].phase = text
+        self.rows[cell_id].phase = printable(text)
 
     def output(self, cell_id: str, line: str) -> None:
-        if line.strip():
-            self.rows[cell_id].last_line = line.strip()
+        if line.strip():  # a line of the job's log, echoed: its escape codes never reach the terminal
+            self.rows[cell_id].last_line = printable(line.strip())
 
     def metrics(self, cell_id: str, found: list[tuple[str, Sample]]) -> None:
         row = self.rows[cell_id]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from runner.errors import EnvironmentProblem
+from runner.errors import EnvironmentProblem, printable
 from runner.redact import Redactor
 from runner.sandbox import bwrap, keyring, results
 from runner.sandbox.limits import Limits, tasks_of
@@ -125,8 +125,10 @@ def _outcome(
 
 def shown(printed: bytes, cut: bool, limits: Limits, secret_names: Iterable[str]) -> str:
     """What a child printed (``limits.output`` bytes of it; ``cut``: it printed more) as its outcome
-    shows it: scrubbed of the caller's secret values."""
-    text = Redactor.of(os.environ, secret_names)(printed[: limits.output].decode("utf-8", "replace"))
+    shows it: scrubbed of the caller's secret values, its escape codes escaped (its lines kept), as
+    whatever shows it may quote it on a terminal."""
+    said = Redactor.of(os.environ, secret_names)(printed[: limits.output].decode("utf-8", "replace"))
+    text = printable(said, lines=True)
     if cut or len(printed) > limits.output:
         text += f"\n[run-matrix: output cut at {limits.output} bytes]"
     return text

@@ -133,6 +133,28 @@ class Tree:
                 found.append(relative)  # a link counts when it leads to a file of the tree
         return tuple(sorted(found))
 
+    def left_out(
+        self, folder: str | PurePosixPath, pattern: str = "*", *, limit: int = MAX_FILES
+    ) -> tuple[tuple[PurePosixPath, str], ...]:
+        """What directly in ``folder`` matches ``pattern`` but :meth:`files` does not list, each with
+        why: a link that leads out of the tree or to no file of it, a FIFO, a socket, a device (a
+        folder is no file, and not named). A caller says so, rather than skip it without a word."""
+        if not self.is_dir(folder):
+            return ()
+        listed = set(self.files(folder, pattern, limit=limit))  # TooLarge past ``limit`` entries
+        found: list[tuple[PurePosixPath, str]] = []
+        try:
+            with os.scandir(self.locate(folder)) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            return ()
+        for entry in entries[:limit]:
+            relative = PurePosixPath(Path(entry.path).relative_to(self.root).as_posix())
+            why = _not_listed(entry)
+            if relative not in listed and fnmatch.fnmatchcase(entry.name, pattern) and why:
+                found.append((relative, why))
+        return tuple(found)
+
     def walk(
         self, folder: str | PurePosixPath = ".", *, limit: int = MAX_FILES
     ) -> Iterator[tuple[PurePosixPath, list[str], list[str]]]:
@@ -189,3 +211,18 @@ def _walk(start: Path, recursive: bool, limit: int) -> Iterable[Path]:
                 yield Path(entry.path)
             elif recursive and depth < MAX_DEPTH and entry.is_dir(follow_symlinks=False):
                 folders.append((Path(entry.path), depth + 1))
+
+
+def _not_listed(entry: os.DirEntry[str]) -> str:
+    """Why an entry is no file to read ("" for a folder, or a file that is one)."""
+    if entry.is_symlink():
+        return "a link that leads out of the checkout or to no file in it"
+    try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError:
+        return "an entry that cannot be examined"
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO, not a regular file"
+    return "a socket" if stat.S_ISSOCK(mode) else "a device, not a regular file"
