@@ -264,3 +264,18 @@ def test_ci_sync_names_a_skipped_workflow_on_stderr_with_its_escape_codes_escape
         "run-matrix: .github/workflows/_run-ci.yml: error [ci-sources]: .github/workflows/_run-ci.yml: no such"
         " file in the checkout\n",
     )
+
+
+def test_a_suite_name_or_runner_label_that_is_no_name_is_said_and_skipped():
+    hostile = CALLER.replace('"4gpu"]', '"4gpu", "x\\u001b]0;T\\u0007"]').replace(
+        "[stage-c-a-8-gpu, stage-c-b-8-gpu]", "[stage-c-a-8-gpu, 'b$(touch /tmp/x)', '${env:HOME}']"
+    )
+    found = read({".github/workflows/_run-ci-rocm.yml": ROCM_WORKFLOW, ".github/workflows/pr.yml": hostile})
+    assert sorted(found.suites) == ["stage-c-4-gpu-mi350", "stage-c-a-8-gpu"]
+    assert found.suites["stage-c-4-gpu-mi350"].runs_on == ("self-hosted", "amd", "mi350", "4gpu")
+    assert [p.message for p in found.problems] == [
+        "'x\\x1b]0;T\\x07' is not a runner label: skipped",
+        "'b$(touch /tmp/x)' is not a suite's name: skipped",
+        "'${env:HOME}' is not a suite's name: skipped",
+        ".github/workflows/_run-ci.yml: no such file in the checkout",  # the CUDA workflow is not given here
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -195,3 +196,18 @@ def test_sync_writes_a_folder_per_commit_and_check_finds_drift(cli, in_repo, tmp
     drift = cli("presets", "sync", "--miles-root", str(CHECKOUT), "--check")
     assert drift.code == 1
     assert "tiny-moe: differs from" in drift.out and "gone: left in" in drift.out
+
+
+def test_a_preset_file_whose_name_is_no_model_type_is_never_run_and_said(tmp_path):
+    tree = tmp_path / "miles"
+    shutil.copytree(CHECKOUT, tree, symlinks=True)
+    models = tree / "scripts" / "models"
+    bad = "x$(touch pwned)\x1b]0;T\x07"
+    (models / f"{bad}.sh").write_text("touch ../../ran\nMODEL_ARGS=(--num-layers 2)\n")
+    found = presets.expand(tree)
+    assert found[repr(bad)] == presets.Expanded(
+        repr(bad), models / f"{bad}.sh", error=f"{bad!r} is not a model type's name: skipped"
+    )
+    assert "\x1b" not in found[repr(bad)].error and "\x07" not in found[repr(bad)].error  # repr escaped them
+    assert not (tree / "ran").exists() and not (tmp_path / "pwned").exists()
+    assert found["tiny-dense"].tokens == snapshot("tiny-dense")

@@ -39,6 +39,8 @@ MAX_NODES = 20_000  # a workflow is a few hundred nodes; aliases could make a wa
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 KNOWN_EXPRESSIONS = {"github.workspace": "${MILES_ROOT}"}
 SUITE = re.compile(r"--suite\s+([A-Za-z0-9_.-]+)")
+SUITE_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # a suite's name, as --suite above reads one
+LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")  # a runner label: self-hosted, linux-mi350-gpu-4
 HW = re.compile(r"--hw\s+([a-z]+)")
 SUITE_NAME = re.compile(r"-(\d+)-gpu(?:-([a-z]+\d+[a-z0-9]*))?$")  # stage-c-4-gpu-mi350: 4 GPUs of an mi350
 GPU_LABEL = re.compile(r"^(\d+)gpu$")
@@ -189,8 +191,21 @@ def _suite_jobs(
         count = _scalar(_get(given, "gpu_count"))
         gpus = int(count) if count is not None and count.isdigit() else _from_labels(labels)[1]
         where = _line(path, labels_node if labels_node is not None else given or job)
-        for name in _suite_names(command, job):
+        for name in _named(_suite_names(command, job), SUITE_WORD, "a suite's name", path, job, problems):
             yield name, hw[1], labels, gpus, uses.removeprefix("./"), where
+
+
+def _named(
+    words: list[str], grammar: re.Pattern[str], what: str, path: str, node: yaml.Node, problems: list[Problem]
+) -> list[str]:
+    """The words that are what they name; each other one said (escaped) where it was read, and skipped."""
+    for word in words:
+        if not grammar.fullmatch(word):
+            line = node.start_mark.line + 1
+            problems.append(
+                Problem("ci-sources", f"{word!r} is not {what}: skipped", locations=at(path, line))
+            )
+    return [word for word in words if grammar.fullmatch(word)]
 
 
 def _suite_names(command: str, job: yaml.Node) -> list[str]:
@@ -208,14 +223,15 @@ def _suite_names(command: str, job: yaml.Node) -> list[str]:
 def _labels(path: str, node: yaml.Node, problems: list[Problem]) -> tuple[str, ...] | None:
     """``'["self-hosted", "amd", "mi350", "4gpu"]'`` (JSON text for fromJSON) or a YAML list."""
     if isinstance(node, yaml.SequenceNode):
-        return tuple(str(item.value) for item in node.value if isinstance(item, yaml.ScalarNode))
+        given = [str(item.value) for item in node.value if isinstance(item, yaml.ScalarNode)]
+        return tuple(_named(given, LABEL, "a runner label", path, node, problems))
     text = _scalar(node) or ""
     try:
         labels = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         labels = None
     if isinstance(labels, list) and all(isinstance(label, str) for label in labels):
-        return tuple(labels)
+        return tuple(_named(labels, LABEL, "a runner label", path, node, problems))
     problems.append(
         Problem(
             "ci-sources",

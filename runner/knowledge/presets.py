@@ -26,6 +26,7 @@ from typing import Any
 from runner.errors import RunMatrixError
 from runner.knowledge import cache
 from runner.knowledge import checkout as door
+from runner.spec.paths import NAME
 
 MODELS = Path("scripts/models")
 UTILS = Path("miles/utils/external_utils/model_args_utils.py")
@@ -76,7 +77,12 @@ def expand(checkout: Path, *, trust: bool = False) -> dict[str, Expanded]:
     """MODEL_ARGS of every type of ``checkout``."""
     checkout = checkout.resolve()
     presets = types(checkout)
-    expanded: dict[str, Expanded] = {}
+    expanded = {  # a file name that is no type's name is never run, written nor used as a name
+        repr(name): Expanded(repr(name), path, error=f"{name!r} is not a model type's name: skipped")
+        for name, path in presets.items()
+        if not NAME.fullmatch(name)
+    }
+    presets = {name: path for name, path in presets.items() if NAME.fullmatch(name)}
     for suffix, run in ((".sh", _run_sh), (".py", _run_py)):
         names = sorted(name for name, path in presets.items() if path.suffix == suffix)
         if names:
