@@ -357,3 +357,8 @@ def test_a_checkout_flag_that_is_no_flag_name_is_said_and_never_written(
         suffix.strip() not in written
         and "args.rollout.rollout-batch-size: '--rollout-batch-size is not" in written
     )
+    checked = cli("validate", "nv/glm5-colocate", "--miles-root", str(checkout), "--no-cache")
+    said = (
+        f"warning [flag-name] miles_version: the checkout's miles/utils/arguments.py:{line}: {name!r} is not"
+    )
+    assert said in checked.out and "\x1b" not in checked.out

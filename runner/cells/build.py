@@ -94,11 +94,21 @@ def _cell(
         skip=skip,
         xfail=xfail,
         timeout=timeout,
-        flags=_catalog(spec, preset, composed, inputs.miles_root),
+        flags=(catalog := _catalog(spec, preset, composed, inputs.miles_root)),
         step_presets=_step_presets(spec, composed),
         share=share,
         miles_root=inputs.miles_root,
-        notes=notes,
+        notes=(*notes, *_skipped_flags(catalog, composed)),
+    )
+
+
+def _skipped_flags(choice: flags.Choice, composed: Composed) -> tuple[Problem, ...]:
+    """A warning for each argument of the checkout's parser whose option is no flag name: left out of the
+    catalog, said (its text escaped) with the file and line it was read at."""
+    where = composed.location(("miles_version",))
+    return tuple(
+        Problem("flag-name", f"the checkout's {skipped}", "miles_version", (where,), "warning")
+        for skipped in choice.catalog.skipped
     )
 
 
