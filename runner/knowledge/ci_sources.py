@@ -107,7 +107,7 @@ def read(files: list[str], read_text: Read) -> CISources:
 def _composed(text: str) -> yaml.Node | None:
     """A workflow's YAML nodes, once per text in a process (a suite import reads the same workflows
     for every test; a node is only read)."""
-    return documents.yaml_node(text, MAX_WORKFLOW_BYTES)
+    return documents.yaml_node(text, MAX_WORKFLOW_BYTES, values=None)  # walks stop at MAX_NODES
 
 
 def _parsed(path: str, text: str | None, problems: list[Problem]) -> yaml.Node | None:

@@ -66,8 +66,11 @@ def json_data(text: str | bytes, limit: int, depth: int = MAX_DEPTH) -> Any:
         raise Unreadable(str(error), line) from None
 
 
-def yaml_node(text: str | bytes, limit: int, depth: int = MAX_DEPTH) -> yaml.Node | None:
-    """The composed YAML node tree of ``text`` (None when empty), its nesting and values within budget."""
+def yaml_node(
+    text: str | bytes, limit: int, depth: int = MAX_DEPTH, values: int | None = MAX_VALUES
+) -> yaml.Node | None:
+    """The composed YAML node graph of ``text`` (None when empty), its nesting and values (aliases
+    expanded) within budget; ``values=None`` for a reader whose walk keeps its own bound."""
     text = _text(text, limit)
     try:
         _events_within(text, depth)  # the events first: composing recurses, an event stream does not
@@ -85,13 +88,13 @@ def yaml_node(text: str | bytes, limit: int, depth: int = MAX_DEPTH) -> yaml.Nod
         character = error.character if isinstance(error.character, str) else chr(error.character)
         raise Unreadable(f"character {ord(character):#06x} is not allowed in YAML") from None
     if node is not None:
-        _nodes_within(node, depth)
+        _nodes_within(node, depth, values)
     return node
 
 
 def yaml_data(text: str | bytes, limit: int, depth: int = MAX_DEPTH) -> Any:
     """The value of the YAML document ``text`` as ``yaml.safe_load`` builds it, within the budgets."""
-    node = yaml_node(text, limit, depth)
+    node = yaml_node(text, limit, depth)  # the data shares what aliases share: a walk of it multiplies
     if node is None:
         return None
     try:
@@ -149,21 +152,45 @@ def _events_within(text: str, depth: int) -> None:
             level -= 1
 
 
-def _nodes_within(root: yaml.Node, depth: int) -> None:
-    """Aliases expanded: one of a collection that holds it nests without end, one of an alias multiplies."""
-    waiting: list[tuple[yaml.Node, int]] = [(root, 0)]  # a node, and how many collections hold it
-    seen = 0
+def _nodes_within(root: yaml.Node, depth: int, values: int | None) -> None:
+    """The node graph's nesting and size with aliases expanded, each node measured once (an alias
+    of an alias multiplies the size, not the work); an alias inside the collection it names nests
+    without end."""
+    height: dict[int, int] = {}  # by node: the collections nested at and under it
+    size: dict[int, int] = {}  # by node: the values it expands to, counted up to the budget
+    open_ids: set[int] = set()  # the collections being measured, outermost first
+    waiting: list[tuple[yaml.Node, bool]] = [(root, False)]
     while waiting:
-        node, level = waiting.pop()
-        seen += 1
-        if seen > MAX_VALUES:
-            expanded = f"expands to more than {MAX_VALUES:,} values (aliases are expanded where used)"
-            raise Unreadable(expanded, budget=True)
-        if not isinstance(node, yaml.CollectionNode):
-            continue
-        if level >= depth:
-            raise Unreadable(f"nests deeper than {depth} levels", node.start_mark.line + 1, budget=True)
-        if isinstance(node, yaml.SequenceNode):
-            waiting += [(item, level + 1) for item in node.value]
-        else:
-            waiting += [(part, level + 1) for pair in node.value for part in pair]
+        node, measured = waiting.pop()
+        key, children = id(node), _children(node)
+        if measured:
+            open_ids.discard(key)
+            nests = isinstance(node, yaml.CollectionNode)
+            height[key] = nests + max((height[id(child)] for child in children), default=0)
+            size[key] = min(1 + sum(size[id(child)] for child in children), (values or 0) + 1)
+            _within(node, height[key], depth, size[key], values)
+        elif key in open_ids:
+            raise Unreadable("an alias refers to a collection that contains it", _at(node), budget=True)
+        elif key not in height:
+            open_ids.add(key)
+            waiting += [(node, True), *((child, False) for child in children)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _within(node: yaml.Node, height: int, depth: int, size: int, values: int | None) -> None:
+    if height > depth:
+        raise Unreadable(f"nests deeper than {depth} levels", _at(node), budget=True)
+    if values is not None and size > values:
+        expanded = f"expands to more than {values:,} values (aliases are expanded where used)"
+        raise Unreadable(expanded, _at(node), budget=True)
+
+
+def _at(node: yaml.Node) -> int | None:
+    return node.start_mark.line + 1 if node.start_mark else None
