@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runner.errors import EnvironmentProblem, Location, Problem, SpecError, UsageError
-from runner.spec import documents
+from runner.spec import documents, yaml_documents
 from runner.spec.documents import MAX_DEPTH, Unreadable
 
 DEEP = 100_000
@@ -54,7 +54,7 @@ def test_brackets_inside_json_strings_do_not_count(depth, quoted):
 
 @FAST
 @given(
-    read=st.sampled_from([documents.yaml_data, documents.yaml_node]),
+    read=st.sampled_from([yaml_documents.data, yaml_documents.node]),
     level=YAML_LEVELS,
     depth=st.sampled_from([MAX_DEPTH + 1, 1_000, DEEP]),
     key=st.sampled_from(["", "x: ", "jobs:\n  run: "]),
@@ -69,13 +69,13 @@ def test_yaml_nested_past_the_budget_is_refused_before_it_is_composed(read, leve
 @given(level=YAML_LEVELS, depth=st.integers(0, MAX_DEPTH - 1))  # the mapping of x: is one level
 def test_yaml_within_the_budget_reads_as_safe_load_reads_it(level, depth):
     text = "x: " + nested(level, depth)
-    assert documents.yaml_data(text, 10_000_000) == yaml.safe_load(text)
+    assert yaml_documents.data(text, 10_000_000) == yaml.safe_load(text)
 
 
 def test_yaml_nested_in_block_style_is_refused_too():
     text = "".join(f"{'  ' * i}a:\n" for i in range(MAX_DEPTH + 1)) + "  " * (MAX_DEPTH + 1) + "b: 1\n"
     with pytest.raises(Unreadable, match=DEEPER):
-        documents.yaml_data(text, 10_000_000)
+        yaml_documents.data(text, 10_000_000)
 
 
 @pytest.mark.parametrize(
@@ -88,16 +88,17 @@ def test_yaml_nested_in_block_style_is_refused_too():
 )
 def test_aliases_that_nest_or_multiply_without_end_are_refused(text, reason):
     reason = (
-        reason or f"expands to more than {documents.MAX_VALUES:,} values (aliases are expanded where used)"
+        reason
+        or f"expands to more than {yaml_documents.MAX_VALUES:,} values (aliases are expanded where used)"
     )
     with pytest.raises(Unreadable) as error:
-        documents.yaml_data(text, 10_000_000)
+        yaml_documents.data(text, 10_000_000)
     assert (error.value.reason, error.value.budget) == (reason, True)
 
 
 @FAST
 @given(
-    read=st.sampled_from([documents.json_data, documents.yaml_data, documents.yaml_node]),
+    read=st.sampled_from([documents.json_data, yaml_documents.data, yaml_documents.node]),
     limit=st.integers(1, 100_000),
     as_bytes=st.booleans(),
 )
@@ -113,9 +114,9 @@ def test_a_document_past_its_size_is_refused_unread(read, limit, as_bytes):
     [
         (documents.json_data, '{"a": 1,\n nope}', "Expecting property name enclosed in double quotes: line 2 column 2 (char 10)", 2),
         (documents.json_data, b"\xff", "not UTF-8: byte 0xff at offset 0", None),
-        (documents.yaml_data, "a: 1\nb: [\n", "expected the node content, but found '<stream end>'", 3),
-        (documents.yaml_data, "a: \x07\n", "character 0x0007 is not allowed in YAML", None),
-        (documents.yaml_data, "a: !!python/name:os.system x\n", "could not determine a constructor for the tag 'tag:yaml.org,2002:python/name:os.system'", 1),
+        (yaml_documents.data, "a: 1\nb: [\n", "expected the node content, but found '<stream end>'", 3),
+        (yaml_documents.data, "a: \x07\n", "character 0x0007 is not allowed in YAML", None),
+        (yaml_documents.data, "a: !!python/name:os.system x\n", "could not determine a constructor for the tag 'tag:yaml.org,2002:python/name:os.system'", 1),
     ],
 )  # fmt: skip
 def test_a_document_that_does_not_parse_says_why_and_where(read, text, reason, line):

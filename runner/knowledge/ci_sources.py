@@ -30,7 +30,7 @@ from runner.errors import Problem
 from runner.knowledge import ci_images
 from runner.knowledge.ci_images import Setting, at
 from runner.memos import remember
-from runner.spec import documents
+from runner.spec import documents, yaml_documents
 
 Read = Callable[[str], str | None]  # a checkout-relative path -> its text (None: no such file)
 PLATFORMS = ("cuda", "rocm")
@@ -107,7 +107,7 @@ def read(files: list[str], read_text: Read) -> CISources:
 def _composed(text: str) -> yaml.Node | None:
     """A workflow's YAML nodes, once per text in a process (a suite import reads the same workflows
     for every test; a node is only read)."""
-    return documents.yaml_node(text, MAX_WORKFLOW_BYTES, values=None)  # walks stop at MAX_NODES
+    return yaml_documents.node(text, MAX_WORKFLOW_BYTES, values=None)  # walks stop at MAX_NODES
 
 
 def _parsed(path: str, text: str | None, problems: list[Problem]) -> yaml.Node | None:
