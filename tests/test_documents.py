@@ -45,6 +45,30 @@ def test_json_within_the_budget_reads_as_json_reads_it(level, depth):
     assert documents.json_data(text.encode(), 10_000_000) == json.loads(text)
 
 
+TRICKY = st.text(alphabet=st.sampled_from([*'[]{}"\\ab,:é\n', "\u2028", "\ud800"]), max_size=12)
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | TRICKY,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TRICKY, inner, max_size=4),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=VALUES, ascii_only=st.booleans())
+def test_any_json_value_within_the_budget_reads_back_whole(value, ascii_only):
+    """Brackets, quotes and backslashes inside strings (escaped or not) never count as nesting."""
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert documents.json_data(text, 10_000_000) == value
+
+
+@FAST
+@given(value=VALUES, level=JSON_LEVELS)
+def test_strings_around_deep_json_do_not_hide_it(value, level):
+    text = nested(level, MAX_DEPTH + 1, json.dumps(value))
+    with pytest.raises(Unreadable, match=DEEPER):
+        documents.json_data(text, 10_000_000)
+
+
 @FAST
 @given(depth=st.sampled_from([MAX_DEPTH + 1, DEEP]), quoted=st.sampled_from(["[", "{", "[{", '\\"[']))
 def test_brackets_inside_json_strings_do_not_count(depth, quoted):
@@ -277,3 +301,24 @@ def test_a_verdict_line_from_the_sandbox_deep_is_passed_over(tmp_path):
     lines = [nested(("[", "]"), DEEP), json.dumps({"id": "c", "ok": True})]
     outcome = Outcome(0, "", False, False, True, files={"verdicts.jsonl": "\n".join(lines).encode()})
     assert verdicts.replies(outcome, Path("/usr/bin/python3"), 10.0) == {"c": {"id": "c", "ok": True}}
+
+
+@pytest.mark.parametrize("which", range(2))
+def test_a_validate_cache_entry_deep_is_a_miss(tmp_path, monkeypatch, which):
+    from runner.validate import replay
+
+    monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path))
+    path = replay._entry("validate", "k" * 64)
+    path.parent.mkdir(parents=True)
+    path.write_text(deep_and_huge(replay.MAX_ENTRY_BYTES)[which])
+    assert replay.load("validate", "k" * 64) is None
+
+
+def test_a_service_report_nested_deep_is_no_report():
+    from runner.launch.programs import REPORT_BYTES
+    from runner.run import services
+
+    deep = nested(('{"state": ', "}"), REPORT_BYTES // 20)
+    with pytest.raises(EnvironmentProblem) as error:
+        services._state("the hook", deep.encode(), ["x"])
+    assert str(error.value) == f"the report of the hook is no report run-matrix's program wrote: {deep[:200]}"
