@@ -351,3 +351,24 @@ def test_a_launch_that_names_the_interpreters_version_says_the_node_may_differ(t
     plain = tmp_path / "plain.py"
     plain.write_text(textwrap.dedent(LAUNCH).lstrip())
     assert not [n for n in capture.record(plain, {}, []).notes if "interpreter" in n.message]
+
+
+def test_a_trace_the_script_forges_deep_is_a_refusal_not_a_traceback(tmp_path):
+    """The script finds the harness's open trace.json, writes a 100,000-deep array there and ends
+    before the harness can write the trace (issue 53: a RecursionError while decoding)."""
+    tmp_path.chmod(0o755)
+    path = tmp_path / "case.py"
+    path.write_text(
+        "import gc, io, os\n"
+        "for thing in gc.get_objects():\n"
+        "    if isinstance(thing, io.TextIOWrapper) and str(getattr(thing, 'name', '')).endswith('trace.json'):\n"
+        "        thing.write('[' * 100_000 + ']' * 100_000)\n"
+        "        thing.flush()\n"
+        "os._exit(0)\n"
+    )
+    with pytest.raises(SpecError) as error:
+        capture.record(path, {}, [])
+    assert str(error.value) == (
+        f"{path}: error [import]: case.py cannot be imported: it left a trace.json that does not parse as"
+        " JSON: nests deeper than 100 levels\n  ==> nothing was written"
+    )

@@ -219,6 +219,30 @@ def test_ci_sync_writes_a_file_per_commit_and_check_reports_drift(cli, tmp_path)
     assert (drift.code, drift.out.strip()) == (1, f"{shipped}: differs from the checkout")
 
 
+@pytest.mark.allow_subprocess
+def test_ci_sync_on_a_workflow_nested_100000_deep_is_a_problem_not_a_traceback(cli, tmp_path):
+    root = tmp_path / "miles"
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / ".github/workflows/x.yml").write_text("x: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    tmp_path.chmod(0o755)
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run(
+        [*git, "commit", "-qm", "x"], check=True, env={"GIT_COMMITTER_DATE": "2026-01-02T00:00:00"}
+    )
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    synced = cli("ci", "sync", "--miles-root", str(root), "-o", str(tmp_path / "ci"))
+    (written,) = (tmp_path / "ci").glob("2026-01-02-*.yaml")
+    assert (synced.code, synced.out, synced.err) == (
+        0,
+        f"{written}: written\n",
+        "run-matrix: .github/workflows/x.yml:1: error [ci-sources]: .github/workflows/x.yml does not parse"
+        " as YAML: nests deeper than 100 levels\n",
+    )
+
+
 def test_a_recording_is_never_given_a_name_or_value_a_process_environment_cannot_hold():
     workflow = 'jobs: {run: {env: {"A=B": x, "ok": "fine", "NUL": "a\\0b", "PATH": /evil, "HOME": /root, "RUN_MATRIX_OUT": /etc, "RUN_MATRIX_RECORDED_CALLS": "[]"}}}\n'
     found = read({".github/workflows/_run-ci.yml": workflow, ".github/workflows/pr.yml": CALLER})

@@ -6,7 +6,6 @@ checked here: the rules run on what this returns (``runner.pipeline`` chains the
 from __future__ import annotations
 
 import datetime
-import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -23,6 +22,7 @@ from runner.knowledge.flags import loaded
 from runner.memos import resolved
 from runner.spec import locate
 from runner.spec.compose import Composed
+from runner.spec.documents import file_bytes, json_data
 from runner.spec.load import NO_DOCUMENTS, Documents, Key
 from runner.spec.model import build
 from runner.spec.resolve import Resolver, resolve
@@ -242,6 +242,7 @@ def _profile_data(profile: HardwareProfile, memo: Memo) -> dict[str, Any]:
     return memo.profiles[id(profile)][1]
 
 
+MAX_CONFIG_BYTES = 1 << 20  # a model's config.json is a few KiB
 MAX_GPUS_PER_NODE = 1024  # an 8-GPU node is usual; NVL72 racks are 4 per node to Ray
 
 
@@ -278,7 +279,7 @@ def _read_hf_config(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
+        config = json_data(file_bytes(path, MAX_CONFIG_BYTES), MAX_CONFIG_BYTES)
     except (OSError, ValueError) as exc:
         raise SpecError.one("L12", f"cannot read {path}: {exc}", key="args.ckpt.hf-checkpoint") from None
     return config if isinstance(config, dict) else None

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +17,8 @@ from pydantic import ValidationError
 
 from runner.cells.cell import Cell
 from runner.errors import UsageError, counted, did_you_mean
-from runner.spec.paths import read_text
+from runner.spec import documents
+from runner.spec.paths import MAX_FILE_BYTES, read_text
 from schemas.ci_plan import CiPlan
 
 
@@ -34,10 +34,10 @@ class Given:
 def cells_file(path: Path) -> Given:
     text = read_text(path)
     try:
-        data: Any = json.loads(text)
-    except RecursionError:
-        raise UsageError(f"--cells {path}: JSON nested too deeply") from None
-    except ValueError:
+        data: Any = documents.json_data(text, MAX_FILE_BYTES)
+    except documents.Unreadable as error:
+        if error.budget:
+            raise UsageError(f"--cells {path}: JSON nested too deeply") from None
         lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
         return Given(_unique(path, [line for line in lines if line]))
     if isinstance(data, dict) and "cells" in data:
@@ -101,11 +101,11 @@ def changed(cells: Sequence[Cell], given: Given) -> list[str]:
 
 def _json(path: Path) -> Any:
     try:
-        return json.loads(read_text(path))
-    except RecursionError:
-        raise UsageError(f"--shard-of {path}: JSON nested too deeply") from None
-    except ValueError as exc:
-        raise UsageError(f"--shard-of {path}: not JSON ({exc})") from None
+        return documents.json_data(read_text(path), MAX_FILE_BYTES)
+    except documents.Unreadable as error:
+        if error.budget:
+            raise UsageError(f"--shard-of {path}: JSON nested too deeply") from None
+        raise UsageError(f"--shard-of {path}: not JSON ({error.reason})") from None
 
 
 def _unique(path: Path, ids: list[str]) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ from runner.importer.knowledge import knowledge
 from runner.knowledge import checkpoints, mbridge
 from runner.knowledge.checkout import Tree
 from runner.sandbox.binds import script_reads
+from runner.spec import documents
 
 HARNESS = Path(__file__).with_name("harness.py")
 TIMEOUT_S = 60.0
@@ -124,7 +125,11 @@ def record(
             secret_names=secrets,
         )
         again = RECORDED_CALLS_VARIABLE in env
-        return read_trace(_trace_text(script, done, timeout, again), secrets), done.output
+        try:
+            return read_trace(_trace_text(script, done, timeout, again), secrets), done.output
+        except documents.Unreadable as error:  # the script's code can write over the harness's trace
+            reason = f"left a trace.json that does not parse as JSON: {error.reason}"
+            raise refused(Location(script), reason) from None
 
     try:
         fresh = functools.partial(_with_calls_recorded, sandboxed, env)
@@ -187,8 +192,11 @@ def key_parts(
 
 
 def read_trace(text: bytes, secrets: Sequence[str]) -> dict[str, Any]:
-    """The trace the harness wrote, its stand-in secrets and HOME written back as references."""
-    trace = json.loads(text)
+    """The trace the harness wrote, its stand-in secrets and HOME written back as references;
+    :class:`documents.Unreadable` when it is not a trace (the results folder is the script's too)."""
+    trace = documents.json_data(text, sandbox.Limits().results)
+    if not isinstance(trace, dict):
+        raise documents.Unreadable(f"a trace is a JSON object, not {type(trace).__name__}")
     found: dict[str, Any] = _references(trace, secrets, _home(trace.pop("home", "")))
     return found
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from runner.atomic import write_text
 from runner.memos import remember
+from runner.spec import documents
 
 FORMAT = "run-matrix-recording-1"
 MAX_ENTRY = 64 << 20  # bytes of one entry read, at the most
@@ -104,12 +105,12 @@ def load(folder: Path, entry_key: str) -> dict[str, Any] | None:
             return None
         raw = file.read(MAX_ENTRY + 1)
     try:
-        entry = json.loads(raw)
+        entry = documents.json_data(raw, MAX_ENTRY)
         payload, signature = entry["payload"], entry["signature"]
         expected = _sign(secret, entry_key, payload)
         if not (isinstance(signature, str) and hmac.compare_digest(signature, expected)):
             return None
-        found = json.loads(payload)
+        found = documents.json_data(payload, MAX_ENTRY)
     except (ValueError, KeyError, TypeError):
         return None
     return found if isinstance(found, dict) and found.get("key") == entry_key else None

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import json
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from runner import sandbox
 from runner.errors import RunMatrixError
 from runner.importer import Request, capture, harness, recorded_calls, recordings
 from runner.knowledge import checkout
+from runner.spec import documents
 
 MOST = 48  # scripts of one sandbox, at the most (each holds two files of its results folder open)
 LOAD_S = 30.0  # wall seconds the load of miles' helpers may take, besides each script's
@@ -142,7 +142,7 @@ def _as_alone(
     """The recording of fork ``number`` as ``capture.record`` keeps one made alone; None where it
     may not be the same (see the module's docstring)."""
     try:
-        loaded = json.loads(done.files.get("loaded.json", b"{}"))
+        loaded = documents.json_data(done.files.get("loaded.json", b"{}"), sandbox.Limits().results)
         looked_up = set(loaded["looked_up"])
         text = done.files[f"{number}.json"]
         if (

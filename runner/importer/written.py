@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 
 from runner import atomic
 from runner.errors import EnvironmentProblem
+from runner.spec import documents
 from runner.spec.locate import ROOT_MARKER
 
 MAX_MARKER_BYTES = 4 * 1024 * 1024  # a suite of 2,000 tests lists well under a megabyte
@@ -36,8 +37,8 @@ def earlier(output: Path) -> list[Path]:
     try:
         if marker.is_symlink() or not marker.is_file() or marker.stat().st_size > MAX_MARKER_BYTES:
             return []
-        data = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        data = documents.json_data(marker.read_text(encoding="utf-8"), MAX_MARKER_BYTES)
+    except (OSError, UnicodeDecodeError, ValueError):  # documents.Unreadable is a ValueError
         return []
     listed = data.get("files") if isinstance(data, dict) else None
     if not isinstance(listed, list):

@@ -15,6 +15,9 @@ from typing import Any
 
 from runner.atomic import write_text
 from runner.errors import EnvironmentProblem
+from runner.spec import documents
+
+MAX_CACHED_BYTES = 64 << 20  # what the sandbox read of a checkout: a few kB to a few MB
 
 
 def folder(kind: str) -> Path:
@@ -28,7 +31,7 @@ def folder(kind: str) -> Path:
 def cached(path: Path, read_now: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """The JSON object at ``path``, else what ``read_now()`` gives, stored there for next time."""
     try:
-        found = json.loads(path.read_text(encoding="utf-8"))
+        found = documents.json_data(documents.file_bytes(path, MAX_CACHED_BYTES), MAX_CACHED_BYTES)
         if isinstance(found, dict):
             return found
     except (OSError, ValueError):

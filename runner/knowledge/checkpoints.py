@@ -13,7 +13,6 @@ is a regular file of at most ``MAX_BYTES``, and it must be a JSON object. Nothin
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import EnvironmentProblem, UsageError, display_path
+from runner.spec import documents
 
 CONFIG = "config.json"
 MAX_BYTES = 1 << 20  # a model's config.json is a few KiB; a larger one is not one
@@ -96,8 +96,8 @@ def read_config(path: Path, what: str, within: Path | None = None) -> dict[str, 
     if text is None:
         raise EnvironmentProblem(f"{what}{display_path(path)}: no such file")
     try:
-        data = json.loads(text)
-    except ValueError as error:
+        data = documents.json_data(text, MAX_BYTES)
+    except ValueError as error:  # documents.Unreadable too
         raise EnvironmentProblem(f"{what}{display_path(path)}: not JSON ({error})") from None
     if not isinstance(data, dict):
         raise EnvironmentProblem(

@@ -30,12 +30,14 @@ from runner.errors import Problem
 from runner.knowledge import ci_images
 from runner.knowledge.ci_images import Setting, at
 from runner.memos import remember
+from runner.spec import documents, yaml_documents
 
 Read = Callable[[str], "str | Unread | None"]  # a checkout-relative path -> its text (None: no such file)
 PLATFORMS = ("cuda", "rocm")
 IMAGES = {"cuda": "docker/Dockerfile", "rocm": "docker/Dockerfile.rocm"}
 RUN_SUITE = "tests/ci/run_suite.py"
 MAX_NODES = 20_000  # a workflow is a few hundred nodes; aliases could make a walk explode
+MAX_WORKFLOW_BYTES = 1 << 20  # a workflow is a few kB
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 KNOWN_EXPRESSIONS = {"github.workspace": "${MILES_ROOT}"}
 SUITE = re.compile(r"--suite\s+([A-Za-z0-9_.-]+)")
@@ -127,7 +129,7 @@ def _readable(path: str, text: str | Unread | None, problems: list[Problem]) -> 
 def _composed(text: str) -> yaml.Node | None:
     """A workflow's YAML nodes, once per text in a process (a suite import reads the same workflows
     for every test; a node is only read)."""
-    return yaml.compose(text, Loader=yaml.SafeLoader)
+    return yaml_documents.node(text, MAX_WORKFLOW_BYTES, values=None)  # walks stop at MAX_NODES
 
 
 def _parsed(path: str, read: str | Unread | None, problems: list[Problem]) -> yaml.Node | None:
@@ -139,13 +141,9 @@ def _parsed(path: str, read: str | Unread | None, problems: list[Problem]) -> ya
         return None
     try:
         node = _composed(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        reason = getattr(error, "problem", None) or str(error).splitlines()[0]
-        problems.append(
-            Problem("ci-sources", f"{path} does not parse as YAML: {reason}", locations=at(path, line))
-        )
+    except documents.Unreadable as error:
+        reason = f"{path} does not parse as YAML: {error.reason}"
+        problems.append(Problem("ci-sources", reason, locations=at(path, error.line)))
         return None
     return node if isinstance(node, yaml.MappingNode) else None
 

@@ -13,7 +13,6 @@ here and not in ``importer/`` (which turns recordings into specs): ``render``, `
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 import shlex
@@ -25,6 +24,7 @@ from runner import sandbox
 from runner.errors import RunMatrixError, clipped
 from runner.knowledge import cache
 from runner.knowledge.checkout import Tree
+from runner.spec import documents
 from schemas import LaunchConventions
 from schemas.conventions import EnvDefault
 
@@ -150,7 +150,7 @@ def _record(
             f"it did not finish within {PROBE_TIMEOUT_S:g} s in the sandbox (does it wait for something?)"
         )
     try:
-        found = json.loads(done.files["conventions.json"])
+        found = documents.json_data(done.files["conventions.json"], sandbox.Limits().results)
     except (KeyError, ValueError):
         last = clipped((done.output.strip().splitlines() or [f"exit status {done.returncode}"])[-1], 200)
         raise ConventionsError(f"the sandbox's driver left no answer ({last})") from None
@@ -171,7 +171,7 @@ def _submitted_env(commands: list[str]) -> dict[str, str]:
     try:
         words = shlex.split(submits[0])
         text = next(w for w in words if w.startswith(RUNTIME_ENV)).removeprefix(RUNTIME_ENV)
-        env = json.loads(text)["env_vars"]
+        env = documents.json_data(text, sandbox.Limits().results)["env_vars"]
     except (ValueError, StopIteration, KeyError, TypeError):
         raise ConventionsError("execute_train submits no runtime env run-matrix can read") from None
     if not isinstance(env, dict):

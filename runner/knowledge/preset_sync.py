@@ -9,7 +9,6 @@ reports drift, and compares with the checkout's ``tests/snapshots/model_args/`` 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,12 @@ from runner.knowledge import presets, versions
 from runner.knowledge.checkout import CheckoutError, Tree
 from runner.knowledge.preset_data import shipped
 from runner.knowledge.presets import Expanded, expand
-from runner.spec import locate
+from runner.spec import documents, locate
 from runner.spec.emit import dump, flag_value
 from runner.spec.load import load
 
 CARRIED = ("description", "sparse_attention")
+MAX_LINE_BYTES = 1 << 20  # a snapshot line: one token list of a few hundred bytes
 SCHEMA = "yaml-language-server: $schema=../../../schemas/preset.schema.json"
 
 
@@ -156,7 +156,8 @@ def _snapshots(checkout: Path, good: dict[str, Expanded]) -> dict[str, bool]:
         if tree.is_file(snapshot):
             try:
                 lines = tree.read_text(snapshot).splitlines()
-                found[name] = tuple(json.loads(line) for line in lines if line.strip()) == e.tokens
+                read = tuple(documents.json_data(line, MAX_LINE_BYTES) for line in lines if line.strip())
+                found[name] = read == e.tokens
             except (CheckoutError, ValueError):
                 found[name] = False
     return found

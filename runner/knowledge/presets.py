@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -27,6 +26,7 @@ from runner.errors import RunMatrixError
 from runner.knowledge import cache
 from runner.knowledge import checkout as door
 from runner.spec.paths import NAME
+from runner.spec import documents
 
 MODELS = Path("scripts/models")
 UTILS = Path("miles/utils/external_utils/model_args_utils.py")
@@ -170,7 +170,7 @@ def _run_py(checkout: Path, names: list[str], trust: bool) -> dict[str, Any]:
         trust=trust,
     )
     try:
-        found = json.loads(done.files["presets.json"])
+        found = documents.json_data(done.files["presets.json"], sandbox.Limits().results)
     except (KeyError, ValueError):
         raise PresetError(f"the checkout's model_args_utils failed:\n{done.output[-2000:]}") from None
     return found if isinstance(found, dict) else {}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -11,9 +10,11 @@ from runner.cells.cell import Cell
 from runner.check import problem
 from runner.errors import EnvironmentProblem, Problem, first_line, printable
 from runner.sandbox import Outcome
+from runner.spec import documents
 
 RULE = "miles"
 MAX_MESSAGE = 600
+MAX_VERDICT_BYTES = 1 << 20  # a verdict line: an id, a status, a message of at most MAX_MESSAGE
 DASHED = re.compile(r"--([a-z0-9][a-z0-9-]*[a-z0-9])")
 SNAKE = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b")
 MISSING = "install it into --miles-python's environment (the oracle: tools/oracles/miles/requirements.txt)"
@@ -49,8 +50,8 @@ def replies(outcome: Outcome, python: Path, wall_s: float) -> dict[str, dict[str
     found: dict[str, dict[str, Any]] = {}
     for line in outcome.files.get("verdicts.jsonl", b"").decode("utf-8", "replace").splitlines():
         try:
-            reply = json.loads(line)
-        except ValueError:
+            reply = documents.json_data(line, MAX_VERDICT_BYTES)
+        except ValueError:  # documents.Unreadable
             continue
         if isinstance(reply, dict) and isinstance(reply.get("id"), str):
             found[reply["id"]] = reply

@@ -25,6 +25,7 @@ from runner.atomic import write_text
 from runner.errors import counted, first_line
 from runner.run import processes
 from runner.run.record import Job, Record, Session
+from runner.spec import documents
 
 STOP_GRACE_SECONDS = 30.0
 
@@ -85,8 +86,8 @@ def _dead_runs(runs: Path) -> Iterator[tuple[Path, Record, int]]:
             continue  # its run is ending (it removes the record, then the lock)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            record = Record.from_json(json.loads(_record_text(path)))
-        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            record = Record.from_json(documents.json_data(_record_text(path), RECORD_BYTES))
+        except (OSError, ValueError, KeyError, TypeError):  # documents.Unreadable is a ValueError
             os.close(lock)  # alive (locked), gone meanwhile, or not a record: not ours to judge
             continue
         if record.owner.still_running():  # a lock on a file system that ignores flock

@@ -33,6 +33,7 @@ from runner.launch.programs import REPORT_BYTES
 from runner.redact import Redactor
 from runner.run import processes, redacted
 from runner.run.record import Tracker
+from runner.spec import documents
 from runner.spec.runtime.hooks import Reported
 
 STOP_GRACE_SECONDS = 10.0
@@ -219,8 +220,8 @@ def _state(what: str, text: bytes, attributes: Sequence[str]) -> dict[str, objec
             " line (report a file's path instead)"
         )
     try:
-        report = json.loads(text)
-    except ValueError:
+        report = documents.json_data(text, REPORT_BYTES)
+    except ValueError:  # documents.Unreadable
         report = None
     if isinstance(report, dict) and isinstance(report.get("fault"), str):
         raise EnvironmentProblem(f"no report of {what} once asked to stop after the job: {report['fault']}")

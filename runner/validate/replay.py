@@ -29,6 +29,7 @@ from typing import Any
 from runner.atomic import write_text
 from runner.errors import EnvironmentProblem
 from runner.knowledge.cache import folder
+from runner.spec import documents
 from runner.validate import inputs
 
 FORMAT = 1  # what an entry holds; a new layout is a new number, and old entries are ignored
@@ -70,9 +71,9 @@ def load(command: str, found_by: str) -> dict[str, Any] | None:
         return None
     try:
         raw = _read_entry(_entry(command, found_by))
-        entry = json.loads(raw) if raw is not None else None
+        entry = documents.json_data(raw, MAX_ENTRY_BYTES) if raw is not None else None
         records = _records(entry, found_by)
-    except (OSError, ValueError, RecursionError, RuntimeError):  # RuntimeError: no home folder
+    except (OSError, ValueError, RuntimeError):  # ValueError: documents.Unreadable; RuntimeError: no home
         return None
     if records is None or not isinstance(entry, dict) or not isinstance(entry.get("verdict"), dict):
         return None
