@@ -25,8 +25,8 @@ from typing import Any
 from runner.errors import RunMatrixError
 from runner.knowledge import cache
 from runner.knowledge import checkout as door
-from runner.spec.paths import NAME
 from runner.spec import documents
+from runner.spec.paths import NAME
 
 MODELS = Path("scripts/models")
 UTILS = Path("miles/utils/external_utils/model_args_utils.py")
