@@ -77,7 +77,7 @@ def _statements(script: str) -> dict[str, list[tuple[int, int]]]:
     try:
         with open(script, "rb") as file:
             tree = ast.parse(file.read())
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # a script built to exhaust ast
         return {}
     found: dict[str, list[tuple[int, int]]] = {}
     for node in ast.walk(tree):

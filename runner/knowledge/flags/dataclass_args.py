@@ -243,7 +243,12 @@ def _unquote(annotation: ast.expr) -> ast.expr:
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         try:
             return ast.parse(annotation.value, mode="eval").body
-        except SyntaxError:
+        except (
+            SyntaxError,
+            ValueError,
+            RecursionError,
+            MemoryError,
+        ):  # a checkout's text, maybe built to exhaust ast
             return annotation
     return annotation
 
