@@ -92,7 +92,7 @@ CASES = [
         "extends-dev-zero",
         ("validate", "spec.yaml"),
         {"spec.yaml": "extends: /dev/zero\n"},
-        says="not a file",
+        says="lies outside the spec's root",  # refused before it is opened (G14)
     ),
     Case("extends-fifo", ("validate", "spec.yaml"), {"spec.yaml": "extends: pipe.yaml\n"}, special="fifo"),
     Case(
@@ -339,7 +339,7 @@ CASES = [
         "overlay-dev-zero",
         ("render", "spec.yaml"),
         overlay("matrix:\n  adjust:\n    z:\n      match: {fp8_rollout: true}\n      overlay: /dev/zero\n"),
-        says="a device",
+        says="lies outside the spec's root",
     ),
     Case(
         "overlay-proc-environ",
@@ -347,7 +347,7 @@ CASES = [
         overlay(
             "matrix:\n  adjust:\n    z:\n      match: {fp8_rollout: true}\n      overlay: /proc/self/environ\n"
         ),
-        names="reached through spec.yaml:6",
+        names="spec.yaml:6: error [G14]",
     ),
     Case(
         "zero-actor-gpus",

@@ -251,6 +251,7 @@ def test_a_folder_anyone_may_write_to_is_never_taken_for_the_tree_its_components
     assert (shared / "x" / "components" / "test_both-platform-rocm.yaml").is_file()
     assert list((shared / "components").iterdir()) == []
     shared.chmod(0o755)
+    (shared / "hardware").mkdir()  # now a matrices tree of one's own: its components/ is the tree's
     mine = shared / "y" / "test_both.yaml"
     import_test(Request(checkout / FOLDER / "test_both.py", mine, miles_root=checkout))
     assert [p.name for p in (shared / "components").iterdir()] == ["y-test_both-platform-rocm.yaml"]

@@ -204,16 +204,19 @@ def _components(request: Request) -> Path:
 
 
 def components_folder(spec: Path) -> Path:
-    """``matrices/components/`` for a spec in a matrices tree, else ``components/`` beside it.
+    """``matrices/components/`` for a spec in a matrices tree (the folder above it is a matrices root:
+    it holds ``hardware/`` or an import's marker), else ``components/`` beside it — inside the
+    spec's root either way, so that the spec may compose them (rule G14).
 
     A folder anyone may write to (``/tmp``) is never taken for a tree: ``-o /tmp/x/spec.yaml`` would
     otherwise put its components in ``/tmp/components/``, which any user can have made, or made a link.
     """
     folder = _unlinked(spec).parent
-    tree = not _writable_by_all(folder.parent) and any(
-        (folder.parent / name).is_dir() for name in ("hardware", "base", "components")
+    above = folder.parent
+    tree = not _writable_by_all(above) and (
+        (above / "hardware").is_dir() or (above / locate.ROOT_MARKER).is_file()
     )
-    return folder.parent / "components" if tree else folder / "components"
+    return above / "components" if tree else folder / "components"
 
 
 def _writable_by_all(folder: Path) -> bool:
