@@ -35,9 +35,11 @@ def said(cells: list[Cell], root: Path) -> dict[str, list[str]]:
 
 def spec(folder: Path, name: str, args: str, extends: str = "baseline.yaml") -> Path:
     """A spec over a shipped qwen3-30b-a3b test (miles main's, imported) with ``args`` (YAML under args:):
-    the family copied as ``folder/qwen3-30b-a3b/`` beside the components its AMD cells' overlays name."""
+    the family copied as ``folder/qwen3-30b-a3b/`` beside the components its AMD cells' overlays name,
+    in a matrices root of its own (``folder/hardware/``)."""
     family = folder / QWEN3.name
     if not family.exists():
+        (folder / "hardware").mkdir(exist_ok=True)  # a matrices root: the components lie inside it (G14)
         shutil.copytree(QWEN3, family)
         components = folder / "components"
         components.mkdir()
