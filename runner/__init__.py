@@ -6,7 +6,7 @@ The pipeline, one package a stage (``runner.pipeline`` chains the first three)::
         -> run -> results (report, history)
 
 The commands' features (``importer``, ``port``, ``upgrade``, ``validate``, ``ci``, ``diff``,
-``changed``) sit above the stages, ``cli`` above them all; README's Development section has the
+``changed``) sit above the stages, ``cli`` above them all; docs/development.md has the
 layers, and ``tests/test_layers.py`` keeps every import pointing down them.
 
 Glossary

@@ -28,6 +28,24 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
+# what each code means, for every command (the docs' exit-code table is generated from it)
+MEANINGS: dict[ExitCode, str] = {
+    ExitCode.OK: "ok (a run: every cell that ran passed; skips and expected failures included;"
+    " an empty `--cells` list)",
+    ExitCode.RUN_FAILED: "a run failed (or a skip under `--strict`)",
+    ExitCode.INVALID_SPEC: "the spec (or the command line) is invalid; a `-k` that matches no cell",
+    ExitCode.ENVIRONMENT: "the environment cannot run it (including an `-o` path that cannot be written:"
+    " `import` and `port` check it before any work)",
+    ExitCode.SOME_REFUSED: "`import` of a folder: specs were written, and some of its tests are refused"
+    " (each named, with why, in the summary; a test that never launches training is not refused:"
+    " it has nothing to import)",
+    ExitCode.NOTHING_RAN: "`run`: at least one cell was selected and none ran (each skipped by the matrix"
+    " or by an unmet `requires:`), as pytest's 5; the summary says"
+    " `nothing ran, every selected cell was skipped (exit 5)`",
+    ExitCode.INTERRUPTED: "interrupted",
+}
+
+
 @dataclass(frozen=True, order=True)
 class Location:
     """A place in a file: where a value was written."""

@@ -2,7 +2,7 @@
 
 A file may be a fragment (an overlay sets a few keys), so nothing is required;
 ``extends:`` is allowed at the top and ``why:`` in every mapping (next to what it explains);
-``!delete`` is a custom tag editors are told about in README. ``launch.script`` is one of the launchers
+``!delete`` is a custom tag editors are told about in docs/specs.md. ``launch.script`` is one of the launchers
 of ``miles/launchers.yaml``, data the caller passes in: the schema lists them for completion.
 """
 

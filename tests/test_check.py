@@ -76,15 +76,15 @@ def test_secret_flags_must_be_references(write, flag: str):
     assert problems_of(write, "args:\n  misc:\n    input-key: prompt\n") == []  # a data field, not a secret
 
 
-README = Path(__file__).parents[1] / "README.md"
+RULES_PAGE = Path(__file__).parents[1] / "docs" / "validation.md"
 # F0, a miles_version no catalog has: found while choosing the catalog; G9 looks across a spec's
 # cells in their order (check/reads.across, from pipeline.cells), where the registry's rules see one
 OUTSIDE_REGISTRY = {"F0", "G9", "G14"}  # G14: refused while a spec is composed
 
 
 def _readme_rule_ids() -> set[str]:
-    """Every id README's rule table names: ``G1–G7`` is a range, ``S2–S14, S16`` a list of them."""
-    text = README.read_text(encoding="utf-8").split("## Validation rules", 1)[1].split("\n## ", 1)[0]
+    """Every id the rule table of docs/validation.md names: ``G1–G7`` is a range, ``S2–S14, S16`` a list of them."""
+    text = RULES_PAGE.read_text(encoding="utf-8").split("# Validation rules", 1)[1].split("\n## ", 1)[0]
     ids: set[str] = set()
     for row in re.findall(r"^\| ([A-Z][0-9][^|]*) \|", text, re.MULTILINE):
         for part in row.split(","):

@@ -1,4 +1,4 @@
-"""README's CI workflow: valid against the GitHub workflow schema check-jsonschema vendors (no
+"""The CI workflow of the docs (docs/ci.md): valid against the GitHub workflow schema check-jsonschema vendors (no
 network), its run-matrix lines accepted by run-matrix's own parser, its runners.yaml loadable."""
 
 from __future__ import annotations
@@ -15,14 +15,13 @@ from runner.ci.runners import load_runners
 from runner.cli import parser
 from tests.conftest import ROOT
 
-README = (ROOT / "README.md").read_text()
-SECTION = README[README.index("## CI plan") : README.index("## Validation rules")]
+SECTION = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
 
 
 def block(starting: str) -> str:
     """The fenced YAML block of the CI plan section whose first line starts with ``starting``."""
     found = [b for b in re.findall(r"```yaml\n(.*?)```", SECTION, re.S) if b.startswith(starting)]
-    assert len(found) == 1, f"no one ```yaml block starting {starting!r} in README's CI plan section"
+    assert len(found) == 1, f"no one ```yaml block starting {starting!r} in docs/ci.md"
     return found[0]
 
 

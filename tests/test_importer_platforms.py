@@ -164,7 +164,7 @@ def test_a_suite_no_profile_runs_is_a_note_and_the_other_platform_imports(checko
     assert load(spec).data["hardware"] == "h200"
     assert (
         "# note: the AMD (ROCm) side is not imported: its suite 'stage-c-4-gpu-zz9' runs on hardware"
-        " run-matrix has no profile for; add one (README, Add new hardware) or pass --hardware NAME"
+        " run-matrix has no profile for; add one (docs/hardware.md, Add new hardware) or pass --hardware NAME"
         " (test_unknown_suite.py:5)"
     ) in text
 

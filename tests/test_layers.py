@@ -1,6 +1,6 @@
-"""The layers of ``runner/`` (README, Development): a package imports only packages of a lower layer.
+"""The layers of ``runner/`` (docs/development.md): a package imports only packages of a lower layer.
 
-The table is read from README.md, where a person reads it too; ``shared/DESIGN.md``, when it is
+The table is read from docs/development.md, where a person reads it too; ``shared/DESIGN.md``, when it is
 beside the checkout, must agree with it (its layer table, or at least its top-level layout). Every ``import`` counts: at the top, in a
 function, or only for the type checker (a circle of those is still two packages that must be read
 together). ``schemas`` (beside ``runner``) is below them all and imports nothing of run-matrix's.
@@ -21,6 +21,7 @@ import runner
 RUNNER = Path(runner.__file__).parent
 ROOT = RUNNER.parent
 DESIGN = ROOT.parent / "shared" / "DESIGN.md"
+DEVELOPMENT = ROOT / "docs" / "development.md"  # the layer table
 ROW = re.compile(r"^\| (\d+) \| `([a-z_]+)(/|\.py)` \| (.+) \|$")
 MAX_TOP_LEVEL_MODULES = 10  # __init__, errors and a few that every stage uses (issue 50)
 
@@ -76,13 +77,13 @@ def upward(names: dict[str, int]) -> list[str]:
 
 
 def test_every_package_and_module_of_runner_is_in_the_layer_table():
-    names = layers((ROOT / "README.md").read_text(encoding="utf-8"))
+    names = layers(DEVELOPMENT.read_text(encoding="utf-8"))
     present = {
         p.stem if p.is_file() else p.name
         for p in RUNNER.iterdir()
         if p.suffix == ".py" or (p / "__init__.py").is_file()
     }
-    assert sorted(present - set(names)) == []  # a new folder gets its line (and its layer) in README
+    assert sorted(present - set(names)) == []  # a new folder gets its line (and its layer) in docs/development.md
     assert sorted(set(names) - present) == []  # a line for a folder that is gone is stale
 
 
@@ -92,11 +93,11 @@ def test_runner_keeps_few_top_level_modules():
 
 
 def test_no_import_runs_up_the_layers_or_across_one():
-    assert upward(layers((ROOT / "README.md").read_text(encoding="utf-8"))) == []
+    assert upward(layers(DEVELOPMENT.read_text(encoding="utf-8"))) == []
 
 
 def test_the_walk_sees_every_kind_of_import():
-    names = layers((ROOT / "README.md").read_text(encoding="utf-8"))
+    names = layers(DEVELOPMENT.read_text(encoding="utf-8"))
     seen = {(source, target) for source, target, _ in arrows(names)}
     assert ("cli", "run") in seen  # inside a function: run's stack is imported only when asked
     assert ("run", "results") in seen  # only for the type checker: the history's recorder
@@ -104,7 +105,7 @@ def test_the_walk_sees_every_kind_of_import():
 
 
 def test_an_arrow_up_or_across_is_named_with_its_line():
-    names = layers((ROOT / "README.md").read_text(encoding="utf-8"))
+    names = layers(DEVELOPMENT.read_text(encoding="utf-8"))
     turned = {**names, "spec": names["cli"] - 1}  # as if spec/ sat above cli/
     found = upward(turned)
     assert found and all(re.match(r"runner/\S+\.py:\d+ imports runner\.", f) for f in found)
@@ -133,7 +134,7 @@ def layout_block(text: str) -> list[str]:
 def test_the_design_document_agrees_with_the_layout():
     """``shared/DESIGN.md`` is the team's document and may lag the code; what it says must still be true.
 
-    Where it carries a layer table, that table is README's; where it carries only the top-level
+    Where it carries a layer table, that table is docs/development.md's; where it carries only the top-level
     layout, every entry it names is in the checkout.
     """
     if not DESIGN.is_file():
@@ -142,7 +143,7 @@ def test_the_design_document_agrees_with_the_layout():
         pytest.skip(f"no shared design document {DESIGN}")
     text = DESIGN.read_text(encoding="utf-8")
     if any(ROW.match(line) for line in text.splitlines()):
-        assert layers(text) == layers((ROOT / "README.md").read_text(encoding="utf-8"))
+        assert layers(text) == layers(DEVELOPMENT.read_text(encoding="utf-8"))
         return
     named = layout_block(text)
     assert named, f"{DESIGN} has neither a layer table nor a Layout block"

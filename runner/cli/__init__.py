@@ -54,7 +54,8 @@ overlays, validation before any GPU is touched, and the exact launch.
 up relative to the current directory, then under matrices/; a cell id
 ('rocm/glm5-async[fp8_rollout=true]') names one cell of a matrix.
 Exit codes: 0 ok, 1 a run failed, 2 the spec is invalid, 3 the environment cannot
-run it, 5 cells were selected and none ran (each skipped), 130 interrupted.
+run it, 4 an import wrote specs and refused some tests, 5 cells were selected and
+none ran (each skipped), 130 interrupted.
 """
 
 

@@ -1,7 +1,7 @@
 """reads at launch: the flag values a cell reads from files an earlier cell of the spec wrote, and
 those its own prepare calls returned (``$${prepared:FUNCTION}``).
 
-Read where run-matrix runs (the node, or the head of a cluster: see README "Running"), just before
+Read where run-matrix runs (the node, or the head of a cluster: see docs/running.md), just before
 the cell's job is submitted: a regular file of at most ``reads.MAX_BYTES``, opened without blocking
 (a FIFO would wait forever), reached through no link (a link could name any file of the node),
 UTF-8 text, converted as the reference says. Anything else fails the cell with the file and the

@@ -1,0 +1,174 @@
+"""The reference pages of the documentation site, generated from the code so they cannot drift:
+every command and option from the argparse parsers (what ``--help`` prints), the exit codes from
+``runner/errors.py`` and the rules from the rule registry.
+
+``python tools/docs/reference.py docs`` writes them under ``docs/reference/``; a test fails while
+the pages there differ from what the code generates (``tests/test_docs.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from runner import cli, errors
+
+WIDTH = 100  # columns of the usage and help text shown, as a wide terminal shows them
+
+
+def pages() -> dict[str, str]:
+    """Each generated page: its path under ``docs/``, and its markdown."""
+    return {
+        "reference/commands.md": commands(),
+        "reference/exit-codes.md": exit_codes(),
+        "reference/rules.md": rules(),
+    }
+
+
+def commands() -> str:
+    top = cli.parser()
+    lines = [
+        "# Command reference",
+        "",
+        "Generated from run-matrix's own argument parsers: each command's usage, options, defaults and",
+        "help are exactly what `run-matrix COMMAND --help` prints. What the commands are for is in",
+        "[Commands](../commands.md).",
+        "",
+        "```text",
+        _formatted(top).format_usage().rstrip(),
+        "```",
+        "",
+        _cell(top.description or ""),
+        "",
+    ]
+    for path, command in _commands(top, ["run-matrix"]):
+        lines += _command(path, command)
+    return "\n".join(lines) + "\n"
+
+
+def _commands(
+    parser: argparse.ArgumentParser, path: list[str]
+) -> Iterator[tuple[list[str], argparse.ArgumentParser]]:
+    """Every command and subcommand under ``parser``, depth first, in the order ``--help`` lists them."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield [*path, name], sub
+                yield from _commands(sub, [*path, name])
+
+
+def _formatted(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.formatter_class = lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=WIDTH)
+    return parser
+
+
+def _command(path: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    lines = [f"## {' '.join(path[1:])}", ""]
+    summary = _summary(path)
+    if summary:
+        lines += [_cell(summary), ""]
+    lines += ["```text", _formatted(parser).format_usage().rstrip(), "```", ""]
+    if parser.description:
+        lines += [_cell(parser.description), ""]
+    rows = [action for action in parser._actions if not isinstance(action, argparse._SubParsersAction)]
+    rows = [action for action in rows if action.help != argparse.SUPPRESS and action.dest != "help"]
+    if rows:
+        lines += ["| argument | default | what it does |", "|---|---|---|"]
+        lines += [
+            f"| {_cell(_names(action))} | {_cell(_default(action))} | {_cell(_help(action))} |" for action in rows
+        ]
+        lines.append("")
+    if parser.epilog:
+        lines += ["```text", parser.epilog.strip(), "```", ""]
+    return lines
+
+
+def _summary(path: list[str]) -> str:
+    entry = cli.COMMANDS.get(path[1]) if len(path) == 2 else None
+    return entry[1] if entry else ""
+
+
+def _names(action: argparse.Action) -> str:
+    if not action.option_strings:
+        return f"`{action.metavar or action.dest}`"
+    shown = ", ".join(action.option_strings)
+    if action.nargs != 0:
+        metavar = action.metavar or (
+            "{" + ",".join(map(str, action.choices)) + "}" if action.choices else action.dest.upper()
+        )
+        shown += f" {metavar if isinstance(metavar, str) else ' '.join(metavar)}"
+    return f"`{shown}`"
+
+
+def _default(action: argparse.Action) -> str:
+    if action.nargs == 0 or action.default in (None, argparse.SUPPRESS, [], ()):
+        return ""
+    shown = action.default
+    if isinstance(shown, (list, tuple)):
+        shown = " ".join(map(str, shown))
+    return f"`{shown}`"
+
+
+def _help(action: argparse.Action) -> str:
+    text = action.help or ""
+    if "%(" in text:
+        text = text % {**vars(action), "prog": "run-matrix"}
+    return text
+
+
+def _cell(text: str) -> str:
+    """Text in a markdown table cell or paragraph: one line, its pipes escaped."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def exit_codes() -> str:
+    lines = [
+        "# Exit codes",
+        "",
+        "The same for every command; generated from `runner/errors.py` (`ExitCode`, `MEANINGS`).",
+        "",
+        "| code | name | meaning |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {code.value} | `{code.name}` | {_cell(errors.MEANINGS[code])} |" for code in errors.ExitCode]
+    return "\n".join(lines) + "\n"
+
+
+def rules() -> str:
+    from runner import check
+
+    lines = [
+        "# Rule reference",
+        "",
+        "Every rule `validate` runs, generated from the rule registry (`runner/check/`): its id, what it",
+        "checks and why, and where the real system enforces it. [Validation rules](../validation.md)",
+        "says how problems are reported; rules marked *strict* run under `validate --strict` alone.",
+        "",
+        "| id | what it checks | source | code |",
+        "|---|---|---|---|",
+    ]
+    for rule in check.documented():
+        strict = " *(strict)*" if rule.strict else ""
+        lines.append(f"| {rule.id}{strict} | {_cell(rule.checks)} | {_cell(rule.source)} | `{rule.module}` |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python tools/docs/reference.py DIR", file=sys.stderr)
+        return 2
+    for name, text in pages().items():
+        target = Path(argv[0]) / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        print(target)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
