@@ -5,12 +5,19 @@ values without a reason, only when ``validate --strict`` asks for the review bar
 S* SGLang (one rollout engine), M* Megatron (the actor), P* platform capabilities from the
 hardware profile. L/S/M ids are those of shared/reference/parallelism-rules.md. Rules never
 raise; ``run`` collects every problem so a user sees them all at once.
+
+Each rule says what it checks and where that knowledge comes from in its docstring: a first
+paragraph (one or two sentences for a rules table), then a ``Source:`` paragraph (where the real
+system enforces it). :func:`documented` reads them back, with the rules raised outside the
+registry (:data:`OUTSIDE_REGISTRY`), for the documentation's rule table.
 """
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from runner import errors
@@ -34,6 +41,74 @@ def rule(rule_id: str, strict: bool = False) -> Callable[[Rule], Rule]:
         return function
 
     return register
+
+
+SOURCE = "Source:"  # the docstring paragraph that names where a rule's knowledge comes from
+FAMILIES = "FGLSMP"  # the order of the rule table: flags, spec, miles, SGLang, Megatron, platform
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    """One row of the rule table: what a rule checks, where the real system enforces it (or where
+    run-matrix's knowledge comes from), the module that raises it, and whether only
+    ``validate --strict`` runs it."""
+
+    id: str
+    checks: str
+    source: str
+    module: str
+    strict: bool = False
+
+
+# Rules raised outside the registry: F0 while the flag catalog is chosen, G9 across a spec's cells in
+# the order they run (``across``, from pipeline.cells), G14 while a spec is composed.
+OUTSIDE_REGISTRY = (
+    RuleDoc(
+        "F0",
+        "A `miles_version` that names no single shipped flag catalog: no flag of the launch could be"
+        " checked against what that miles accepts.",
+        "run-matrix's shipped flag catalogs (miles/flags/), chosen in runner/knowledge/flags",
+        "runner.knowledge.flags",
+    ),
+    RuleDoc(
+        "G9",
+        "A value read at launch names a file an earlier cell's `--save` folder holds, and the reading"
+        " cell's own prepare does not remove it: otherwise the file is not there when the cell starts.",
+        "run-matrix's launch-time reads; the output flags are `output_flags` of the launch conventions"
+        " (miles/launch/)",
+        "runner.check.reads",
+    ),
+    RuleDoc(
+        "G14",
+        "A file a spec names to compose (an `extends:` base, an `adjust:` overlay) lies inside the spec's"
+        " root, run-matrix's own files or an `--allow-root` folder; any other is refused before it is"
+        " opened.",
+        "run-matrix's trust boundary (runner/spec/repository.py), raised while the spec is composed",
+        "runner.spec.repository",
+    ),
+)
+
+
+def described(checks: str, source: str) -> str:
+    """The docstring of a rule made by code (a table's entry): read back by :func:`rule_doc`."""
+    return f"{checks}\n\n{SOURCE} {source}"
+
+
+def rule_doc(rule_id: str, function: Rule) -> RuleDoc:
+    """A registered rule's row: its docstring's first paragraph and its ``Source:`` paragraph, each
+    on one line (empty where the docstring lacks it)."""
+    paragraphs = [" ".join(part.split()) for part in re.split(r"\n\s*\n", inspect.getdoc(function) or "")]
+    paragraphs = [part for part in paragraphs if part]
+    checks = paragraphs[0] if paragraphs and not paragraphs[0].startswith(SOURCE) else ""
+    source = next((p.removeprefix(SOURCE).strip() for p in paragraphs if p.startswith(SOURCE)), "")
+    return RuleDoc(rule_id, checks, source, function.__module__, rule_id in STRICT)
+
+
+def documented() -> list[RuleDoc]:
+    """Every rule id, registered or not, in the rule table's order: by family (F, G, L, S, M, P),
+    then by number. The registry is full here: this module imports every rule module at its end."""
+    rows = [rule_doc(rule_id, function) for rule_id, function in RULES.items()]
+    return sorted([*rows, *OUTSIDE_REGISTRY], key=lambda row: (FAMILIES.index(row.id[0]), int(row.id[1:])))
 
 
 # counts of the rollout side alone: Megatron's rules (M) do not reason from them

@@ -113,7 +113,12 @@ def _at(cell: Cell, key: tuple[str, ...]) -> Location:
 
 @rule("F1")
 def known_flags(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A flag the launched programs do not accept makes argparse exit before anything starts."""
+    """A flag the launched programs do not accept makes argparse exit before anything starts.
+
+    Source: the flag catalog of the cell's miles version (miles/flags/), read from miles
+    miles/utils/arguments.py, Megatron-LM megatron/training/arguments.py and SGLang
+    python/sglang/srt/server_args.py
+    """
     if cell.flags is None:
         return
     for key, name, *_rest in _findings(cell).unknown:
@@ -155,7 +160,11 @@ def _read_functions(choice: Choice) -> str:
 
 @rule("F2")
 def one_spelling(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A flag set under two spellings (an alias, a deprecated name): argparse keeps the last one."""
+    """A flag set under two spellings (an alias, a deprecated name): argparse keeps the last one.
+
+    Source: the aliases and deprecated spellings of the flag catalog of the cell's miles version
+    (miles/flags/); argparse keeps the last value it reads
+    """
     if cell.flags is None:
         return
     seen: dict[str, list[tuple[tuple[str, ...], str]]] = {}
@@ -178,13 +187,22 @@ def one_spelling(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 @rule("F3")
 def values_in_choices(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A value outside the flag's choices: argparse lists them and exits."""
+    """A value outside the flag's choices: argparse lists them and exits.
+
+    Source: the choices of each flag in the flag catalog of the cell's miles version (miles/flags/), as
+    each program's argparse declares them
+    """
     yield from _verdicts(cell, "F3")
 
 
 @rule("F4")
 def values_of_the_right_kind(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A value of the wrong type (`rollout-batch-size: eight`), a switch given a value, a wrong count."""
+    """A value of the wrong type (`rollout-batch-size: eight`), a switch given a value, or a wrong count of
+    values: argparse refuses it and exits.
+
+    Source: the type, action and nargs of each flag in the flag catalog of the cell's miles version
+    (miles/flags/)
+    """
     yield from _verdicts(cell, "F4")
 
 

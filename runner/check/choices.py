@@ -8,12 +8,12 @@ keep their order (and problems theirs).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import get_args
 
 from runner.cells.cell import Cell
 from runner.cells.layout import Layout
-from runner.check import problem, rule
+from runner.check import described, problem, rule
 from runner.errors import Problem
 from schemas.hardware import Dispatcher
 
@@ -44,20 +44,51 @@ class OneOf:
     message: str  # {flag}, {value}, {allowed}, {profile}, {platform}, {on_stack}
     hint: str = "use one of: {allowed}"  # also {first}
     within: tuple[str, ...] = ()  # only these values (others are another rule's to name)
+    _: KW_ONLY
+    checks: str  # what the rule checks, for the rule table (its registered function's docstring)
+    source: str  # where the real system enforces it, or where the allowed values come from
 
 
 ONE_OF = {
     entry.rule: entry
     for entry in (
-        OneOf("M12", ("moe-token-dispatcher-type",), known(DISPATCHERS), "--{flag} {value}: invalid choice"),
-        OneOf("M13", ("attention-backend",), known(ATTENTION_BACKENDS), "--{flag} {value}: invalid choice"),
-        OneOf("S12", NSA_FLAGS, known(NSA_BACKENDS), "--{flag} {value} is not an NSA backend"),
+        OneOf(
+            "M12",
+            ("moe-token-dispatcher-type",),
+            known(DISPATCHERS),
+            "--{flag} {value}: invalid choice",
+            checks="The token dispatcher is allgather, alltoall or flex: Megatron's argparse refuses"
+            " any other.",
+            source="Megatron-LM megatron/core/transformer/transformer_config.py,"
+            " TransformerConfig.moe_token_dispatcher_type (its Literal choices)",
+        ),
+        OneOf(
+            "M13",
+            ("attention-backend",),
+            known(ATTENTION_BACKENDS),
+            "--{flag} {value}: invalid choice",
+            checks="The attention backend is one Megatron knows (flash, fused, unfused, local, auto):"
+            " its argparse refuses any other.",
+            source="Megatron-LM megatron/core/transformer/enums.py, AttnBackend",
+        ),
+        OneOf(
+            "S12",
+            NSA_FLAGS,
+            known(NSA_BACKENDS),
+            "--{flag} {value} is not an NSA backend",
+            checks="An NSA prefill or decode backend is one SGLang knows: its argparse refuses any other.",
+            source="SGLang python/sglang/srt/server_args.py, NSA_CHOICES"
+            " (--nsa-prefill-backend, --nsa-decode-backend)",
+        ),
         OneOf(
             "P2",
             NSA_FLAGS,
             supported("nsa_backends"),
             "{profile} has no {value} NSA kernels ({platform} supports {allowed})",
             "use {first}",
+            checks="An NSA backend has kernels on the cell's platform (some are CUDA kernels, others"
+            " ROCm's); another fails when the engine starts.",
+            source="the hardware profile's supports.nsa_backends (matrices/hardware/)",
         ),
         OneOf(
             "P3",
@@ -66,6 +97,10 @@ ONE_OF = {
             "--attention-backend {value} is not available on {on_stack}"
             " (Transformer Engine there supports {allowed})",
             "use {first}",
+            checks="The attention backend is one Transformer Engine provides on the cell's platform and"
+            " software stack; another fails when the actor starts.",
+            source="the hardware profile's supports.megatron_attention_backends of the cell's stack"
+            " (matrices/hardware/)",
         ),
         OneOf(
             "P5",
@@ -74,6 +109,8 @@ ONE_OF = {
             "the {value} token dispatcher is not available on {profile} (supported: {allowed})",
             "use alltoall",
             within=DISPATCHERS,
+            checks="The token dispatcher is one the cell's platform supports (flex exists for DeepEP).",
+            source="the hardware profile's supports.moe_token_dispatchers (matrices/hardware/)",
         ),
         OneOf(
             "P6",
@@ -81,6 +118,9 @@ ONE_OF = {
             supported("sglang_attention_backends"),
             "SGLang attention backend {value} is not available on {profile} (supported: {allowed})",
             "",
+            checks="SGLang's attention backend is one the cell's platform supports; another fails when the"
+            " engine starts.",
+            source="the hardware profile's supports.sglang_attention_backends (matrices/hardware/)",
         ),
     )
 }
@@ -94,6 +134,7 @@ def one_of(rule_id: str) -> None:
         yield from _outside(entry, cell)
 
     check.__name__ = f"one_of_{rule_id}"
+    check.__doc__ = described(entry.checks, entry.source)
     rule(rule_id)(check)
 
 

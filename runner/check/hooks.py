@@ -21,7 +21,10 @@ from runner.spec.runtime import hooks
 
 @rule("G10")
 def hook_reference_form(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A hook reference is a whole, well-formed value of a verify argument, and nothing else is one."""
+    """A hook reference is a whole, well-formed value of a verify argument, and nothing else is one.
+
+    Source: run-matrix spec hygiene: a hook's state exists only once the job has ended (schemas/calls.py)
+    """
     for place, text, key in cell.references:
         if not hooks.mentions(text):
             continue
@@ -48,7 +51,10 @@ def _problem(cell: Cell, place: tuple[str, ...], message: str) -> Problem:
 
 @rule("G11")
 def hook_reference_target(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A hook reference names exactly one hook of this cell's ``launch.before_submit``."""
+    """A hook reference names exactly one hook of this cell's ``launch.before_submit``.
+
+    Source: run-matrix spec hygiene (the cell's `launch.before_submit`)
+    """
     functions = hooks.hook_functions(cell.spec)
     for place, read in hooks.verify_reads(cell.spec):
         count = functions.count(read.function)

@@ -28,12 +28,22 @@ EXPERT_PARALLEL = (
 
 @rule("M1")
 def world_divides_by_model_parallel(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """The actor's world size divides by TP x PP x CP: Megatron builds its data-parallel groups from the
+    rest.
+
+    Source: Megatron-LM megatron/core/parallel_state.py, initialize_model_parallel
+    """
     a = facts.actor
     yield from _world_divides("M1", cell, facts, PARALLEL, {"TP": a.tp, "PP": a.pp, "CP": a.cp})
 
 
 @rule("M2")
 def world_divides_by_expert_parallel(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """The actor's world size divides by ETP x EP x PP (ETP defaults to TP), or Megatron cannot build its
+    expert groups.
+
+    Source: Megatron-LM megatron/core/parallel_state.py, initialize_model_parallel
+    """
     a = facts.actor
     sizes = {"ETP": a.etp, "EP": a.ep, "PP": a.pp}
     yield from _world_divides("M2", cell, facts, EXPERT_PARALLEL, sizes, " (ETP defaults to TP)")
@@ -58,6 +68,10 @@ def _world_divides(
 
 @rule("M3")
 def experts_divide_by_ep(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """Expert parallelism needs a MoE model whose expert count EP divides.
+
+    Source: Megatron-LM megatron/training/arguments.py, validate_args
+    """
     ep, experts = facts.actor.ep, facts.model.experts
     if ep > 1 and not experts:
         yield problem(
@@ -79,6 +93,10 @@ def experts_divide_by_ep(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("M4")
 def heads_divide_by_tp(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """The attention heads divide by TP: each tensor-parallel rank holds whole heads.
+
+    Source: Megatron-LM megatron/core/transformer/transformer_config.py, TransformerConfig.__post_init__
+    """
     heads, tp = facts.model.heads, facts.actor.tp
     if heads and heads % tp:
         yield problem(
@@ -91,6 +109,10 @@ def heads_divide_by_tp(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("M5")
 def query_groups_and_tp(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """GQA's query groups are a multiple or a divisor of TP.
+
+    Source: Megatron-LM megatron/core/transformer/transformer_config.py, TransformerConfig.__post_init__
+    """
     groups, tp = facts.model.query_groups, facts.actor.tp
     if groups and groups % tp and tp % groups:
         yield problem(
@@ -103,6 +125,10 @@ def query_groups_and_tp(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("M6")
 def sequence_splits_over_cp(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """With CP above 1 the sequence length is a multiple of 2 x CP: each rank takes two chunks.
+
+    Source: Megatron-LM megatron/training/arguments.py, validate_args
+    """
     cp, seq = facts.actor.cp, integer(cell.flag("seq-length"), 0)
     if cp > 1 and seq and seq % (2 * cp):
         yield problem(
@@ -115,6 +141,12 @@ def sequence_splits_over_cp(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("M7")
 def sequence_parallel_sense(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """--sequence-parallel with TP 1 is turned off; expert parallelism with TP above 1 wants sequence
+    parallel (Megatron warns; 0.14 refused it).
+
+    Source: Megatron-LM megatron/training/arguments.py, validate_args;
+    megatron/core/model_parallel_config.py, ModelParallelConfig.__post_init__
+    """
     a, sp = facts.actor, bool(cell.flag("sequence-parallel"))
     if sp and a.tp == 1:
         yield problem(
@@ -138,6 +170,10 @@ def sequence_parallel_sense(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("M8")
 def layers_divide_by_pp(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """Without an uneven or virtual pipeline layout, the layers split evenly over PP.
+
+    Source: Megatron-LM megatron/training/arguments.py, validate_args
+    """
     layers, pp = facts.model.layers, facts.actor.pp
     if layers and layers % pp and not any(cell.flag(f) is not None for f in UNEVEN_PIPELINE):
         yield problem(
@@ -151,6 +187,11 @@ def layers_divide_by_pp(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("M9")
 def cpu_offload_prerequisites(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """--optimizer-cpu-offload needs --use-precision-aware-optimizer, which works with adam only.
+
+    Source: Megatron-LM megatron/training/arguments.py, validate_args;
+    megatron/core/optimizer/optimizer_config.py, OptimizerConfig.__post_init__
+    """
     if cell.flag("optimizer-cpu-offload") and not cell.flag("use-precision-aware-optimizer"):
         yield problem(
             "M9",
@@ -172,6 +213,10 @@ def cpu_offload_prerequisites(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 @rule("M10")
 def deepep_needs_flex(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """--moe-enable-deepep needs the flex token dispatcher.
+
+    Source: Megatron-LM megatron/core/transformer/transformer_config.py, TransformerConfig.__post_init__
+    """
     dispatcher = cell.flag("moe-token-dispatcher-type", "allgather")
     if cell.flag("moe-enable-deepep") and dispatcher != "flex":
         yield problem(
@@ -185,6 +230,10 @@ def deepep_needs_flex(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 @rule("M11")
 def deepep_needs_expert_parallelism(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """DeepEP with ETP x EP = 1 has nothing to dispatch between ranks and fails at run time.
+
+    Source: Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEFlexTokenDispatcher
+    """
     a = facts.actor
     if cell.flag("moe-enable-deepep") and a.etp * a.ep == 1:
         yield problem(
@@ -212,7 +261,13 @@ DP_FLAGS = (
 
 @rule("M14")
 def global_batch_divides(cell: Cell, facts: Layout) -> Iterator[Problem]:
-    """Checked whatever miles' dynamic batch size says: Megatron's validate_args checks the eval batch."""
+    """The global batch divides by micro batch x actor DP, or Megatron refuses to start.
+
+    Checked whatever miles' dynamic batch size says: Megatron's validate_args checks the eval batch.
+
+    Source: Megatron-LM megatron/core/num_microbatches_calculator.py, ConstantNumMicroBatchesCalculator
+    (miles starts it in miles/backends/megatron_utils/initialize.py)
+    """
     gbs, mbs, dp = (
         integer(cell.flag("global-batch-size"), 0),
         integer(cell.flag("micro-batch-size"), 1),
@@ -231,6 +286,11 @@ def global_batch_divides(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("M15")
 def device_max_connections(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """TP or CP above 1 before Blackwell needs CUDA_DEVICE_MAX_CONNECTIONS=1 (miles sets it): an env that
+    changes it makes Megatron refuse to start.
+
+    Source: Megatron-LM megatron/training/arguments.py, validate_args
+    """
     a = facts.actor
     value = runtime_env(cell, {})[0].get("CUDA_DEVICE_MAX_CONNECTIONS")
     if (a.tp > 1 or a.cp > 1) and cell.profile.compute_capability[0] < 10 and value != "1":

@@ -30,6 +30,13 @@ ENGINE_FLAGS = ("rollout-num-gpus-per-engine", "sglang-mem-fraction-static")
 
 @rule("P10")
 def cannot_fit(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """What must be on a GPU (weights, main grads, optimizer state; an engine's weights within its static
+    memory) is over its memory: the cell cannot start.
+
+    Source: run-matrix's memory estimate (runner/memory/), after Megatron-LM
+    megatron/training/theoretical_memory_usage.py and SGLang's ModelRunner.profile_max_num_token; the
+    hardware profile's memory_gb (matrices/hardware/)
+    """
     found = estimate(cell, facts)
     static = _static_short(cell, facts, found)
     if static is not None:
@@ -51,6 +58,12 @@ def cannot_fit(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("P11")
 def estimated_over(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """The memory estimate, its allowances included, is over the GPU: a warning with the margin.
+
+    Source: run-matrix's memory estimate (runner/memory/), after Megatron-LM
+    megatron/training/theoretical_memory_usage.py and SGLang's ModelRunner.profile_max_num_token; the
+    hardware profile's memory_gb (matrices/hardware/)
+    """
     found = estimate(cell, facts)
     if any(p.lower_bound > found.memory for p in found.phases) or _static_short(cell, facts, found):
         return  # P10 says it
@@ -72,6 +85,12 @@ def estimated_over(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("P12")
 def pool_short(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """An engine's KV pool holds fewer tokens than one group of samples: SGLang retracts and re-queues
+    requests.
+
+    Source: runner/memory/kv.py, after SGLang's ModelRunner.profile_max_num_token and
+    ServerArgs._handle_gpu_memory_settings
+    """
     found = estimate(cell, facts)
     held = found.capacity
     if held is None or not held.group or held.tokens >= held.group or held.tokens == 0:

@@ -10,16 +10,21 @@ from collections.abc import Iterator
 
 from runner.cells.cell import Cell
 from runner.cells.layout import Layout, integer
-from runner.check import problem, rule
+from runner.check import described, problem, rule
 from runner.errors import Problem, counted, printable
 from schemas.launchers import either
 
 IGNORED_SGLANG_FLAGS = ("sglang-tp-size", "sglang-attn-cp-size", "sglang-moe-dp-size")
+MILES_VALIDATE_ARGS = "miles miles/utils/arguments.py, miles_validate_args"
 CRITIC_FLAGS = ("critic-num-gpus-per-node", "critic-num-nodes", "use-critic", "advantage-estimator")
 
 
 @rule("L1")
 def colocate_ignores_rollout_gpus(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """With --colocate the engines run on the training GPUs: a --rollout-num-gpus that differs is ignored.
+
+    Source: miles miles/utils/arguments.py, miles_validate_args (colocate overrides rollout_num_gpus)
+    """
     given = cell.flag("rollout-num-gpus")
     if facts.colocate and given is not None and integer(given, -1) != facts.rollout_gpus:
         yield problem(
@@ -35,6 +40,10 @@ def colocate_ignores_rollout_gpus(cell: Cell, facts: Layout) -> Iterator[Problem
 
 @rule("L2")
 def launcher_rejects_colocate(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """A launcher that cannot colocate (train_async.py) refuses --colocate at start-up.
+
+    Source: miles train_async.py (its assert), recorded as colocate_refusal in miles/launchers.yaml
+    """
     refusal = cell.launcher.colocate_refusal
     if facts.colocate and refusal is not None:
         others = cell.launchers.colocating()
@@ -50,6 +59,12 @@ def launcher_rejects_colocate(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("L3")
 def gpu_budget(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """The actor, critic, rollout and eval GPUs must fit the cluster's nodes x GPUs per node, or Ray's
+    placement group waits forever; GPUs left idle are a warning.
+
+    Source: miles miles/ray/placement_group.py, create_placement_groups; the engines' GPU offsets in
+    miles/backends/sglang_utils/sglang_engine.py, get_base_gpu_id
+    """
     if not facts.colocate and not facts.train_only and cell.flag("rollout-num-gpus") is None:
         yield problem(
             "L3",
@@ -150,6 +165,10 @@ def _miles_gpus_per_node(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("L4")
 def engines_fit(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """The rollout's GPUs make whole engines: no engine at all is an error, a remainder stays idle.
+
+    Source: miles miles/ray/rollout.py (engines = rollout GPUs // GPUs per engine)
+    """
     stride, rollout = facts.engine_stride, facts.rollout_gpus
     flags = ("rollout-num-gpus-per-engine", "rollout-num-gpus")
     if rollout and facts.engines == 0:
@@ -175,6 +194,11 @@ def engines_fit(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("L5")
 def dp_needs_dp_attention(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """sglang-dp-size above 1 needs --sglang-enable-dp-attention: miles asserts it at start-up (without it
+    every DP rank would be a whole engine).
+
+    Source: miles miles/backends/sglang_utils/arguments.py, validate_args
+    """
     engine = facts.engine
     if engine.dp > 1 and not engine.dp_attention:
         yield problem(
@@ -190,13 +214,14 @@ def dp_needs_dp_attention(cell: Cell, facts: Layout) -> Iterator[Problem]:
         )
 
 
-def _requires(rule_id: str, flag: str, needs: str, why: str) -> None:
-    """Register a rule: --flag is only valid together with --needs."""
+def _requires(rule_id: str, flag: str, needs: str, why: str, source: str = MILES_VALIDATE_ARGS) -> None:
+    """Register a rule: --flag is only valid together with --needs (``source``: who says so)."""
 
     def check(cell: Cell, _: Layout) -> Iterator[Problem]:
         if cell.flag(flag) not in (None, False) and cell.flag(needs) in (None, False):
             yield problem(rule_id, cell, (flag,), f"--{flag} requires --{needs}: {why}", f"set {needs}")
 
+    check.__doc__ = described(f"--{flag} requires --{needs}: {why}.", source)
     rule(rule_id)(check)
 
 
@@ -206,6 +231,10 @@ _requires("L7", "save-interval", "save", "there is nowhere to save to")
 
 @rule("L8")
 def p2p_transfer_not_colocated(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """--update-weight-transfer-mode p2p cannot be used with --colocate: miles refuses it at start-up.
+
+    Source: miles miles/utils/arguments.py, miles_validate_args
+    """
     if facts.colocate and cell.flag("update-weight-transfer-mode") == "p2p":
         yield problem(
             "L8",
@@ -218,6 +247,12 @@ def p2p_transfer_not_colocated(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("L9")
 def flags_the_launcher_ignores(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """A flag the chosen launcher parses but never acts on (--update-weights-interval under train.py) has no
+    effect.
+
+    Source: miles train.py and train_async.py (only train_async.py reads --update-weights-interval),
+    recorded as ignores in miles/launchers.yaml
+    """
     for name in cell.launcher.ignores:
         if cell.flag(name) is not None:
             others = cell.launchers.honouring(name)
@@ -234,6 +269,12 @@ def flags_the_launcher_ignores(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 @rule("L10")
 def flags_that_crash_the_launcher(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """A flag that crashes the chosen launcher at run time (--disable-weights-backuper under train_async.py:
+    torch_memory_saver backs up every tensor to CPU and segfaults).
+
+    Source: miles PR #1124 (the ROCm GLM-5 async test's reason), recorded as crashes in
+    miles/launchers.yaml
+    """
     for name, what in cell.launcher.crashes.items():
         if cell.flag(name):
             yield problem(
@@ -247,6 +288,12 @@ def flags_that_crash_the_launcher(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 @rule("L11")
 def flags_that_never_reach_sglang(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """--sglang-tp-size, --sglang-attn-cp-size and --sglang-moe-dp-size are parsed by miles but never reach
+    the engine: miles sets the engine's tp from rollout-num-gpus-per-engine.
+
+    Source: miles miles/backends/sglang_utils/arguments.py, validate_args, and sglang_engine.py,
+    _compute_server_args
+    """
     for name in IGNORED_SGLANG_FLAGS:
         if cell.flag(name) is not None:
             hint = (
@@ -266,7 +313,11 @@ def flags_that_never_reach_sglang(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 @rule("L12")
 def hf_config_agrees(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """miles' hf_validate_args: the checkpoint's config.json must match the Megatron flags."""
+    """The checkpoint's config.json agrees with the Megatron flags (hidden size, heads, layers, FFN size,
+    norm epsilon, rope theta, tied embeddings), or miles stops with "hf_validate_args failed".
+
+    Source: miles miles/utils/arguments.py, hf_validate_args
+    """
     config = cell.hf_config
     if config is None:
         return
@@ -314,6 +365,11 @@ def hf_config_agrees(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 @rule("L13")
 def kl_needs_reference(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """A KL term (--kl-coef, --use-kl-loss) needs the reference model of --ref-load, and only one of
+    --kl-coef and --kl-loss-coef may be non-zero.
+
+    Source: miles miles/utils/arguments.py, miles_validate_args
+    """
     kl_coef = _number(cell.flag("kl-coef"))
     kl_loss = _number(cell.flag("kl-loss-coef"))
     if (kl_coef or cell.flag("use-kl-loss")) and cell.flag("ref-load") is None:
@@ -336,6 +392,12 @@ def kl_needs_reference(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 @rule("L14")
 def offload_never_onloaded(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """Offload flags under a launcher that never onloads the engines (train_async.py) leave them offloaded
+    from the start.
+
+    Source: miles train_async.py (it never onloads the engines), recorded as never_onloaded in
+    miles/launchers.yaml
+    """
     for name in cell.launcher.never_onloaded:
         if cell.flag(name):
             yield problem(

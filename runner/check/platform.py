@@ -17,6 +17,11 @@ VISIBLE_DEVICES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
 
 @rule("P1")
 def deepep_available(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """DeepEP (Megatron's --moe-enable-deepep, SGLang's deepep all-to-all) needs a platform that has it:
+    NVIDIA InfiniBand with GPUDirect RDMA.
+
+    Source: the hardware profile's supports.deepep (matrices/hardware/)
+    """
     supports, name = cell.profile.supports, cell.profile.name
     if supports.deepep:
         return
@@ -44,6 +49,11 @@ one_of("P3")
 
 @rule("P4")
 def custom_all_reduce_off_where_unsupported(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """Where the stack's SGLang has no working custom all-reduce, the engines need
+    --sglang-disable-custom-all-reduce (the ROCm GLM-5 test: "required on AMD").
+
+    Source: the hardware profile's supports.custom_all_reduce of the cell's stack (matrices/hardware/)
+    """
     if not cell.profile.supports.custom_all_reduce and not cell.flag("sglang-disable-custom-all-reduce"):
         yield problem(
             "P4",
@@ -60,6 +70,10 @@ one_of("P6")
 
 @rule("P7")
 def visible_devices_of_this_vendor(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """A visible-devices variable other than the profile's selects no GPUs: it has no effect.
+
+    Source: the hardware profile's visible_devices_env (matrices/hardware/)
+    """
     ours = cell.profile.visible_devices_env
     for name in VISIBLE_DEVICES:
         if name != ours and name in cell.spec.env:

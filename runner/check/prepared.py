@@ -21,7 +21,10 @@ from runner.spec.runtime import prepared
 
 @rule("G12")
 def prepared_reference_form(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A prepared reference is well-formed text of a flag's value, and stands nowhere else."""
+    """A prepared reference is well-formed text of a flag's value, and stands nowhere else.
+
+    Source: run-matrix spec hygiene: a prepare call's result is filled into flags alone, at launch
+    """
     for place, text, key in cell.references:
         if not prepared.mentions(text):
             continue
@@ -48,7 +51,10 @@ def _problem(cell: Cell, place: tuple[str, ...], message: str) -> Problem:
 
 @rule("G13")
 def prepared_reference_target(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A prepared reference names the function of exactly one prepare step of kind call of this cell."""
+    """A prepared reference names the function of exactly one prepare step of kind call of this cell.
+
+    Source: run-matrix spec hygiene (the cell's `prepare:` steps)
+    """
     steps = prepared.call_steps(cell.spec)
     functions = [function for _, function in steps]
     for place, function in prepared.flag_references(cell.spec):

@@ -33,7 +33,10 @@ def flag_reads(cell: Cell) -> Iterator[tuple[str, str, reads.Read]]:
 
 @rule("G8")
 def read_references(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A value read at launch names a plain absolute file and a known conversion, as a whole value."""
+    """A value read at launch names a plain absolute file and a known conversion, as a whole value.
+
+    Source: run-matrix's launch-time reads (runner/spec/runtime/reads.py)
+    """
     for group, flags in cell.spec.args.groups():
         for name, value in flags.items():
             key = f"args.{group}.{name}"

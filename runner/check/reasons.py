@@ -30,7 +30,10 @@ _DID = {
 
 @rule("G16", strict=True)
 def overlay_values_have_reasons(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """Every value an overlay of the cell's chain writes without a reason, once per written line."""
+    """Every value an overlay of the cell's chain writes without a reason, once per written line.
+
+    Source: run-matrix's review bar (`validate --strict`): an overlay's change carries its `why:`
+    """
     overlays = {file for file in cell.composed.files if _extends(file)}
     if not overlays:
         return

@@ -18,7 +18,10 @@ from runner.spec.runtime import run_id
 
 @rule("G15")
 def run_id_reference(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A run-id reference is well-formed text of a flag's value, and stands nowhere else."""
+    """A run-id reference is well-formed text of a flag's value, and stands nowhere else.
+
+    Source: run-matrix spec hygiene: the run's name is filled into flags alone, at launch
+    """
     for place, text, key in cell.references:
         if not run_id.mentions(text):
             continue

@@ -24,6 +24,11 @@ def _divisors(n: int) -> str:
 
 @rule("S2")
 def engine_spans_whole_nodes(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """An engine over several nodes splits its tp x pp GPUs evenly over them: SGLang asserts "tp_size must be
+    divisible by number of nodes".
+
+    Source: SGLang python/sglang/srt/server_args.py, ServerArgs.check_server_args
+    """
     engine = facts.engine
     if (engine.tp * engine.pp) % engine.nodes:
         yield problem(
@@ -38,6 +43,11 @@ def engine_spans_whole_nodes(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("S3")
 def dp_divides_the_engine(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """With DP-attention, sglang-dp-size divides the engine's tp: each DP rank gets tp / dp GPUs of attention
+    TP (SGLang asserts it bare).
+
+    Source: SGLang python/sglang/srt/server_args.py, ServerArgs._handle_data_parallelism
+    """
     engine = facts.engine
     if engine.dp_attention and engine.dp > 1 and engine.tp % engine.dp:
         yield problem(
@@ -52,6 +62,10 @@ def dp_divides_the_engine(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("S4")
 def dp_one_turns_dp_features_off(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """With sglang-dp-size 1 SGLang turns DP-attention and the DP LM head off: those flags have no effect.
+
+    Source: SGLang python/sglang/srt/server_args.py, ServerArgs._handle_data_parallelism
+    """
     on = [f for f in ("sglang-enable-dp-attention", "sglang-enable-dp-lm-head") if cell.flag(f)]
     if facts.engine.dp == 1 and on:
         yield problem(
@@ -66,6 +80,10 @@ def dp_one_turns_dp_features_off(cell: Cell, facts: Layout) -> Iterator[Problem]
 
 @rule("S5")
 def dp_lm_head_needs_dp_attention(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """--sglang-enable-dp-lm-head needs DP-attention: SGLang refuses it at start-up.
+
+    Source: SGLang python/sglang/srt/server_args.py, ServerArgs._handle_data_parallelism
+    """
     # With dp 1, SGLang turns dp-lm-head off first (S4) and does not complain.
     if cell.flag("sglang-enable-dp-lm-head") and not facts.engine.dp_attention and facts.engine.dp > 1:
         yield problem(
@@ -79,6 +97,12 @@ def dp_lm_head_needs_dp_attention(cell: Cell, facts: Layout) -> Iterator[Problem
 
 @rule("S6")
 def chunked_prefill_fits_pages(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """The chunked prefill size (divided by dp under DP-attention) is a multiple of the page size SGLang
+    uses, or SGLang refuses to start.
+
+    Source: SGLang python/sglang/srt/server_args.py, ServerArgs._handle_data_parallelism, then
+    ServerArgs.check_server_args
+    """
     chunk = integer(cell.flag("sglang-chunked-prefill-size"), 0)
     if chunk <= 0:
         return
@@ -100,6 +124,12 @@ def chunked_prefill_fits_pages(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("S7")
 def ep_divides_the_engine(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """sglang-ep-size divides the engine's tp: EP splits the TP group for the experts and adds no GPUs, so
+    otherwise the process groups break.
+
+    Source: SGLang python/sglang/srt/distributed/parallel_state.py, initialize_model_parallel (MoE TP = tp
+    / ep)
+    """
     engine = facts.engine
     if engine.tp % engine.ep:
         yield problem(
@@ -114,6 +144,11 @@ def ep_divides_the_engine(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("S8")
 def experts_split_evenly(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """The experts split evenly over sglang-ep-size and the MoE intermediate size over MoE TP, or the model
+    fails to load.
+
+    Source: SGLang python/sglang/srt/layers/moe/fused_moe_triton/layer.py, FusedMoE
+    """
     engine, model = facts.engine, facts.model
     if model.experts and model.experts % engine.ep:
         yield problem(
@@ -137,6 +172,11 @@ def experts_split_evenly(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("S9")
 def a2a_backend_forces_ep(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """An all-to-all MoE backend (deepep, mooncake, ...) forces ep = tp: a different sglang-ep-size is
+    overridden.
+
+    Source: SGLang python/sglang/srt/server_args.py, ServerArgs._handle_a2a_moe
+    """
     backend, given = cell.flag("sglang-moe-a2a-backend"), cell.flag("sglang-ep-size")
     engine = facts.engine
     if backend in EP_FORCING_A2A and given is not None and integer(given, 1) != engine.tp:
@@ -153,6 +193,12 @@ def a2a_backend_forces_ep(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("S10")
 def moe_dense_tp_is_one(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """--sglang-moe-dense-tp-size is 1 (or the engine's tp, where the stack's SGLang accepts it), or SGLang
+    refuses to start.
+
+    Source: SGLang python/sglang/srt/server_args.py, ServerArgs.check_server_args; the hardware profile's
+    supports.moe_dense_tp_full (matrices/hardware/)
+    """
     value, tp = cell.flag("sglang-moe-dense-tp-size"), facts.engine.tp
     if value is None or integer(value, 0) == 1:
         return
@@ -177,6 +223,12 @@ def moe_dense_tp_is_one(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("S11")
 def dsa_forces_page_size(cell: Cell, _: Layout) -> Iterator[Problem]:
+    """For DSA models SGLang forces the page size (64 on CUDA, 1 on ROCm) whatever the flag says, and needs a
+    bf16 or fp8_e4m3 KV cache.
+
+    Source: SGLang python/sglang/srt/server_args.py, ServerArgs._handle_model_specific_adjustments; the
+    hardware profile's supports.dsa_page_size (matrices/hardware/)
+    """
     if not cell.preset.sparse_attention:
         return
     given, forced = cell.flag("sglang-page-size"), cell.profile.supports.dsa_page_size
@@ -206,6 +258,12 @@ one_of("S12")
 
 @rule("S13")
 def flashmla_sparse_heads_pad(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """FlashMLA sparse pads the heads per attention-TP rank to 64 (Hopper) or 128 (Blackwell): a count that
+    neither divides nor is divided by that fails at run time.
+
+    Source: SGLang python/sglang/srt/layers/attention/nsa_backend.py, _forward_flashmla_sparse; the
+    hardware profile's supports.flashmla_sparse_heads (matrices/hardware/)
+    """
     multiple, heads = cell.profile.supports.flashmla_sparse_heads, facts.model.heads
     used = [f for f in NSA_FLAGS if cell.flag(f) == "flashmla_sparse"]
     attn_tp = facts.engine.attention_tp
@@ -226,6 +284,12 @@ def flashmla_sparse_heads_pad(cell: Cell, facts: Layout) -> Iterator[Problem]:
 
 @rule("S14")
 def heads_split_over_attention_tp(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """The attention heads split over the engine's attention TP, and the KV heads divide it or are divided by
+    it, or the model fails to load.
+
+    Source: SGLang's attention layers as the model is built (python/sglang/srt/models/deepseek_v2.py,
+    llama.py, qwen2.py)
+    """
     heads, attn_tp, engine = facts.model.heads, facts.engine.attention_tp, facts.engine
     if not heads or not attn_tp.is_integer():
         return  # S3 reports a fractional attention TP
@@ -250,6 +314,11 @@ def heads_split_over_attention_tp(cell: Cell, facts: Layout) -> Iterator[Problem
 
 @rule("S16")
 def multi_node_dp_needs_dp_attention(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """An engine over several nodes with sglang-dp-size above 1 needs DP-attention: "multi-node data parallel
+    is not supported unless dp attention!"
+
+    Source: SGLang python/sglang/srt/server_args.py, ServerArgs.check_server_args
+    """
     engine = facts.engine
     if engine.nodes > 1 and engine.dp > 1 and not engine.dp_attention:
         yield problem(
@@ -263,6 +332,12 @@ def multi_node_dp_needs_dp_attention(cell: Cell, facts: Layout) -> Iterator[Prob
 
 @rule("S17")
 def engine_fits_a_node(cell: Cell, facts: Layout) -> Iterator[Problem]:
+    """An engine on one node needs no more GPUs than the node has: SGLang never checks, and the engine
+    addresses GPUs that do not exist.
+
+    Source: miles miles/backends/sglang_utils/sglang_engine.py, get_base_gpu_id (an engine's GPUs from its
+    base id); SGLang does not check it
+    """
     engine = facts.engine
     if engine.nodes == 1 and engine.tp * engine.pp > facts.gpus_per_node:
         yield problem(

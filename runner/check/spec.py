@@ -38,7 +38,10 @@ INTEGER_FLAGS = (
 
 @rule("G1")
 def flag_in_one_group(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A flag lives in exactly one group; miles would get it twice."""
+    """A flag lives in exactly one group; miles would get it twice.
+
+    Source: run-matrix spec hygiene (a spec's `args` groups)
+    """
     seen: dict[str, str] = {}
     for group, flags in cell.spec.args.groups():
         for name in flags:
@@ -63,7 +66,11 @@ def flag_in_one_group(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 @rule("G2")
 def model_args_not_contradicted(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A test flag that repeats a MODEL_ARGS flag with another value wins silently."""
+    """A test flag that repeats a MODEL_ARGS flag with another value wins silently.
+
+    Source: run-matrix spec hygiene; the test's flags follow MODEL_ARGS on the command line (miles'
+    execute_train), so argparse keeps them
+    """
     flags = cell.spec.args.flags()
     for name in cell.preset.model_args.keys() & flags.keys():
         if flags[name] != cell.preset.model_args[name]:
@@ -82,7 +89,11 @@ def model_args_not_contradicted(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 @rule("G3")
 def secrets_are_references(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A secret is written as ${NAME}, never as its value (the value is never printed either)."""
+    """A secret is written as ${NAME}, never as its value (the value is never printed either).
+
+    Source: run-matrix spec hygiene; the secret flags are `secret_flags` of the launch conventions
+    (miles/launch/)
+    """
     for name in cell.conventions.secrets:
         value = cell.spec.env.get(name)
         if value is not None and not _REFERENCE.match(str(value)):
@@ -109,7 +120,11 @@ def secrets_are_references(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 @rule("G4")
 def integer_flags(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """Counts are integers of at least 1; anything else would fail miles' argparse or its start-up."""
+    """Counts are integers of at least 1; anything else would fail miles' argparse or its start-up.
+
+    Source: the int flags of miles miles/utils/arguments.py and Megatron-LM
+    megatron/training/arguments.py; a count of 0 breaks their start-up arithmetic
+    """
     for name in bad_counts(cell):
         value = cell.flag(name)
         if _integer(value):
@@ -134,7 +149,10 @@ def _group(cell: Cell, name: str) -> str:
 
 @rule("G5")
 def why_not_names_unset_keys(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """`why_not:` explains an absence; a key that is set after all makes the explanation stale."""
+    """`why_not:` explains an absence; a key that is set after all makes the explanation stale.
+
+    Source: run-matrix spec hygiene
+    """
     if not cell.spec.why_not:
         return  # most cells: no dump of the whole spec to look nothing up in
     data = cell.spec.model_dump(mode="python", exclude_defaults=False)
@@ -169,7 +187,10 @@ def _written(cell: Cell, dotted_key: str) -> tuple[Location, ...]:
 
 @rule("G6")
 def todos_are_open(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A `todo:` entry is a decision nobody has made yet."""
+    """A `todo:` entry is a decision nobody has made yet.
+
+    Source: run-matrix spec hygiene
+    """
     for key, note in cell.spec.todo.items():
         yield Problem(
             "G6",
@@ -183,7 +204,11 @@ def todos_are_open(cell: Cell, _: Layout) -> Iterator[Problem]:
 
 @rule("G7")
 def megatron_needs_a_model_type(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """Megatron builds the model from MODEL_ARGS; only FSDP reads the HF checkpoint alone."""
+    """Megatron builds the model from MODEL_ARGS; only FSDP reads the HF checkpoint alone.
+
+    Source: miles scripts/models/ (each model type's MODEL_ARGS, presets in miles/models/); the FSDP
+    backend builds from --hf-checkpoint
+    """
     backend = cell.flag("train-backend", "megatron")
     if backend == "megatron" and not cell.spec.model.type:
         yield Problem(

@@ -19,7 +19,11 @@ from schemas.prepare import Call
 
 @rule("L15")
 def verify_calls_a_check_miles_offers(cell: Cell, _: Layout) -> Iterator[Problem]:
-    """A ``verify:`` entry calls a check the targeted miles has, with the parameters it takes."""
+    """A ``verify:`` entry calls a check the targeted miles has, with the parameters it takes.
+
+    Source: `verifiers:` of the launch conventions (miles/launch/), read from the targeted miles'
+    miles/utils/test_utils/
+    """
     offered = cell.conventions.verifiers
     commit = (cell.conventions.miles_commit or "")[:8] or "this version"
     for name, check in cell.spec.verify.items():
@@ -45,7 +49,11 @@ def verify_calls_a_check_miles_offers(cell: Cell, _: Layout) -> Iterator[Problem
 @rule("L16")
 def own_calls_name_a_function_the_test_defines(cell: Cell, _: Layout) -> Iterator[Problem]:
     """A ``verify:`` entry, a ``launch.before_submit`` hook or a prepare ``call`` naming a test's own
-    function names one the checkout's file has, taking what it is given."""
+    function names one the checkout's file has, taking what it is given.
+
+    Source: the test's own file in the miles checkout (--miles-root), read with ast through
+    runner/knowledge/checkout/
+    """
     for name, check in cell.spec.verify.items():
         if calls.is_own(check.call):
             keys = (f"verify.{name}.call", f"verify.{name}.args")
