@@ -220,7 +220,11 @@ def test_every_heading_of_the_old_readme_is_a_heading_of_its_page():
     of 42a868b) was moved, not lost: each heading is on the page the map names."""
     moved = json.loads((ROOT / "tests/data/readme-headings.json").read_text(encoding="utf-8"))
     assert len(moved) == 33
-    lost = [f"{entry['heading']} -> {entry['page']}" for entry in moved if entry["heading"] not in headings(ROOT / entry["page"])]
+    lost = [
+        f"{entry['heading']} -> {entry['page']}"
+        for entry in moved
+        if entry["heading"] not in headings(ROOT / entry["page"])
+    ]
     assert lost == []
 
 

@@ -108,7 +108,8 @@ def _no_hardware(registration: Registration, ci: CIKnowledge) -> Note:
     where = f" ({known.source}: {known.note or 'runner labels ' + ', '.join(known.runs_on)})" if known else ""
     return Note(
         f"the {NAMES[BACKENDS[registration.name]]} side is not imported: its suite {suite!r} runs on hardware"
-        f" run-matrix has no profile for{where}; add one (docs/hardware.md, Add new hardware) or pass --hardware NAME",
+        f" run-matrix has no profile for{where}; add one (docs/hardware.md, Add new hardware)"
+        " or pass --hardware NAME",
         registration.at,
     )
 

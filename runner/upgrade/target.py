@@ -55,6 +55,7 @@ def of_checkout(root: Path) -> Target:
         raise UsageError(
             f"the checkout at {root} is no miles version run-matrix ships knowledge of (its HEAD is not "
             "one, and its flags match none): upgrade needs that version's presets and conventions; "
-            "add them (docs/hardware.md: Where run-matrix's knowledge of miles comes from), or use --to-version"
+            "add them (docs/hardware.md: Where run-matrix's knowledge of miles comes from),"
+            " or use --to-version"
         )
     return Target(version, catalog, tree.root)

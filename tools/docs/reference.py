@@ -80,7 +80,8 @@ def _command(path: list[str], parser: argparse.ArgumentParser) -> list[str]:
     if rows:
         lines += ["| argument | default | what it does |", "|---|---|---|"]
         lines += [
-            f"| {_cell(_names(action))} | {_cell(_default(action))} | {_cell(_help(action))} |" for action in rows
+            f"| {_cell(_names(action))} | {_cell(_default(action))} | {_cell(_help(action))} |"
+            for action in rows
         ]
         lines.append("")
     if parser.epilog:
@@ -135,7 +136,9 @@ def exit_codes() -> str:
         "| code | name | meaning |",
         "|---|---|---|",
     ]
-    lines += [f"| {code.value} | `{code.name}` | {_cell(errors.MEANINGS[code])} |" for code in errors.ExitCode]
+    lines += [
+        f"| {code.value} | `{code.name}` | {_cell(errors.MEANINGS[code])} |" for code in errors.ExitCode
+    ]
     return "\n".join(lines) + "\n"
 
 
