@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.cli.output import SELECT_HELP
-from runner.errors import UsageError, counted, display_path
+from runner.errors import SpecError, UsageError, counted, display_path
 
 if TYPE_CHECKING:
     from runner.results.site.records import History
@@ -66,17 +66,24 @@ def run(args: argparse.Namespace) -> int:
     from runner.cells import hardware
     from runner.redact import Redactor
     from runner.results.site.build import Options, site
+    from runner.results.site.parity import Refused
 
-    cells = pipeline.select(args.specs, args.k)
+    broken: list[tuple[Path, SpecError]] = []  # shown on the parity page: an expired skip is one
+    cells = pipeline.select(args.specs, args.k, broken)
     vendors = {name: profile.vendor for name, profile in hardware.profiles().items()}
     history = _history(args.history, args.since)
     options = Options(datetime.date.today(), args.flaky_runs, args.flaky_flips, args.budget_gpu_hours)
-    files = site(cells, vendors, history, options, Redactor.of(os.environ))
+    refused = [Refused(display_path(path), str(exc), _expired(exc)) for path, exc in broken]
+    files = site(cells, vendors, history, options, Redactor.of(os.environ), refused)
     atomic.write_all({args.html / name: text for name, text in files.items()})
     pages = counted(len(files), "page")
     print(f"run-matrix: wrote {pages} ({counted(len(history.runs), 'run')}) to {display_path(args.html)}", file=sys.stderr)
     print(display_path(args.html / "index.html"))
     return 0
+
+
+def _expired(exc: SpecError) -> bool:
+    return any(problem.rule == "skip-expired" for problem in exc.problems)
 
 
 def _history(option: str | None, since: datetime.date | None) -> History:

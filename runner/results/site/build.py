@@ -30,6 +30,7 @@ def site(
     history: History,
     options: Options,
     redact: Callable[[str], str],
+    refused: Sequence[parity.Refused] = (),
 ) -> dict[str, str]:
     """``vendors``: each hardware profile's vendor, in the order of the parity table's columns;
     ``redact``: what every rendered launch passes through (no secret of the environment in a page)."""
@@ -38,7 +39,7 @@ def site(
     for run in history.runs:
         by_cell.setdefault(run.cell, []).append(run)
     skips = [_skip(cell, options.today) for cell in cells if cell.skip]
-    found = parity.parity(rows, vendors, history.runs, skips)
+    found = parity.parity(rows, vendors, history.runs, skips, refused)
     known = {cell.id: cell for cell in cells}
     launches = {cell.id: redact(_launch(cell)) for cell in cells}
     siblings = _siblings(rows, vendors)
@@ -51,7 +52,7 @@ def site(
     spent = budget.budget(history.runs, gpus, suites, options.budget_gpu_hours)
     files = {
         "index.html": pages.parity_page(found, list(vendors)),
-        "flaky.html": pages.flaky_page(views),
+        "flaky.html": pages.flaky_page(views, options.window, options.flips),
         "budget.html": pages.budget_page(spent),
     }
     files.update({pages.cell_file(view.cell): pages.cell_page(view) for view in views})

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from runner.errors import counted
 from runner.results.site.records import Run
 
 Kind = Literal["passed", "gate", "job", "infra", "none"]
@@ -42,8 +43,8 @@ class Streak:
     def describe(self) -> str:
         if not self.runs or self.since is None:
             return "none"
-        counts = ", ".join(f"{count} {KIND_WORDS[k]}" for k, count in self.kinds)
-        return f"{self.runs} since {self.since:%Y-%m-%d %H:%M} ({counts})"
+        counts = ", ".join(counted(count, KIND_WORDS[k]) for k, count in self.kinds)
+        return f"{counted(self.runs, 'run')} since {self.since:%Y-%m-%d %H:%M} ({counts})"
 
 
 def streak(runs: Sequence[Run]) -> Streak:
@@ -76,7 +77,9 @@ class Flips:
         return self.flips / (self.verdicts - 1) if self.verdicts > 1 else 0.0
 
     def describe(self) -> str:
-        return f"{self.flips} of the last {self.verdicts} runs changed verdict"
+        if self.verdicts < 2:
+            return "too few runs with a verdict"
+        return f"{counted(self.flips, 'flip')} in the last {counted(self.verdicts, 'run')}"
 
 
 def flips(runs: Sequence[Run], window: int = FLAKY_WINDOW, threshold: int = FLAKY_FLIPS) -> Flips:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from runner.errors import counted
 from runner.results.coverage import Entry, Row
 from runner.results.site.budget import Budget
 from runner.results.site.chart import chart
@@ -74,7 +75,18 @@ def parity_page(found: Parity, hardware: Sequence[str]) -> str:
         for row in found.rows
     ]
     grid = [element("h2", "Each test on each hardware"), _rows_table(["test", *hardware], rows, found)]
-    return page("run-matrix: parity", [*shares, *grid, *_skips(found)])
+    return page("run-matrix: parity", [*shares, *grid, *_skips(found), *_refused(found)])
+
+
+def _refused(found: Parity) -> list[Markup]:
+    if not found.refused:
+        return []
+    rows = [
+        [element("code", r.spec), element("span", "expired skip", class_="expired") if r.expired else "error",
+         element("pre", r.message)]
+        for r in found.refused
+    ]  # fmt: skip
+    return [element("h2", "Specs that do not build"), table(["spec", "why", "message"], rows, "refused")]
 
 
 def _rows_table(head: Sequence[str], rows: Sequence[Sequence[Content]], found: Parity) -> Markup:
@@ -120,7 +132,7 @@ def _is_web(link: str) -> bool:
     return re.match(r"https?://[^\s\"'<>]+$", link) is not None
 
 
-def flaky_page(views: Sequence[CellView]) -> str:
+def flaky_page(views: Sequence[CellView], window: int, threshold: int) -> str:
     ordered = sorted(views, key=lambda v: (not v.flips.flaky, -v.streak.runs, v.cell))
     rows = [
         element(
@@ -142,20 +154,21 @@ def flaky_page(views: Sequence[CellView]) -> str:
     header = element("tr", [element("th", name) for name in head])
     rule = element(
         "p",
-        "A cell is flaky when at least the given number of its last runs (at the content hash of its newest) "
-        "changed verdict, pass to fail or back; infra failures (exit 3, preflight, a timeout) give no verdict.",
+        f"A cell is flaky when at least {threshold} of its last {window} runs with a verdict, at the content hash "
+        "of its newest run, changed verdict (pass to fail, or back). An infra failure (exit 3, a preflight or "
+        "prepare step, a timeout) gives no verdict, so it never flips one; a failure streak counts it, told apart.",
         class_="muted",
     )
     return page("run-matrix: streaks and flaky cells", [rule, element("table", element("thead", header), element("tbody", rows), class_="flaky-table")])
 
 
 def _kinds(runs: Sequence[Run]) -> str:
-    counted: dict[str, int] = {}
+    seen: dict[str, int] = {}
     for run in runs:
         found = kind(run)
         if found in ("gate", "job", "infra"):
-            counted[KIND_WORDS[found]] = counted.get(KIND_WORDS[found], 0) + 1
-    return ", ".join(f"{n} {word}" for word, n in sorted(counted.items())) or "none"
+            seen[KIND_WORDS[found]] = seen.get(KIND_WORDS[found], 0) + 1
+    return ", ".join(counted(n, word) for word, n in sorted(seen.items())) or "none"
 
 
 def budget_page(found: Budget) -> str:
@@ -167,7 +180,7 @@ def budget_page(found: Budget) -> str:
     spent = [[s.week, s.suite, s.hardware, str(s.runs), f"{s.gpu_hours:.2f}"] for s in found.spent]
     notes = [element("p", f"budget: {limit}")]
     if found.unknown:
-        notes.append(element("p", f"{found.unknown} runs of cells no spec given names: their GPUs are unknown, left out", class_="muted"))
+        notes.append(element("p", f"{counted(found.unknown, 'run')} of cells no spec given names: their GPUs are unknown, left out", class_="muted"))
     return page(
         "run-matrix: GPU budget",
         [*notes, table(["week", "GPU-hours", ""], weeks, "weeks"), element("h2", "Per suite and hardware"),

@@ -24,6 +24,15 @@ class Skip:
 
 
 @dataclass(frozen=True)
+class Refused:
+    """A spec that does not build, and why (a skip past its expiry is one)."""
+
+    spec: str
+    message: str
+    expired: bool
+
+
+@dataclass(frozen=True)
 class Share:
     name: str  # a hardware profile, or a vendor
     running: int  # tests with a cell that runs there
@@ -42,6 +51,7 @@ class Parity:
     hardware: tuple[Share, ...]
     vendors: tuple[Share, ...]
     skips: tuple[Skip, ...]
+    refused: tuple[Refused, ...] = ()
 
 
 def parity(
@@ -49,25 +59,29 @@ def parity(
     vendors: Mapping[str, str],
     runs: Sequence[Run],
     skips: Sequence[Skip],
+    refused: Sequence[Refused] = (),
 ) -> Parity:
     """``vendors``: each hardware profile's vendor; ``runs``: the store's, oldest first."""
     latest = {run.cell: run for run in runs}
     split = frozenset((r.test, r.variant) for r in rows if _split(r, vendors, latest))
     ordered = sorted(rows, key=lambda r: ((r.test, r.variant) not in split, r.test, r.variant))
     by_hardware = tuple(
-        Share(h, sum(r.entries[h].status == "runs" for r in rows if h in r.entries), len(rows))
+        Share(h, sum(_runs(r, h) for r in rows), len(rows))
         for h in vendors
     )
     by_vendor = tuple(
         Share(v, sum(any(_runs(r, h) for h in vendors if vendors[h] == v) for r in rows), len(rows))
         for v in sorted(set(vendors.values()))
     )
-    return Parity(tuple(ordered), split, latest, by_hardware, by_vendor, tuple(skips))
+    return Parity(tuple(ordered), split, latest, by_hardware, by_vendor, tuple(skips), tuple(refused))
+
+
+RUNNING = ("runs", "unchecked")  # a cell whose requires: no checkout checked is in CI all the same
 
 
 def _runs(row: Row, hardware: str) -> bool:
     entry = row.entries.get(hardware)
-    return entry is not None and entry.status == "runs"
+    return entry is not None and entry.status in RUNNING
 
 
 def _split(row: Row, vendors: Mapping[str, str], latest: Mapping[str, Run]) -> bool:
