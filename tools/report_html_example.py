@@ -6,13 +6,18 @@ The browser tests, the benchmark (tools/bench_report_html.py) and the screenshot
 docs/results-page.md are made from it:
 
   python tools/report_html_example.py DIR [--screenshot docs/images/results-page.png]
+
+DIR gets matrices/ (the specs), history.sqlite (the store) and site/ (what `report --html` wrote).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
+import os
 import sys
+import tempfile
 import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -140,15 +145,71 @@ def build(folder: Path, count: int = 14) -> tuple[Path, str]:
     return specs, store
 
 
+# Chromium as root in a container: no sandbox, no GPU, and nothing that reaches the network
+CHROMIUM_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--window-size=1280,1000",
+)  # fmt: skip
+
+
+def browser_programs() -> tuple[str, str] | str:
+    """(chromium, chromedriver) as Debian installs them, or why they cannot be used."""
+    import shutil
+
+    found = [shutil.which(name) for name in ("chromium", "chromedriver")]
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (the test extra: pip install -e '.[test]')"
+    if None in found:
+        return "no chromium or chromedriver on PATH (apt-get install -y chromium chromium-driver)"
+    return str(found[0]), str(found[1])
+
+
+@contextlib.contextmanager
+def browser(chromium: str, driver: str, profile: Path) -> Iterator[Any]:
+    """A headless Chromium driven by Selenium through Debian's chromedriver: Selenium Manager is never
+    asked (it would try the network), and the browser's console is kept for the tests to read."""
+    os.environ["SE_OFFLINE"] = "true"
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    session = webdriver.Chrome(service=Service(driver), options=options)
+    try:
+        yield session
+    finally:
+        session.quit()
+
+
+def screenshot(page: Path, target: Path) -> None:
+    found = browser_programs()
+    if isinstance(found, str):
+        raise SystemExit(f"no screenshot: {found}")
+    with tempfile.TemporaryDirectory() as profile, browser(*found, Path(profile)) as session:
+        session.get(page.resolve().as_uri())
+        target.parent.mkdir(parents=True, exist_ok=True)
+        session.save_screenshot(str(target))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folder", type=Path)
+    parser.add_argument("--screenshot", type=Path, metavar="PNG", help="the parity page, as docs/ shows it")
     arguments = parser.parse_args()
     from runner.cli import main as run_matrix
 
     specs, store = build(arguments.folder)
-    return run_matrix(["report", str(specs), "--history", store, "--html", str(arguments.folder / "site"),
-                       "--budget-gpu-hours", "150"])  # fmt: skip
+    site = arguments.folder / "site"
+    code = run_matrix(["report", str(specs), "--history", store, "--html", str(site), "--budget-gpu-hours", "100"])
+    if code == 0 and arguments.screenshot is not None:
+        screenshot(site / "index.html", arguments.screenshot)
+    return code
 
 
 if __name__ == "__main__":
