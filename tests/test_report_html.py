@@ -4,6 +4,7 @@ empty store, --since, hostile names, and the hook for bisections."""
 from __future__ import annotations
 
 import datetime
+import json
 import re
 from pathlib import Path
 
@@ -43,27 +44,54 @@ def test_the_site_of_the_example_store(cli, example, tmp_path):
     assert (result.code, result.out) == (0, "site/index.html\n"), result.err
     assert result.err == "run-matrix: wrote 8 pages (56 runs) to site\n"
     found = pages(tmp_path / "site")
-    assert sorted(found) == ["budget.html", *sorted(cell_file(c) for c in ("nv/dense", "nv/moe", "rocm/dense", "rocm/moe", "rocm/moe[fp8=true]")), "flaky.html", "index.html"]
+    assert sorted(found) == [
+        "budget.html",
+        *sorted(cell_file(c) for c in ("nv/dense", "nv/moe", "rocm/dense", "rocm/moe", "rocm/moe[fp8=true]")),
+        "flaky.html",
+        "index.html",
+    ]
     index = text(found["index.html"])
     assert "amd 2 of 3 67%" in index and "nvidia 2 of 3 67%" in index and "mi355x 2 of 3 67%" in index
     # the tests whose newest runs pass on one platform and fail on the other come first
     assert index.index("dense passes on one platform, fails on another") < index.index("moe [fp8=true]")
     assert "rocm/dense failed (gate failure)" in index and "nv/dense passed" in index
-    assert "rocm/moe[fp8=true] mi355x FP8 rollout kernels missing on gfx950 https://github.com/radixark/miles/issues/1 2999-01-01" in index
+    assert (
+        "rocm/moe[fp8=true] mi355x FP8 rollout kernels missing on gfx950 https://github.com/radixark/miles/issues/1 2999-01-01"
+        in index
+    )
     flaky = text(found["flaky.html"])
-    assert "nv/moe failed (gate failure) 1 run since 2026-11-29" in flaky and "7 flips in the last 10 runs 78% flaky" in flaky
-    assert "rocm/dense failed (gate failure) 3 runs since 2026-11-27" in flaky and "3 gate failures, 1 infra failure" in flaky
+    assert (
+        "nv/moe failed (gate failure) 1 run since 2026-11-29" in flaky
+        and "7 flips in the last 10 runs 78% flaky" in flaky
+    )
+    assert (
+        "rocm/dense failed (gate failure) 3 runs since 2026-11-27" in flaky
+        and "3 gate failures, 1 infra failure" in flaky
+    )
     assert "at least 3 of its last 10 runs" in flaky
     page = found[cell_file("rocm/dense")]
     assert page.count("<svg") == 1 and 'class="band"' in page and 'class="bound"' in page and "max 3" in page
-    assert "r000055 2026-11-29 02:55 failed (gate failure) no (failed) 31f1ca96b0c5 2160 s miles-31f1ca96" in text(page)
+    assert (
+        "r000055 2026-11-29 02:55 failed (gate failure) no (failed) 31f1ca96b0c5 2160 s miles-31f1ca96"
+        in text(page)
+    )
     assert "error (infra failure)" in text(page)
     assert "ray job submit" in page and "--colocate" in page  # the rendered launch
-    assert "Diff against nv/dense" in text(page) and '<span class="del">-  --env HIP_FORCE_DEV_KERNARG' not in page
+    assert (
+        "Diff against nv/dense" in text(page)
+        and '<span class="del">-  --env HIP_FORCE_DEV_KERNARG' not in page
+    )
     assert re.search(r'<span class="(add|del)">[-+].*HIP_FORCE_DEV_KERNARG', page)
     budget = text(found["budget.html"])
     assert "budget: 100 GPU-hours a week" in budget and "2026-W48 123.20 over budget" in budget
     assert "stage-c-8-gpu-mi355x mi355x" in budget
+    said = json.loads(cli("report", str(specs), "--history", url, "--html", "site", "--format", "json").out)
+    assert (said["index"], said["runs"], said["flaky"]) == ("site/index.html", 56, ["nv/moe"])
+    assert said["failing"] == [
+        {"cell": "nv/moe", "failed_in_a_row": 1},
+        {"cell": "rocm/dense", "failed_in_a_row": 3},
+    ]
+    assert len(said["pages"]) == 8
 
 
 def test_since_keeps_the_newer_runs(cli, example, tmp_path):
@@ -85,13 +113,19 @@ def test_without_a_store_or_with_an_empty_one_the_site_has_no_runs(cli, tmp_path
     monkeypatch.delenv("RUN_MATRIX_HISTORY_URL", raising=False)
     write_specs(tmp_path / "matrices")
     result = cli("report", "--html", "site")
-    assert result.code == 0 and "no history store at run-matrix-logs/history.sqlite: the site shows no runs" in result.err
+    assert (
+        result.code == 0
+        and "no history store at run-matrix-logs/history.sqlite: the site shows no runs" in result.err
+    )
     assert "nv/dense no runs" in text((tmp_path / "site" / "index.html").read_text())
     (tmp_path / "empty.sqlite").write_bytes(b"")
     assert cli("report", "--html", "again", "--history", "empty.sqlite").code == 0
     assert "too few runs with a verdict" in (tmp_path / "again" / "flaky.html").read_text()
     missing = cli("report", "--html", "site", "--history", "nowhere.sqlite")
-    assert (missing.code, missing.err) == (2, "run-matrix: no history store at nowhere.sqlite: `run-matrix run` writes one (or give --history)\n")
+    assert (missing.code, missing.err) == (
+        2,
+        "run-matrix: no history store at nowhere.sqlite: `run-matrix run` writes one (or give --history)\n",
+    )
     odd = cli("report", "--html", "site", "--flaky-runs", "3", "--flaky-flips", "3")
     assert odd.code == 2 and "give at least 2 runs and between 1 flip and one fewer than the runs" in odd.err
 
@@ -121,7 +155,9 @@ def test_hostile_names_from_specs_and_the_store_are_text_never_markup(cli, tmp_p
         assert 'href="javascript:' not in page, name
     index = written["index.html"]
     assert "rocm/evil[name=&lt;script&gt;alert(1)&lt;/script&gt;]" in index
-    assert "&lt;img src=x onerror=alert(2)&gt;" in index and "javascript:alert(3)" in index  # shown, not linked
+    assert (
+        "&lt;img src=x onerror=alert(2)&gt;" in index and "javascript:alert(3)" in index
+    )  # shown, not linked
     assert "&lt;/svg&gt;&lt;script&gt;alert(4)&lt;/script&gt;" in written[cell_file("rocm/evil")]
     assert "x&quot;&gt;&lt;iframe src=//e&gt;" in written["flaky.html"]
 
@@ -150,10 +186,11 @@ def test_the_attempts_of_a_bisection_are_listed_on_the_cell_s_page_once_rows_nam
     ]
     history = records.read(FakeReader(stored), None)  # type: ignore[arg-type]
     assert [r.bisection for r in history.runs] == ["", "b-7", "b-7"]
-    files = site([], {"h200": "nvidia"}, history, Options(datetime.date(2026, 12, 7)), str)
+    files = site([], {"h200": "nvidia"}, history, Options(datetime.date(2026, 12, 7)), str).files
     page = text(files[cell_file("nv/a")])
     assert "Bisections bisection b-7 run recorded" in page and "r3" in page.split("bisection b-7")[1]
-    without = site([], {}, records.read(FakeReader(stored[:1]), None), Options(datetime.date(2026, 12, 7)), str)  # type: ignore[arg-type]
+    alone = records.read(FakeReader(stored[:1]), None)  # type: ignore[arg-type]
+    without = site([], {}, alone, Options(datetime.date(2026, 12, 7)), str).files
     assert "Bisection" not in without[cell_file("nv/a")]
 
 

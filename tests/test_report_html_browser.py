@@ -41,8 +41,17 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         specs, store = build(folder)
         from tools.report_html_example import insert, rows
 
-        insert(store, ({**r, "seq": r["seq"] + 1000, "id": f"x{r['seq']}"} for r in rows([(f"nv/{HOSTILE}", "h200")], 2)))
-        assert main(["report", str(specs), "--history", store, "--html", "site", "--budget-gpu-hours", "100"]) == 0
+        insert(
+            store,
+            (
+                {**r, "seq": r["seq"] + 1000, "id": f"x{r['seq']}"}
+                for r in rows([(f"nv/{HOSTILE}", "h200")], 2)
+            ),
+        )
+        assert (
+            main(["report", str(specs), "--history", store, "--html", "site", "--budget-gpu-hours", "100"])
+            == 0
+        )
     finally:
         os.chdir(here)
     return folder / "site"
@@ -56,7 +65,9 @@ def session(programs: tuple[str, str], tmp_path_factory: pytest.TempPathFactory)
 
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = Path(os.environ.get("RUN_MATRIX_ARTIFACTS") or tmp_path_factory.mktemp("artifacts")) / "report-html"
+    folder = (
+        Path(os.environ.get("RUN_MATRIX_ARTIFACTS") or tmp_path_factory.mktemp("artifacts")) / "report-html"
+    )
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -86,7 +97,9 @@ def test_the_parity_page_shows_each_vendor_s_share_and_the_split_tests_first(ses
     shares = {row.text for row in by_css(session, "table.shares tbody tr")}
     assert {"amd 2 of 3 67%", "nvidia 2 of 3 67%", "h200 2 of 3 67%", "b200 0 of 3 0%"} <= shares
     first = by_css(session, "table.parity tbody tr")[0]
-    assert "passes on one platform, fails on another" in first.text and "split" in first.get_attribute("class")
+    assert "passes on one platform, fails on another" in first.text and "split" in first.get_attribute(
+        "class"
+    )
     skipped = by_css(session, "table.skips tbody tr")[0].text
     assert "FP8 rollout kernels missing on gfx950" in skipped and "2999-01-01" in skipped
 

@@ -35,7 +35,11 @@ def test_each_failure_is_told_by_its_cause():
 
 def test_the_current_streak_counts_the_newest_failures_and_says_since_when():
     streak = facts.streak(runs("PPGIG"))
-    assert (streak.runs, streak.since, streak.kinds) == (3, DAY + datetime.timedelta(days=2), (("gate", 2), ("infra", 1)))
+    assert (streak.runs, streak.since, streak.kinds) == (
+        3,
+        DAY + datetime.timedelta(days=2),
+        (("gate", 2), ("infra", 1)),
+    )
     assert streak.describe() == "3 runs since 2026-12-03 02:00 (2 gate failures, 1 infra failure)"
     assert facts.streak(runs("GGP")).describe() == "none"
     assert facts.streak([]).runs == 0
@@ -47,7 +51,9 @@ def test_three_flips_in_the_last_ten_runs_make_a_cell_flaky():
     flaky = facts.flips(runs("PPPPPPGPGP"))
     assert (flaky.flips, flaky.flaky, flaky.describe()) == (4, True, "4 flips in the last 10 runs")
     assert round(flaky.rate, 3) == round(4 / 9, 3)
-    assert facts.flips(runs("PGPGPGPGPG"), window=10, threshold=10).flaky is False  # the threshold is an option
+    assert (
+        facts.flips(runs("PGPGPGPGPG"), window=10, threshold=10).flaky is False
+    )  # the threshold is an option
     assert facts.flips(runs("GPG", "PPPPPPPPPP")).flips == 0  # only the last 10 runs count
 
 
@@ -74,9 +80,17 @@ def test_parity_shares_per_hardware_and_vendor_and_split_tests_first():
         row("c", b200=("runs", ["nv/c"]), mi355x=("unchecked", ["rocm/c"])),
         row("d", mi355x=("missing", [])),
     ]
-    latest = [run(1, cell="nv/a"), run(2, "failed", cell="rocm/a"), run(3, cell="nv/c"), run(4, "error", "infra", cell="rocm/c")]
+    latest = [
+        run(1, cell="nv/a"),
+        run(2, "failed", cell="rocm/a"),
+        run(3, cell="nv/c"),
+        run(4, "error", "infra", cell="rocm/c"),
+    ]
     found = parity.parity(rows, VENDORS, latest, [])
-    assert [(s.name, s.running, s.tests, round(s.percent)) for s in found.vendors] == [("amd", 2, 4, 50), ("nvidia", 3, 4, 75)]
+    assert [(s.name, s.running, s.tests, round(s.percent)) for s in found.vendors] == [
+        ("amd", 2, 4, 50),
+        ("nvidia", 3, 4, 75),
+    ]
     assert [(s.name, s.running) for s in found.hardware] == [("h200", 2), ("b200", 1), ("mi355x", 2)]
     assert [r.test for r in found.rows] == ["a", "b", "c", "d"]  # c's AMD side failed for infra: not split
     assert found.split == {("a", "")}
@@ -98,6 +112,10 @@ def test_gpu_hours_per_week_suite_and_hardware_against_a_weekly_budget():
         ("2026-W49", "stage-c-8-gpu-h200", "h200", 6, 48.0),
         ("2026-W50", "stage-c-8-gpu-h200", "h200", 3, 24.0),
     ]
-    assert (spent.weeks, spent.over(), spent.unknown) == ((("2026-W49", 48.0), ("2026-W50", 24.0)), ["2026-W49"], 1)
+    assert (spent.weeks, spent.over(), spent.unknown) == (
+        (("2026-W49", 48.0), ("2026-W50", 24.0)),
+        ["2026-W49"],
+        1,
+    )
     assert budget.budget(found, gpus, {}, None).spent[0].suite == budget.NO_SUITE
     assert budget.budget([run(1, seconds=None)], gpus, suites, None).spent == ()

@@ -60,7 +60,10 @@ SPECS = {
           adjust:
             fp8_off:
               match: {fp8: true}
-              skip: {reason: FP8 rollout kernels missing on gfx950, issue: "https://github.com/radixark/miles/issues/1", expires: 2999-01-01}
+              skip:
+                reason: FP8 rollout kernels missing on gfx950
+                issue: https://github.com/radixark/miles/issues/1
+                expires: 2999-01-01
         """
     ),
 }
@@ -89,7 +92,9 @@ def story(cell: str, index: int, count: int) -> tuple[str, str]:
     return "passed", "succeeded"
 
 
-def rows(cells: Sequence[tuple[str, str]], count: int, start: datetime.datetime = START) -> Iterator[dict[str, Any]]:
+def rows(
+    cells: Sequence[tuple[str, str]], count: int, start: datetime.datetime = START
+) -> Iterator[dict[str, Any]]:
     """Every run of ``cells`` (id, hardware), a day apart, each with its train/loss sample and gate."""
     seq = 0
     for index in range(count):
@@ -114,7 +119,7 @@ def insert(url: str, runs: Iterable[dict[str, Any]]) -> int:
             sa.insert(schema.runs),
             [
                 {**common, "seq": r["seq"], "id": r["id"], "recorded_at": r["recorded_at"], "cell": r["cell"],
-                 "content_hash": "c0ffee", "hardware": r["hardware"], "submission_id": f"raysubmit_{r['seq']}",
+                 "content_hash": "c0ffee", "hardware": r["hardware"], "submission_id": f"ray_{r['seq']}",
                  "outcome": r["outcome"], "status": r["status"], "trusted": r["trusted"],
                  "note": "" if r["trusted"] else r["status"], "seconds": 1800.0 + r["seq"] % 7 * 60,
                  "launch_run_id": "", "stack": "miles-31f1ca96"}
@@ -122,8 +127,17 @@ def insert(url: str, runs: Iterable[dict[str, Any]]) -> int:
             ],
         )  # fmt: skip
         sample = {"metric": "train/loss", "kind": "step", "step": 9, "nonfinite": None, "last": True}
-        connection.execute(sa.insert(schema.samples), [{**sample, "run": r["seq"], "value": r["value"]} for r in found])
-        gate = {"metric": "train/loss", "step": -1, "at_step": 9, "reference": 2.02, "low": 1.818, "high": 2.222}
+        connection.execute(
+            sa.insert(schema.samples), [{**sample, "run": r["seq"], "value": r["value"]} for r in found]
+        )
+        gate = {
+            "metric": "train/loss",
+            "step": -1,
+            "at_step": 9,
+            "reference": 2.02,
+            "low": 1.818,
+            "high": 2.222,
+        }
         connection.execute(
             sa.insert(schema.gates),
             [{**gate, "run": r["seq"], "value": r["value"], "baseline_runs": 10, "enforce": True,
@@ -198,7 +212,9 @@ def screenshot(page: Path, target: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("folder", type=Path)
     parser.add_argument("--screenshot", type=Path, metavar="PNG", help="the parity page, as docs/ shows it")
     arguments = parser.parse_args()
@@ -206,7 +222,9 @@ def main() -> int:
 
     specs, store = build(arguments.folder)
     site = arguments.folder / "site"
-    code = run_matrix(["report", str(specs), "--history", store, "--html", str(site), "--budget-gpu-hours", "100"])
+    code = run_matrix(
+        ["report", str(specs), "--history", store, "--html", str(site), "--budget-gpu-hours", "100"]
+    )
     if code == 0 and arguments.screenshot is not None:
         screenshot(site / "index.html", arguments.screenshot)
     return code

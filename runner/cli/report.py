@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.cli.output import SELECT_HELP
+from runner.cli.output import SELECT_HELP, add_format, print_json
 from runner.errors import SpecError, UsageError, counted, display_path
 
 if TYPE_CHECKING:
@@ -25,27 +25,40 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "read, from file:// as from GitHub Pages or a CI artifact): the parity of every test on every "
         "hardware with each cell's latest status, one page per cell (its gated metrics with band and bounds, "
         "its runs, its launch and the diff against its sibling on the other platform), the failure streaks "
-        "and flaky cells, and the GPU-hours per suite, hardware and week. See docs/results-page.md.",
+        "and flaky cells, and the GPU-hours per suite, hardware and week. Prints the index page's path "
+        "(--format json: the pages, the flaky cells, the failing ones). See docs/results-page.md.",
     )
     parser.add_argument("specs", nargs="*", default=["matrices"], metavar="SPEC|DIR")
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
-    parser.add_argument("--html", type=Path, required=True, metavar="DIR", help="the folder to write the site to")
+    parser.add_argument(
+        "--html", type=Path, required=True, metavar="DIR", help="the folder to write the site to"
+    )
     parser.add_argument(
         "--history",
         metavar="PATH|URL",
         help="the store (default: $RUN_MATRIX_HISTORY_URL, else run-matrix-logs/history.sqlite; that default "
         "file missing: a site without runs)",
     )
-    parser.add_argument("--since", type=_date, metavar="DATE", help="only the runs recorded from DATE on (YYYY-MM-DD)")
+    parser.add_argument(
+        "--since", type=_date, metavar="DATE", help="only the runs recorded from DATE on (YYYY-MM-DD)"
+    )
     parser.add_argument(
         "--flaky-runs", type=int, default=10, metavar="N", help="the runs the flip rate looks back over (10)"
     )
     parser.add_argument(
-        "--flaky-flips", type=int, default=3, metavar="K", help="flips in those runs that make a cell flaky (3)"
+        "--flaky-flips",
+        type=int,
+        default=3,
+        metavar="K",
+        help="flips in those runs that make a cell flaky (3)",
     )
     parser.add_argument(
-        "--budget-gpu-hours", type=float, metavar="H", help="the GPU-hours a week may spend; weeks over it are marked"
+        "--budget-gpu-hours",
+        type=float,
+        metavar="H",
+        help="the GPU-hours a week may spend; weeks over it are marked",
     )
+    add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 
 
@@ -74,11 +87,17 @@ def run(args: argparse.Namespace) -> int:
     history = _history(args.history, args.since)
     options = Options(datetime.date.today(), args.flaky_runs, args.flaky_flips, args.budget_gpu_hours)
     refused = [Refused(display_path(path), str(exc), _expired(exc)) for path, exc in broken]
-    files = site(cells, vendors, history, options, Redactor.of(os.environ), refused)
-    atomic.write_all({args.html / name: text for name, text in files.items()})
-    pages = counted(len(files), "page")
-    print(f"run-matrix: wrote {pages} ({counted(len(history.runs), 'run')}) to {display_path(args.html)}", file=sys.stderr)
-    print(display_path(args.html / "index.html"))
+    built = site(cells, vendors, history, options, Redactor.of(os.environ), refused)
+    atomic.write_all({args.html / name: text for name, text in built.files.items()})
+    wrote = f"{counted(len(built.files), 'page')} ({counted(built.runs, 'run')})"
+    print(f"run-matrix: wrote {wrote} to {display_path(args.html)}", file=sys.stderr)
+    index = display_path(args.html / "index.html")
+    if args.format == "text":
+        print(index)
+        return 0
+    failing = [{"cell": cell, "failed_in_a_row": runs} for cell, runs in built.failing]
+    pages = sorted(built.files)
+    print_json({"index": index, "pages": pages, "runs": built.runs, "flaky": built.flaky, "failing": failing})
     return 0
 
 

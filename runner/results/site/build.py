@@ -13,7 +13,7 @@ from runner.cells.layout import layout
 from runner.errors import RunMatrixError, display_path
 from runner.results.coverage import Row, coverage
 from runner.results.site import budget, facts, pages, parity
-from runner.results.site.records import History, Run
+from runner.results.site.records import History, Point, Run
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,14 @@ class Options:
     budget_gpu_hours: float | None = None  # a week's
 
 
+@dataclass(frozen=True)
+class Site:
+    files: Mapping[str, str]  # file name under the site's folder -> its text
+    runs: int
+    flaky: tuple[str, ...]  # the cells named flaky
+    failing: tuple[tuple[str, int], ...]  # the cells whose newest runs failed, and how many in a row
+
+
 def site(
     cells: Sequence[Cell],
     vendors: Mapping[str, str],
@@ -31,7 +39,7 @@ def site(
     options: Options,
     redact: Callable[[str], str],
     refused: Sequence[parity.Refused] = (),
-) -> dict[str, str]:
+) -> Site:
     """``vendors``: each hardware profile's vendor, in the order of the parity table's columns;
     ``redact``: what every rendered launch passes through (no secret of the environment in a page)."""
     rows = coverage(cells, list(vendors))
@@ -43,8 +51,19 @@ def site(
     known = {cell.id: cell for cell in cells}
     launches = {cell.id: redact(_launch(cell)) for cell in cells}
     siblings = _siblings(rows, vendors)
+    series: dict[str, dict[str, tuple[Point, ...]]] = {}
+    for (cell, metric), points in history.series.items():
+        series.setdefault(cell, {})[metric] = points
     views = [
-        _view(name, known.get(name), by_cell.get(name, []), history, options, launches, siblings.get(name, ""))
+        _view(
+            name,
+            known.get(name),
+            by_cell.get(name, []),
+            series.get(name, {}),
+            options,
+            launches,
+            siblings.get(name, ""),
+        )
         for name in sorted(set(known) | set(by_cell))
     ]
     gpus = {cell.id: layout(cell).cluster_gpus for cell in cells}
@@ -56,7 +75,9 @@ def site(
         "budget.html": pages.budget_page(spent),
     }
     files.update({pages.cell_file(view.cell): pages.cell_page(view) for view in views})
-    return files
+    flaky = tuple(v.cell for v in views if v.flips.flaky)
+    failing = tuple((v.cell, v.streak.runs) for v in views if v.streak.runs)
+    return Site(files, len(history.runs), flaky, failing)
 
 
 def _label(cell: Cell) -> str:
@@ -68,7 +89,12 @@ def _skip(cell: Cell, today: datetime.date) -> parity.Skip:
     assert cell.skip is not None
     expires = cell.skip.expires
     return parity.Skip(
-        cell.id, cell.profile.name, cell.skip.reason, cell.skip.issue or "", expires, parity.expired(expires, today)
+        cell.id,
+        cell.profile.name,
+        cell.skip.reason,
+        cell.skip.issue or "",
+        expires,
+        parity.expired(expires, today),
     )
 
 
@@ -98,30 +124,30 @@ def _view(
     name: str,
     cell: Cell | None,
     runs: list[Run],
-    history: History,
+    recorded: Mapping[str, tuple[Point, ...]],
     options: Options,
     launches: Mapping[str, str],
     sibling: str,
 ) -> pages.CellView:
     launch = launches.get(name, "")
-    diff = tuple(
-        difflib.unified_diff(launch.splitlines(), launches.get(sibling, "").splitlines(), name, sibling, lineterm="")
-    ) if sibling else ()  # fmt: skip
+    other = launches.get(sibling, "").splitlines()
+    diff = (
+        tuple(difflib.unified_diff(launch.splitlines(), other, name, sibling, lineterm="")) if sibling else ()
+    )
     bisections: dict[str, list[Run]] = {}
     for run in runs:
         if run.bisection:
             bisections.setdefault(run.bisection, []).append(run)
     return pages.CellView(
         name, cell.profile.name if cell else (runs[-1].hardware if runs else ""), launch, sibling, diff,
-        _gated(name, cell, history), tuple(runs), facts.streak(runs),
+        _gated(cell, recorded), tuple(runs), facts.streak(runs),
         facts.flips(runs, options.window, options.flips), {k: tuple(v) for k, v in bisections.items()},
     )  # fmt: skip
 
 
-def _gated(name: str, cell: Cell | None, history: History) -> tuple[pages.Gated, ...]:
+def _gated(cell: Cell | None, recorded: Mapping[str, tuple[Point, ...]]) -> tuple[pages.Gated, ...]:
     """Every metric a band judged in the store or the spec bounds: its series, the spec's min and max."""
     expect = cell.spec.expect if cell else {}
-    recorded = {metric: points for (c, metric), points in history.series.items() if c == name}
     banded = {m for m, points in recorded.items() if any(p.low is not None for p in points)}
     chosen = sorted(banded | set(expect))
     return tuple(

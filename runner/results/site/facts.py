@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -88,7 +89,9 @@ def flips(runs: Sequence[Run], window: int = FLAKY_WINDOW, threshold: int = FLAK
     if not runs:
         return Flips(0, 0, window, "", False)
     newest = runs[-1].content_hash
-    verdicts = [kind(r) == "passed" for r in runs if r.content_hash == newest and kind(r) not in ("infra", "none")]
+    verdicts = [
+        kind(r) == "passed" for r in runs if r.content_hash == newest and kind(r) not in ("infra", "none")
+    ]
     verdicts = verdicts[-window:]
-    changed = sum(a != b for a, b in zip(verdicts, verdicts[1:]))
+    changed = sum(a != b for a, b in itertools.pairwise(verdicts))
     return Flips(changed, len(verdicts), window, newest, changed >= threshold)

@@ -65,7 +65,7 @@ def page(title: str, body: Content, depth: int = 0) -> str:
         "<meta name='viewport' content='width=device-width,initial-scale=1'>"
         # nothing is fetched and nothing runs: the page is its own text
         "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; "
-        "img-src data:\">"
+        'img-src data:">'
     )
     parts = [head, element("title", title), element("style", Markup(STYLE)), Markup("</head><body>")]
     return render([*parts, nav, element("h1", title), body, Markup("</body></html>\n")])

@@ -13,7 +13,7 @@ from runner.results.site.budget import Budget
 from runner.results.site.chart import chart
 from runner.results.site.facts import KIND_WORDS, Flips, Streak, kind
 from runner.results.site.markup import Content, Markup, element, page, table
-from runner.results.site.parity import Parity
+from runner.results.site.parity import Parity, Skip
 from runner.results.site.records import Point, Run
 
 CELLS = "cells"  # the folder of the cell pages
@@ -44,8 +44,8 @@ class CellView:
     diff: tuple[str, ...] = ()  # the launch's unified diff against the sibling's
     gated: tuple[Gated, ...] = ()
     runs: tuple[Run, ...] = ()
-    streak: Streak = Streak(0, None)
-    flips: Flips = Flips(0, 0, 10, "", False)
+    streak: Streak = field(default_factory=lambda: Streak(0, None))
+    flips: Flips = field(default_factory=lambda: Flips(0, 0, 10, "", False))
     bisections: Mapping[str, tuple[Run, ...]] = field(default_factory=dict)
 
 
@@ -66,7 +66,10 @@ def parity_page(found: Parity, hardware: Sequence[str]) -> str:
         element("h2", "Tests that run, per vendor and hardware"),
         table(
             ["", "tests that run", "share"],
-            [[s.name, f"{s.running} of {s.tests}", f"{s.percent:.0f}%"] for s in (*found.vendors, *found.hardware)],
+            [
+                [s.name, f"{s.running} of {s.tests}", f"{s.percent:.0f}%"]
+                for s in (*found.vendors, *found.hardware)
+            ],
             class_="shares",
         ),
     ]
@@ -93,7 +96,9 @@ def _rows_table(head: Sequence[str], rows: Sequence[Sequence[Content]], found: P
     body = []
     for row, cells in zip(found.rows, rows, strict=True):
         split = (row.test, row.variant) in found.split
-        body.append(element("tr", [element("td", value) for value in cells], class_="split" if split else None))
+        body.append(
+            element("tr", [element("td", value) for value in cells], class_="split" if split else None)
+        )
     header = element("tr", [element("th", name) for name in head])
     return element("table", element("thead", header), element("tbody", body), class_="parity")
 
@@ -120,15 +125,24 @@ def _skips(found: Parity) -> list[Markup]:
         [
             _link(s.cell), s.hardware, s.reason,
             element("a", s.issue, href=s.issue) if _is_web(s.issue) else s.issue,
-            element("span", f"{s.expires} (expired)", class_="expired") if s.expired else str(s.expires or ""),
+            _expiry(s),
         ]
         for s in found.skips
     ]  # fmt: skip
-    return [element("h2", "Skipped cells"), table(["cell", "hardware", "reason", "issue", "expires"], rows, "skips")]
+    return [
+        element("h2", "Skipped cells"),
+        table(["cell", "hardware", "reason", "issue", "expires"], rows, "skips"),
+    ]
+
+
+def _expiry(skip: Skip) -> Content:
+    if skip.expired:
+        return element("span", f"{skip.expires} (expired)", class_="expired")
+    return str(skip.expires or "")
 
 
 def _is_web(link: str) -> bool:
-    """Only an http(s) address becomes a link: never ``javascript:`` or a ``data:`` URL from a spec."""
+    """Only an http or https address becomes a link: never ``javascript:`` or a ``data:`` URL from a spec."""
     return re.match(r"https?://[^\s\"'<>]+$", link) is not None
 
 
@@ -154,12 +168,16 @@ def flaky_page(views: Sequence[CellView], window: int, threshold: int) -> str:
     header = element("tr", [element("th", name) for name in head])
     rule = element(
         "p",
-        f"A cell is flaky when at least {threshold} of its last {window} runs with a verdict, at the content hash "
-        "of its newest run, changed verdict (pass to fail, or back). An infra failure (exit 3, a preflight or "
-        "prepare step, a timeout) gives no verdict, so it never flips one; a failure streak counts it, told apart.",
+        f"A cell is flaky when at least {threshold} of its last {window} runs with a verdict, at the content "
+        "hash of its newest run, changed verdict (pass to fail, or back). An infra failure (exit 3, a "
+        "preflight or prepare step, a timeout) gives no verdict, so it never flips one; a failure streak "
+        "counts it, told apart.",
         class_="muted",
     )
-    return page("run-matrix: streaks and flaky cells", [rule, element("table", element("thead", header), element("tbody", rows), class_="flaky-table")])
+    return page(
+        "run-matrix: streaks and flaky cells",
+        [rule, element("table", element("thead", header), element("tbody", rows), class_="flaky-table")],
+    )
 
 
 def _kinds(runs: Sequence[Run]) -> str:
@@ -174,13 +192,24 @@ def _kinds(runs: Sequence[Run]) -> str:
 def budget_page(found: Budget) -> str:
     limit = f"{found.limit:g} GPU-hours a week" if found.limit is not None else "no budget given"
     weeks = [
-        [week, f"{hours:.2f}", element("span", "over budget", class_="failed") if week in found.over() else ""]
+        [
+            week,
+            f"{hours:.2f}",
+            element("span", "over budget", class_="failed") if week in found.over() else "",
+        ]
         for week, hours in found.weeks
     ]
     spent = [[s.week, s.suite, s.hardware, str(s.runs), f"{s.gpu_hours:.2f}"] for s in found.spent]
     notes = [element("p", f"budget: {limit}")]
     if found.unknown:
-        notes.append(element("p", f"{counted(found.unknown, 'run')} of cells no spec given names: their GPUs are unknown, left out", class_="muted"))
+        notes.append(
+            element(
+                "p",
+                f"{counted(found.unknown, 'run')} of cells no spec given names: their GPUs are unknown, "
+                "left out",
+                class_="muted",
+            )
+        )
     return page(
         "run-matrix: GPU budget",
         [*notes, table(["week", "GPU-hours", ""], weeks, "weeks"), element("h2", "Per suite and hardware"),
@@ -200,10 +229,16 @@ def cell_page(view: CellView) -> str:
         charts.append(element("p", "no gated metric recorded", class_="muted"))
     parts: list[Content] = [summary, charts, element("h2", "Runs"), _runs(view.runs)]
     parts += _bisections(view)
-    parts += [element("h2", "Launch"), element("pre", view.launch or "not in the specs given", class_="launch")]
+    parts += [
+        element("h2", "Launch"),
+        element("pre", view.launch or "not in the specs given", class_="launch"),
+    ]
     if view.sibling:
-        lines = [Markup(element("span", line, class_=_diff_class(line)) + "\n") for line in view.diff] or ["the same launch"]
-        parts += [element("h2", "Diff against ", _link(view.sibling, 1)), element("pre", lines, class_="diff")]
+        lines: list[Content] = [Markup(element("span", t, class_=_diff_class(t)) + "\n") for t in view.diff]
+        parts += [
+            element("h2", "Diff against ", _link(view.sibling, 1)),
+            element("pre", lines or "the same launch", class_="diff"),
+        ]
     return page(f"cell {view.cell}", parts, depth=1)
 
 

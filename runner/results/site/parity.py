@@ -65,10 +65,7 @@ def parity(
     latest = {run.cell: run for run in runs}
     split = frozenset((r.test, r.variant) for r in rows if _split(r, vendors, latest))
     ordered = sorted(rows, key=lambda r: ((r.test, r.variant) not in split, r.test, r.variant))
-    by_hardware = tuple(
-        Share(h, sum(_runs(r, h) for r in rows), len(rows))
-        for h in vendors
-    )
+    by_hardware = tuple(Share(h, sum(_runs(r, h) for r in rows), len(rows)) for h in vendors)
     by_vendor = tuple(
         Share(v, sum(any(_runs(r, h) for h in vendors if vendors[h] == v) for r in rows), len(rows))
         for v in sorted(set(vendors.values()))
