@@ -198,3 +198,45 @@ def test_the_example_tool_builds_its_specs_and_store(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     specs, store = build(tmp_path)
     assert (specs / "rocm" / "moe.yaml").is_file() and Path(store).stat().st_size > 0
+
+
+def site_job() -> dict:
+    import yaml
+
+    from tests.conftest import ROOT
+
+    page = (ROOT / "docs" / "results-page.md").read_text()
+    (block,) = [
+        b for b in re.findall(r"```yaml\n(.*?)```", page, re.S) if "results site" in b.splitlines()[0]
+    ]
+    return yaml.safe_load(block)["jobs"]
+
+
+def test_the_workflow_job_that_publishes_the_site_is_valid_for_github_and_parses():
+    jsonschema = pytest.importorskip("jsonschema")
+    builtin = pytest.importorskip("check_jsonschema.builtin_schemas")
+    import shlex
+
+    from runner.cli import parser
+    from tests.test_ci_workflow import workflow
+
+    data = workflow()
+    data["jobs"] = {**data["jobs"], **site_job()}
+    validator = jsonschema.Draft7Validator(builtin.get_builtin_schema("vendor.github-workflows"))
+    assert [e.message for e in validator.iter_errors(data)] == []
+    job = data["jobs"]["site"]
+    assert job["needs"] == "run" and job["if"] == "always() && needs.run.result != 'skipped'"
+    lines = [
+        line
+        for step in job["steps"]
+        for line in step.get("run", "").splitlines()
+        if line.startswith("run-matrix ")
+    ]
+    assert lines == ["run-matrix report matrices --html site --budget-gpu-hours 500"]
+    parser().parse_args(shlex.split(lines[0])[1:])
+    uploaded = [
+        s
+        for s in job["steps"]
+        if s.get("uses", "").startswith(("actions/upload-artifact", "actions/upload-pages-artifact"))
+    ]
+    assert [s["with"]["path"] for s in uploaded] == ["site", "site"]
