@@ -43,29 +43,9 @@ def site(
     """``vendors``: each hardware profile's vendor, in the order of the parity table's columns;
     ``redact``: what every rendered launch passes through (no secret of the environment in a page)."""
     rows = coverage(cells, list(vendors))
-    by_cell: dict[str, list[Run]] = {}
-    for run in history.runs:
-        by_cell.setdefault(run.cell, []).append(run)
     skips = [_skip(cell, options.today) for cell in cells if cell.skip]
     found = parity.parity(rows, vendors, history.runs, skips, refused)
-    known = {cell.id: cell for cell in cells}
-    launches = {cell.id: redact(_launch(cell)) for cell in cells}
-    siblings = _siblings(rows, vendors)
-    series: dict[str, dict[str, tuple[Point, ...]]] = {}
-    for (cell, metric), points in history.series.items():
-        series.setdefault(cell, {})[metric] = points
-    views = [
-        _view(
-            name,
-            known.get(name),
-            by_cell.get(name, []),
-            series.get(name, {}),
-            options,
-            launches,
-            siblings.get(name, ""),
-        )
-        for name in sorted(set(known) | set(by_cell))
-    ]
+    views = _views(cells, history, options, redact, _siblings(rows, vendors))
     gpus = {cell.id: layout(cell).cluster_gpus for cell in cells}
     suites = {cell.id: cell.spec.ci.suite or _label(cell) for cell in cells}
     spent = budget.budget(history.runs, gpus, suites, options.budget_gpu_hours)
@@ -78,6 +58,29 @@ def site(
     flaky = tuple(v.cell for v in views if v.flips.flaky)
     failing = tuple((v.cell, v.streak.runs) for v in views if v.streak.runs)
     return Site(files, len(history.runs), flaky, failing)
+
+
+def _views(
+    cells: Sequence[Cell],
+    history: History,
+    options: Options,
+    redact: Callable[[str], str],
+    siblings: Mapping[str, str],
+) -> list[pages.CellView]:
+    """A page's worth of each cell of the specs or the store, by id."""
+    by_cell: dict[str, list[Run]] = {}
+    for run in history.runs:
+        by_cell.setdefault(run.cell, []).append(run)
+    series: dict[str, dict[str, tuple[Point, ...]]] = {}
+    for (cell, metric), points in history.series.items():
+        series.setdefault(cell, {})[metric] = points
+    known = {cell.id: cell for cell in cells}
+    launches = {cell.id: redact(_launch(cell)) for cell in cells}
+    return [
+        _view(name, known.get(name), by_cell.get(name, []), series.get(name, {}), options, launches,
+              siblings.get(name, ""))
+        for name in sorted(set(known) | set(by_cell))
+    ]  # fmt: skip
 
 
 def _label(cell: Cell) -> str:
