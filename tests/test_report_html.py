@@ -240,3 +240,25 @@ def test_the_workflow_job_that_publishes_the_site_is_valid_for_github_and_parses
         if s.get("uses", "").startswith(("actions/upload-artifact", "actions/upload-pages-artifact"))
     ]
     assert [s["with"]["path"] for s in uploaded] == ["site", "site"]
+
+
+@pytest.mark.allow_subprocess
+def test_report_loads_neither_sqlalchemy_nor_rich_nor_the_run_stack(tmp_path):
+    from tests.test_startup import HEAVY, loaded, under
+
+    (tmp_path / "empty.sqlite").write_bytes(b"")
+    code, modules = loaded(
+        ["report", "--html", str(tmp_path / "site"), "--history", str(tmp_path / "empty.sqlite")]
+    )
+    assert code == 0 and (tmp_path / "site" / "index.html").is_file()
+    heavy = (
+        *HEAVY,
+        "sqlalchemy",
+        "rich",
+        "matplotlib",
+        "plotext",
+        "junitparser",
+        "runner.run",
+        "runner.importer",
+    )
+    assert under(modules, heavy) == []
