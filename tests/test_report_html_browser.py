@@ -94,6 +94,8 @@ def by_css(session: Any, selector: str) -> list[Any]:
 
 def test_the_parity_page_shows_each_vendor_s_share_and_the_split_tests_first(session, site, artifacts):
     shown(session, site, "index.html", artifacts, "parity")
+    glance = by_css(session, "p.glance")[0].text
+    assert glance.startswith("6 cells; failing now: nv/moe, rocm/dense; flaky: nv/moe")
     shares = {row.text for row in by_css(session, "table.shares tbody tr")}
     assert {"amd 2 of 3 67%", "nvidia 2 of 3 67%", "h200 2 of 3 67%", "b200 0 of 3 0%"} <= shares
     first = by_css(session, "table.parity tbody tr")[0]

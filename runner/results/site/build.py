@@ -50,7 +50,7 @@ def site(
     suites = {cell.id: cell.spec.ci.suite or _label(cell) for cell in cells}
     spent = budget.budget(history.runs, gpus, suites, options.budget_gpu_hours)
     files = {
-        "index.html": pages.parity_page(found, list(vendors)),
+        "index.html": pages.parity_page(found, list(vendors), views),
         "flaky.html": pages.flaky_page(views, options.window, options.flips),
         "budget.html": pages.budget_page(spent),
     }

@@ -61,8 +61,9 @@ def _link(cell: str, depth: int = 0) -> Markup:
     return element("a", cell, href="../" * depth + cell_file(cell))
 
 
-def parity_page(found: Parity, hardware: Sequence[str]) -> str:
+def parity_page(found: Parity, hardware: Sequence[str], views: Sequence[CellView] = ()) -> str:
     shares = [
+        _glance(views),
         element("h2", "Tests that run, per vendor and hardware"),
         table(
             ["", "tests that run", "share"],
@@ -90,6 +91,26 @@ def _refused(found: Parity) -> list[Markup]:
         for r in found.refused
     ]  # fmt: skip
     return [element("h2", "Specs that do not build"), table(["spec", "why", "message"], rows, "refused")]
+
+
+def _glance(views: Sequence[CellView]) -> Markup:
+    """One line first: which cells fail now, which are flaky, each linked to its page."""
+    failing = [v.cell for v in views if v.streak.runs]
+    flaky = [v.cell for v in views if v.flips.flaky]
+    streaks = element("a", "streaks", href="flaky.html")
+    said = [f"{counted(len(views), 'cell')}; failing now: ", *_listed(failing), "; flaky: ", *_listed(flaky)]
+    said += [" (", streaks, ")"]
+    return element("p", said, class_="glance")
+
+
+def _listed(cells: Sequence[str]) -> list[Content]:
+    if not cells:
+        return ["none"]
+    found: list[Content] = []
+    for index, cell in enumerate(cells):
+        found += [", "] if index else []
+        found.append(_link(cell))
+    return found
 
 
 def _rows_table(head: Sequence[str], rows: Sequence[Sequence[Content]], found: Parity) -> Markup:
