@@ -43,6 +43,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "flags",
         "the flag catalogs: show a miles version's flags, or rebuild a catalog from sources",
     ),
+    "report": (
+        "report",
+        "write the results site: parity, each cell's metrics and runs, streaks, flaky cells, GPU budget",
+    ),
     "ci": ("ci", "plan a CI: cells onto runner classes, balanced by est_time (a GitHub Actions matrix)"),
 }
 

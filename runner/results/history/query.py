@@ -61,6 +61,7 @@ def reads() -> dict[str, sa.Select[Any]]:
         "gates": sa.select(gates).where(gates.c.run.in_(_chosen()), gates.c.metric == sa.bindparam("metric"))
         .order_by(gates.c.run, gates.c.step),
         **_learning_reads(),
+        **_report_reads(),
     }  # fmt: skip
 
 
@@ -92,6 +93,20 @@ def _learning_reads() -> dict[str, sa.Select[Any]]:
         .where(samples.c.run.in_(in_cell), samples.c.metric == sa.bindparam("metric")),
         "most_baseline": sa.select(sa.func.max(gates.c.baseline_runs).label("most"))
         .where(gates.c.run.in_(in_cell), gates.c.metric == sa.bindparam("metric")),
+    }  # fmt: skip
+
+
+def _report_reads() -> dict[str, sa.Select[Any]]:
+    """What ``report --html`` reads: every run (each column, so that one a later schema adds, such as
+    a bisection's id, reaches the site), and the gates and last values of the runs from ``:first`` on."""
+    runs, samples, gates = schema.runs, schema.samples, schema.gates
+    judged = (gates.c.run, gates.c.metric, gates.c.step, gates.c.value, gates.c.reference, gates.c.low)
+    return {
+        "report_runs": sa.select(runs).order_by(runs.c.seq),
+        "report_gates": sa.select(*judged, gates.c.high, gates.c.verdict)
+        .where(gates.c.run >= sa.bindparam("first")).order_by(gates.c.run, gates.c.metric, gates.c.step),
+        "report_last": sa.select(samples.c.run, samples.c.metric, samples.c.value)
+        .where(samples.c.run >= sa.bindparam("first"), samples.c.last.is_(True)),
     }  # fmt: skip
 
 
