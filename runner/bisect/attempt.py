@@ -29,8 +29,8 @@ from runner.results.history.recorder import Recorder
 from runner.results.outcome import CellResult, Sample, Status
 from runner.run import lifecycle
 from runner.run.cell_run import cell_result
-from runner.run.outputs import Outputs
-from runner.run.plan import Options
+from runner.run.outputs import Outputs, make_log_dir
+from runner.run.plan import Options, job_name
 from runner.run.record import new_run_id
 
 
@@ -103,6 +103,7 @@ def attempt(each: Planned, root: Path, settings: Settings, recorder: Recorder, n
         timeout=settings.timeout,
     )
     try:
+        make_log_dir(options.log_dir, [job_name(each.cell.id)])
         finished = lifecycle.run([each], options, Outputs(()), Quiet(), _nothing, recorder)
     except EnvironmentProblem as exc:  # preflight, Ray: before the cell ran
         result = recorder.record(each, cell_result(each, Status.ERROR, str(exc), ()))

@@ -58,11 +58,10 @@ def begin(
 
 
 def resumed(started: Started, miles_root: Path, max_runs: int | None) -> Begun:
-    """A bisection the store holds, over the same checkout's history (``max_runs`` may be raised)."""
+    """A bisection the store holds, over the same checkout's history; ``max_runs`` bounds this session."""
     checkout = revisions.repository(miles_root)
     ids = revisions.between(checkout, started.good, started.bad)
-    if max_runs is not None:
-        started = replace(started, max_runs=max_runs)
+    started = replace(started, max_runs=max_runs)
     return Begun(started, checkout, tuple(revisions.described(checkout, i) for i in ids))
 
 
@@ -114,10 +113,12 @@ class Loop:
     launches: dict[int, Planned] = field(default_factory=dict)
 
     def run(self) -> Answer:
-        most = self.begun.started.max_runs
+        """Commit after commit until the search ends, or this session has had its ``--max-runs``."""
+        limit = self.begun.started.max_runs
+        most = None if limit is None else self.search.runs + limit  # runs before a resume do not count
         while (index := self.search.next()) is not None:
             if most is not None and self.search.runs >= most:
-                return self.answer(f"stopped after {counted(self.search.runs, 'run')} (--max-runs {most})")
+                return self.answer(f"stopped after {counted(limit or 0, 'run')} (--max-runs {limit})")
             self.commit(index, most)
         return self.answer("")
 

@@ -114,6 +114,7 @@ def _bisect(begun: Begun, search: Any, store: Store, args: argparse.Namespace, v
     from runner.bisect import attempt, bisection
     from runner.results.history import bisections
     from runner.results.history.recorder import Recorder
+    from runner.run.outputs import make_log_dir
 
     started = begun.started
     if verb == "started":
@@ -136,6 +137,7 @@ def _bisect(begun: Begun, search: Any, store: Store, args: argparse.Namespace, v
         args.trust_checkout,
         started.metric,
     )
+    make_log_dir(settings.log_dir)  # a log folder that cannot be written is exit 3 before any run
     recorder = Recorder(store, bisection=started.id)
     return bisection.Loop(begun, settings, recorder, _say, search).run()
 
