@@ -65,9 +65,16 @@ SUBJECTS = (
 
 
 def git(root: Path, *args: str) -> str:
-    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": str(root), "PATH": "/usr/bin:/bin"}
+    env = {
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "HOME": str(root),
+        "PATH": "/usr/bin:/bin",
+    }
     identity = ("-c", "user.name=Fake", "-c", "user.email=fake@example.com", "-c", "commit.gpgsign=false")
-    done = subprocess.run(["git", *identity, *args], cwd=root, env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["git", *identity, *args], cwd=root, env=env, capture_output=True, text=True, check=True
+    )
     return done.stdout.strip()
 
 

@@ -80,7 +80,9 @@ def test_the_first_bad_commit_is_found_past_flaky_broken_and_invalid_commits_and
     assert not any(run["trusted"] for run in runs)  # an older miles is kept out of baselines
 
 
-def test_the_answer_as_text_names_the_commit_its_attempts_and_its_parent(cli, specs, users_cluster, miles, tmp_path):
+def test_the_answer_as_text_names_the_commit_its_attempts_and_its_parent(
+    cli, specs, users_cluster, miles, tmp_path
+):
     root, ids = miles
     specs("async")
     store = tmp_path / "history.sqlite"
