@@ -11,7 +11,9 @@ from runner.results.outcome import Attempt, CellResult, Check, Gate, Status
 LOGPROB, STEP_TIME = "train/train_rollout_logprob_abs_diff", "perf/step_time"
 
 
-def result(status: Status, outcome: str = "succeeded", checks: tuple[Check, ...] = (), gates=()) -> CellResult:
+def result(
+    status: Status, outcome: str = "succeeded", checks: tuple[Check, ...] = (), gates=()
+) -> CellResult:
     attempts = (Attempt(1, "job-1", outcome, "", 1.0),) if outcome else ()  # type: ignore[arg-type]
     return CellResult("fake/async", status, "", "s.yaml", (), "h", "abc", "", attempts=attempts,
                       checks=checks, gates=gates)  # fmt: skip

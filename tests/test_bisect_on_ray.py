@@ -78,6 +78,11 @@ def test_the_first_bad_commit_is_found_past_flaky_broken_and_invalid_commits_and
     assert {run["bisection"] for run in runs} == {first["bisection"]}
     assert {run["miles_commit"] for run in runs} == {ids[i] for i in (0, 3, 4, 6, 7, 9)}
     assert not any(run["trusted"] for run in runs)  # an older miles is kept out of baselines
+    page = tmp_path / "page.html"
+    assert (
+        cli("history", "fake/async", "--history", str(store), "--html", str(page), "--last", "100").code == 0
+    )
+    assert f"<td>{ids[history.FIRST_BAD][:12]} (bisection {first['bisection']})</td>" in page.read_text()
 
 
 def test_the_answer_as_text_names_the_commit_its_attempts_and_its_parent(

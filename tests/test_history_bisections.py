@@ -23,7 +23,9 @@ def store(history_url: str):
 
 
 def attempt(store: Store, commit: str, outcome: str, bisection: str = "0123456789ab") -> str:
-    identity = Identity(IDENTITY.cell, IDENTITY.spec, IDENTITY.content_hash, IDENTITY.hardware, commit, "0.1.0")
+    identity = Identity(
+        IDENTITY.cell, IDENTITY.spec, IDENTITY.content_hash, IDENTITY.hardware, commit, "0.1.0"
+    )
     record = AttemptRecord(identity, 1, "job", "succeeded", "passed", False, "bisection", {}, (), 1.0, "",
                            bisection, outcome)  # fmt: skip
     return store.record(record)
@@ -38,7 +40,11 @@ def test_a_bisection_and_its_attempts_read_back_in_order(store):
     attempt(store, "c" * 40, "env")
     attempt(store, "d" * 40, "pass", bisection="")  # a run's, not the bisection's
     attempt(store, "e" * 40, "")  # a retried attempt: it told the bisection nothing
-    assert bisections.outcomes(store, "0123456789ab") == [("b" * 40, "fail"), ("a" * 40, "pass"), ("c" * 40, "env")]
+    assert bisections.outcomes(store, "0123456789ab") == [
+        ("b" * 40, "fail"),
+        ("a" * 40, "pass"),
+        ("c" * 40, "env"),
+    ]
     with pytest.raises(UsageError, match="--resume fedcba987654: no such bisection in the history store"):
         bisections.find(store, "fedcba987654")
 
