@@ -170,17 +170,52 @@ class Loop:
         return Answer(self.begun, self.search, self.reasons, changed, stopped)
 
 
-def estimate(begun: Begun, trust: bool) -> tuple[int, int | None, str]:
-    """GPUs a run takes and seconds it is estimated to (``ci.est_time``), from the cell rendered at
-    the bad commit; with why there is no estimate ("" when there is one)."""
+@dataclass(frozen=True)
+class Plan:
+    """What ``--dry-run`` prints: the commits to split, the runs expected, and their GPU-hours."""
+
+    begun: Begun
+    gpus: int
+    est_time: int | None  # seconds a run takes (``ci.est_time``)
+    no_estimate: str  # why there are no GPU-hours ("" when there are)
+
+    @property
+    def gpu_hours(self) -> float | None:
+        if not self.est_time:
+            return None
+        return round(self.begun.expected_runs * self.gpus * self.est_time / 3600, 2)
+
+    def to_json(self) -> dict[str, object]:
+        started = self.begun.started
+        candidates = [
+            {"commit": c.id, "subject": c.subject, "pr": c.pull_request} for c in self.begun.commits[1:]
+        ]
+        return {
+            "cell": started.cell,
+            "good": started.good,
+            "bad": started.bad,
+            "candidates": candidates,
+            "attempts": started.attempts,
+            "expected_runs": self.begun.expected_runs,
+            "max_runs": started.max_runs,
+            "gpus": self.gpus,
+            "est_time": self.est_time,
+            "gpu_hours": self.gpu_hours,
+            "no_estimate": self.no_estimate,
+        }
+
+
+def plan(begun: Begun, trust: bool) -> Plan:
+    """The plan, from the cell rendered at the bad commit: the GPUs a run takes and its ``ci.est_time``."""
     with attempt.tree_of(begun.checkout, begun.started.bad) as root:
         try:
             cell = attempt.planned(begun.started.cell, root, trust).cell
         except SpecError as exc:
-            return 0, None, f"the spec does not validate at the bad commit: {exc.problems[0].message}"
+            why = exc.problems[0].message if exc.problems else str(exc)
+            return Plan(begun, 0, None, f"the spec does not validate at the bad commit: {why}")
     gpus = cell.spec.cluster.nodes * cell.spec.cluster.gpus_per_node
     seconds = cell.spec.ci.est_time
-    return gpus, seconds, "" if seconds else "the cell has no ci.est_time"
+    return Plan(begun, gpus, seconds, "" if seconds else "the cell has no ci.est_time")
 
 
 def check_rule(attempts: int, max_runs: int | None) -> Rule:

@@ -11,12 +11,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.cli.output import add_format, add_miles_root, add_trust_checkout, print_json
+from runner.cli.output import add_format, add_miles_root, add_trust_checkout, print_json, seconds
 from runner.errors import ExitCode, UsageError, counted, printable
 
 if TYPE_CHECKING:
+    from runner.bisect.attempt import Settings
     from runner.bisect.bisection import Answer, Begun
+    from runner.bisect.search import Rule
     from runner.diff import Difference
+    from runner.results.history.bisections import Started
     from runner.results.history.store import Store
 
 
@@ -52,7 +55,7 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         default=os.environ.get("RAY_ADDRESS") or None,
         help="an existing Ray cluster (default: $RAY_ADDRESS; else a local head for each attempt)",
     )
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="stop a job that runs longer")
+    parser.add_argument("--timeout", type=seconds, metavar="SECONDS", help="stop a job that runs longer")
     parser.add_argument("--skip-prepare", action="store_true", help="do not run the prepare steps")
     parser.add_argument("--no-preflight", dest="preflight", action="store_false", help="skip preflight")
     parser.add_argument(
@@ -67,40 +70,16 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from runner.bisect import bisection
-    from runner.bisect.search import Search
 
-    if args.miles_root is None:
-        raise UsageError("bisect: name the miles checkout: --miles-root DIR (or $MILES_ROOT)")
-    if not args.miles_root.is_dir():
-        raise UsageError(f"--miles-root {args.miles_root}: no such directory")
-    rule = bisection.check_rule(args.retries, args.max_runs)
-    if args.resume is None and (args.cell is None or args.good is None or args.bad is None):
-        raise UsageError("bisect: give CELL --good REV --bad REV, or --resume ID")
+    rule = _checked(args)
     if args.dry_run:
-        if args.resume is not None:
-            raise UsageError("--dry-run plans a new bisection: give CELL --good REV --bad REV")
         begun = bisection.begin(
             args.cell, args.miles_root, args.good, args.bad, rule, args.max_runs, args.metric
         )
         return _plan(begun, args)
     store = _store(args)
     try:
-        if args.resume is not None:
-            from runner.results.history import bisections
-
-            if args.cell is not None or args.good is not None or args.bad is not None:
-                raise UsageError("--resume ID goes on as the bisection began: give no CELL, --good or --bad")
-            started = bisections.find(store, args.resume)
-            begun = bisection.resumed(started, args.miles_root, args.max_runs)
-            search = bisection.replayed(begun, bisections.outcomes(store, started.id))
-            verb = "resumed"
-        else:
-            begun = bisection.begin(
-                args.cell, args.miles_root, args.good, args.bad, rule, args.max_runs, args.metric
-            )
-            search = Search(tuple(c.id for c in begun.commits), rule)
-            verb = "started"
-        answer = _bisect(begun, search, store, args, verb)
+        answer = _bisect(store, args, rule)
     finally:
         store.close()
     if args.format == "json":
@@ -110,23 +89,63 @@ def run(args: argparse.Namespace) -> int:
     return int(answer.exit_code)
 
 
-def _bisect(begun: Begun, search: Any, store: Store, args: argparse.Namespace, verb: str) -> Answer:
-    from runner.bisect import attempt, bisection
+def _checked(args: argparse.Namespace) -> Rule:
+    """The retry rule; a command line that names no bisection (or two) is refused first."""
+    from runner.bisect import bisection
+
+    if args.miles_root is None:
+        raise UsageError("bisect: name the miles checkout: --miles-root DIR (or $MILES_ROOT)")
+    if not args.miles_root.is_dir():
+        raise UsageError(f"--miles-root {args.miles_root}: no such directory")
+    named = (args.cell, args.good, args.bad)
+    if args.resume is not None and (any(n is not None for n in named) or args.dry_run):
+        raise UsageError(
+            "--resume ID goes on as the bisection began: give no CELL, --good, --bad or --dry-run"
+        )
+    if args.resume is None and any(n is None for n in named):
+        raise UsageError("bisect: give CELL --good REV --bad REV, or --resume ID")
+    return bisection.check_rule(args.retries, args.max_runs)
+
+
+def _bisect(store: Store, args: argparse.Namespace, rule: Rule) -> Answer:
+    """A new bisection, or the one ``--resume`` names, run to its end (or its ``--max-runs``)."""
+    from runner.bisect import bisection
+    from runner.bisect.search import Search
     from runner.results.history import bisections
     from runner.results.history.recorder import Recorder
     from runner.run.outputs import make_log_dir
 
-    started = begun.started
-    if verb == "started":
-        bisections.start(store, started)
-    count = len(begun.commits) - 1
-    _say(
+    if args.resume is not None:
+        started = bisections.find(store, args.resume)
+        begun = bisection.resumed(started, args.miles_root, args.max_runs)
+        search = bisection.replayed(begun, bisections.outcomes(store, started.id))
+    else:
+        begun = bisection.begin(
+            args.cell, args.miles_root, args.good, args.bad, rule, args.max_runs, args.metric
+        )
+        search = Search(tuple(c.id for c in begun.commits), rule)
+    settings = _settings(args, begun.started)
+    make_log_dir(settings.log_dir)  # a log folder that cannot be written is exit 3 before any run
+    if args.resume is None:
+        bisections.start(store, begun.started)
+    _say(_first_line(begun, "resumed" if args.resume else "started"))
+    return bisection.Loop(begun, settings, Recorder(store, bisection=begun.started.id), _say, search).run()
+
+
+def _first_line(begun: Begun, verb: str) -> str:
+    started, count = begun.started, len(begun.commits) - 1
+    return (
         f"run-matrix: bisection {started.id} {verb}: {printable(started.cell)}, "
         f"{counted(count, 'commit')} after {started.good[:12]} up to {started.bad[:12]}, about "
         f"{counted(begun.expected_runs, 'run')} ({counted(started.attempts, 'attempt')} a commit); "
         f"`run-matrix bisect --resume {started.id}` goes on if it is interrupted"
     )
-    settings = attempt.Settings(
+
+
+def _settings(args: argparse.Namespace, started: Started) -> Settings:
+    from runner.bisect.attempt import Settings
+
+    return Settings(
         args.ray_address,
         args.log_dir or Path("run-matrix-logs") / f"bisect-{started.id}",
         args.timeout,
@@ -137,9 +156,6 @@ def _bisect(begun: Begun, search: Any, store: Store, args: argparse.Namespace, v
         args.trust_checkout,
         started.metric,
     )
-    make_log_dir(settings.log_dir)  # a log folder that cannot be written is exit 3 before any run
-    recorder = Recorder(store, bisection=started.id)
-    return bisection.Loop(begun, settings, recorder, _say, search).run()
 
 
 def _store(args: argparse.Namespace) -> Store:
@@ -152,44 +168,29 @@ def _store(args: argparse.Namespace) -> Store:
         raise EnvironmentProblem(
             f"the history store needs {exc.name}: pip install 'run-matrix[run]'"
         ) from None
-    return Store.open(locate(args.history, os.environ, Path("run-matrix-logs")))
+    logs = args.log_dir.parent if args.log_dir else Path("run-matrix-logs")  # as `run`'s default store
+    return Store.open(locate(args.history, os.environ, logs))
 
 
 def _plan(begun: Begun, args: argparse.Namespace) -> int:
     from runner.bisect import bisection
 
-    gpus, seconds, why = bisection.estimate(begun, args.trust_checkout)
-    runs = begun.expected_runs
-    hours = runs * gpus * seconds / 3600 if seconds else None
-    plan = {
-        "cell": begun.started.cell,
-        "good": begun.started.good,
-        "bad": begun.started.bad,
-        "candidates": [
-            {"commit": c.id, "subject": c.subject, "pr": c.pull_request} for c in begun.commits[1:]
-        ],
-        "attempts": begun.started.attempts,
-        "expected_runs": runs,
-        "max_runs": begun.started.max_runs,
-        "gpus": gpus,
-        "est_time": seconds,
-        "gpu_hours": None if hours is None else round(hours, 2),
-        "no_estimate": why,
-    }
+    plan = bisection.plan(begun, args.trust_checkout)
     if args.format == "json":
-        print_json(plan)
+        print_json(plan.to_json())
         return int(ExitCode.OK)
-    lines = [f"bisect {printable(begun.started.cell)}: {counted(len(begun.commits) - 1, 'commit')} to split"]
+    started = begun.started
+    lines = [f"bisect {printable(started.cell)}: {counted(len(begun.commits) - 1, 'commit')} to split"]
     lines += [f"  {c.id[:12]}  {printable(c.subject)}" for c in reversed(begun.commits[1:])]
-    lines.append(f"  {begun.started.good[:12]}  (good) {printable(begun.commits[0].subject)}")
+    lines.append(f"  {started.good[:12]}  (good) {printable(begun.commits[0].subject)}")
+    hours = plan.gpu_hours
     cost = (
-        f"{hours:.2f} GPU-hours ({gpus} GPUs, {seconds} s a run)"
+        f"{hours:.2f} GPU-hours ({plan.gpus} GPUs, {plan.est_time} s a run)"
         if hours is not None
-        else f"GPU-hours unknown: {why}"
+        else f"GPU-hours unknown: {printable(plan.no_estimate)}"
     )
-    lines.append(
-        f"expected: {counted(runs, 'run')} ({begun.started.attempts} a commit; skips add to it), {cost}"
-    )
+    runs = counted(begun.expected_runs, "run")
+    lines.append(f"expected: {runs} ({started.attempts} a commit; skips add to it), {cost}")
     sys.stdout.write("\n".join(lines) + "\n")
     return int(ExitCode.OK)
 
