@@ -125,6 +125,26 @@ def test_a_checkout_that_is_not_git_and_unknown_resume_ids_are_refused(cli, spec
         assert result.code == 2 and message in result.err, result.err
 
 
+def test_an_end_the_environment_cannot_run_is_exit_3_and_recorded(cli, specs, miles, tmp_path):
+    root, ids = miles
+    specs("async")
+    store = tmp_path / "h.sqlite"
+    argv = ("m/fake/async.yaml", "--good", ids[2], "--bad", ids[history.ENV], "--miles-root", str(root))
+    result = cli(
+        "bisect", *argv, "--ray-address", "http://127.0.0.1:9", "--history", str(store), "--format", "json"
+    )
+    assert result.code == 3, result.err
+    answer = json.loads(result.out)
+    assert answer["ends_wrong"] == "the bad commit is not runnable here (the environment failed twice)"
+    assert answer["runs"] == 2
+    (bad,) = [c for c in answer["commits"] if c["commit"] == ids[history.ENV]]
+    assert bad["outcomes"] == ["env", "env"] and "attempt 1: env (" in bad["reasons"][0]
+    shown = json.loads(cli("history", "fake/async", "--history", str(store), "--format", "json").out)
+    assert [(r["status"], r["bisection"]) for r in shown["cells"][0]["runs"]] == [
+        ("error", answer["bisection"])
+    ] * 2
+
+
 def test_a_spec_of_several_cells_must_be_named_by_one_cell_id(cli, specs, miles, monkeypatch):
     root, ids = miles
     path = specs("async")

@@ -41,7 +41,7 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     parser.add_argument("--bad", metavar="REV", help="a later commit where it fails")
     parser.add_argument("--resume", metavar="ID", help="go on with an interrupted bisection of the store")
     add_miles_root(parser, "the git checkout whose history is bisected (it is only read)")
-    parser.add_argument("--retries", type=int, default=3, metavar="N", help="attempts a commit gets (3)")
+    parser.add_argument("--retries", type=int, metavar="N", help="attempts a commit gets (default 3)")
     parser.add_argument("--max-runs", type=int, metavar="N", help="stop after N runs in all")
     parser.add_argument(
         "--metric",
@@ -92,19 +92,21 @@ def run(args: argparse.Namespace) -> int:
 def _checked(args: argparse.Namespace) -> Rule:
     """The retry rule; a command line that names no bisection (or two) is refused first."""
     from runner.bisect import bisection
+    from runner.bisect.search import DEFAULT_ATTEMPTS
 
     if args.miles_root is None:
         raise UsageError("bisect: name the miles checkout: --miles-root DIR (or $MILES_ROOT)")
     if not args.miles_root.is_dir():
         raise UsageError(f"--miles-root {args.miles_root}: no such directory")
-    named = (args.cell, args.good, args.bad)
-    if args.resume is not None and (any(n is not None for n in named) or args.dry_run):
+    named = (args.cell, args.good, args.bad, args.retries, args.metric or None, args.dry_run or None)
+    if args.resume is not None and any(n is not None for n in named):
         raise UsageError(
-            "--resume ID goes on as the bisection began: give no CELL, --good, --bad or --dry-run"
+            "--resume ID goes on as the bisection began: give no CELL, --good, --bad, --retries, --metric"
+            " or --dry-run"
         )
-    if args.resume is None and any(n is None for n in named):
+    if args.resume is None and any(n is None for n in named[:3]):
         raise UsageError("bisect: give CELL --good REV --bad REV, or --resume ID")
-    return bisection.check_rule(args.retries, args.max_runs)
+    return bisection.check_rule(DEFAULT_ATTEMPTS if args.retries is None else args.retries, args.max_runs)
 
 
 def _bisect(store: Store, args: argparse.Namespace, rule: Rule) -> Answer:
