@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from runner.bisect import attempt, changes
-from runner.knowledge.checkout import revisions
 from tests import bisect_history as history
 from tests import test_run_on_ray as on_ray
 
@@ -164,23 +162,3 @@ def test_a_spec_of_several_cells_must_be_named_by_one_cell_id(cli, specs, miles,
     assert (
         "bisect m/fake/async.yaml: 2 cells (fake/async, fake/async[fp8_rollout=true]): name one" in result.err
     )
-
-
-def test_what_changed_in_the_launch_is_the_preset_s_flag_not_the_folder_each_commit_was_written_to(
-    specs, tmp_path
-):
-    root = tmp_path / "preset-history"
-    ids = history.build(root)
-    preset = root / "scripts" / "models" / "glm5-744B-A40B_4layer.sh"
-    preset.write_text(preset.read_text().replace("--num-layers 4", "--num-layers 5"))
-    history.git(root, "commit", "--quiet", "--all", "-m", "models: a fifth layer (#20)")
-    fifth = history.git(root, "rev-parse", "HEAD")
-    specs("async")
-    checkout = revisions.repository(root)
-    launches = []
-    for commit in (ids[9], fifth):
-        with attempt.tree_of(checkout, commit) as tree:
-            launches.append(attempt.planned("m/fake/async.yaml", tree, False))
-    found = changes.changes(*launches)
-    assert [(d.key, d.a, d.b) for d in found] == [("--num-layers", "4", "5")]
-    assert changes.changes(launches[0], launches[0]) == ()

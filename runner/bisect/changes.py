@@ -18,6 +18,9 @@ from runner.launch.planned import Planned
 from runner.launch.render import Launch
 
 ROOT = "${MILES_ROOT}"
+PRESET = "MODEL_ARGS: the model preset, as the commit's scripts/models/ has it"
+FLAGS = "the test's own flags"
+CONVENTIONS = "the job's env: the launch conventions (execute_train) and the spec's env:"
 
 
 def changes(before: Planned, after: Planned) -> tuple[Difference, ...]:
@@ -33,16 +36,18 @@ def _launch(before: Planned, after: Planned) -> Iterator[Difference]:
     if a.train_script != b.train_script:
         yield Difference("train_script", a.train_script, b.train_script, None, None, "")
     fa, fb = _flags(a, ra), _flags(b, rb)
+    preset = {token[2:] for token in (*a.model_args, *b.model_args) if token.startswith("--")}
     for name in dict.fromkeys([*fa, *fb]):
         if fa.get(name) != fb.get(name):
-            yield Difference(f"--{name}", _shown(fa.get(name)), _shown(fb.get(name)), None, None, "")
+            why = PRESET if name in preset else FLAGS
+            yield Difference(f"--{name}", _shown(fa.get(name)), _shown(fb.get(name)), None, None, why)
     ea, eb = _env(a, ra), _env(b, rb)
     for name in dict.fromkeys([*ea, *eb]):
         if ea.get(name) != eb.get(name):
-            yield Difference(f"env {name}", ea.get(name), eb.get(name), None, None, "")
+            yield Difference(f"env {name}", ea.get(name), eb.get(name), None, None, CONVENTIONS)
     ca, cb = _catalog(before, ra), _catalog(after, rb)
     if ca != cb:
-        yield Difference("flag catalog", ca, cb, None, None, "")
+        yield Difference("flag catalog", ca, cb, None, None, "the flags the cell is checked against")
 
 
 def _root(planned: Planned) -> str:

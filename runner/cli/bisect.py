@@ -253,7 +253,8 @@ def _changes(changed: tuple[Difference, ...]) -> list[str]:
     for difference in changed:
         a = "—" if difference.a is None else printable(str(difference.a))
         b = "—" if difference.b is None else printable(str(difference.b))
-        lines.append(f"  {printable(difference.key)}: {a} -> {b}")
+        why = f" ({printable(difference.why)})" if difference.why else ""
+        lines.append(f"  {printable(difference.key)}: {a} -> {b}{why}")
     return lines
 
 
