@@ -123,10 +123,10 @@ def test_a_checkout_that_is_not_git_and_unknown_resume_ids_are_refused(cli, spec
         assert result.code == 2 and message in result.err, result.err
 
 
-def test_an_end_the_environment_cannot_run_is_exit_3_and_recorded(cli, specs, miles, tmp_path):
+def test_an_end_the_environment_cannot_run_is_exit_3_and_recorded(cli, specs, miles, history_url):
     root, ids = miles
     specs("async")
-    store = tmp_path / "h.sqlite"
+    store = history_url  # SQLite, and a real PostgreSQL where there is one
     argv = ("m/fake/async.yaml", "--good", ids[2], "--bad", ids[history.ENV], "--miles-root", str(root))
     result = cli(
         "bisect", *argv, "--ray-address", "http://127.0.0.1:9", "--history", str(store), "--format", "json"
