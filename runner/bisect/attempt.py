@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -138,9 +138,6 @@ def recorder_for(recorder: Recorder, commit: str, metric: str) -> Recorder:
 
 def _nothing(text: str) -> None:
     """What the run would say of earlier runs it cleaned up: the attempt's own line says enough."""
-
-
-Say = Callable[[str], None]
 
 
 class Quiet:

@@ -95,10 +95,11 @@ class Answer:
     def exit_code(self) -> ExitCode:
         if self.first_bad is not None:
             return ExitCode.OK
-        wrong = self.search.ends_wrong()
-        if "environment" in wrong:
-            return ExitCode.ENVIRONMENT
-        return ExitCode.INVALID_SPEC if "validate" in wrong else ExitCode.RUN_FAILED
+        wrong = self.search.wrong_end()
+        verdict = wrong[1] if wrong else None
+        if verdict == "env":
+            return ExitCode.ENVIRONMENT  # this machine cannot run an end: nothing was learned
+        return ExitCode.INVALID_SPEC if verdict == "invalid" else ExitCode.RUN_FAILED
 
 
 # mutable: the loop's state while it runs (the search so far, the launches rendered at each commit)

@@ -95,13 +95,18 @@ class Search:
     def last(self) -> int:
         return len(self.commits) - 1
 
-    def ends_wrong(self) -> str:
-        """Why the range cannot be bisected ("" while it can): an end that did not behave as named."""
+    def wrong_end(self) -> tuple[str, Verdict] | None:
+        """An end that did not behave as named: how it was named (good, bad) and its verdict."""
         for index, named in ((self.last, "bad"), (0, "good")):
             found = self.verdict(index)
             if found is not None and found != named:
-                return f"the {named} commit is {_described(found)}"
-        return ""
+                return named, found
+        return None
+
+    def ends_wrong(self) -> str:
+        """Why the range cannot be bisected ("" while it can), in words."""
+        wrong = self.wrong_end()
+        return f"the {wrong[0]} commit is {_described(wrong[1])}" if wrong else ""
 
     def range(self) -> tuple[int, int]:
         """The open range ``(lo, hi)``: the newest good commit, and the oldest bad one after it."""
