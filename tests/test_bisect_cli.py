@@ -143,6 +143,23 @@ def test_an_end_the_environment_cannot_run_is_exit_3_and_recorded(cli, specs, mi
     ] * 2
 
 
+def test_an_end_where_the_spec_does_not_validate_is_exit_2_before_any_run(cli, specs, miles, tmp_path):
+    root, ids = miles
+    specs("async")
+    argv = ("m/fake/async.yaml", "--good", ids[2], "--bad", ids[history.INVALID], "--miles-root", str(root))
+    result = cli("bisect", *argv, "--history", str(tmp_path / "h.sqlite"))
+    assert result.code == 2, result.err
+    lines = result.out.splitlines()
+    assert lines[0].endswith(": 0 runs (bound 15)")
+    assert lines[1] == "nothing to bisect: the bad commit is one where the spec does not validate"
+    assert lines[2].startswith(f"  {ids[history.INVALID][:12]}: the spec does not validate here: --")
+    planned = cli("bisect", *argv, "--dry-run")
+    assert planned.code == 0
+    assert planned.out.splitlines()[-1].startswith(
+        "expected: 12 runs (3 a commit; skips add to it), GPU-hours unknown: the spec does not validate at the bad"
+    )
+
+
 def test_a_spec_of_several_cells_must_be_named_by_one_cell_id(cli, specs, miles, monkeypatch):
     root, ids = miles
     path = specs("async")
