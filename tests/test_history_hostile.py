@@ -15,6 +15,7 @@ import pytest
 
 from runner.ci.estimate import recorded
 from runner.errors import EnvironmentProblem, UsageError
+from runner.results.history import schema
 from runner.results.history.location import locate, parse, redacted
 from runner.results.history.reads import Reader
 from runner.results.history.store import AttemptRecord, Identity, Store
@@ -82,7 +83,7 @@ def test_a_foreign_sqlite_file_is_refused_by_every_read_and_left_untouched(cli, 
         (["CREATE TABLE rm_schema(version)"], "its rm_schema table holds no version"),
         (["CREATE TABLE rm_schema(version)", "INSERT INTO rm_schema VALUES ('abc')"], "its rm_schema.version is 'abc', not a schema version"),
         (["CREATE TABLE rm_schema(version)", "INSERT INTO rm_schema VALUES (-5)"], "its rm_schema.version is -5, not a schema version"),
-        (["CREATE TABLE rm_schema(version)", "INSERT INTO rm_schema VALUES (5)", "CREATE TABLE rm_runs(x)"], "it has no rm_gates table"),
+        (["CREATE TABLE rm_schema(version)", f"INSERT INTO rm_schema VALUES ({schema.VERSION})", "CREATE TABLE rm_runs(x)"], "it has no rm_bisections table"),
     ],
 )  # fmt: skip
 def test_foreign_rm_tables_are_not_a_store(cli, tmp_path, statements, why):
@@ -144,7 +145,7 @@ def test_a_store_is_read_as_it_is_and_only_a_run_migrates_it(cli, tmp_path):
     sql(path, "DROP TABLE rm_last_values", "UPDATE rm_schema SET version = 2")
     before = digest(path)
     shown = cli("history", "--history", str(path))
-    assert shown.code == 3 and "has schema version 2 and this run-matrix reads version 5" in shown.err
+    assert shown.code == 3 and f"has schema version 2 and this run-matrix reads version {schema.VERSION}" in shown.err
     with pytest.raises(EnvironmentProblem, match="has schema version 2"):
         recorded(str(path), {}, ["nv/a"])
     assert digest(path) == before

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "print the JSON Schema of a spec, hardware profile, model preset, runners.yaml or CI plan",
     ),
     "run": ("run", "run cells on Ray: prepare, launch, watch, check metrics, report"),
+    "bisect": ("bisect", "find the first miles commit that breaks a cell, with retries against flaky runs"),
     "cleanup": ("cleanup", "stop what runs that died left running (Ray heads, prepare steps, jobs)"),
     "import": ("importer", "write a spec from an existing miles test script (nothing of it is run)"),
     "presets": ("presets", "list the model presets, or show one's MODEL_ARGS"),

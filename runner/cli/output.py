@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -24,6 +25,17 @@ def add_format(parser: argparse.ArgumentParser, *choices: str) -> None:
     parser.add_argument(
         "--format", choices=choices, default=choices[0], help=f"output format (default: {choices[0]})"
     )
+
+
+def seconds(text: str) -> float:
+    """A number of seconds: finite and positive (``nan`` would never time out, and is not JSON)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number of seconds > 0")
+    return value
 
 
 def add_trust_checkout(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import os
 import shlex
 import sys
@@ -29,6 +28,7 @@ from runner.cli.output import (
     add_trust_checkout,
     print_json,
     print_problems,
+    seconds,
 )
 from runner.errors import EnvironmentProblem, Problem, UsageError, display_path, merged
 from runner.launch import system_steps
@@ -206,17 +206,6 @@ def _selected(args: argparse.Namespace, miles_root: Path | None) -> list[Selecte
             file=sys.stderr,
         )
     return [Selected(cell, pipeline.problems(cell)) for cell in cells]
-
-
-def seconds(text: str) -> float:
-    """A number of seconds: finite and positive (``nan`` would never time out, and is not JSON)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number of seconds > 0")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ a link after the check could point git at other object files: still only object 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -31,7 +32,10 @@ from runner.knowledge.checkout import refs
 from runner.knowledge.checkout.tree import CheckoutError, Tree
 
 MAX_DIFF_CHARS = 16 * 1024 * 1024  # the names a diff of two commits may print (miles: kilobytes)
+MAX_COMMITS = 100_000  # of a first-parent range (miles main has a few thousand commits in all)
+MAX_SUBJECT = 1000  # characters of a commit's subject line
 TIMEOUT_S = 20.0  # an ancestry walk of miles' history takes milliseconds
+EXPORT_TIMEOUT_S = 120.0  # writing one commit's tree (miles: ~1,500 files, well under a second)
 CONFIG = """\
 [core]
 \trepositoryformatversion = 0
@@ -92,20 +96,79 @@ def changed_paths(
     return tuple(name for name in done.split("\0") if name)
 
 
-def _git(tree: Tree, *args: str, common: PurePosixPath | None = None, limit: int = 4096) -> str | None:
-    """git's output for ``args`` in the hardened repository, or None when it fails."""
+def first_parents(tree: Tree, good: str, bad: str) -> tuple[str, ...] | None:
+    """The first-parent history after commit ``good`` up to ``bad`` (object ids), oldest first; None
+    when git cannot tell, () when ``good`` is not on ``bad``'s first-parent line."""
+    if not (refs.OBJECT_ID.fullmatch(good) and refs.OBJECT_ID.fullmatch(bad)):
+        return None
+    args = ("rev-list", "--first-parent", "--parents", f"--max-count={MAX_COMMITS}", bad, f"^{good}", "--")
+    done = _git(tree, *args, limit=MAX_DIFF_CHARS)
+    if done is None:
+        return None
+    lines = [line.split() for line in done.splitlines() if line.strip()]
+    if (
+        not lines
+        or len(lines) >= MAX_COMMITS
+        or not all(refs.OBJECT_ID.fullmatch(w) for ws in lines for w in ws)
+    ):
+        return ()
+    oldest = lines[-1]
+    return tuple(ids[0] for ids in reversed(lines)) if oldest[1:2] == [good] else ()
+
+
+def subject(tree: Tree, object_id: str) -> str:
+    """The first line of commit ``object_id``'s message ("" when git cannot tell): text of the
+    checkout's, which a caller prints only through ``errors.printable``."""
+    if not refs.OBJECT_ID.fullmatch(object_id):
+        return ""
+    done = _git(tree, "log", "-1", "--no-show-signature", "--format=%s", object_id, "--", limit=MAX_SUBJECT)
+    return (done or "").strip()
+
+
+def abbreviated(tree: Tree, prefix: str) -> str | None:
+    """The commit an abbreviated object id (hex, 4 to 39 digits) names, when exactly one does."""
+    if not re.fullmatch(r"[0-9a-f]{4,39}", prefix):
+        return None
+    done = _git(tree, "rev-parse", "--verify", "--quiet", f"{prefix}^{{commit}}")
+    found = done.strip() if done is not None else ""
+    return found if refs.OBJECT_ID.fullmatch(found) else None
+
+
+def export(tree: Tree, object_id: str, into: Path) -> bool:
+    """Write commit ``object_id``'s tree into the empty folder ``into`` (its index kept in our own git
+    folder); whether it worked. No filter, hook or program of the checkout runs: the configuration is
+    ours (``CONFIG``), which names none, so a ``.gitattributes`` filter has no driver, and hooks are
+    off (``HARDENING``)."""
+    if not refs.OBJECT_ID.fullmatch(object_id):
+        return False
+    return (
+        _git(tree, "checkout", "--quiet", object_id, "--", ".", work_tree=into, timeout=EXPORT_TIMEOUT_S)
+        is not None
+    )
+
+
+def _git(
+    tree: Tree,
+    *args: str,
+    common: PurePosixPath | None = None,
+    limit: int = 4096,
+    work_tree: Path | None = None,
+    timeout: float = TIMEOUT_S,
+) -> str | None:
+    """git's output for ``args`` in the hardened repository, or None when it fails; ``work_tree``:
+    the folder a checkout writes to (its index lives in the hardened repository, which a call's own)."""
     git = shutil.which("git")
     if git is None:
         return None
     try:
-        with _repository(tree, common) as (folder, env):
+        with _repository(tree, common, work_tree) as (folder, env):
             done = subprocess.run(
                 [git, "--no-pager", *HARDENING, *args],
                 cwd=folder,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
-                timeout=TIMEOUT_S,
+                timeout=timeout,
                 check=False,
             )
     except (CheckoutError, OSError, subprocess.TimeoutExpired):
@@ -114,7 +177,9 @@ def _git(tree: Tree, *args: str, common: PurePosixPath | None = None, limit: int
 
 
 @contextmanager
-def _repository(tree: Tree, common: PurePosixPath | None) -> Iterator[tuple[Path, dict[str, str]]]:
+def _repository(
+    tree: Tree, common: PurePosixPath | None, work_tree: Path | None = None
+) -> Iterator[tuple[Path, dict[str, str]]]:
     """A bare repository of ours over the checkout's object files (those of ``common``, the git
     directory relative to the tree, else the tree's own), and git's whole environment."""
     common = common if common is not None else refs.git_dir(tree)[1]
@@ -139,6 +204,8 @@ def _repository(tree: Tree, common: PurePosixPath | None) -> Iterator[tuple[Path
             "GIT_OPTIONAL_LOCKS": "0",
             "LC_ALL": "C",
         }
+        if work_tree is not None:
+            env.update({"GIT_WORK_TREE": str(work_tree), "GIT_INDEX_FILE": str(folder / "index")})
         yield folder, env
 
 

@@ -138,7 +138,7 @@ def html_page(sections: Sequence[tuple[str, str, Sequence[Point]]], path: Path) 
 
 
 def _table(points: Sequence[Point]) -> str:
-    columns = ("run", "recorded", "status", "trusted", "value", "reference", "corridor", "verdict")
+    columns = ("run", "recorded", "miles", "status", "trusted", "value", "reference", "corridor", "verdict")
     head = "<tr>" + "".join(f"<th>{name}</th>" for name in columns) + "</tr>"
     rows = [
         "<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row) + "</tr>"
@@ -152,9 +152,11 @@ def _row(p: Point) -> tuple[str, ...]:
     value = "" if p.value is None else f"{p.value:.6g}"
     reference = "" if p.reference is None else f"{p.reference:.6g}"
     when = p.recorded_at.strftime("%Y-%m-%d %H:%M:%S")
+    # a bisection's attempts each ran another miles commit: the page shows which
     return (
         p.run,
         when,
+        p.miles_commit[:12] + (f" (bisection {p.bisection})" if p.bisection else ""),
         p.status,
         "yes" if p.trusted else f"no ({p.note})",
         value,

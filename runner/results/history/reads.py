@@ -50,6 +50,7 @@ class Point:
     verdict: str = ""  # the gate's; "" when the metric was not gated
     launch_run_id: str = ""  # the name its flags' $${run-id} got; "" when no flag names the run
     stack: str = ""  # the software stack it ran on; "" when unknown
+    bisection: str = ""  # the bisection it was an attempt of; "" for a run's
 
     def to_json(self) -> dict[str, object]:
         data = dict(self.__dict__)
@@ -245,7 +246,7 @@ def _point(run: checks.Row, sample: checks.Row | None, gate: checks.Row | None) 
         run.flag("trusted"), run.text("note"), value, at,
         gate.real("reference") if gate else None, gate.real("low") if gate else None,
         gate.real("high") if gate else None, gate.text("verdict") if gate else "", run.text("launch_run_id"),
-        run.text("stack"),
+        run.text("stack"), run.text("bisection"),
     )  # fmt: skip
 
 

@@ -9,7 +9,7 @@ gate out of its corridor included — and ``--no-record`` was not given.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,6 +32,8 @@ class Recorder:
     store: Store
     miles_commit: str = ""
     no_record: bool = False
+    bisection: str = ""  # the bisection whose attempts these are: kept out of baselines
+    told: Callable[[CellResult], str] | None = None  # what a cell's result tells the bisection
     failed: str = ""  # the first read or write of the store that failed during the run
 
     def identity(self, planned: Planned) -> Identity:
@@ -62,7 +64,9 @@ class Recorder:
         return tuple(gate for judged in found for gate in judged)
 
     def record(self, planned: Planned, result: CellResult) -> CellResult:
-        """Write every attempt of ``result``; the result with the last attempt's run id."""
+        """Write every attempt of ``result``; the result with the last attempt's run id (and, in a
+        bisection, what the cell told it, on that last attempt)."""
+        told = self.told(result) if self.told is not None else ""
         identity = self.identity(planned)
         # a cell whose prepare step failed has no attempt: it is recorded as attempt 0, not submitted
         attempts: list[tuple[int, str, str, str]] = [
@@ -85,6 +89,8 @@ class Recorder:
                 result.gates if last else (),
                 result.seconds if last else None,
                 named,
+                self.bisection,
+                told if last else "",
             )
             run_id = self.store.record(record)
         return replace(result, history=run_id)
@@ -97,6 +103,8 @@ class Recorder:
             return False, f"{outside[0].metric} left its corridor (enforce: false)"
         if self.no_record:
             return False, NO_RECORD
+        if self.bisection:
+            return False, f"bisection {self.bisection}: an older miles, kept out of baselines"
         return True, ""
 
 

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from runner.errors import EnvironmentProblem
 
-VERSION = 5
+VERSION = 6
 
 metadata = sa.MetaData()
 
@@ -49,6 +49,10 @@ runs = sa.Table(
     # version 5: the software stack the run ran on (container image, SGLang and Megatron versions, as the
     # job printed them or the hardware profile's stack states); "" when unknown and on runs before it
     sa.Column("stack", sa.Text, nullable=False, server_default=""),
+    # version 6: the bisection this attempt was part of ("" for a run's) and what it told the bisection
+    # (pass, fail, env; on the cell's last attempt only, "" on a retried one)
+    sa.Column("bisection", sa.String(32), nullable=False, server_default=""),
+    sa.Column("bisect_outcome", sa.String(8), nullable=False, server_default=""),
     sa.Index("rm_runs_baseline", "content_hash", "hardware", "trusted", "seq"),
     sa.Index("rm_runs_cell", "cell", "seq"),
 )
@@ -125,6 +129,21 @@ trust_events = sa.Table(
 )
 
 
+# version 6: each bisection, as `bisect` started it, so that `bisect --resume ID` goes on from its runs
+bisections = sa.Table(
+    "rm_bisections",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("cell", sa.Text, nullable=False),  # the cell as named (a cell id, or a spec's path)
+    sa.Column("good", sa.String(64), nullable=False),  # object ids
+    sa.Column("bad", sa.String(64), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),  # --retries
+    sa.Column("max_runs", sa.Integer, nullable=True),
+    sa.Column("metric", sa.Text, nullable=False),  # "" when every gate decides
+)
+
+
 def _create_version_1(connection: sa.Connection) -> None:
     metadata.create_all(connection, tables=[runs, samples, gates, trust_events])
 
@@ -156,12 +175,24 @@ def _add_stack(connection: sa.Connection) -> None:
         connection.execute(sa.text(f"ALTER TABLE {runs.name} ADD COLUMN stack TEXT NOT NULL DEFAULT ''"))
 
 
+def _add_bisections(connection: sa.Connection) -> None:
+    # version 1 is created from today's tables, which have the columns already
+    present = {c["name"] for c in sa.inspect(connection).get_columns(runs.name)}
+    for name, kind in (("bisection", "VARCHAR(32)"), ("bisect_outcome", "VARCHAR(8)")):
+        if name not in present:
+            connection.execute(
+                sa.text(f"ALTER TABLE {runs.name} ADD COLUMN {name} {kind} NOT NULL DEFAULT ''")
+            )
+    bisections.create(connection, checkfirst=True)
+
+
 MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {
     1: _create_version_1,
     2: _add_seconds,
     3: _add_last_values,
     4: _add_launch_run_id,
     5: _add_stack,
+    6: _add_bisections,
 }
 
 

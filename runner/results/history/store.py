@@ -63,6 +63,8 @@ class AttemptRecord:
     gates: Sequence[Gate] = ()
     seconds: float | None = None  # the cell's wall-clock time, on its last attempt
     launch_run_id: str = ""  # the name its flags' $${run-id} got ("" when no flag names the run)
+    bisection: str = ""  # the bisection it was part of ("" for a run's)
+    bisect_outcome: str = ""  # what it told the bisection: pass, fail, env (its last attempt only)
 
 
 class Store:
@@ -317,6 +319,8 @@ def _run_row(run_id: str, record: AttemptRecord) -> dict[str, Any]:
         "seconds": record.seconds,
         "launch_run_id": record.launch_run_id,
         "stack": identity.stack,
+        "bisection": record.bisection,
+        "bisect_outcome": record.bisect_outcome,
     }
 
 
