@@ -83,6 +83,12 @@ def test_the_first_bad_commit_is_found_past_flaky_broken_and_invalid_commits_and
         cli("history", "fake/async", "--history", str(store), "--html", str(page), "--last", "100").code == 0
     )
     assert f"<td>{ids[history.FIRST_BAD][:12]} (bisection {first['bisection']})</td>" in page.read_text()
+    site = tmp_path / "site"  # the results site lists the bisection's attempts on the cell's page
+    built = cli("report", "m/fake/async.yaml", "--html", str(site), "--history", str(store), "--format", "json")
+    assert built.code == 0, built.err
+    (cell_page,) = [site / page for page in json.loads(built.out)["pages"] if "fake" in page and "async" in page]
+    text = cell_page.read_text()
+    assert f"bisection {first['bisection']}" in text and ids[history.FIRST_BAD][:12] in text
 
 
 def test_the_answer_as_text_names_the_commit_its_attempts_and_its_parent(

@@ -15,8 +15,8 @@ from runner.results.history.checks import Row
 from runner.results.history.gates import LAST
 from runner.results.history.reads import Reader
 
-# Issue 56 (bisection) adds a column naming the bisection an attempt belongs to; the site lists
-# those attempts on the cell's page once rows carry it, and nothing before.
+# the bisection an attempt belongs to (`run-matrix bisect`, schema 6); a store of an older schema has
+# no such column, and its cell pages list no bisection
 BISECTION_COLUMN = "bisection"
 RETRIED = "retried"  # the recorder's note on every attempt but a cell's last: one run, not several
 
