@@ -56,17 +56,10 @@ def _root(planned: Planned) -> str:
 
 
 def _flags(launch: Launch, root: str) -> dict[str, tuple[str, ...]]:
-    """The job's argv as flag -> values (a repeated flag keeps its last values, as argparse does)."""
-    flags: dict[str, list[str]] = {}
-    current: str | None = None
-    for token in (*launch.model_args, *launch.train_args):
-        token = token.replace(root, ROOT)
-        if token.startswith("--"):
-            current = token[2:]
-            flags[current] = []
-        elif current is not None:
-            flags[current].append(token)
-    return {name: tuple(values) for name, values in flags.items()}
+    """The job's flags, the checkout's folder written as ``${MILES_ROOT}``."""
+    return {
+        name: tuple(value.replace(root, ROOT) for value in values) for name, values in launch.flags().items()
+    }
 
 
 def _env(launch: Launch, root: str) -> dict[str, str]:

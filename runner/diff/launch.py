@@ -22,7 +22,7 @@ def launch_differences(a: Cell, b: Cell, shown: set[str]) -> Iterator[Difference
     ):
         if getattr(la, name) != getattr(lb, name) and dotted(key) not in shown:
             yield Difference(name, getattr(la, name), getattr(lb, name), None, None, reason(a, b, key, False))
-    fa, fb = _flags(la), _flags(lb)
+    fa, fb = la.flags(), lb.flags()
     for (name,) in merged_order([(f,) for f in fa], [(f,) for f in fb]):
         key_a, key_b = flag_key(a, name), flag_key(b, name)
         if fa.get(name) != fb.get(name) and not {dotted(k) for k in (key_a, key_b) if k} & shown:
@@ -48,19 +48,6 @@ def _probed_on_one_side(la: Launch, lb: Launch, name: str) -> str:
     if (name in la.probes) == (name in lb.probes):
         return ""
     return "the launch conventions probe it where the probe's tool is (NVIDIA) and set it on ROCm (on_rocm)"
-
-
-def _flags(launch: Launch) -> dict[str, tuple[str, ...]]:
-    """The job's argv as flag -> values (a repeated flag keeps its last values, as argparse does)."""
-    flags: dict[str, list[str]] = {}
-    current: str | None = None
-    for token in (*launch.model_args, *launch.train_args):
-        if token.startswith("--"):
-            current = token[2:]
-            flags[current] = []
-        elif current is not None:
-            flags[current].append(token)
-    return {name: tuple(values) for name, values in flags.items()}
 
 
 def flag_key(cell: Cell, name: str) -> Key | None:

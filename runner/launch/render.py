@@ -55,6 +55,19 @@ class Launch:
     # flags that hold $${run-id}, the name of each attempt (``--save``, ...), in launch order
     run_id: tuple[str, ...] = ()
 
+    def flags(self) -> dict[str, tuple[str, ...]]:
+        """The job's argv (MODEL_ARGS, then the test's flags) as flag -> values; a repeated flag keeps
+        its last values, as argparse does."""
+        flags: dict[str, list[str]] = {}
+        current: str | None = None
+        for token in (*self.model_args, *self.train_args):
+            if token.startswith("--"):
+                current = token[2:]
+                flags[current] = []
+            elif current is not None:
+                flags[current].append(token)
+        return {name: tuple(values) for name, values in flags.items()}
+
     def to_json(self) -> dict[str, Any]:
         """Its fields; ``prepared`` only where a flag takes a call's result and ``run_id`` only where a
         flag names its run, so every other launch reads as it always has."""
