@@ -571,3 +571,10 @@ def test_debug_train_only_starts_no_engines_so_it_needs_no_rollout_gpus(write) -
     facts = layout(cell)
     assert (facts.train_only, facts.rollout_gpus, facts.needed_gpus) == (True, 0, 4)
     assert [p.rule for p in check.run(cell) if p.rule.startswith("L")] == ["L3"]  # 4 of 8 GPUs idle
+
+
+def test_m2_says_etp_defaults_to_tp_only_where_etp_is_not_set(write) -> None:
+    (explicit,) = problems(write, NV, "args:\n  perf:\n    expert-tensor-parallel-size: 2\n", only="M2")
+    assert "ETP x EP x PP = 2 x 8 x 1 = 16" in explicit and "defaults" not in explicit
+    (default,) = problems(write, NV, "args:\n  perf:\n    expert-tensor-parallel-size: !delete\n", only="M2")
+    assert "ETP x EP x PP = 4 x 8 x 1 = 32 (ETP defaults to TP)" in default

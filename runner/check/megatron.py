@@ -46,7 +46,8 @@ def world_divides_by_expert_parallel(cell: Cell, facts: Layout) -> Iterator[Prob
     """
     a = facts.actor
     sizes = {"ETP": a.etp, "EP": a.ep, "PP": a.pp}
-    yield from _world_divides("M2", cell, facts, EXPERT_PARALLEL, sizes, " (ETP defaults to TP)")
+    unset = cell.flag("expert-tensor-parallel-size") is None
+    yield from _world_divides("M2", cell, facts, EXPERT_PARALLEL, sizes, " (ETP defaults to TP)" if unset else "")
 
 
 def _world_divides(

@@ -38,7 +38,13 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "miles checkout, each cell's requires: are checked as run checks them: a cell whose requirement "
         "is unmet is listed as unmet, with the reason.",
     )
-    parser.add_argument("specs", nargs="*", default=["matrices"], metavar="SPEC|DIR|CELL")
+    parser.add_argument(
+        "specs",
+        nargs="*",
+        default=["matrices"],
+        metavar="SPEC|DIR|CELL",
+        help="spec files, folders or cell ids",
+    )
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
     add_miles_root(parser, "check requires: against it (git, package, file, env)")
     add_miles_python(

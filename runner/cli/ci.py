@@ -42,7 +42,13 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         '--format github prints {"include": [{"runs-on", "shard", "cells"}]} on one line, for '
         "fromJSON; `run-matrix run --shard-of PLAN K` (or --cells FILE) runs one shard.",
     )
-    each.add_argument("specs", nargs="*", default=["matrices"], metavar="SPEC|DIR|CELL")
+    each.add_argument(
+        "specs",
+        nargs="*",
+        default=["matrices"],
+        metavar="SPEC|DIR|CELL",
+        help="spec files, folders or cell ids",
+    )
     each.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
     each.add_argument(
         "--runners",

@@ -33,7 +33,9 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "each cell's CI suite (or runner label), est_time and nightly where its ci: block sets them; a cell "
         "with open todo: entries marked (N TODOs).",
     )
-    parser.add_argument("specs", nargs="*", default=["matrices"], metavar="DIR|SPEC")
+    parser.add_argument(
+        "specs", nargs="*", default=["matrices"], metavar="DIR|SPEC", help="folders or spec files"
+    )
     add_miles_root(
         parser,
         "check requires: against it, as run does (a cell whose requirement is unmet is skipped); without "

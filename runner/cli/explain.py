@@ -30,7 +30,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "Without KEY, every value of the spec with the place that set it last.",
     )
     parser.add_argument("spec", metavar="SPEC|CELL", help="a spec (its default cell) or a cell id")
-    parser.add_argument("key", nargs="?", metavar="KEY")
+    parser.add_argument(
+        "key",
+        nargs="?",
+        metavar="KEY",
+        help="a dotted key (args.perf.tensor-model-parallel-size); without it, every value",
+    )
     parser.add_argument(
         "--memory",
         action="store_true",

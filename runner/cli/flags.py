@@ -26,7 +26,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     show = actions.add_parser("show", help="a flag (any spelling) or the flags whose names contain TEXT")
-    show.add_argument("text", nargs="?", metavar="NAME|TEXT")
+    show.add_argument(
+        "text",
+        nargs="?",
+        metavar="NAME|TEXT",
+        help="a flag under any spelling, or text its name contains (without it: every flag)",
+    )
     show.add_argument(
         "--miles-version",
         metavar="COMMIT",

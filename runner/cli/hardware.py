@@ -18,7 +18,9 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "then run-matrix's) with the software stacks each knows, or show one with every capability, "
         "the stack it holds for, and its source.",
     )
-    parser.add_argument("name", nargs="?", metavar="NAME")
+    parser.add_argument(
+        "name", nargs="?", metavar="NAME", help="one profile to show in full (without it: the list)"
+    )
     add_format(parser, "text", "json")
     parser.set_defaults(handler=run)
 

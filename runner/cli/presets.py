@@ -25,7 +25,7 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = actions.add_parser("list", help="every model type, its source and whether it expands")
     show = actions.add_parser("show", help="one type's MODEL_ARGS")
-    show.add_argument("type", metavar="TYPE")
+    show.add_argument("type", metavar="TYPE", help="a model type (qwen3-30B-A3B): `presets list` names them")
     show.add_argument(
         "--miles-version",
         metavar="COMMIT",

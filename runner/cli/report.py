@@ -28,7 +28,9 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "and flaky cells, and the GPU-hours per suite, hardware and week. Prints the index page's path "
         "(--format json: the pages, the flaky cells, the failing ones). See docs/results-page.md.",
     )
-    parser.add_argument("specs", nargs="*", default=["matrices"], metavar="SPEC|DIR")
+    parser.add_argument(
+        "specs", nargs="*", default=["matrices"], metavar="SPEC|DIR", help="spec files or folders"
+    )
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
     parser.add_argument(
         "--html", type=Path, required=True, metavar="DIR", help="the folder to write the site to"

@@ -61,7 +61,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "skipped), 130 interrupted. "
         "`run-matrix SPEC` is short for `run-matrix run SPEC`.",
     )
-    parser.add_argument("specs", nargs="*", metavar="SPEC|DIR|CELL")
+    parser.add_argument(
+        "specs",
+        nargs="*",
+        metavar="SPEC|DIR|CELL",
+        help="spec files, folders or cell ids (or --cells, --shard-of)",
+    )
     add_changed(parser)
     chosen = parser.add_mutually_exclusive_group()
     chosen.add_argument("-k", metavar="EXPR", help=SELECT_HELP)

@@ -17,7 +17,11 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "copies are schemas/<kind>.schema.json; spec files name theirs in a yaml-language-server comment.",
     )
     parser.add_argument(
-        "kind", nargs="?", choices=["spec", "hardware", "preset", "runners", "ci-plan"], default="spec"
+        "kind",
+        nargs="?",
+        choices=["spec", "hardware", "preset", "runners", "ci-plan"],
+        default="spec",
+        help="which document's schema",
     )
     add_format(parser, "json")
     parser.set_defaults(handler=run)

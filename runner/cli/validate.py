@@ -40,7 +40,7 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "~/.cache/run-matrix) and printed again while every file, folder and module it was reached from, "
         "the date and the environment are unchanged.",
     )
-    parser.add_argument("specs", nargs="+", metavar="SPEC|DIR|CELL")
+    parser.add_argument("specs", nargs="+", metavar="SPEC|DIR|CELL", help="spec files, folders or cell ids")
     parser.add_argument("-k", metavar="EXPR", help=SELECT_HELP)
     parser.add_argument(
         "--strict",

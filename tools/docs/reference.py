@@ -123,8 +123,13 @@ def _help(action: argparse.Action) -> str:
 
 
 def _cell(text: str) -> str:
-    """Text in a markdown table cell or paragraph: one line, its pipes escaped."""
-    return " ".join(text.split()).replace("|", "\\|")
+    """Text in a markdown table cell or paragraph: one line; outside its code spans a pipe is escaped
+    (it would end the cell) and so is ``<`` (``<miles>`` would be read as a tag), inside them neither
+    (Python-Markdown keeps a code span's text as written, and its pipes inside the cell)."""
+    parts = " ".join(text.split()).split("`")
+    for at in range(0, len(parts), 2):  # the even parts lie outside code spans
+        parts[at] = parts[at].replace("|", "\\|").replace("<", "&lt;")
+    return "`".join(parts)
 
 
 def exit_codes() -> str:
@@ -157,7 +162,10 @@ def rules() -> str:
     ]
     for rule in check.documented():
         strict = " *(strict)*" if rule.strict else ""
-        lines.append(f"| {rule.id}{strict} | {_cell(rule.checks)} | {_cell(rule.source)} | `{rule.module}` |")
+        anchor = f'<a id="{rule.id.lower()}"></a>'  # rules.md#m3 links to a row
+        lines.append(
+            f"| {anchor}{rule.id}{strict} | {_cell(rule.checks)} | {_cell(rule.source)} | `{rule.module}` |"
+        )
     return "\n".join(lines) + "\n"
 
 
