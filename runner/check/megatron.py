@@ -46,8 +46,8 @@ def world_divides_by_expert_parallel(cell: Cell, facts: Layout) -> Iterator[Prob
     """
     a = facts.actor
     sizes = {"ETP": a.etp, "EP": a.ep, "PP": a.pp}
-    unset = cell.flag("expert-tensor-parallel-size") is None
-    yield from _world_divides("M2", cell, facts, EXPERT_PARALLEL, sizes, " (ETP defaults to TP)" if unset else "")
+    note = " (ETP defaults to TP)" if cell.flag("expert-tensor-parallel-size") is None else ""
+    yield from _world_divides("M2", cell, facts, EXPERT_PARALLEL, sizes, note)
 
 
 def _world_divides(
