@@ -125,10 +125,9 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
         "-j",
         "--jobs",
         type=_jobs,
-        default=os.cpu_count() or 1,
         metavar="N",
         help="for a folder: tests imported side by side, and twice as many sandboxes recording them "
-        "together (default: the cores, %(default)s here)",
+        "together (default: the machine's cores)",
     )
     parser.add_argument(
         "--no-cache",
@@ -278,7 +277,8 @@ def _folder(args: argparse.Namespace, parser: Parser | None) -> int:
     )
     total = sum(len(tests) for tests in test_folders(args.script).values())
     with import_progress.Shown(total, args.script) as shown:
-        result = import_suite(Suite(args.script, options, args.jobs), shown, shown.phase)
+        jobs = args.jobs or os.cpu_count() or 1
+        result = import_suite(Suite(args.script, options, jobs), shown, shown.phase)
     if result.changed:
         print(
             f"run-matrix: {display_path(args.miles_root)} changed while it was imported: what was recorded"

@@ -112,7 +112,14 @@ def _default(action: argparse.Action) -> str:
     shown = action.default
     if isinstance(shown, (list, tuple)):
         shown = " ".join(map(str, shown))
-    return f"`{shown}`"
+    return f"`{_relative(str(shown))}`"
+
+
+def _relative(text: str) -> str:
+    """A default inside run-matrix's own tree, as a path from its root (``miles/flags``): the same
+    page whatever folder the checkout was cloned into."""
+    root = str(Path(cli.__file__).resolve().parents[2])
+    return text[len(root) + 1 :] if text.startswith(root + "/") else text
 
 
 def _help(action: argparse.Action) -> str:
