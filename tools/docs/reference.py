@@ -18,7 +18,7 @@ if __package__ in (None, ""):
 
 from runner import cli, errors
 
-WIDTH = 100  # columns of the usage and help text shown, as a wide terminal shows them
+WIDTH = 80  # columns of the usage lines shown: they fit the page without scrolling
 
 
 def pages() -> dict[str, str]:
