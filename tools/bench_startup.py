@@ -11,9 +11,13 @@ installed run-matrix (PYTHONDONTWRITEBYTECODE is dropped for the children).
 any change), and warm (the verdict replayed from the cache: nothing changed). The cache is a private
 temporary folder, never the user's.
 
-The targets (issue 45, restating issue 19's 2.5x the bare import, which building one pydantic model
-already costs): cold at most 2.0x the one-model floor (import pydantic and yaml, build and use one
-model), warm at most 1.0x the bare import; both in CPU time.
+Cold ``validate`` is also run as the installed ``run-matrix`` console script beside this
+interpreter (what README's first command installs, editable), whose start-up a user pays too; that
+row's ratio is wall-clock.
+
+The targets (issue 57): cold at most 1.5x the one-model floor (import pydantic and yaml, build and
+use one model), in CPU time through ``python -c`` and in wall-clock as the installed command; warm
+at most 1.0x the bare import in CPU time.
 
   python tools/bench_startup.py [RUNS]                       # default: 15 runs of each
   python tools/bench_startup.py [RUNS] --baseline TREE       # and TREE's run-matrix, interleaved
@@ -43,7 +47,10 @@ ONE_MODEL = "pydantic: one model built and used"
 COLD = "validate specs/ (cold: --no-cache)"
 RECORDED = "validate specs/ (checked, recorded)"
 WARM = "validate specs/ (warm: replayed)"
-TARGETS = {COLD: (ONE_MODEL, 2.0), WARM: (BARE, 1.0)}  # command: (measured against, at most)
+INSTALLED = "run-matrix validate specs/ --no-cache (installed)"
+# command: (measured against, at most, in which time)
+TARGETS = {COLD: (ONE_MODEL, 1.5, "cpu"), INSTALLED: (ONE_MODEL, 1.5, "wall"), WARM: (BARE, 1.0, "cpu")}
+THIS_TREE_ONLY = (INSTALLED,)  # the console script installed beside this interpreter runs this tree
 FLOOR = "import yaml\nfrom pydantic import BaseModel\nclass A(BaseModel):\n    x: int\nA(x=1)"
 
 
@@ -55,6 +62,7 @@ def commands(history_db: str) -> dict[str, list[str]]:
         ONE_MODEL: [*python, FLOOR],
         "run-matrix --help": [*python, CLI, "--help"],
         COLD: [*python, CLI, "validate", SPECS, "--no-cache"],
+        INSTALLED: [str(Path(sys.executable).parent / "run-matrix"), "validate", SPECS, "--no-cache"],
         RECORDED: [*python, CLI, "validate", SPECS],
         WARM: [*python, CLI, "validate", SPECS],
         "render rocm/glm5-async.yaml": [*python, CLI, "render", "rocm/glm5-async.yaml"],
@@ -138,12 +146,13 @@ def measure(table: dict[str, list[str]], runs: int, folder: str, trees: dict[str
     found: Times = {label: {"wall": {n: [] for n in table}, "cpu": {n: [] for n in table}} for label in trees}
     cache = {label: os.path.join(folder, f"cache-{label}") for label in trees}
     for label, tree in trees.items():  # warm the file cache, write the .pyc files, fill the cache once
-        for argv in table.values():
-            timed(argv, cache[label], tree)
+        for name, argv in table.items():
+            if name not in THIS_TREE_ONLY or label == "this":
+                timed(argv, cache[label], tree)
     for run in range(runs):
         for name, argv in table.items():
             for label, tree in trees.items():
-                if name in FLOORS and label != "this":
+                if name in (*FLOORS, *THIS_TREE_ONLY) and label != "this":
                     continue
                 # the recorded run starts from an empty cache each time: the first run after a change
                 empty = os.path.join(folder, f"empty-{label}-{run}")
@@ -170,20 +179,23 @@ def report(table: dict[str, list[str]], runs: int, found: Times) -> None:
             f"  {name:<50} {w * 1000:5.0f} ms {w / floor['wall']:5.2f}x"
             f"  {c * 1000:5.0f} ms {c / floor['cpu']:5.2f}x"
         )
-        if base and name not in FLOORS:
+        if base and name not in (*FLOORS, *THIS_TREE_ONLY):
             b = statistics.median(base["cpu"][name]) / floor["cpu"]
             line += f"  {b:7.2f}x {c / floor['cpu'] - b:+6.2f}x"
         print(line)
-    for name, (against, target) in TARGETS.items():
+    for name, (against, target, kind) in TARGETS.items():
         for label, times in found.items():
+            if name in THIS_TREE_ONLY and label != "this":
+                continue
             ratio = {
                 k: statistics.median(times[k][name]) / statistics.median(times[k][against]) for k in times
             }
-            verdict = "meets" if ratio["cpu"] <= target else "misses"
+            other = "wall" if kind == "cpu" else "cpu"
+            verdict = "meets" if ratio[kind] <= target else "misses"
             who = "" if label == "this" else " (baseline)"
             print(
-                f"{name}{who} is {ratio['cpu']:.2f}x {against!r} in CPU time ({ratio['wall']:.2f}x wall):"
-                f" {verdict} the target of {target}x"
+                f"{name}{who} is {ratio[kind]:.2f}x {against!r} in {'CPU' if kind == 'cpu' else 'wall'} time"
+                f" ({ratio[other]:.2f}x {other}): {verdict} the target of {target}x"
             )
 
 
@@ -198,6 +210,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         db = os.path.join(folder, "history.sqlite")
         table = commands(db)
+        if not Path(table[INSTALLED][0]).is_file():
+            missing = table.pop(INSTALLED)[0]
+            print(f"no console script {missing}: `pip install -e .` installs it", file=sys.stderr)
+            TARGETS.pop(INSTALLED)
         try:
             seed_history(db)
         except subprocess.CalledProcessError:

@@ -63,9 +63,12 @@ def shards(shape: Shape, split: Split) -> list[Shard]:
     found, start = [], 0
     for stage, count in enumerate(stage_layers(shape.layers, split)):
         dense = experts = 0.0
-        for moe in shape.moe_pattern[start : start + count]:
-            d, e = layer(shape, moe, split)
-            dense, experts = dense + d, experts + e
+        kinds = shape.moe_pattern[start : start + count]
+        moe_layers = sum(kinds)
+        for moe, how_many in ((False, len(kinds) - moe_layers), (True, moe_layers)):  # each kind once
+            if how_many:
+                d, e = layer(shape, moe, split)
+                dense, experts = dense + how_many * d, experts + how_many * e
         start += count
         if stage == 0:
             dense += embedding(shape, split.tp)
