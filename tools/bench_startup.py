@@ -50,7 +50,16 @@ WARM = "validate specs/ (warm: replayed)"
 INSTALLED = "run-matrix validate specs/ --no-cache (installed)"
 # command: (measured against, at most, in which time)
 TARGETS = {COLD: (ONE_MODEL, 1.5, "cpu"), INSTALLED: (ONE_MODEL, 1.5, "wall"), WARM: (BARE, 1.0, "cpu")}
+FLOORS = (BARE, ONE_MODEL)  # run once per round, in this tree: the same for both trees
 THIS_TREE_ONLY = (INSTALLED,)  # the console script installed beside this interpreter runs this tree
+
+
+def runs_in(name: str, label: str) -> bool:
+    """Whether command ``name`` is run in the tree labelled ``label`` (the floors and the installed
+    command only in ``this``)."""
+    return label == "this" or name not in (*FLOORS, *THIS_TREE_ONLY)
+
+
 FLOOR = "import yaml\nfrom pydantic import BaseModel\nclass A(BaseModel):\n    x: int\nA(x=1)"
 
 
@@ -138,7 +147,6 @@ def timed(argv: list[str], cache: str, tree: Path = ROOT) -> tuple[float, float]
 
 
 Times = dict[str, dict[str, dict[str, list[float]]]]  # tree label -> "wall"|"cpu" -> command -> seconds
-FLOORS = (BARE, ONE_MODEL)  # run once per round, in this tree: the same for both trees
 
 
 def measure(table: dict[str, list[str]], runs: int, folder: str, trees: dict[str, Path]) -> Times:
@@ -147,12 +155,12 @@ def measure(table: dict[str, list[str]], runs: int, folder: str, trees: dict[str
     cache = {label: os.path.join(folder, f"cache-{label}") for label in trees}
     for label, tree in trees.items():  # warm the file cache, write the .pyc files, fill the cache once
         for name, argv in table.items():
-            if name not in THIS_TREE_ONLY or label == "this":
+            if runs_in(name, label):
                 timed(argv, cache[label], tree)
     for run in range(runs):
         for name, argv in table.items():
             for label, tree in trees.items():
-                if name in (*FLOORS, *THIS_TREE_ONLY) and label != "this":
+                if not runs_in(name, label):
                     continue
                 # the recorded run starts from an empty cache each time: the first run after a change
                 empty = os.path.join(folder, f"empty-{label}-{run}")
@@ -179,13 +187,13 @@ def report(table: dict[str, list[str]], runs: int, found: Times) -> None:
             f"  {name:<50} {w * 1000:5.0f} ms {w / floor['wall']:5.2f}x"
             f"  {c * 1000:5.0f} ms {c / floor['cpu']:5.2f}x"
         )
-        if base and name not in (*FLOORS, *THIS_TREE_ONLY):
+        if base and runs_in(name, "baseline"):
             b = statistics.median(base["cpu"][name]) / floor["cpu"]
             line += f"  {b:7.2f}x {c / floor['cpu'] - b:+6.2f}x"
         print(line)
     for name, (against, target, kind) in TARGETS.items():
         for label, times in found.items():
-            if name in THIS_TREE_ONLY and label != "this":
+            if not runs_in(name, label):
                 continue
             ratio = {
                 k: statistics.median(times[k][name]) / statistics.median(times[k][against]) for k in times
