@@ -87,3 +87,25 @@ def test_a_small_kv_pool_cannot_hold_a_group(write):
 def test_a_model_the_flags_do_not_describe_is_not_estimated(write):
     # Nemotron-3's layer pattern is its checkpoint's: no verdict, never a guess
     assert memory_problems(write, "nemotron-3-nano-30b-a3b", "h100", "args:\n  misc: {colocate: true}\n") == []
+
+
+def test_the_three_rules_share_one_estimate_of_a_cell(write, monkeypatch):
+    """P10, P11 and P12 read the same estimate: made once per cell and layout, not once per rule; a
+    cell built again (an edited spec) is estimated afresh."""
+    from runner.check import memory
+
+    made: list[str] = []
+
+    def counted(cell, facts, changed=None):
+        made.append(cell.id)
+        return estimate(cell, facts, changed)
+
+    estimate = memory.estimate
+    monkeypatch.setattr(memory, "estimate", counted)
+    spec = MINIMAL.replace("glm5-744B-A40B_4layer", "qwen3-8B").replace("h200", "h100")
+    path = write("spec.yaml", spec + QWEN3_8B)  # P11 (worked out above)
+    first = pipeline.cell(path)
+    found = [str(p) for p in check.run(first) if p.rule in ("P10", "P11", "P12")]
+    assert found and made == ["spec"]
+    assert [str(p) for p in check.run(pipeline.cell(path)) if p.rule in ("P10", "P11", "P12")] == found
+    assert made == ["spec", "spec"]

@@ -161,3 +161,18 @@ def test_a_replayed_validate_loads_no_spec_stack(tmp_path: Path) -> None:
         0,
         [],
     )
+
+
+@pytest.mark.allow_subprocess
+@pytest.mark.parametrize("off", [["--no-cache"], []])
+def test_a_validate_without_the_cache_never_imports_it(tmp_path: Path, off: list[str]) -> None:
+    """--no-cache (or RUN_MATRIX_NO_CACHE=1): checked afresh, the cache's module left unread and its
+    folder never made."""
+    probe = PROBE.replace("main(sys.argv[1:])", "main(sys.argv[1:], fresh_process=True)")
+    env = {**os.environ, "RUN_MATRIX_CACHE_DIR": str(tmp_path / "cache")}
+    env["RUN_MATRIX_NO_CACHE"] = "0" if off else "1"
+    argv = [sys.executable, "-c", probe, "validate", "matrices/", *off]
+    found = json.loads(subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, check=True).stdout)
+    assert (found["code"], under(found["modules"], ("runner.validate.replay",))) == (0, [])
+    assert "runner.pipeline" in found["modules"]
+    assert not (tmp_path / "cache").exists()

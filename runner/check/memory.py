@@ -18,6 +18,7 @@ from runner.errors import Problem
 from runner.memory.estimate import Estimate, estimate
 from runner.memory.hints import cheapest
 from runner.memory.terms import GIB, Phase
+from runner.memos import Table
 
 ACTOR_FLAGS = (
     "tensor-model-parallel-size",
@@ -26,6 +27,15 @@ ACTOR_FLAGS = (
     "expert-tensor-parallel-size",
 )
 ENGINE_FLAGS = ("rollout-num-gpus-per-engine", "sglang-mem-fraction-static")
+
+# P10, P11 and P12 read one estimate of a cell: made by the first of them, a third of their cost
+_ESTIMATES: Table[tuple[int, int], tuple[Cell, Layout, Estimate]] = Table(
+    "runner.check.memory._ESTIMATES",
+    "pure",
+    "a cell's estimate as laid out, by the identity of the cell and its layout (both frozen), which"
+    " are kept with it: neither id names another object while the estimate is kept",
+    64,
+)
 
 
 @rule("P10")
@@ -37,7 +47,7 @@ def cannot_fit(cell: Cell, facts: Layout) -> Iterator[Problem]:
     megatron/training/theoretical_memory_usage.py and SGLang's ModelRunner.profile_max_num_token; the
     hardware profile's memory_gb (matrices/hardware/)
     """
-    found = estimate(cell, facts)
+    found = _estimate(cell, facts)
     static = _static_short(cell, facts, found)
     if static is not None:
         yield static
@@ -64,7 +74,7 @@ def estimated_over(cell: Cell, facts: Layout) -> Iterator[Problem]:
     megatron/training/theoretical_memory_usage.py and SGLang's ModelRunner.profile_max_num_token; the
     hardware profile's memory_gb (matrices/hardware/)
     """
-    found = estimate(cell, facts)
+    found = _estimate(cell, facts)
     if any(p.lower_bound > found.memory for p in found.phases) or _static_short(cell, facts, found):
         return  # P10 says it
     heaviest = found.heaviest
@@ -91,7 +101,7 @@ def pool_short(cell: Cell, facts: Layout) -> Iterator[Problem]:
     Source: runner/memory/kv.py, after SGLang's ModelRunner.profile_max_num_token and
     ServerArgs._handle_gpu_memory_settings
     """
-    found = estimate(cell, facts)
+    found = _estimate(cell, facts)
     held = found.capacity
     if held is None or not held.group or held.tokens >= held.group or held.tokens == 0:
         return
@@ -105,6 +115,12 @@ def pool_short(cell: Cell, facts: Layout) -> Iterator[Problem]:
         " engine more GPUs, or an fp8 KV cache (sglang-kv-cache-dtype fp8_e4m3)",
         severity="warning",
     )
+
+
+def _estimate(cell: Cell, facts: Layout) -> Estimate:
+    key = (id(cell), id(facts))
+    kept = _ESTIMATES.get(key) or _ESTIMATES.put(key, (cell, facts, estimate(cell, facts)))
+    return kept[2]
 
 
 def _static_short(cell: Cell, facts: Layout, found: Estimate) -> Problem | None:

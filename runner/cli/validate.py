@@ -1,7 +1,8 @@
 """run-matrix validate: check specs before any GPU is touched.
 
 The checking is ``runner.validate.checking``'s, imported only when it has to run: while nothing a
-verdict was reached from has changed, it is printed again from the cache (``runner.validate.replay``).
+verdict was reached from has changed, it is printed again from the cache (``runner.validate.replay``),
+which is itself imported only when the cache is on.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from runner.cli.output import (
     print_json,
 )
 from runner.errors import counted
-from runner.validate import replay
 
 if TYPE_CHECKING:
     from runner.validate import checking
@@ -78,13 +78,12 @@ def add_parser(subcommands: Any, name: str, summary: str) -> None:
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     needs_miles_root(args)
-    # miles' verdict depends on PY's packages, which the cache does not see: never replayed
-    cached = args.fresh_process and replay.enabled(args.no_cache) and args.miles_python is None
     arguments = {"specs": args.specs, "k": args.k, "miles_root": args.miles_root, "strict": args.strict}
-    found_by = replay.key("validate", arguments) if cached else ""
-    verdict = _replayable(replay.load("validate", found_by)) if cached else None
-    if verdict is None:
-        verdict = _checked(args, arguments, found_by if cached else None)
+    # miles' verdict depends on PY's packages, which the cache does not see: never replayed
+    if args.fresh_process and args.miles_python is None and not _no_cache(args.no_cache):
+        verdict = _replayed_or_checked(args, arguments)
+    else:  # the cache's module (hashing, its records) is not even imported
+        verdict = _checked(args)
     learned = _history(args) if args.history else []
     warnings = verdict["warnings"] + len(learned)
     failed = verdict["errors"] > 0 or (args.strict and warnings > 0)
@@ -115,17 +114,34 @@ def _history(args: argparse.Namespace) -> list[dict[str, Any]]:
     return warnings_at(location, pipeline.select(args.specs, args.k, broken=[]))
 
 
-def _checked(args: argparse.Namespace, arguments: dict[str, Any], found_by: str | None) -> Any:
-    """The verdict of checking everything now; kept under ``found_by`` when given."""
+def _no_cache(asked: bool) -> bool:
+    """``--no-cache``, or ``RUN_MATRIX_NO_CACHE`` set (to anything but 0)."""
+    return asked or os.environ.get("RUN_MATRIX_NO_CACHE", "") not in ("", "0")
+
+
+def _replayed_or_checked(args: argparse.Namespace, arguments: dict[str, Any]) -> Any:
+    """The kept verdict while nothing it was reached from has changed; else checked now, with a
+    record of everything read, and kept."""
+    from runner.validate import replay
+
+    found_by = replay.key("validate", arguments)
+    kept = _replayable(replay.load("validate", found_by))
+    if kept is not None:
+        return kept
     from runner.validate import checking, inputs  # the whole pipeline: only when the cache cannot answer
 
-    miles_root = checked_miles_root(args.miles_root)
-    if found_by is None:
-        return checking.report(args.specs, args.k, miles_root, _oracle(args), args.strict)
     with inputs.recording() as recorder:
-        verdict = checking.report(args.specs, args.k, miles_root, strict=args.strict)
+        verdict = checking.report(args.specs, args.k, checked_miles_root(args.miles_root), strict=args.strict)
     replay.store("validate", arguments, found_by, recorder.records(), dict(verdict))
     return verdict
+
+
+def _checked(args: argparse.Namespace) -> Any:
+    """The verdict of checking everything now, kept nowhere."""
+    from runner.validate import checking
+
+    miles_root = checked_miles_root(args.miles_root)
+    return checking.report(args.specs, args.k, miles_root, _oracle(args), args.strict)
 
 
 def _oracle(args: argparse.Namespace) -> checking.MilesParser | None:

@@ -41,10 +41,6 @@ ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json")  # a key (SHA-256, hex) and .json
 SHELL_BOOKKEEPING = frozenset({"_", "OLDPWD"})
 
 
-def enabled(no_cache: bool) -> bool:
-    return not no_cache and os.environ.get("RUN_MATRIX_NO_CACHE", "") in ("", "0")
-
-
 def key(command: str, arguments: dict[str, Any]) -> str:
     """The hash of everything besides the files that decides ``command``'s verdict ("" when the
     current folder is gone: nothing is kept or replayed then)."""
