@@ -180,3 +180,26 @@ def test_a_broken_file_reached_two_ways_is_named_as_each_way_spells_it(write, tm
     monkeypatch.chdir(tmp_path / "elsewhere")  # outside the current folder, a path is shown as given
     assert error_of(broken).startswith(f"{broken}:2: error [yaml]")
     assert error_of(other).startswith(f"{other}:2: error [yaml]")
+
+
+def test_walk_gives_every_key_parents_first_in_the_order_written():
+    from runner.spec.load import walk
+
+    data = {"a": {"b": {"c": 1, "d": {}}, "e": 2}, "f": [{"g": 3}], "h": {"i": {"j": {"k": 4}}}}
+    assert [key for key, _ in walk(data, ("x",))] == [
+        ("x", "a"),
+        ("x", "a", "b"),
+        ("x", "a", "b", "c"),
+        ("x", "a", "b", "d"),
+        ("x", "a", "e"),
+        ("x", "f"),  # a list is a value: its mappings are not walked
+        ("x", "h"),
+        ("x", "h", "i"),
+        ("x", "h", "i", "j"),
+        ("x", "h", "i", "j", "k"),
+    ]
+    deep: dict = {}
+    inner = deep
+    for _ in range(5000):  # deeper than the interpreter's recursion limit: walked without recursing
+        inner["n"] = inner = {}
+    assert len(list(walk(deep))) == 5000

@@ -177,9 +177,17 @@ def _reader_error(text: str, path: Path, exc: yaml.reader.ReaderError) -> SpecEr
 
 
 def walk(data: dict[str, Any], prefix: Key = ()) -> Iterator[tuple[Key, Any]]:
-    """Every key of a nested mapping, parents before children."""
-    for name, value in data.items():
-        key = (*prefix, name)
-        yield key, value
-        if isinstance(value, dict):
-            yield from walk(value, key)
+    """Every key of a nested mapping, parents before children, in the order written (depth first,
+    with a stack of the mappings entered: a key deep down passes through one generator, not one per
+    level)."""
+    stack = [(prefix, iter(data.items()))]
+    while stack:
+        above, items = stack[-1]
+        for name, value in items:
+            key = (*above, name)
+            yield key, value
+            if isinstance(value, dict):
+                stack.append((key, iter(value.items())))
+                break
+        else:
+            stack.pop()
