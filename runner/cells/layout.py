@@ -67,6 +67,8 @@ class Actor:
 
 @dataclass(frozen=True)
 class ModelFacts:
+    """What of the model's shape the parallelism rules divide (None: no flag says it)."""
+
     layers: int | None
     heads: int | None
     query_groups: int | None  # GQA only
@@ -77,6 +79,8 @@ class ModelFacts:
 
 @dataclass(frozen=True)
 class Layout:
+    """Where a cell's processes go: its nodes and GPUs, the actor's, the critic's and the engines'."""
+
     colocate: bool
     nodes: int
     gpus_per_node: int  # what `ray start --num-gpus` gets

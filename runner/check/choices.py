@@ -38,6 +38,8 @@ def supported(capability: str) -> Allowed:
 
 @dataclass(frozen=True)
 class OneOf:
+    """A rule that a flag takes one of a set of values: which flags, the values allowed, its words."""
+
     rule: str
     flags: tuple[str, ...]
     allowed: Allowed

@@ -20,6 +20,8 @@ from runner.spec import locate
 
 @dataclass(frozen=True)
 class Chosen:
+    """The preset file chosen for a model type: its path, the shipped version it is of, and why that one."""
+
     path: Path
     version: versions.Version
     reason: str

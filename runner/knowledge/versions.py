@@ -17,6 +17,8 @@ NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})-([0-9a-f]{7,40})$")
 
 @dataclass(frozen=True, order=True)
 class Version:
+    """One shipped entry of a miles version's data (``<date>-<commit>``), ordered by its date."""
+
     date: str
     commit: str  # the prefix the entry is named by
     path: Path

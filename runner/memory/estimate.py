@@ -52,6 +52,8 @@ class Static:
 
 @dataclass(frozen=True)
 class Estimate:
+    """A cell's memory on one GPU, phase by phase, against the GPU's (``why_not``: none made)."""
+
     gpu: str
     memory: float  # bytes of one GPU
     phases: tuple[Phase, ...]

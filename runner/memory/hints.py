@@ -20,6 +20,8 @@ from runner.memory.terms import GIB
 
 @dataclass(frozen=True)
 class Candidate:
+    """One change a hint may propose: in words, the layout and the flags it gives."""
+
     change: str  # in words, as a flag
     facts: Layout
     flags: dict[str, Any]

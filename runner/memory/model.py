@@ -28,6 +28,8 @@ class Unknown(ValueError):
 
 @dataclass(frozen=True)
 class MLA:
+    """Multi-head latent attention's ranks and head sizes (DeepSeek's, GLM-5's)."""
+
     q_lora_rank: int  # 0: queries projected straight from the hidden state
     kv_lora_rank: int
     qk_head_dim: int

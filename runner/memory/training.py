@@ -19,6 +19,8 @@ DTYPE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
 
 @dataclass(frozen=True)
 class Recompute:
+    """Activation recomputation as the --recompute-* flags ask for it."""
+
     granularity: str | None  # "full", "selective" or None
     method: str | None  # "uniform" or "block" (full only)
     layers: int  # --recompute-num-layers

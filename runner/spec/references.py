@@ -31,6 +31,8 @@ FUNCTION_NAMES = frozenset(FUNCTIONS)
 
 @dataclass(frozen=True)
 class Reference:
+    """One ``${...}`` of a text: what it says, and whether it was written ``$${...}`` (kept)."""
+
     text: str  # what is between the braces
     literal: bool  # written $${...}: stays ${...}
 

@@ -36,6 +36,8 @@ Derived = Mapping[str, Callable[["Resolver"], Any]]
 
 @dataclass(frozen=True)
 class Resolved:
+    """A spec's data with every ``${...}`` replaced, and the composition it came from."""
+
     data: dict[str, Any]
     composed: Composed
 
@@ -220,6 +222,8 @@ class Resolver:
 
 @dataclass(frozen=True)
 class _Evaluated:
+    """An ``${expr:...}`` and its value, as a message shows them."""
+
     expression: Any
     value: Any
 
