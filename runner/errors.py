@@ -12,7 +12,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Literal
 
-from runner.memos import resolved
+from runner.memos import remember, resolved
 
 Severity = Literal["error", "warning"]
 MAX_ALSO_AT = 4  # places printed under a problem's headline, newest first; JSON has them all
@@ -229,12 +229,17 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     Over more than MAX_CHOICES choices (a hostile file's keys) it says nothing: difflib's cost
     grows with every choice.
     """
-    unique = sorted(set(choices))
+    unique = tuple(sorted(set(choices)))
     if len(unique) > MAX_CHOICES or len(word) > 200:
         return ""
+    return _closest(word, unique)
+
+
+@remember("pure", "the choice closest to a word, of the same choices: an import asks it of every case", 256)
+def _closest(word: str, choices: tuple[str, ...]) -> str:
     import difflib  # only when a name is wrong: a valid spec never loads it
 
-    close = difflib.get_close_matches(word, unique, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else ""
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -211,3 +212,29 @@ def test_a_preset_file_whose_name_is_no_model_type_is_never_run_and_said(tmp_pat
     assert "\x1b" not in found[repr(bad)].error and "\x07" not in found[repr(bad)].error  # repr escaped them
     assert not (tree / "ran").exists() and not (tmp_path / "pwned").exists()
     assert found["tiny-dense"].tokens == snapshot("tiny-dense")
+
+
+def test_a_process_expands_once_while_no_file_it_reads_changes(tmp_path, monkeypatch):
+    """An import round-trips every case through the checkout's presets: read and hashed once, while
+    each file's size, modification time and inode stay; an edit of the same length is seen."""
+    checkout = tmp_path / "checkout"
+    models = checkout / "scripts/models"
+    models.mkdir(parents=True)
+    for folder in (tmp_path, checkout, checkout / "scripts", models):
+        folder.chmod(0o755)
+    preset = models / "a.sh"
+    preset.write_text("MODEL_ARGS=(--num-layers 1)\n")
+    hashed: list[object] = []
+    real = presets.door.Tree.digest
+    monkeypatch.setattr(presets.door.Tree, "digest", lambda self, *a, **k: hashed.append(a) or real(self, *a, **k))
+    assert presets.expand(checkout)["a"].tokens == ("--num-layers", "1")
+    assert presets.expand(checkout)["a"].tokens == ("--num-layers", "1")
+    assert len(hashed) == 1
+    before = preset.stat()
+    preset.write_text("MODEL_ARGS=(--num-layers 3)\n")
+    os.utime(preset, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    assert presets.expand(checkout)["a"].tokens == ("--num-layers", "3")
+    assert len(hashed) == 2
+    found = presets.expand(checkout)
+    found.clear()  # a caller's copy: the process's own stays whole
+    assert presets.expand(checkout)["a"].tokens == ("--num-layers", "3")

@@ -31,6 +31,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# the console script installed beside this interpreter (README's `pip install -e .`), else the PATH's
+INSTALLED = Path(sys.executable).with_name("run-matrix")
+CONSOLE = str(INSTALLED) if INSTALLED.is_file() else "run-matrix"
 
 
 def baseline(checkout: Path, tree: Path) -> tuple[float, int]:
@@ -50,7 +53,7 @@ def baseline(checkout: Path, tree: Path) -> tuple[float, int]:
 def suite(checkout: Path, tree: Path, out: Path, cache: Path, jobs: int) -> tuple[float, float, int, str]:
     """Wall seconds, seconds to the first progress output (in a terminal: stderr is a pty), exit
     status, and the tests' outcomes counted."""
-    command = ["run-matrix", "import", str(tree), "--miles-root", str(checkout), "-o", str(out)]
+    command = [CONSOLE, "import", str(tree), "--miles-root", str(checkout), "-o", str(out)]
     command += ["-j", str(jobs), "--format", "json"]
     env = {**os.environ, "RUN_MATRIX_CACHE_DIR": str(cache)}
     terminal, shown = pty.openpty()

@@ -129,19 +129,16 @@ def _unknown(cell: Cell, key: str, name: str, where: Location) -> Problem:
     assert cell.flags is not None
     catalog = cell.flags.catalog
     knowing = _knowing(cell.flags, name, cell.backend)
-    hint = (
-        _upgrade_hint(cell, knowing)
-        if knowing
-        else did_you_mean(name, catalog.names(cell.backend))
-        or "search the catalog: run-matrix flags show TEXT"
-    )
+    closest = "" if knowing else did_you_mean(name, catalog.names(cell.backend))
+    search = "search the catalog: run-matrix flags show TEXT"
+    hint = _upgrade_hint(cell, knowing) if knowing else closest or search
     also = f"; miles {', '.join(knowing)} accepts it" if knowing else ""
     message = f"--{name} is not a flag of {_version(cell.flags, cell.backend)}{also}"
     unread = [added for added in cell.flags.functions if added.unread]
     if knowing and not cell.flags.stated:
         note = "; the spec names no miles_version, so this is not an error"
         return Problem("F1", message + note, key, (where,), "warning", hint)
-    if name.startswith("sglang-") and not knowing and not did_you_mean(name, catalog.names(cell.backend)):
+    if name.startswith("sglang-") and not knowing and not closest:
         sglang = catalog.sources.get("sglang", "SGLang")
         note = f"; the catalog read {sglang}, and the branch the container installs may add flags"
         return Problem("F1", message + note, key, (where,), "warning", hint)

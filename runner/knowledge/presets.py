@@ -25,6 +25,7 @@ from typing import Any
 from runner.errors import RunMatrixError
 from runner.knowledge import cache
 from runner.knowledge import checkout as door
+from runner.memos import Table
 from runner.spec import documents
 from runner.spec.paths import NAME
 
@@ -74,8 +75,18 @@ def types(checkout: Path) -> dict[str, Path]:
 
 
 def expand(checkout: Path, *, trust: bool = False) -> dict[str, Expanded]:
-    """MODEL_ARGS of every type of ``checkout``."""
+    """MODEL_ARGS of every type of ``checkout``: expanded once per process while no file the expansion
+    may read changes (an import asks it of every case it round-trips)."""
     checkout = checkout.resolve()
+    readable = _readable(door.Tree.at(checkout))
+    stamp = (checkout, trust, tuple(_stamp(checkout / relative) for relative in readable))
+    found = _EXPANDED.get(stamp)
+    if found is None:
+        found = _EXPANDED.put(stamp, _expanded_all(checkout, readable, trust))
+    return dict(found)
+
+
+def _expanded_all(checkout: Path, readable: list[str | PurePosixPath], trust: bool) -> dict[str, Expanded]:
     presets = types(checkout)
     expanded = {  # a file name that is no type's name is never run, written nor used as a name
         repr(name): Expanded(repr(name), path, error=f"{name!r} is not a model type's name: skipped")
@@ -87,11 +98,38 @@ def expand(checkout: Path, *, trust: bool = False) -> dict[str, Expanded]:
         names = sorted(name for name, path in presets.items() if path.suffix == suffix)
         if names:
             found = cache.cached(
-                cache.folder("presets") / f"{_content_hash(checkout, suffix, names)}.json",
+                cache.folder("presets") / f"{_content_hash(checkout, readable, suffix, names)}.json",
                 functools.partial(run, checkout, names, trust),
             )
             expanded |= {name: _expanded(name, presets[name], found.get(name)) for name in names}
     return expanded
+
+
+MAX_EXPANDED = 16  # checkouts (and trust) a process expands: one, or a few in the tests
+Stamp = tuple[str, int, int, int] | tuple[str]  # a file's name, size, modification time, inode; or its name
+_EXPANDED: Table[tuple[Path, bool, tuple[Stamp, ...]], dict[str, Expanded]] = Table(
+    "runner.knowledge.presets._EXPANDED",
+    "stamped",
+    "a checkout's expanded presets, by the size, modification time and inode of every file the expansion"
+    " may read (an edited, added or removed file is a new key)",
+    MAX_EXPANDED,
+)
+
+
+def _readable(tree: door.Tree) -> list[str | PurePosixPath]:
+    """Every file the expansion may read: the presets folder (siblings are sourced or loaded) and the
+    checkout's loader."""
+    return [*tree.files(MODELS.as_posix(), recursive=True), UTILS.as_posix()]
+
+
+def _stamp(path: Path) -> Stamp:
+    """What says a file is unchanged (followed through a link, whose target may change): its size,
+    modification time and inode; only its name when there is no such file."""
+    try:
+        found = path.stat()
+    except OSError:
+        return (str(path),)
+    return (str(path), found.st_size, found.st_mtime_ns, found.st_ino)
 
 
 def identity(checkout: Path, *, trust: bool = False) -> tuple[str, str]:
@@ -176,12 +214,10 @@ def _run_py(checkout: Path, names: list[str], trust: bool) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-def _content_hash(checkout: Path, suffix: str, names: list[str]) -> str:
-    """Every file the expansion may read: the presets folder (siblings are sourced or loaded), the
-    loader, run-matrix's own side of it."""
+def _content_hash(checkout: Path, readable: list[str | PurePosixPath], suffix: str, names: list[str]) -> str:
+    """The names and contents of every file the expansion may read, and run-matrix's own side of it."""
     digest = hashlib.sha256(f"{CACHE_VERSION}\0{suffix}\0{' '.join(names)}\0".encode())
     tree = door.Tree.at(checkout)
-    readable: list[str | PurePosixPath] = [*tree.files(MODELS.as_posix(), recursive=True), UTILS.as_posix()]
     digest.update(f"{tree.root}\0{tree.digest(readable)}\0".encode())
     digest.update(hashlib.sha256(DRIVER.read_bytes()).digest())  # run-matrix's own file
     digest.update(EXPAND_SH.encode())
