@@ -83,6 +83,10 @@ def own(module):
 dataclasses._process_class = timed(
     "dataclasses defined", dataclasses._process_class, lambda cls, *a, **k: own(cls.__module__)
 )
+import gc
+from runner.cli import GC_THRESHOLDS, console
+gc.set_threshold(*GC_THRESHOLDS)  # as console() does before its command imports anything
+mark("import runner.cli (the command line)")
 import yaml
 from pydantic import BaseModel
 mark("import yaml, pydantic")
@@ -102,7 +106,7 @@ mark("import schemas (the models)")
 from runner import check, pipeline
 from runner.cells import build
 from runner.check import memory
-from runner.cli import console, validate  # validate's module and the pipeline's, imported here to be timed
+from runner.cli import validate  # validate's module and the pipeline's, imported here to be timed
 from runner.validate import checking
 mark("import runner (the pipeline)")
 run = check.run
