@@ -21,11 +21,17 @@ at most 1.0x the bare import in CPU time.
 
   python tools/bench_startup.py [RUNS]                       # default: 15 runs of each
   python tools/bench_startup.py [RUNS] --baseline TREE       # and TREE's run-matrix, interleaved
+  python tools/bench_startup.py --instructions [--baseline TREE]   # counted by valgrind, once each
 
 With ``--baseline TREE`` (a checkout of another commit, e.g. ``git worktree add /tmp/base REV``),
 every command also runs as TREE's code (``python -c`` in TREE imports TREE's ``runner``) right after
 this tree's, in the same loop and against the same floors, and each ratio is printed for both with
 the difference: a change's cost measured side by side, not one run after the other.
+
+``--instructions`` counts the instructions the one-model floor and cold ``validate`` execute
+(valgrind's callgrind, one run each: the count does not depend on what else the machine runs), for a
+change too small for the timings of a shared machine to tell apart. Time is not proportional to it
+(a process's start costs time that executes few instructions), so the targets stay the timed ones.
 """
 
 from __future__ import annotations
@@ -207,6 +213,35 @@ def report(table: dict[str, list[str]], runs: int, found: Times) -> None:
             )
 
 
+def instructions(argv: list[str], tree: Path) -> int:
+    """The instructions ``argv`` executes in ``tree``, as valgrind's callgrind counts them."""
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+        cwd=tree,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    counted = [line.rsplit(":", 1)[1] for line in done.stderr.splitlines() if "Collected :" in line]
+    if not counted:
+        raise SystemExit(f"valgrind counted nothing for {' '.join(argv[2:])}:\n{done.stderr[-2000:]}")
+    return int(counted[0])
+
+
+def count(trees: dict[str, Path]) -> None:
+    """Cold validate's instructions against the one-model floor's, in each tree (bytecode written first)."""
+    table = commands("")
+    for tree in trees.values():
+        timed(table[COLD], tempfile.gettempdir(), tree)
+    floor = instructions(table[ONE_MODEL], ROOT)
+    print(f"  {ONE_MODEL:<50} {floor / 1e6:7.0f} M instructions")
+    for label, tree in trees.items():
+        cold = instructions(table[COLD], tree)
+        who = "" if label == "this" else f" ({label})"
+        print(f"  {COLD + who:<50} {cold / 1e6:7.0f} M instructions  {cold / floor:.3f}x the floor")
+
+
 def main() -> int:
     arguments = sys.argv[1:]
     trees = {"this": ROOT}
@@ -214,6 +249,9 @@ def main() -> int:
         at = arguments.index("--baseline")
         trees["baseline"] = Path(arguments[at + 1]).resolve()
         del arguments[at : at + 2]
+    if "--instructions" in arguments:
+        count(trees)
+        return 0
     runs = int(arguments[0]) if arguments else 15
     with tempfile.TemporaryDirectory() as folder:
         db = os.path.join(folder, "history.sqlite")
