@@ -203,3 +203,19 @@ def test_walk_gives_every_key_parents_first_in_the_order_written():
     for _ in range(5000):  # deeper than the interpreter's recursion limit: walked without recursing
         inner["n"] = inner = {}
     assert len(list(walk(deep))) == 5000
+
+
+def test_a_text_not_on_disk_is_parsed_once_per_text(tmp_path):
+    from runner.spec.load import load_from
+
+    path = tmp_path / "candidate.yaml"  # never written: a candidate an import checks in memory
+    first = load_from(path, {path.resolve(): "a: 1\nb: {c: 2}\n"})
+    again = load_from(path, {path.resolve(): "a: 1\nb: {c: 2}\n"})
+    assert again is first and first.data == {"a": 1, "b": {"c": 2}} and first.lines[("b", "c")] == 2
+    edited = load_from(path, {path.resolve(): "a: 1\nb: {c: 3}\n"})
+    assert edited.data == {"a": 1, "b": {"c": 3}}
+    assert load_from(path, {path.resolve(): "a: 1\nb: {c: 2}\n"}) is first
+    with pytest.raises(SpecError):  # a text that does not load says so each time it is asked for
+        load_from(path, {path.resolve(): "a: [\n"})
+    with pytest.raises(SpecError):
+        load_from(path, {path.resolve(): "a: [\n"})

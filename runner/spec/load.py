@@ -97,10 +97,24 @@ def load(path: Path) -> Document:
     return found if found.path == path else replace(found, path=path)
 
 
+MAX_WRITTEN = 512
+_WRITTEN: Table[tuple[Path, str], Document] = Table(
+    "runner.spec.load._WRITTEN",
+    "stamped",
+    "a text not on disk, parsed, by the path it stands for and the text itself: an edit is a new key",
+    MAX_WRITTEN,
+)
+
+
 def load_from(path: Path, documents: Documents) -> Document:
-    """``path``'s text from ``documents`` when it is one of them (never cached), else from disk."""
+    """``path``'s text from ``documents`` when it is one of them, else from disk. A text is parsed
+    once however often it is asked for: an import composes each candidate it fits again after
+    every edit, most of its files unchanged."""
     text = documents.get(resolved(path)) if documents else None
-    return load(path) if text is None else loads(text, path)
+    if text is None:
+        return load(path)
+    found = _WRITTEN.get((path, text))
+    return found if found is not None else _WRITTEN.put((path, text), loads(text, path))
 
 
 def is_document(path: Path, documents: Documents) -> bool:
