@@ -216,7 +216,7 @@ def test_a_preset_file_whose_name_is_no_model_type_is_never_run_and_said(tmp_pat
 
 def test_a_process_expands_once_while_no_file_it_reads_changes(tmp_path, monkeypatch):
     """An import round-trips every case through the checkout's presets: read and hashed once, while
-    each file's size, modification time and inode stay; an edit of the same length is seen."""
+    each file's modification time stays (the door's stamp); an edit of the same length is seen."""
     checkout = tmp_path / "checkout"
     models = checkout / "scripts/models"
     models.mkdir(parents=True)

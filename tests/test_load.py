@@ -219,3 +219,5 @@ def test_a_text_not_on_disk_is_parsed_once_per_text(tmp_path):
         load_from(path, {path.resolve(): "a: [\n"})
     with pytest.raises(SpecError):
         load_from(path, {path.resolve(): "a: [\n"})
+    long = "a: 1\n" + "# a comment that makes the text long\n" * 2000  # over MAX_WRITTEN_CHARACTERS: not kept
+    assert load_from(path, {path.resolve(): long}) is not load_from(path, {path.resolve(): long})

@@ -78,8 +78,9 @@ def expand(checkout: Path, *, trust: bool = False) -> dict[str, Expanded]:
     """MODEL_ARGS of every type of ``checkout``: expanded once per process while no file the expansion
     may read changes (an import asks it of every case it round-trips)."""
     checkout = checkout.resolve()
-    readable = _readable(door.Tree.at(checkout))
-    stamp = (checkout, trust, tuple(_stamp(checkout / relative) for relative in readable))
+    tree = door.Tree.at(checkout)
+    readable = _readable(tree)
+    stamp = (checkout, trust, tuple((str(relative), tree.stamp(relative)) for relative in readable))
     found = _EXPANDED.get(stamp)
     if found is None:
         found = _EXPANDED.put(stamp, _expanded_all(checkout, readable, trust))
@@ -106,12 +107,11 @@ def _expanded_all(checkout: Path, readable: list[str | PurePosixPath], trust: bo
 
 
 MAX_EXPANDED = 16  # checkouts (and trust) a process expands: one, or a few in the tests
-Stamp = tuple[str, int, int, int] | tuple[str]  # a file's name, size, modification time, inode; or its name
-_EXPANDED: Table[tuple[Path, bool, tuple[Stamp, ...]], dict[str, Expanded]] = Table(
+_EXPANDED: Table[tuple[Path, bool, tuple[tuple[str, int], ...]], dict[str, Expanded]] = Table(
     "runner.knowledge.presets._EXPANDED",
     "stamped",
-    "a checkout's expanded presets, by the size, modification time and inode of every file the expansion"
-    " may read (an edited, added or removed file is a new key)",
+    "a checkout's expanded presets, by the modification time of every file the expansion may read"
+    " (the door's stamp: an edited, added or removed file is a new key)",
     MAX_EXPANDED,
 )
 
@@ -120,16 +120,6 @@ def _readable(tree: door.Tree) -> list[str | PurePosixPath]:
     """Every file the expansion may read: the presets folder (siblings are sourced or loaded) and the
     checkout's loader."""
     return [*tree.files(MODELS.as_posix(), recursive=True), UTILS.as_posix()]
-
-
-def _stamp(path: Path) -> Stamp:
-    """What says a file is unchanged (followed through a link, whose target may change): its size,
-    modification time and inode; only its name when there is no such file."""
-    try:
-        found = path.stat()
-    except OSError:
-        return (str(path),)
-    return (str(path), found.st_size, found.st_mtime_ns, found.st_ino)
 
 
 def identity(checkout: Path, *, trust: bool = False) -> tuple[str, str]:

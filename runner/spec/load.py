@@ -97,7 +97,8 @@ def load(path: Path) -> Document:
     return found if found.path == path else replace(found, path=path)
 
 
-MAX_WRITTEN = 512
+MAX_WRITTEN = 128  # texts kept: an import fits one folder's base and cases at a time
+MAX_WRITTEN_CHARACTERS = 1 << 16  # a longer text (a spec is a few kB) is parsed each time it is asked for
 _WRITTEN: Table[tuple[Path, str], Document] = Table(
     "runner.spec.load._WRITTEN",
     "stamped",
@@ -113,6 +114,8 @@ def load_from(path: Path, documents: Documents) -> Document:
     text = documents.get(resolved(path)) if documents else None
     if text is None:
         return load(path)
+    if len(text) > MAX_WRITTEN_CHARACTERS:
+        return loads(text, path)
     found = _WRITTEN.get((path, text))
     return found if found is not None else _WRITTEN.put((path, text), loads(text, path))
 
