@@ -19,11 +19,8 @@ import os
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SPECS = "tools/bench_startup/specs/"  # tools/bench_startup.py's frozen copy of matrices/
-ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "RUN_MATRIX_NO_CACHE")}
+from bench_startup import ENV, ROOT, SPECS  # its environment, and the frozen copy of matrices/ it times
 
 CLOCK = """
 import resource
