@@ -144,8 +144,7 @@ def write_all(files: Mapping[Path, str], replace_link: bool = False, mode: int |
     try:
         for path, text in files.items():
             for folder in reversed(path.parents):
-                if not folder.exists():
-                    folder.mkdir()
+                if not folder.exists() and _made(folder):
                     made.append(folder)
             write_text(path, text, mode, replace_link)
             done.append(path)
@@ -154,6 +153,18 @@ def write_all(files: Mapping[Path, str], replace_link: bool = False, mode: int |
         if isinstance(exc, OSError):  # a folder that cannot be made, a read-only file system, ...
             raise EnvironmentProblem(f"cannot write {exc.filename or path}: {exc.strerror or exc}") from None
         raise
+
+
+def _made(folder: Path) -> bool:
+    """Make ``folder``; False when another writer made it meanwhile (an import writes its cases side
+    by side), which is then not this one's to remove. Anything else in its place still fails."""
+    try:
+        folder.mkdir()
+    except FileExistsError:
+        if folder.is_dir() and not folder.is_symlink():
+            return False
+        raise
+    return True
 
 
 def _old(path: Path) -> tuple[str, str]:

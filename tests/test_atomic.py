@@ -58,3 +58,27 @@ def test_a_log_is_never_opened_through_a_link_or_a_second_name(tmp_path: Path) -
     with atomic.open_log(tmp_path / "new.log") as log:
         log.write(b"line\n")
     assert (tmp_path / "new.log").read_text() == "line\n"
+
+
+def test_a_folder_another_writer_makes_meanwhile_is_used_and_left_to_it(tmp_path: Path, monkeypatch) -> None:
+    """An import writes its cases side by side into one new folder: the writer that finds the folder
+    made between its look and its mkdir writes into it, and does not remove it when it fails; a file
+    put where a folder goes still fails."""
+    shared, blocked = tmp_path / "alone" / "family", tmp_path / "alone" / "blocked"
+    real = Path.mkdir
+
+    def raced(self: Path, *args, **kwargs) -> None:
+        if self == shared:
+            real(self)  # the other writer, first
+        elif self == blocked:
+            self.write_text("not a folder")
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", raced)
+    atomic.write_all({shared / "a.yaml": "a: 1\n"})
+    assert (shared / "a.yaml").read_text() == "a: 1\n"
+    (shared / "a.yaml").unlink()
+    shared.rmdir()
+    with pytest.raises(EnvironmentProblem, match="blocked"):  # its second file cannot be written
+        atomic.write_all({shared / "b.yaml": "b: 1\n", blocked / "c.yaml": "c: 1\n"})
+    assert shared.is_dir() and not (shared / "b.yaml").exists()  # undone; the other writer's folder stays
