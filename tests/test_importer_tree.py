@@ -49,6 +49,8 @@ def test_a_tree_imports_folder_by_folder_a_hang_a_link_and_all(cli, checkout, tm
         " miles/utils/arguments.py"
     )
     assert told[1:3] == [f"importing 5 tests of {tree}", "recording 4 tests together"]
+    # the one recording they look up next is fewer than 2 a sandbox: made alone by its import, no round
+    assert not [line for line in told if "(look " in line]
     found = json.loads(result.out)
     outcomes = {test: (t["outcome"], t["why"]) for test, t in found["tests"].items()}
     assert outcomes["test_nv_case.py"] == ("imported", "")

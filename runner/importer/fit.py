@@ -3,7 +3,8 @@
 The files are composed in memory at the paths they will be written to, so ``extends:``, component
 paths and hardware profiles resolve as they will for the user, and nothing is written. Each
 pass builds every cell with the real pipeline and adds the residual of the first cell that
-still differs — to the spec for the default cell, else to that cell's component. References
+still differs — to the spec for the default cell, else to that cell's component — and of each
+later cell until one that an edit of this pass may change (``_differences``). References
 in a base (``${args.misc.actor-num-gpus-per-node}``) are followed for free: a value that shifts
 because of an earlier edit shows up in the next pass. With a base, the keys added only so the
 spec could resolve are dropped again where the base already gives the same.
@@ -18,8 +19,9 @@ from typing import Any
 
 from runner import pipeline
 from runner.cells.cell import Cell
+from runner.cells.matrix import same
 from runner.errors import RunMatrixError, SpecError
-from runner.importer.plan import Combo, ImportPlan
+from runner.importer.plan import Combo, ImportPlan, matched
 from runner.importer.residual import residual, skeleton
 from runner.importer.target import Target
 from runner.spec.load import DELETE
@@ -56,15 +58,40 @@ def grow(
     plan.spec = {**skeleton(cells[0][1], hardware(defaults)), **plan.spec}
     for _ in range(MAX_PASSES):
         built_cells = built(plan, destination, render, miles_root)
-        pending = _first_difference(built_cells, ordered, hardware, own_steps)
-        if pending is None:
+        pending = _differences(built_cells, ordered, hardware, own_steps, defaults)
+        if not pending:
             break
-        combo, edit = pending
-        plan.add(combo, defaults, edit)
+        for combo, edit in pending:
+            plan.add(combo, defaults, edit)
     else:
         raise RunMatrixError("run-matrix import did not converge on a spec; please report it with the script")
     if "extends" in plan.spec:
         _drop_redundant(plan, destination, render, ordered, hardware, own_steps, miles_root)
+
+
+def _differences(
+    built: list[Cell],
+    ordered: list[tuple[Combo, Target]],
+    hardware: HardwareOf,
+    own: set[str],
+    defaults: Combo,
+) -> list[tuple[Combo, dict[str, Any]]]:
+    """The edits that as many passes of one edit each would make, in their order: the residual of
+    the first cell that differs, then of each later one, up to the first cell that an edit taken
+    may change (one of its component, or of the spec, reaches every cell it matches). A cell no
+    edit reaches is built as it was, so its residual still holds; one that is reached is left to
+    the next pass, as is every cell after it, so the order of the edits, and of the components
+    they make, is the one-edit passes' own."""
+    edits: list[tuple[Combo, dict[str, Any]]] = []
+    reach: list[Combo] = []  # what each edit taken matches
+    for combo, target in ordered:
+        if any(same(combo, match) for match in reach):
+            break
+        edit = residual(cell_of(built, combo).spec, target, hardware(combo), own)
+        if edit:
+            edits.append((combo, edit))
+            reach.append(matched(combo, defaults))
+    return edits
 
 
 def _first_difference(

@@ -57,7 +57,7 @@ class ImportPlan:
 
     def add(self, combo: Combo, defaults: Combo, edit: Edit) -> None:
         """Merge ``edit`` into the file that decides this cell: the spec, or the cell's component."""
-        match = {axis: value for axis, value in combo.items() if not _same_value(value, defaults[axis])}
+        match = matched(combo, defaults)
         if not match:
             merge(self.spec, edit)
             return
@@ -69,6 +69,12 @@ class ImportPlan:
 
     def component_file(self, name: str) -> str:
         return self.files[name]
+
+
+def matched(combo: Combo, defaults: Combo) -> Combo:
+    """What the component of this cell matches on: its axes off their default (none: the spec's own
+    cell, whose file, the spec, every cell reads)."""
+    return {axis: value for axis, value in combo.items() if not _same_value(value, defaults[axis])}
 
 
 def _same_value(a: AxisValue, b: AxisValue) -> bool:

@@ -37,6 +37,10 @@ MAX_TESTS = 2000  # tests in the whole tree, at the most
 MAX_THREADS = 32  # folders imported at once (their single imports share the workers)
 SANDBOXES = 2  # sandboxes recording together per job (a few forks run pytest for seconds, most for none)
 LOOKS = 4  # rounds of looking up what the imports lack after the first recording together, at most
+# why: a round holds every import up while its few forks run; fewer tests than this per sandbox are
+# recorded alone by their imports instead, side by side with the other imports' work (miles main: the
+# rounds after the first look held 5 tests each and cost 2 s apiece, 10% of a cold import)
+FEWEST_PER_SANDBOX = 2
 Progress = Callable[[Path, str, str], None]  # a test, its outcome (imported, refused), why
 
 
@@ -164,8 +168,9 @@ def _recorded_together(
 ) -> None:
     """Every test recorded together into the cache (``together.py``: miles' helpers loaded once per
     sandbox), then, for ``LOOKS`` rounds, what the imports look up next that it lacks (the other
-    platform's side, a switch's value, a checkpoint's config). Only time is saved: a recording not
-    made here is made alone by its import."""
+    platform's side, a switch's value, a checkpoint's config), while a round has enough of it to
+    keep the sandboxes busy (``FEWEST_PER_SANDBOX``). Only time is saved: a recording not made here
+    is made alone by its import."""
     options = suite.options
     if options.miles_root is None or options.cache is None or options.trust_checkout:
         return
@@ -179,14 +184,14 @@ def _recorded_together(
     looked = [test for test in outputs if not test.is_symlink()]
     wanted = [together.Wanted.of(test, env) for test in looked]
     tried: set[together.Wanted] = set()
+    sandboxes = SANDBOXES * suite.jobs
     for look in range(LOOKS + 1):
         wanted = [one for one in dict.fromkeys(wanted) if one not in tried]
-        if not wanted:
+        if not wanted or (look and len(wanted) < FEWEST_PER_SANDBOX * sandboxes):
             return
         tests = counted(len(wanted), "test")
         phase(f"recording {tests} together" + (f" (look {look})" if look else ""))
         tried.update(wanted)
-        sandboxes = SANDBOXES * suite.jobs
         kept = together.record(wanted, root, options.cache, conventions.secrets, options.timeout, sandboxes)
         if look == LOOKS or not kept:
             return
