@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -110,3 +112,25 @@ def test_a_recording_is_taken_from_the_cache_and_a_corrupted_one_recorded_again(
     script.write_text(script.read_text().replace("--lr 1", "--lr 2"))  # an edit: another key
     assert capture.record(script, {}, (), cache=cache).calls != first.calls
     assert len(list(cache.glob("*.json"))) == 2
+
+
+def test_batches_keyed_at_once_hash_the_tree_once(tmp_path, monkeypatch):
+    """A round recorded together keys its batches in threads at once: one hashes the checkout, the
+    others find its hash (each used to hash the whole checkout for itself), and all get one key."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for number in range(200):
+        (tree / f"test_{number}.py").write_text(f"print({number})\n" * 100)
+    hashed: list[list[Path]] = []
+    real = recordings._tree
+    monkeypatch.setattr(recordings, "_tree", lambda paths, *a: hashed.append(paths) or real(paths, *a))
+    start = threading.Barrier(4)
+
+    def keyed(_: int) -> str:
+        start.wait()
+        return recordings.key({"argv": ["x"]}, [tree])[0]
+
+    with concurrent.futures.ThreadPoolExecutor(4) as threads:
+        keys = set(threads.map(keyed, range(4)))
+    assert len(keys) == 1
+    assert [paths for paths in hashed if paths == [tree]] == [[tree]]

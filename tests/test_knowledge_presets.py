@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from runner import sandbox
+from runner import memos, sandbox
 from runner.knowledge import checkout, presets
 from tests.conftest import DATA
 
@@ -238,3 +238,28 @@ def test_a_process_expands_once_while_no_file_it_reads_changes(tmp_path, monkeyp
     found = presets.expand(checkout)
     found.clear()  # a caller's copy: the process's own stays whole
     assert presets.expand(checkout)["a"].tokens == ("--num-layers", "3")
+
+
+def test_inside_a_read_of_the_tree_the_checkout_is_looked_at_once(tmp_path, monkeypatch):
+    """An import's check of one test's cells asks for the presets once per cell: inside its read of
+    the tree (memos.memo), the files are stamped once; after it, an edit is seen again."""
+    checkout = tmp_path / "checkout"
+    models = checkout / "scripts/models"
+    models.mkdir(parents=True)
+    for folder in (tmp_path, checkout, checkout / "scripts", models):
+        folder.chmod(0o755)
+    preset = models / "a.sh"
+    preset.write_text("MODEL_ARGS=(--num-layers 1)\n")
+    stamped: list[object] = []
+    real = presets.door.Tree.stamp
+    monkeypatch.setattr(presets.door.Tree, "stamp", lambda self, *a: stamped.append(a) or real(self, *a))
+    with memos.memo():
+        assert presets.expand(checkout)["a"].tokens == ("--num-layers", "1")
+        looked = len(stamped)
+        preset.write_text("MODEL_ARGS=(--num-layers 2)\n")  # within a read, nothing may write it
+        assert presets.expand(checkout)["a"].tokens == ("--num-layers", "1")
+        assert len(stamped) == looked > 0
+    before = preset.stat()
+    os.utime(preset, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    assert presets.expand(checkout)["a"].tokens == ("--num-layers", "2")
+    assert len(stamped) == 2 * looked

@@ -56,6 +56,7 @@ from runner.importer.variants import Variants
 from runner.importer.version import miles_version
 from runner.knowledge import bundled, checkout, preset_data
 from runner.launch import system_steps
+from runner.memos import memo
 from runner.redact import Redactor
 from runner.spec import locate
 from runner.spec.compose import compose
@@ -128,10 +129,11 @@ def _imported(
     draft = _plan(request, variants, version, recorded)
     render = functools.partial(plan.texts, header=_header(request, variants), notes=variants.notes)
     checkout = _presets_from(request.miles_root, variants)
-    grow(draft, variants.cells, recorded.hardware_of(request.hardware), destination, render, checkout)
-    sides.explain(draft, recorded)
-    warnings = _checked(built(draft, destination, render, checkout), variants, request, recorded)
-    files, scrubbed = _without_secrets(final_texts(draft, destination, render), secrets, request.script)
+    with memo():  # the checkout and the output are only read until the files are written
+        grow(draft, variants.cells, recorded.hardware_of(request.hardware), destination, render, checkout)
+        sides.explain(draft, recorded)
+        warnings = _checked(built(draft, destination, render, checkout), variants, request, recorded)
+        files, scrubbed = _without_secrets(final_texts(draft, destination, render), secrets, request.script)
     atomic.write_generated(files, request.force, named=(destination.spec,))
     ids = [cell.id for cell in pipeline.cells(request.output, miles_root=checkout)]
     launches = tuple((combo, target.at) for combo, target in variants.cells)

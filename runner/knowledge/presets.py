@@ -25,7 +25,7 @@ from typing import Any
 from runner.errors import RunMatrixError
 from runner.knowledge import cache
 from runner.knowledge import checkout as door
-from runner.memos import Table
+from runner.memos import Table, asked, resolved
 from runner.spec import documents
 from runner.spec.paths import NAME
 
@@ -76,15 +76,20 @@ def types(checkout: Path) -> dict[str, Path]:
 
 def expand(checkout: Path, *, trust: bool = False) -> dict[str, Expanded]:
     """MODEL_ARGS of every type of ``checkout``: expanded once per process while no file the expansion
-    may read changes (an import asks it of every case it round-trips)."""
-    checkout = checkout.resolve()
+    may read changes (an import asks it of every case it round-trips), and looked at once inside a
+    read of the tree (:func:`runner.memos.memo`: an import's check of one test's cells)."""
+    checkout = resolved(checkout)
+    return dict(asked("expanded presets", (checkout, trust), lambda: _expanded_stamped(checkout, trust)))
+
+
+def _expanded_stamped(checkout: Path, trust: bool) -> dict[str, Expanded]:
     tree = door.Tree.at(checkout)
     readable = _readable(tree)
     stamp = (checkout, trust, tuple((str(relative), tree.stamp(relative)) for relative in readable))
     found = _EXPANDED.get(stamp)
     if found is None:
         found = _EXPANDED.put(stamp, _expanded_all(checkout, readable, trust))
-    return dict(found)
+    return found
 
 
 def _expanded_all(checkout: Path, readable: list[str | PurePosixPath], trust: bool) -> dict[str, Expanded]:
