@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -214,9 +215,8 @@ def test_a_preset_file_whose_name_is_no_model_type_is_never_run_and_said(tmp_pat
     assert found["tiny-dense"].tokens == snapshot("tiny-dense")
 
 
-def test_a_process_expands_once_while_no_file_it_reads_changes(tmp_path, monkeypatch):
-    """An import round-trips every case through the checkout's presets: read and hashed once, while
-    each file's modification time stays (the door's stamp); an edit of the same length is seen."""
+def one_preset(tmp_path: Path) -> tuple[Path, Path]:
+    """A checkout holding one preset, ``a.sh`` (1 layer), readable by the sandbox's user; and it."""
     checkout = tmp_path / "checkout"
     models = checkout / "scripts/models"
     models.mkdir(parents=True)
@@ -224,6 +224,13 @@ def test_a_process_expands_once_while_no_file_it_reads_changes(tmp_path, monkeyp
         folder.chmod(0o755)
     preset = models / "a.sh"
     preset.write_text("MODEL_ARGS=(--num-layers 1)\n")
+    return checkout, preset
+
+
+def test_a_process_expands_once_while_no_file_it_reads_changes(tmp_path, monkeypatch):
+    """An import round-trips every case through the checkout's presets: read and hashed once, while
+    each file's modification time stays (the door's stamp); an edit of the same length is seen."""
+    checkout, preset = one_preset(tmp_path)
     hashed: list[object] = []
     real = presets.door.Tree.digest
     monkeypatch.setattr(presets.door.Tree, "digest", lambda self, *a, **k: hashed.append(a) or real(self, *a, **k))
@@ -243,13 +250,7 @@ def test_a_process_expands_once_while_no_file_it_reads_changes(tmp_path, monkeyp
 def test_inside_a_read_of_the_tree_the_checkout_is_looked_at_once(tmp_path, monkeypatch):
     """An import's check of one test's cells asks for the presets once per cell: inside its read of
     the tree (memos.memo), the files are stamped once; after it, an edit is seen again."""
-    checkout = tmp_path / "checkout"
-    models = checkout / "scripts/models"
-    models.mkdir(parents=True)
-    for folder in (tmp_path, checkout, checkout / "scripts", models):
-        folder.chmod(0o755)
-    preset = models / "a.sh"
-    preset.write_text("MODEL_ARGS=(--num-layers 1)\n")
+    checkout, preset = one_preset(tmp_path)
     stamped: list[object] = []
     real = presets.door.Tree.stamp
     monkeypatch.setattr(presets.door.Tree, "stamp", lambda self, *a: stamped.append(a) or real(self, *a))
