@@ -4,9 +4,10 @@
 **A read of a tree** (:func:`memo`). Checking specs resolves the same specs, bases and profiles
 again and again (which repository a file is of, which matrices tree, which file a base is), each
 time a walk of ``lstat`` calls: a fifth of a cold ``validate``. Inside the block a command opens
-around a read of its tree (``pipeline.select``, ``validate.report``: nothing writes the tree
-meanwhile) each path is resolved once, and each question about the tree (:func:`asked`: which
-folder above a spec holds ``hardware/``) is answered once; outside it, and after it, every call
+around a read of its tree (``pipeline.select``, ``validate.report``, an import's fit and round
+trip of one test until its files are written: nothing writes the tree meanwhile) each path is
+resolved once, and each question about the tree (:func:`asked`: which folder above a spec holds
+``hardware/``; a checkout's expanded presets) is answered once; outside it, and after it, every call
 asks afresh, so a command that writes (``import --force`` replacing a link with its spec) and then
 reads sees the tree as it is.
 

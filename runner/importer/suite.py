@@ -39,7 +39,7 @@ SANDBOXES = 2  # sandboxes recording together per job (a few forks run pytest fo
 LOOKS = 4  # rounds of looking up what the imports lack after the first recording together, at most
 # why: a round holds every import up while its few forks run; fewer tests than this per sandbox are
 # recorded alone by their imports instead, side by side with the other imports' work (miles main: the
-# rounds after the first look held 5 tests each and cost 2 s apiece, 10% of a cold import)
+# rounds after the first look held 5 tests each and cost 2 s apiece, a fifth of a cold import)
 FEWEST_PER_SANDBOX = 2
 Progress = Callable[[Path, str, str], None]  # a test, its outcome (imported, refused), why
 
