@@ -19,7 +19,7 @@ pytestmark = pytest.mark.allow_subprocess  # the import records the test in a sa
 TEST = Path("tests/e2e/megatron/test_qwen3_4b_fully_async_eval.py")  # 3 axes, 12 cells, 6 components
 
 
-def imported(cli, root: Path, out: Path, cache: Path) -> tuple[dict[str, str], int]:
+def imported(cli, root: Path, out: Path) -> tuple[dict[str, str], int]:
     """The files the import of TEST writes under ``out``, and how many times it built the cells."""
     built, builds = fit.built, []
 
@@ -40,10 +40,10 @@ def test_one_pass_takes_the_edits_no_earlier_one_reaches_and_writes_what_one_edi
 ):
     root = upstream_miles("31f1ca96")
     monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path / "cache"))  # the second import records nothing
-    files, builds = imported(cli, root, tmp_path / "together", tmp_path / "cache")
+    files, builds = imported(cli, root, tmp_path / "together")
     differences = fit._differences
     monkeypatch.setattr(fit, "_differences", lambda *args: differences(*args)[:1])
-    one_by_one, passes = imported(cli, root, tmp_path / "one-by-one", tmp_path / "cache")
+    one_by_one, passes = imported(cli, root, tmp_path / "one-by-one")
     assert len(files) == 7  # the spec and its 6 components
     assert files == one_by_one
     # one edit per pass: the spec's edit (on the skeleton), one pass per component, the pass that
