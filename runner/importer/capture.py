@@ -19,9 +19,9 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from runner import sandbox
 from runner.errors import Location, RunMatrixError
@@ -33,6 +33,8 @@ from runner.knowledge.checkout import Tree
 from runner.sandbox.binds import script_reads
 from runner.spec import documents
 
+T = TypeVar("T")
+U = TypeVar("U")
 HARNESS = Path(__file__).with_name("harness.py")
 TIMEOUT_S = 60.0
 _STAND_IN = "run-matrix-secret-{}"
@@ -61,12 +63,12 @@ SANDBOX_VARIABLES = frozenset(
 
 
 class NotKept(Exception):
-    """Raised while ``looking()``: the cache lacks a recording an import looked up (``env``: its
-    environment), or (``env`` None) it holds every one the import looked up."""
+    """Raised while ``looking()``: the cache lacks recordings an import looked up (``envs``: their
+    environments, each once), or (``envs`` empty) it holds every one the import looked up."""
 
-    def __init__(self, env: dict[str, str] | None) -> None:
-        super().__init__(env)
-        self.env = env
+    def __init__(self, envs: Sequence[dict[str, str]]) -> None:
+        super().__init__(envs)
+        self.envs = envs
 
 
 _LOOKING = contextvars.ContextVar("looking", default=False)  # lasting state: importer/__init__.py says why
@@ -83,9 +85,31 @@ def looking() -> Iterator[None]:
 
 
 def all_looked_up() -> None:
-    """An import's recordings are all made: while ``looking()``, it ends here (``NotKept(None)``)."""
+    """An import's recordings are all made: while ``looking()``, it ends here (``NotKept(())``)."""
     if _LOOKING.get():
-        raise NotKept(None)
+        raise NotKept(())
+
+
+def each_of(makes: Iterable[Callable[[], T]]) -> list[T]:
+    """What each of ``makes`` returns, in order: recordings none of which depends on another's. While
+    ``looking()``, those the cache lacks are asked together (one ``NotKept``), not the first alone,
+    so that a suite import records them in one round (``together.py``)."""
+    made: list[T] = []
+    lacking: list[dict[str, str]] = []
+    for make in makes:
+        try:
+            made.append(make())
+        except NotKept as missing:
+            lacking += (env for env in missing.envs if env not in lacking)
+    if lacking:
+        raise NotKept(lacking)
+    return made
+
+
+def both(one: Callable[[], T], other: Callable[[], U]) -> tuple[T, U]:
+    """``one()`` and ``other()``, as ``each_of`` makes them (of two types)."""
+    first, second = each_of([one, other])
+    return cast(T, first), cast(U, second)
 
 
 def record(
@@ -219,7 +243,7 @@ def _kept(
     if found is not None and isinstance(found.get("trace"), dict) and isinstance(found.get("output"), str):
         return copy.deepcopy(found["trace"]), found["output"]
     if _LOOKING.get():
-        raise NotKept(parts["env"])
+        raise NotKept([parts["env"]])
     trace, output = recorded()
     with contextlib.suppress(recordings.Unhashable, OSError):
         if recordings.stamp(reads) == before:

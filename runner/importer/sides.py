@@ -13,6 +13,7 @@ CUDA side is imported alone.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -114,9 +115,14 @@ def record(request: Asked, record: Record, conventions: LaunchConventions, versi
     """The test recorded in the unset environment, then once per side (:func:`platforms.sides`)."""
     known = knowledge()
     ci = knowledge_of(request.miles_root, version)
-    unset = explore(request.script, record, conventions, known)
+    first = record({})  # the unset run: the sides follow what it registers
     secrets = frozenset(conventions.secrets)
-    chosen, notes = platforms.sides(unset.registrations, ci, request.output, request.hardware, secrets)
+    chosen, notes = platforms.sides(first.registrations, ci, request.output, request.hardware, secrets)
+    # a side's first run needs nothing but the sides: asked beside the unset run's variants
+    unset, firsts = capture.both(
+        functools.partial(explore, request.script, record, conventions, known, first),
+        functools.partial(capture.each_of, [functools.partial(_first_run, side, record) for side in chosen]),
+    )
     notes += _unread(ci, request.miles_root)
     recorded: list[tuple[Side, Variants]] = []
     registered = {r.name for r in unset.registrations if r.kind == "ci"}
@@ -124,14 +130,25 @@ def record(request: Asked, record: Record, conventions: LaunchConventions, versi
         set() if request.hardware else {p for p in platforms.ORDER if platforms.REGISTER[p] in registered}
     )
     dropped -= {side.platform for side in chosen}
-    for side in chosen:
+
+    def explored(side: Side, first: Run | SpecError | None) -> Variants | SpecError:
         try:
-            recorded.append((side, _explored(request.script, side, unset, record, conventions)))
+            return _explored(request.script, side, unset, first, record, conventions)
         except SpecError as refusal:
-            if len(chosen) == 1:
-                raise
-            notes.append(_not_imported(side, refusal, request.script))
-            dropped.add(side.platform)
+            return refusal
+
+    # each side's recordings are its own: one the cache lacks is asked beside the other side's
+    found_sides = capture.each_of(
+        functools.partial(explored, *pair) for pair in zip(chosen, firsts, strict=True)
+    )
+    for side, found in zip(chosen, found_sides, strict=True):
+        if isinstance(found, Variants):
+            recorded.append((side, found))
+            continue
+        if len(chosen) == 1:
+            raise found
+        notes.append(_not_imported(side, found, request.script))
+        dropped.add(side.platform)
     if not recorded:
         return Recorded(dataclasses.replace(unset, notes=[*unset.notes, *notes]), (), {}, ci)
     combined = _combined(recorded, notes, ci)
@@ -148,19 +165,43 @@ def _unread(ci: CIKnowledge, root: Path | None) -> list[Note]:
     return found
 
 
+def _first_run(side: Side, record: Record) -> Run | SpecError | None:
+    """The side's run with no switch set, or why it is refused; None for a CUDA side, which is
+    recorded only once every run of the unset environment says what the test reads (``_explored``)."""
+    if side.platform == "cuda":
+        return None
+    try:
+        return record(_environment(side))
+    except SpecError as refusal:
+        return refusal
+
+
 def _explored(
-    script: Path, side: Side, unset: Variants, record: Record, conventions: LaunchConventions
+    script: Path,
+    side: Side,
+    unset: Variants,
+    first: Run | SpecError | None,
+    record: Record,
+    conventions: LaunchConventions,
 ) -> Variants:
-    """The side's variants: recorded again with its CI's environment, unless nothing of it can matter
-    (a CUDA side whose variables the test never reads)."""
+    """The side's variants: recorded again with its CI's environment (``first``: its run with no
+    switch set, when made already), unless nothing of it can matter (a CUDA side whose variables the
+    test never reads)."""
     if side.platform == "cuda" and not set(side.env) & unset.reads:
         return unset
-    extra = {**side.switches, capture.BUILD_VARIABLE: side.platform}
+    if isinstance(first, SpecError):
+        raise first
+    extra = _environment(side)
 
     def in_environment(switches: Any) -> Run:
         return record({**extra, **switches})
 
-    return explore(script, in_environment, conventions, knowledge())
+    return explore(script, in_environment, conventions, knowledge(), first)
+
+
+def _environment(side: Side) -> dict[str, str]:
+    """What a run of the side sets: its CI's switches, and its platform for the stand-ins' build."""
+    return {**side.switches, capture.BUILD_VARIABLE: side.platform}
 
 
 def _not_imported(side: Side, refusal: SpecError, script: Path) -> Note:

@@ -189,13 +189,14 @@ def _recorded_together(
         wanted = [one for one in dict.fromkeys(wanted) if one not in tried]
         if not wanted or (look and len(wanted) < FEWEST_PER_SANDBOX * sandboxes):
             return
-        tests = counted(len(wanted), "test")
-        phase(f"recording {tests} together" + (f" (look {look})" if look else ""))
+        tests = counted(len({one.script for one in wanted}), "test")
+        runs = f" (look {look}: {counted(len(wanted), 'run')})" if look else ""
+        phase(f"recording {tests} together{runs}")
         tried.update(wanted)
         kept = together.record(wanted, root, options.cache, conventions.secrets, options.timeout, sandboxes)
         if look == LOOKS or not kept:
             return
-        looked = [one.script for one in wanted]
+        looked = list(dict.fromkeys(one.script for one in wanted))  # a test that lacked several: one look
         asked = [
             together.Look(request_of(options, (test, outputs[test], None, options.hardware)))
             for test in looked

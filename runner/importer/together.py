@@ -175,14 +175,15 @@ def _shadows(tree: checkout.Tree, folder: Path, looked_up: set[str]) -> bool:
 
 @dataclass(frozen=True)
 class Look:
-    """A request to find the first recording an import looks up that the cache lacks (``next_wanted``)."""
+    """A request to find the recordings an import looks up next that the cache lacks (``next_wanted``)."""
 
     request: Request
 
 
 def next_wanted(look: Look) -> tuple[Wanted, ...]:
-    """The first recording ``look.request``'s import looks up that the cache lacks; none when it lacks
-    none, or when the import is refused before (its real import says why). A tuple, never None: a
+    """The recordings ``look.request``'s import looks up next that the cache lacks (``capture.each_of``:
+    those it can ask at once); none when it lacks none, or when the import is refused before (its real
+    import says why). A tuple, never None: a
     worker that answers None has died (``workers.py``)."""
     from runner.importer import import_test
 
@@ -190,7 +191,7 @@ def next_wanted(look: Look) -> tuple[Wanted, ...]:
         try:
             import_test(look.request)
         except capture.NotKept as lacking:
-            return () if lacking.env is None else (Wanted.of(look.request.script, lacking.env),)
+            return tuple(Wanted.of(look.request.script, env) for env in lacking.envs)
         except RunMatrixError:
             return ()
     return ()

@@ -13,6 +13,7 @@ The result is every cell's axis values and target, in the order the matrix expan
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Callable, Mapping
@@ -51,8 +52,11 @@ class Variants:
     reads: frozenset[str] = frozenset()  # every variable a run read
 
 
-def explore(script: Path, record: Record, conventions: LaunchConventions, known: Knowledge) -> Variants:
-    unset = record({})
+def explore(
+    script: Path, record: Record, conventions: LaunchConventions, known: Knowledge, unset: Run | None = None
+) -> Variants:
+    """The script's variants (``unset``: its run with no switch set, when made already)."""
+    unset = record({}) if unset is None else unset
     switches, runs = _runs(script, record, unset, known)
     notes = [note for run in (unset, *runs.values()) for note in run.notes]
     built = {combo: _targets(run, conventions, known, notes) for combo, run in runs.items()}
@@ -79,10 +83,10 @@ def _runs(
     """A run per combination of the switches read (a switch read only in some variant is found too)."""
     switches = _switches_read(script, [unset], known)
     while True:
-        runs = {
-            combo: record(env) if (env := _env(combo, switches, known)) else unset
-            for combo in _combos(len(switches))
-        }
+        combos = _combos(len(switches))
+        envs = [_env(combo, switches, known) for combo in combos]
+        made = capture.each_of(functools.partial(record, env) if env else lambda: unset for env in envs)
+        runs = dict(zip(combos, made, strict=True))
         more = _switches_read(script, [unset, *runs.values()], known)
         if more == switches:
             return switches, runs

@@ -1,0 +1,86 @@
+"""A suite import's looks ask every recording an import can name at once (``capture.each_of``).
+
+An import lacks recordings in steps: its run with no switch set, then one run per combination of the
+switches that run read and, beside those, the first run of each side it registers for (ROCm's CI
+environment), then that side's combinations. Asked one at a time, each look of the suite found one
+run per test, and the short rounds were left to recordings alone. The oracle for what the import
+writes is the same import with every recording made alone, one after another.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner import sandbox
+from runner.importer import capture, suite
+
+pytestmark = pytest.mark.allow_subprocess  # the import records the tests in sandbox interpreters
+
+FOLDER = Path("tests/e2e/short")  # 8 tests; 4 read MILES_TEST_FEW_GPU and register for both platforms
+
+
+def test_each_of_makes_every_one_and_asks_what_they_lack_together():
+    made: list[str] = []
+
+    def lacking(*envs: dict[str, str]):
+        def make():
+            made.append("lacking")
+            raise capture.NotKept(list(envs))
+
+        return make
+
+    def kept():
+        made.append("kept")
+        return 1
+
+    a, b = {"A": "1"}, {"B": "1"}
+    assert capture.each_of([kept, kept]) == [1, 1]
+    with pytest.raises(capture.NotKept) as raised:
+        capture.each_of([lacking(a), kept, lacking(b, a)])
+    assert raised.value.envs == [a, b]  # each once, in the order asked
+    assert made == ["kept", "kept", "lacking", "kept", "lacking"]  # none skipped after the first lack
+    with pytest.raises(capture.NotKept) as raised:  # nested: the inner lacks join the outer's
+        capture.both(lacking(a), lambda: capture.each_of([lacking(b)]))
+    assert raised.value.envs == [a, b]
+
+
+def imported(cli, root: Path, out: Path) -> tuple[dict[str, str], list[str], list[str]]:
+    """The files an import of FOLDER writes, what it told, and how many recordings it made alone."""
+    real, alone = sandbox.run, []
+
+    def counted(argv, *args, **kwargs):
+        if str(capture.HARNESS) in argv and "--each" not in argv:  # a recording alone
+            alone.append(Path(argv[4]).name)
+        return real(argv, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sandbox, "run", counted)
+        result = cli("import", str(root / FOLDER), "--miles-root", str(root), "-o", str(out), "-j", "1")
+    assert result.code == 0, result.err  # two tests never launch: left out, nothing to import
+    files = {str(path.relative_to(out)): path.read_text() for path in sorted(out.rglob("*.yaml"))}
+    return files, result.err.splitlines(), alone
+
+
+def test_the_looks_record_each_side_and_every_switch_together_and_write_what_recordings_alone_write(
+    cli, upstream_miles, tmp_path, monkeypatch
+):
+    root = upstream_miles("31f1ca96")
+    monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path / "cache"))
+    files, told, alone = imported(cli, root, tmp_path / "together" / "out")
+    rounds = [line for line in told if line.startswith("recording ")]
+    # the unset runs; then, of the 4 tests with switches, both switch values and the ROCm side's first
+    # run at once (one look each, not three), beside 2 tests' ROCm side; then the ROCm side's values
+    assert rounds == [
+        "recording 8 tests together",
+        "recording 6 tests together (look 1: 14 runs)",
+        "recording 4 tests together (look 2: 8 runs)",
+    ]
+    assert alone == []
+    monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path / "alone"))
+    monkeypatch.setattr(suite, "_recorded_together", lambda *args: None)
+    one_by_one, _, made_alone = imported(cli, root, tmp_path / "one-by-one" / "out")
+    assert len(made_alone) > 8 * 3  # every run of every test
+    assert files == one_by_one
+    assert len(files) > 8
