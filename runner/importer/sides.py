@@ -115,12 +115,12 @@ def record(request: Asked, record: Record, conventions: LaunchConventions, versi
     """The test recorded in the unset environment, then once per side (:func:`platforms.sides`)."""
     known = knowledge()
     ci = knowledge_of(request.miles_root, version)
-    first = record({})  # the unset run: the sides follow what it registers
+    unset_run = record({})  # the sides follow what it registers
     secrets = frozenset(conventions.secrets)
-    chosen, notes = platforms.sides(first.registrations, ci, request.output, request.hardware, secrets)
+    chosen, notes = platforms.sides(unset_run.registrations, ci, request.output, request.hardware, secrets)
     # a side's first run needs nothing but the sides: asked beside the unset run's variants
     unset, firsts = capture.both(
-        functools.partial(explore, request.script, record, conventions, known, first),
+        functools.partial(explore, request.script, record, conventions, known, unset_run),
         functools.partial(capture.each_of, [functools.partial(_first_run, side, record) for side in chosen]),
     )
     notes += _unread(ci, request.miles_root)

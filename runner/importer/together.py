@@ -183,8 +183,7 @@ class Look:
 def next_wanted(look: Look) -> tuple[Wanted, ...]:
     """The recordings ``look.request``'s import looks up next that the cache lacks (``capture.each_of``:
     those it can ask at once); none when it lacks none, or when the import is refused before (its real
-    import says why). A tuple, never None: a
-    worker that answers None has died (``workers.py``)."""
+    import says why). A tuple, never None: a worker that answers None has died (``workers.py``)."""
     from runner.importer import import_test
 
     with capture.looking():
