@@ -46,8 +46,10 @@ def test_each_of_makes_every_one_and_asks_what_they_lack_together():
     assert raised.value.envs == [a, b]
 
 
-def imported(cli, root: Path, out: Path) -> tuple[dict[str, str], list[str], list[str]]:
-    """The files an import of FOLDER writes, what it told, and how many recordings it made alone."""
+def imported(
+    cli, root: Path, out: Path, folder: Path = FOLDER
+) -> tuple[dict[str, str], list[str], list[str]]:
+    """The files an import of ``folder`` writes, what it told, and the recordings it made alone."""
     real, alone = sandbox.run, []
 
     def counted(argv, *args, **kwargs):
@@ -57,8 +59,8 @@ def imported(cli, root: Path, out: Path) -> tuple[dict[str, str], list[str], lis
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sandbox, "run", counted)
-        result = cli("import", str(root / FOLDER), "--miles-root", str(root), "-o", str(out), "-j", "1")
-    assert result.code == 0, result.err  # two tests never launch: left out, nothing to import
+        result = cli("import", str(root / folder), "--miles-root", str(root), "-o", str(out), "-j", "1")
+    assert result.code == 0, result.err  # (short/: two tests never launch: left out, nothing to import)
     files = {str(path.relative_to(out)): path.read_text() for path in sorted(out.rglob("*.yaml"))}
     return files, result.err.splitlines(), alone
 
@@ -84,3 +86,29 @@ def test_the_looks_record_each_side_and_every_switch_together_and_write_what_rec
     assert len(made_alone) > 8 * 3  # every run of every test
     assert files == one_by_one
     assert len(files) > 8
+
+
+def test_a_test_recorded_again_with_its_functions_as_calls_has_each_run_recorded_together(
+    cli, upstream_miles, tmp_path, monkeypatch
+):
+    # 3 of ft/'s 14 tests run again with functions of their own recorded as calls (a prepare call
+    # that lists what a download wrote), one of them twice: each run is a recording of its own
+    # environment, looked up by the import after the one before; every round is made here, however
+    # short (at -j 1 a round takes 4 runs: a tuning)
+    root, ft = upstream_miles("31f1ca96"), Path("tests/e2e/ft")
+    monkeypatch.setattr(suite, "FEWEST_PER_SANDBOX", 0)
+    monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path / "cache"))
+    files, told, alone = imported(cli, root, tmp_path / "together" / "out", ft)
+    rounds = [line for line in told if line.startswith("recording ")]
+    assert rounds == [
+        "recording 14 tests together",
+        "recording 3 tests together (look 1: 3 runs)",
+        "recording 1 test together (look 2: 1 run)",
+    ]
+    assert alone == []
+    monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path / "alone"))
+    monkeypatch.setattr(suite, "_recorded_together", lambda *args: None)
+    one_by_one, _, made_alone = imported(cli, root, tmp_path / "one-by-one" / "out", ft)
+    assert len(made_alone) == 14 + 3 + 1  # every test once, the 3 again with their calls recorded, 1 twice
+    assert files == one_by_one
+    assert "prepare:" in "".join(files.values())  # the calls recorded, as the spec's prepare steps

@@ -155,14 +155,17 @@ def record(
             reason = f"left a trace.json that does not parse as JSON: {error.reason}"
             raise refused(Location(script), reason) from None
 
+    def kept(env: dict[str, str]) -> tuple[dict[str, Any], str]:
+        """One run: the cache's (which takes none of ``timeout``), else made and kept."""
+        parts = key_parts(argv, env, timeout, trust, reads)
+        return _kept(cache, parts, reads, functools.partial(sandboxed, env))
+
     try:
-        fresh = functools.partial(_with_calls_recorded, sandboxed, env)
-        trace, output = _kept(cache, key_parts(argv, env, timeout, trust, reads), reads, fresh)
+        trace, output = _with_calls_recorded(kept, env)
         added = checkpoints.answered(_downloads(trace), shipped, dict(hf_configs), checkpoints.hub())
         if added:  # what the first run downloaded, now with the configs the user has of it
             env = {**env, CHECKPOINTS_VARIABLE: json.dumps({**shipped, **added})}
-            fresh = functools.partial(_with_calls_recorded, sandboxed, env)
-            trace, output = _kept(cache, key_parts(argv, env, timeout, trust, reads), reads, fresh)
+            trace, output = _with_calls_recorded(kept, env)
         _place_reads_and_calls(trace)
         return traced.of_trace(script, dict(switches), trace, output)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
@@ -256,7 +259,9 @@ Sandboxed = Callable[[dict[str, str]], tuple[dict[str, Any], str]]  # one run: i
 
 def _with_calls_recorded(sandboxed: Sandboxed, env: dict[str, str]) -> tuple[dict[str, Any], str]:
     """The script's run, again with each function of the test's own that import records as a call
-    (``own_calls.py``) as long as a run finds more (``recorded_calls.MAX_RUNS`` runs at most)."""
+    (``own_calls.py``) as long as a run finds more (``recorded_calls.MAX_RUNS`` runs at most). Each run
+    is one recording of its own environment, kept by it: a suite records a chain's runs together,
+    a round each (``together.py``)."""
     first = trace, output = sandboxed(env)
     recorded: list[recorded_calls.Recorded] = []
     for _ in range(recorded_calls.MAX_RUNS - 1):

@@ -101,6 +101,7 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
+TraceFunction = Callable[..., Any]  # what sys.settrace takes: (frame, event, arg) -> the frame's own, or None
 # what runs, where it writes, why miles' helpers did not load
 Run = tuple["_Recorder", Path, IO[str], "dict[str, Any] | None"]
 
@@ -259,10 +260,11 @@ def _run(
 ) -> dict[str, Any] | None:
     """Run the script as ``python SCRIPT`` would, miles' helpers loaded; why it stopped early, if it did."""
     trace = tracing.TRACE
+    outer = sys.gettrace()  # own_calls.py's, when it records functions as calls
     try:
         if miles_root is not None:
             record_checks()  # checkout code: what it attempts is refused as the test's would be
-        sys.setprofile(_silent_prepare_code(trace, tracing.builder_returned))
+        sys.settrace(_silent_prepare_code(trace, tracing.builder_returned, outer))
         runpy.run_path(str(script), run_name="__main__")
     except tracing.Refused:
         return None  # trace.refusal says why
@@ -276,7 +278,7 @@ def _run(
             failure["missing"] = str(error.filename)
         return failure
     finally:
-        sys.setprofile(None)
+        sys.settrace(outer)
     return None
 
 
@@ -355,32 +357,57 @@ def _use_checkout(root: Path, recorder: Any, tracing: Any, run_id: str) -> None:
 
 
 def _silent_prepare_code(
-    trace: Any, returned: Callable[[FrameType, Any], None]
-) -> Callable[[FrameType, str, Any], None]:
-    """Note each function of the script that ``prepare()`` calls and that records nothing; tell
-    ``returned`` of every function that returns."""
+    trace: Any, returned: Callable[[FrameType, Any], None], outer: TraceFunction | None
+) -> TraceFunction:
+    """A trace function: note each function of the script that ``prepare()`` calls and that records
+    nothing; tell ``returned`` of every function of the test's code that returns; and trace as
+    ``outer`` does. Only the test's frames are traced (a profile function would be called on every
+    call and return of every library too: half of a test that runs pytest's plugins)."""
     running: dict[int, tuple[str, int, int]] = {}
+    traced: dict[str, bool] = {}  # by file: whether its frames are the test's
 
-    def profile(frame: FrameType, event: str, arg: Any) -> None:
-        code = frame.f_code
+    def returning(frame: FrameType, event: str, arg: Any) -> TraceFunction:
         if event == "return":
             returned(frame, arg)
-        if code.co_filename != trace.script:
-            return
+            if id(frame) in running:
+                name, line, before = running.pop(id(frame))
+                if len(trace.events) == before:
+                    trace.events.append({"kind": "silent", "function": name, "at": [trace.script, line]})
+        return returning
+
+    def calls(frame: FrameType, event: str, arg: Any) -> TraceFunction | None:
+        inner = outer(frame, event, arg) if outer is not None else None
+        file = frame.f_code.co_filename
+        own = traced.get(file)
+        if own is None:
+            own = traced[file] = file == trace.script or trace.is_test_code(file)
+        if not own:
+            return inner
         caller = frame.f_back
         if (
-            event == "call"
+            file == trace.script
             and caller
             and caller.f_code.co_name == "prepare"
             and caller.f_code.co_filename == trace.script
         ):
-            running[id(frame)] = (code.co_name, code.co_firstlineno, len(trace.events))
-        elif event == "return" and id(frame) in running:
-            name, line, before = running.pop(id(frame))
-            if len(trace.events) == before:
-                trace.events.append({"kind": "silent", "function": name, "at": [trace.script, line]})
+            running[id(frame)] = (frame.f_code.co_name, frame.f_code.co_firstlineno, len(trace.events))
+        return returning if inner is None else _both(returning, inner)
 
-    return profile
+    return calls
+
+
+def _both(one: TraceFunction, other: TraceFunction) -> TraceFunction:
+    """A frame's trace function that calls ``one`` and ``other`` (each as the frame's own)."""
+    inner: TraceFunction | None = other
+
+    def both(frame: FrameType, event: str, arg: Any) -> TraceFunction:
+        nonlocal inner
+        one(frame, event, arg)
+        if inner is not None:
+            inner = inner(frame, event, arg)
+        return both
+
+    return both
 
 
 if __name__ == "__main__":

@@ -13,8 +13,11 @@ What a fork records is kept only where it is what a recording alone would have k
 * its folder holds no module the load looked up (alone, the script's folder is on the path while
   miles' helpers load, and such a module would have been loaded instead);
 * its fork ended within ``FORK_LIMIT_S`` and left a whole trace, with nothing in it from
-  the load (the trace would name the load instead of the script);
-* it is not recorded again with functions of its own as calls (``capture._with_calls_recorded``).
+  the load (the trace would name the load instead of the script).
+
+A script recorded again with functions of its own as calls (``capture._with_calls_recorded``) is
+recorded once more in each round after, as each of its runs is its own recording (its environment
+names the calls, and a sandbox's environment is every fork's): its import looks up the next run.
 
 Anything else is left to ``capture.record``, which records it alone: this only saves time.
 
@@ -38,11 +41,15 @@ from typing import Any
 
 from runner import sandbox
 from runner.errors import RunMatrixError
-from runner.importer import Request, capture, harness, recorded_calls, recordings
+from runner.importer import Request, capture, harness, recordings
 from runner.knowledge import checkout
 from runner.spec import documents
 
 MOST = 48  # scripts of one sandbox, at the most (each holds two files of its results folder open)
+# scripts of one sandbox, at the least, where a group has more: a sandbox's load of miles' helpers
+# costs about what ten forks do (0.5 CPU seconds with Ray installed, a fork 0.02-0.2), so a batch of
+# fewer only adds loads (miles main: a switch's 4 tests made 4 sandboxes of 1)
+FEWEST = 8
 LOAD_S = 30.0  # wall seconds the load of miles' helpers may take, besides each script's
 FORK_LIMIT_S = 10.0  # wall seconds of a script's fork (one runs in milliseconds; past it: alone)
 
@@ -92,9 +99,10 @@ def record(
 
 
 def _split(group: list[Wanted], jobs: int) -> Iterator[list[Wanted]]:
-    """``group`` in ``jobs`` batches of near one size (more where one would pass ``MOST``), dealt
-    round: the tests of one folder, often alike in cost (pytest's own start, say), go to each."""
-    count = min(max(jobs, -(-len(group) // MOST)), len(group))
+    """``group`` in up to ``jobs`` batches of near one size, none of fewer than ``FEWEST`` scripts
+    where it can be helped (more where one would pass ``MOST``), dealt round: the tests of one
+    folder, often alike in cost (pytest's own start, say), go to each."""
+    count = max(min(jobs, len(group) // FEWEST), -(-len(group) // MOST), 1)
     for start in range(count):
         yield group[start::count]
 
@@ -152,8 +160,6 @@ def _as_alone(
         ):
             return None
         trace = capture.read_trace(text, secrets)
-        if recorded_calls.to_record(trace, []):
-            return None
     except (KeyError, TypeError, ValueError, AttributeError, OSError):
         return None  # no whole trace: killed, or the script wrote over it
     printed = done.files.get("loaded.out", b"") + done.files.get(f"{number}.out", b"")
