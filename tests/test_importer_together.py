@@ -8,6 +8,7 @@ what a suite import finds in the cache must be what it would have recorded alone
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -129,3 +130,90 @@ def test_a_test_cannot_write_what_the_tests_after_it_record(checkout, tmp_path):
     )
     assert found is not None and made is not None
     assert without_ids(found["trace"]) == without_ids(made["trace"]) and found["trace"]["events"]
+
+
+TP = {"MILES_TEST_TP": "2"}  # a switch of switched_case()'s
+
+
+def switched_case(checkout: Path) -> Path:
+    """The tree's tiny case with its tensor parallel size read from MILES_TEST_TP."""
+    case = checkout / "tests" / "e2e" / "tree" / "test_nv_case.py"
+    switched = case.with_name("test_switched.py")
+    text = case.read_text().replace("tp_size=4", 'tp_size=int(os.environ.get("MILES_TEST_TP", "4"))')
+    switched.write_text(f"import os\n{text}")
+    switched.chmod(0o644)
+    return switched
+
+
+def sandboxes_run(monkeypatch) -> list[list[str]]:
+    """The argv of each sandbox that records tests together, from here on."""
+    real, made = together.sandbox.run, []
+
+    def counted(argv, *args, **kwargs):
+        made.append(argv)
+        return real(argv, *args, **kwargs)
+
+    monkeypatch.setattr(together.sandbox, "run", counted)
+    return made
+
+
+def test_forks_of_one_sandbox_each_set_their_own_switches_and_are_kept_as_each_alone(
+    checkout, tmp_path, monkeypatch
+):
+    case = switched_case(checkout)
+    unset, switched = (together.env_of(s, SECRETS, VERIFIERS, checkout) for s in ({}, TP))
+    wanted = [together.Wanted.of(case, unset), together.Wanted.of(case, switched)]
+    made = sandboxes_run(monkeypatch)
+    assert together.record(wanted, checkout, tmp_path / "together", SECRETS, jobs=2) == set(wanted)
+    assert len(made) == 1  # one load of miles' helpers for both
+    traces = []
+    for switches, env in (({}, unset), (TP, switched)):
+        capture.record(
+            case, switches, SECRETS, miles_root=checkout, verifiers=VERIFIERS, cache=tmp_path / "alone"
+        )
+        found, alone = (
+            kept(tmp_path / "together", case, checkout, env),
+            kept(tmp_path / "alone", case, checkout, env),
+        )
+        assert found is not None and alone is not None
+        assert without_ids(found["trace"]) == without_ids(alone["trace"])
+        traces.append(found["trace"])
+    launched = [json.dumps(trace["events"]) for trace in traces]  # the switch took, in its fork only
+    assert "--tensor-model-parallel-size 4" in launched[0] and "--tensor-model-parallel-size 2" in launched[1]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'os.environ.get("MILES_TEST_TP")',  # read
+        'os.environ["MILES_TEST_TP"] = "8"',  # set: alone, the switch's value would be gone
+        "dict(os.environ)",  # listed: what it kept of it, no one knows
+        'os.putenv("MILES_TEST_TP", "8")',
+    ],
+)
+def test_a_fork_whose_switch_the_load_touched_is_left_to_a_recording_alone(checkout, tmp_path, line):
+    helpers = checkout / "miles" / "utils" / "external_utils" / "command_utils.py"
+    helpers.write_text(f"import os\n{line}\n{helpers.read_text()}")
+    case = switched_case(checkout)
+    unset, switched = (together.env_of(s, SECRETS, VERIFIERS, checkout) for s in ({}, TP))
+    wanted = [together.Wanted.of(case, unset), together.Wanted.of(case, switched)]
+    assert together.record(wanted, checkout, tmp_path / "cache", SECRETS) == {wanted[0]}
+    assert kept(tmp_path / "cache", case, checkout, switched) is None
+
+
+def test_a_fork_that_records_a_function_the_load_ran_as_a_call_is_left_to_a_recording_alone(
+    checkout, tmp_path
+):
+    # alone, a function is recorded as a call from the interpreter's start; in a fork, only from its
+    # own: one whose module the load ran cannot be (here, one of miles' helpers themselves)
+    helpers = checkout / "miles" / "utils" / "external_utils" / "command_utils.py"
+    case = checkout / "tests" / "e2e" / "tree" / "test_nv_case.py"
+    unset = together.env_of({}, SECRETS, VERIFIERS, checkout)
+
+    def calling(file: Path) -> dict[str, str]:
+        entry = {"file": str(file), "function": "prepare", "role": "prepare", "why": "-", "launched_by": []}
+        return {**unset, capture.RECORDED_CALLS_VARIABLE: json.dumps([entry])}
+
+    common = checkout / "tests" / "e2e" / "tiny_family" / "_common.py"  # the test's own: run by the fork
+    wanted = [together.Wanted.of(case, env) for env in (unset, calling(common), calling(helpers))]
+    assert together.record(wanted, checkout, tmp_path / "cache", SECRETS) == set(wanted[:2])

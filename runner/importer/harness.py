@@ -85,6 +85,8 @@ STUB_MODULES = ("tests.ci.ci_register", "tests.ci.metric_history")
 # the checkout's folders that are miles itself (its helpers, its model presets), not the test's code
 LIBRARY = ("miles", "scripts/models")
 RECORDED_CALLS = "RUN_MATRIX_RECORDED_CALLS"  # [[file, function, role], ...] that own_calls.py records
+# --each: [{NAME: VALUE, ...}, ...], what each script's environment holds besides the sandbox's
+EACH_ENVIRONMENT = "RUN_MATRIX_EACH_ENVIRONMENT"
 
 
 def main(argv: Sequence[str]) -> int:
@@ -92,7 +94,9 @@ def main(argv: Sequence[str]) -> int:
         forks = _load("_run_matrix_forks", FORKS)
         root = Path(argv[1]).resolve()
         scripts = [Path(a).resolve() for a in argv[3:]]
-        runs = forks.each(functools.partial(_Recorder, None, root, None), float(argv[2]), scripts)
+        environments = json.loads(os.environ.pop(EACH_ENVIRONMENT, "[]")) or [{} for _ in scripts]
+        recorder = functools.partial(_Recorder, None, root, None)
+        runs = forks.each(recorder, float(argv[2]), list(zip(scripts, environments, strict=True)))
     else:
         runs = _alone(Path(argv[0]).resolve(), Path(argv[1]).resolve() if len(argv) > 1 else None)
     # the script runs from here, in both ways (a script's function sees the same frames outward)
@@ -165,17 +169,28 @@ class _Recorder:
         hooks = self.hooks = _load("_run_matrix_hooks", "hooks.py")
         hooks.install(trace, checks.held)
         own_calls = _load("_run_matrix_own_calls", "own_calls.py")
-        recorded = json.loads(os.environ.pop(RECORDED_CALLS, "[]"))
-        own_calls.install(trace, recorded, hooks, checks.held, returned)
+        self.record_calls = functools.partial(
+            own_calls.install, trace, hooks=hooks, held=checks.held, returned=returned
+        )
+        self.record_calls(json.loads(os.environ.pop(RECORDED_CALLS, "[]")))
         self.keep_hooks = functools.partial(hooks.hooked, trace)
 
-    def focus(self, script: Path, captures: str) -> None:
-        """Set up for ``script`` (in the fork of ``forks.each`` that runs it), as ``__init__`` would have."""
+    def focus(self, script: Path, captures: str, environment: dict[str, str]) -> bool:
+        """Set up for ``script`` (in the fork of ``forks.each`` that runs it), as ``__init__`` would have,
+        with ``environment`` set besides the sandbox's; False where it cannot be: a function to record
+        as a call whose module the load ran (alone, it is recorded from the start)."""
+        recorded = json.loads(environment.pop(RECORDED_CALLS, "[]"))
+        if recorded and not {e["file"] for e in recorded}.isdisjoint(_files_run()):
+            return False
+        for name, value in environment.items():  # past the recording of the test's own settings
+            os._Environ.__setitem__(os.environ, name, value)
+        self.record_calls(recorded)
         self.trace.script = str(script)
         self.trace.own_code = self.missing.own = _own_code(script.parent, self.miles_root)
         self.trace.captures = captures
         names = tempfile._name_sequence  # type: ignore[attr-defined]
         names._rng_pid = os.getpid()  # the seeded names go on in the fork (a new pid would seed anew)
+        return True
 
     def load_helpers(self) -> dict[str, Any] | None:
         """miles' helpers (the checkout's, else the recorder): None, else why they cannot load."""
@@ -213,6 +228,11 @@ class _Recorder:
         data["unknown_configs"] = trace.unknown_configs  # traced.py tells them with a failure
         root = str(self.miles_root or self.recorder.ROOT)
         json.dump({**data, "failure": failure, "root": root}, out)
+
+
+def _files_run() -> set[str]:
+    """The file of every module loaded so far."""
+    return {getattr(module, "__file__", None) or "" for module in list(sys.modules.values())}
 
 
 def _own_code(folder: Path | None, miles_root: Path | None) -> tuple[str, ...]:

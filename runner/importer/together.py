@@ -7,17 +7,23 @@ alone runs after that load. So a suite import first records its tests together, 
 sandboxes side by side, into the recordings cache (``recordings.py``), under the very key
 ``capture.record`` looks each one up by: the imports that follow find them there.
 
+The recordings of one sandbox share run-matrix's own variables (the platform's CI environment goes
+with them: a side's build is one); the rest of a recording's environment, the test's switches and the
+functions it records as calls, its fork sets itself, before its script runs. A script recorded again
+with functions of its own as calls (``capture._with_calls_recorded``) is so recorded once more in each
+round after: each of its runs is a recording of its own, and its import looks up the next one.
+
 What a fork records is kept only where it is what a recording alone would have kept:
 
 * the script lies in the checkout (a script outside it sees other paths);
 * its folder holds no module the load looked up (alone, the script's folder is on the path while
   miles' helpers load, and such a module would have been loaded instead);
+* the load read, set or took away none of the variables its fork set, nor listed the environment
+  (alone, the load would have seen them; compiled code's own reads are not seen, and none of miles'
+  reads a test's switch), and ran no module of a function its fork records as a call (alone, it is
+  recorded from the interpreter's start);
 * its fork ended within ``FORK_LIMIT_S`` and left a whole trace, with nothing in it from
   the load (the trace would name the load instead of the script).
-
-A script recorded again with functions of its own as calls (``capture._with_calls_recorded``) is
-recorded once more in each round after, as each of its runs is its own recording (its environment
-names the calls, and a sandbox's environment is every fork's): its import looks up the next run.
 
 Anything else is left to ``capture.record``, which records it alone: this only saves time.
 
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import json
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,6 +59,7 @@ MOST = 48  # scripts of one sandbox, at the most (each holds two files of its re
 FEWEST = 8
 LOAD_S = 30.0  # wall seconds the load of miles' helpers may take, besides each script's
 FORK_LIMIT_S = 10.0  # wall seconds of a script's fork (one runs in milliseconds; past it: alone)
+_OWN = "RUN_MATRIX_"  # what run-matrix's own variables are named (capture.SANDBOX_VARIABLES, missing.py's)
 
 
 @dataclass(frozen=True)
@@ -87,7 +95,7 @@ def record(
     groups: dict[tuple[tuple[str, str], ...], list[Wanted]] = {}
     for one in dict.fromkeys(wanted):
         if miles_root in one.script.resolve().parents:
-            groups.setdefault(one.env, []).append(one)
+            groups.setdefault(_sandbox_of(one.env), []).append(one)
     batches = [batch for group in groups.values() for batch in _split(group, jobs)]
     kept: set[Wanted] = set()
     with concurrent.futures.ThreadPoolExecutor(max(jobs, 1)) as threads:
@@ -96,6 +104,14 @@ def record(
         ):
             kept |= found
     return kept
+
+
+def _sandbox_of(env: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """What the recordings of one sandbox share: run-matrix's own variables, all but the calls to
+    record (which a fork records from its start). The platform's CI variables go with them (a side's
+    build is one of them); what else differs, each fork sets itself: the test's switches."""
+    own = [(name, value) for name, value in env if name.startswith(_OWN) and name != harness.RECORDED_CALLS]
+    return tuple(own)
 
 
 def _split(group: list[Wanted], jobs: int) -> Iterator[list[Wanted]]:
@@ -110,19 +126,22 @@ def _split(group: list[Wanted], jobs: int) -> Iterator[list[Wanted]]:
 def _recorded(
     batch: list[Wanted], miles_root: Path, cache: Path, secrets: Sequence[str], timeout: float
 ) -> set[Wanted]:
-    env = dict(batch[0].env)
     keys: dict[Wanted, str] = {}
     reads = [miles_root]
     try:
         for one in batch:
             argv, _, reads = capture.inputs(one.script.resolve(), {}, secrets, miles_root, ())
-            entry_key, before = recordings.key(capture.key_parts(argv, env, timeout, False, reads), reads)
+            parts = capture.key_parts(argv, dict(one.env), timeout, False, reads)
+            entry_key, before = recordings.key(parts, reads)
             if recordings.load(cache, entry_key) is None:
                 keys[one] = entry_key
     except (recordings.Unhashable, OSError):
         return set()
     if not keys:
         return set()
+    env = dict(set.intersection(*(set(one.env) for one in keys)))  # the sandbox's: every fork's
+    its_own = [{name: value for name, value in one.env if env.get(name) != value} for one in keys]
+    env[harness.EACH_ENVIRONMENT] = json.dumps(its_own)
     scripts = [one.script.resolve() for one in keys]
     each = [harness.EACH, str(miles_root), str(FORK_LIMIT_S), *map(str, scripts)]
     argv = [sys.executable, "-I", "-B", str(capture.HARNESS), *each]
@@ -137,7 +156,7 @@ def _recorded(
             return set()  # the checkout changed meanwhile: nothing is kept
     kept, tree = set(), checkout.Tree.at(miles_root)
     for number, (one, entry_key) in enumerate(keys.items()):
-        found = _as_alone(done, number, one.script.resolve(), secrets, tree)
+        found = _as_alone(done, number, one.script.resolve(), its_own[number], secrets, tree)
         if found is not None:
             recordings.store(cache, entry_key, found)
             kept.add(one)
@@ -145,16 +164,23 @@ def _recorded(
 
 
 def _as_alone(
-    done: sandbox.Outcome, number: int, script: Path, secrets: Sequence[str], tree: checkout.Tree
+    done: sandbox.Outcome,
+    number: int,
+    script: Path,
+    its_own: dict[str, str],
+    secrets: Sequence[str],
+    tree: checkout.Tree,
 ) -> dict[str, Any] | None:
-    """The recording of fork ``number`` as ``capture.record`` keeps one made alone; None where it
-    may not be the same (see the module's docstring)."""
+    """The recording of fork ``number`` (which set ``its_own`` environment) as ``capture.record``
+    keeps one made alone; None where it may not be the same (see the module's docstring)."""
     try:
         loaded = documents.json_data(done.files.get("loaded.json", b"{}"), sandbox.Limits().results)
         looked_up = set(loaded["looked_up"])
+        touched = its_own and (loaded["listed"] or not set(its_own).isdisjoint(loaded["environment"]))
         text = done.files[f"{number}.json"]
         if (
             loaded["failed"]
+            or touched
             or harness.BEFORE_THE_SCRIPT.encode() in text
             or _shadows(tree, script.parent, looked_up)
         ):

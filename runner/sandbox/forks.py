@@ -12,6 +12,7 @@ Loaded by path by the harness before any guard is in place: it keeps the real ``
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import json
@@ -32,20 +33,22 @@ class Recorder(Protocol):
     """What the harness's recorder (``harness._Recorder``) offers the forks."""
 
     def load_helpers(self) -> dict[str, Any] | None: ...
-    def focus(self, script: Path, captures: str) -> None: ...
+    def focus(self, script: Path, captures: str, environment: dict[str, str]) -> bool: ...
 
 
 def each(
-    recorder_for_any: Callable[[], Recorder], seconds: float, scripts: list[Path]
+    recorder_for_any: Callable[[], Recorder], seconds: float, scripts: list[tuple[Path, dict[str, str]]]
 ) -> Iterator[tuple[Any, Path, IO[str], None]]:
-    """Each of ``scripts`` as ``harness.main`` runs one alone, from one load of miles' helpers: this
-    process loads them, then forks once per script, and each fork (only a fork: this process yields
-    nothing) runs its script as ``main`` runs one after its load, writing ``N.json`` (``N.out``: what
-    it printed), then ends. ``loaded.out`` is what the load printed, ``loaded.json`` every top-level
-    module it looked up (alone, the script's folder is on the path while the helpers load:
-    together.py records a script alone when its folder holds one) and whether the load failed. A
-    fork that runs past ``seconds`` is killed and leaves no whole ``N.json``: together.py leaves that
-    script to a recording alone."""
+    """Each of ``scripts`` (each with what its environment holds besides this one) as ``harness.main``
+    runs one alone, from one load of miles' helpers: this process loads them, then forks once per
+    script, and each fork (only a fork: this process yields nothing) runs its script as ``main`` runs
+    one after its load, writing ``N.json`` (``N.out``: what it printed), then ends. ``loaded.out`` is
+    what the load printed; ``loaded.json`` says whether the load failed, every top-level module it
+    looked up (alone, the script's folder is on the path while the helpers load: together.py records a
+    script alone when its folder holds one), and every environment variable it read, set or took away,
+    and whether it listed them (a script whose environment differs there is recorded alone, likewise).
+    A fork that runs past ``seconds`` is killed and leaves no whole ``N.json``, nor does one that its
+    recorder cannot ``focus`` on: together.py leaves that script to a recording alone."""
     out = Path(os.environ["RUN_MATRIX_OUT"])
     # every file opened before any guard is in place (then writes are the guards')
     files = [(out / f"{n}.json").open("w", encoding="utf-8") for n in range(len(scripts))]
@@ -57,13 +60,15 @@ def each(
     sys.argv = [""]
     looked = _LookedUp()
     sys.meta_path.insert(0, looked)
-    failure = recorder.load_helpers()
+    with _environment_watched() as environment:
+        failure = recorder.load_helpers()
     sys.meta_path.remove(looked)
-    json.dump({"looked_up": sorted(looked.names), "failed": failure is not None}, loaded)
+    seen = {"looked_up": sorted(looked.names), "failed": failure is not None}
+    json.dump({**seen, "environment": sorted(environment.names), "listed": environment.listed}, loaded)
     loaded.close()
     if failure is not None:
         return
-    for n, script in enumerate(scripts):
+    for n, (script, its_own) in enumerate(scripts):
         sys.stdout.flush()
         sys.stderr.flush()
         child = _FORK()
@@ -72,7 +77,8 @@ def each(
                 files[later].close()
                 os.close(printed[later])
             _printing_to(printed[n])
-            recorder.focus(script, captures[n])
+            if not recorder.focus(script, captures[n], its_own):
+                os._exit(0)  # no trace: recorded alone
             sys.argv = [str(script)]
             sys.path.insert(1, str(script.parent))  # after the checkout, as a load alone leaves it
             yield recorder, script, files[n], None
@@ -102,6 +108,76 @@ def _ended_within(child: int, seconds: float) -> None:
     finally:
         os.close(ended)
         _WAITPID(child, 0)
+
+
+class _Environment:
+    """What was done with the environment: the names read, set or taken away; whether it was listed."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.listed = False
+
+
+@contextlib.contextmanager
+def _environment_watched() -> Iterator[_Environment]:
+    """Within it, ``os.environ``, ``os.environb``, ``os.putenv`` and ``os.unsetenv`` note what is done
+    with each variable (in Python: compiled code's own reads are not seen)."""
+    seen = _Environment()
+    mappings = [(mapping, type(mapping)) for mapping in (os.environ, os.environb)]
+    real_putenv, real_unsetenv = os.putenv, os.unsetenv
+
+    def noting(name: Any) -> None:
+        seen.names.add(os.fsdecode(name) if isinstance(name, (str, bytes)) else str(name))
+
+    def putenv(name: Any, value: Any) -> None:
+        noting(name)
+        real_putenv(name, value)
+
+    def unsetenv(name: Any) -> None:
+        noting(name)
+        real_unsetenv(name)
+
+    for mapping, kind in mappings:
+        mapping.__class__ = _watching(kind, noting, seen)
+    os.putenv, os.unsetenv = putenv, unsetenv
+    try:
+        yield seen
+    finally:
+        for mapping, kind in mappings:
+            mapping.__class__ = kind
+        os.putenv, os.unsetenv = real_putenv, real_unsetenv
+
+
+def _watching(kind: type, noting: Callable[[Any], None], seen: _Environment) -> type:
+    """A subclass of the mapping class ``kind`` (``os._Environ``, or the recorder's) that notes each
+    name it is asked for, given or that it takes away, and being listed."""
+
+    class Watching(kind):  # type: ignore[misc]
+        def __getitem__(self, key: Any) -> Any:
+            noting(key)
+            return super().__getitem__(key)
+
+        def __setitem__(self, key: Any, value: Any) -> None:
+            noting(key)
+            super().__setitem__(key, value)
+
+        def __delitem__(self, key: Any) -> None:
+            noting(key)
+            super().__delitem__(key)
+
+        def __contains__(self, key: Any) -> bool:
+            noting(key)
+            return bool(super().__contains__(key))
+
+        def __iter__(self) -> Iterator[Any]:
+            seen.listed = True
+            return super().__iter__()  # type: ignore[no-any-return]
+
+        def __len__(self) -> int:
+            seen.listed = True
+            return int(super().__len__())
+
+    return Watching
 
 
 class _LookedUp(importlib.abc.MetaPathFinder):
