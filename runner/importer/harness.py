@@ -3,8 +3,10 @@
 ``python -I -B harness.py SCRIPT [MILES_ROOT]`` — a fresh interpreter that ``capture.py`` starts
 in run-matrix's sandbox (``runner.sandbox``: no network, a read-only view of the script and the
 checkout, its own PID namespace, resource limits); ``harness.py --each MILES_ROOT SECONDS SCRIPT...``
-records many scripts of one checkout, each in a fork after one load of miles' helpers
-(``runner/sandbox/forks.py``, for ``together.py``). Before the script runs:
+records many scripts of one checkout, each in a fork after one load of miles' helpers, with what
+its environment holds besides the sandbox's (``RUN_MATRIX_EACH_ENVIRONMENT``: its switches, the
+calls it records) set in its fork (``runner/sandbox/forks.py``, for ``together.py``). Before the
+script runs:
 
 * miles' command helpers are replaced: without ``MILES_ROOT`` the whole helper module is
   ``recorder.py`` (recording into ``trace.py``); with it, miles' own module is loaded from the

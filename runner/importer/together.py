@@ -108,10 +108,12 @@ def record(
 
 def _sandbox_of(env: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
     """What the recordings of one sandbox share: run-matrix's own variables, all but the calls to
-    record (which a fork records from its start). The platform's CI variables go with them (a side's
-    build is one of them); what else differs, each fork sets itself: the test's switches."""
-    own = [(name, value) for name, value in env if name.startswith(_OWN) and name != harness.RECORDED_CALLS]
-    return tuple(own)
+    record (which a fork records from its start). A side's build is one of them, so the platform's
+    CI variables differ only from one sandbox to another; what else differs, each fork sets itself:
+    the test's switches."""
+    return tuple(
+        (name, value) for name, value in env if name.startswith(_OWN) and name != harness.RECORDED_CALLS
+    )
 
 
 def _split(group: list[Wanted], jobs: int) -> Iterator[list[Wanted]]:
@@ -176,7 +178,7 @@ def _as_alone(
     try:
         loaded = documents.json_data(done.files.get("loaded.json", b"{}"), sandbox.Limits().results)
         looked_up = set(loaded["looked_up"])
-        touched = its_own and (loaded["listed"] or not set(its_own).isdisjoint(loaded["environment"]))
+        touched = bool(its_own) and (loaded["listed"] or not set(its_own).isdisjoint(loaded["environment"]))
         text = done.files[f"{number}.json"]
         if (
             loaded["failed"]
