@@ -12,7 +12,11 @@ Side by side, in one run on this machine:
   with stderr a terminal (a pty: the live bar);
 * warm: the same command again into another OUT, the cache kept (an unchanged tree).
 
-Each line gives the wall seconds and the ratio to the baseline; the load average is printed first.
+Each line gives the wall seconds, the last one the ratios to the baseline; the load average is
+printed first.
+``--rounds N`` measures all three N times, the baseline and the cold import in turns (every other
+round the cold import first: a shared machine slows as it stays busy), each cold import into a cache
+of its own, and ends with the medians and their ratios.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import contextlib
 import json
 import os
 import pty
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -82,21 +87,45 @@ def main() -> None:
     parser.add_argument("checkout", type=Path)
     parser.add_argument("tree", type=Path, nargs="?")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--rounds", type=int, default=1, help="measure each this many times (medians)")
     args = parser.parse_args()
     tree = args.tree or args.checkout / "tests" / "e2e"
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; tree {tree}", flush=True)
-    seconds, count = baseline(args.checkout, tree)
-    print(f"baseline: {count} tests captured one by one: {seconds:.1f} s", flush=True)
-    with tempfile.TemporaryDirectory() as folder:
-        cache = Path(folder) / "cache"
-        for name in ("cold", "warm"):
-            wall, first, status, counted = suite(args.checkout, tree, Path(folder) / name, cache, args.jobs)
-            print(
-                f"import -j {args.jobs} ({name} cache): {wall:.1f} s, ratio {wall / seconds:.2f},"
-                f" first progress in a terminal after {first:.1f} s, exit {status}: {counted}",
-                flush=True,
-            )
+    taken: dict[str, list[float]] = {"baseline": [], "cold": [], "warm": []}
+    for number in range(args.rounds):
+        if number % 2 == 0:
+            taken["baseline"].append(_baseline(args.checkout, tree))
+        with tempfile.TemporaryDirectory() as folder:
+            cache = Path(folder) / "cache"
+            for name in ("cold", "warm"):
+                taken[name].append(_suite(args.checkout, tree, Path(folder) / name, cache, args.jobs, name))
+        if number % 2 == 1:
+            taken["baseline"].append(_baseline(args.checkout, tree))
+    middle = {name: statistics.median(seconds) for name, seconds in taken.items()}
+    print(
+        f"{'medians of ' + str(args.rounds) if args.rounds > 1 else 'one round'}: baseline"
+        f" {middle['baseline']:.1f} s, cold {middle['cold']:.1f} s (ratio"
+        f" {middle['cold'] / middle['baseline']:.2f}), warm {middle['warm']:.1f} s (ratio"
+        f" {middle['warm'] / middle['baseline']:.2f})",
+        flush=True,
+    )
     print(f"load average {os.getloadavg()[0]:.2f} at the end", flush=True)
+
+
+def _baseline(checkout: Path, tree: Path) -> float:
+    seconds, count = baseline(checkout, tree)
+    print(f"baseline: {count} tests captured one by one: {seconds:.1f} s", flush=True)
+    return seconds
+
+
+def _suite(checkout: Path, tree: Path, out: Path, cache: Path, jobs: int, name: str) -> float:
+    wall, first, status, counted = suite(checkout, tree, out, cache, jobs)
+    print(
+        f"import -j {jobs} ({name} cache): {wall:.1f} s, first progress in a terminal after {first:.1f} s,"
+        f" exit {status}: {counted}",
+        flush=True,
+    )
+    return wall
 
 
 if __name__ == "__main__":
