@@ -65,13 +65,23 @@ def imported(
     return files, result.err.splitlines(), alone
 
 
+def compared(cli, root: Path, tmp_path: Path, monkeypatch, folder: Path = FOLDER):
+    """The import of ``folder`` recording together, and again with every recording made alone: the
+    first's files (asserted to be the second's), rounds told and recordings made alone, and the
+    second's recordings."""
+    monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path / "cache"))
+    files, told, alone = imported(cli, root, tmp_path / "together" / "out", folder)
+    monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path / "alone"))
+    monkeypatch.setattr(suite, "_recorded_together", lambda *args: None)
+    one_by_one, _, made_alone = imported(cli, root, tmp_path / "one-by-one" / "out", folder)
+    assert files == one_by_one
+    return files, [line for line in told if line.startswith("recording ")], alone, made_alone
+
+
 def test_the_looks_record_each_side_and_every_switch_together_and_write_what_recordings_alone_write(
     cli, upstream_miles, tmp_path, monkeypatch
 ):
-    root = upstream_miles("31f1ca96")
-    monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path / "cache"))
-    files, told, alone = imported(cli, root, tmp_path / "together" / "out")
-    rounds = [line for line in told if line.startswith("recording ")]
+    files, rounds, alone, made_alone = compared(cli, upstream_miles("31f1ca96"), tmp_path, monkeypatch)
     # the unset runs; then, of the 4 tests with switches, both switch values and the ROCm side's first
     # run at once (one look each, not three), beside 2 tests' ROCm side; then the ROCm side's values
     assert rounds == [
@@ -80,11 +90,7 @@ def test_the_looks_record_each_side_and_every_switch_together_and_write_what_rec
         "recording 4 tests together (look 2: 8 runs)",
     ]
     assert alone == []
-    monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path / "alone"))
-    monkeypatch.setattr(suite, "_recorded_together", lambda *args: None)
-    one_by_one, _, made_alone = imported(cli, root, tmp_path / "one-by-one" / "out")
     assert len(made_alone) > 8 * 3  # every run of every test
-    assert files == one_by_one
     assert len(files) > 8
 
 
@@ -95,20 +101,14 @@ def test_a_test_recorded_again_with_its_functions_as_calls_has_each_run_recorded
     # that lists what a download wrote), one of them twice: each run is a recording of its own
     # environment, looked up by the import after the one before; every round is made here, however
     # short (at -j 1 a round takes 4 runs: a tuning)
-    root, ft = upstream_miles("31f1ca96"), Path("tests/e2e/ft")
     monkeypatch.setattr(suite, "FEWEST_PER_SANDBOX", 0)
-    monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path / "cache"))
-    files, told, alone = imported(cli, root, tmp_path / "together" / "out", ft)
-    rounds = [line for line in told if line.startswith("recording ")]
+    root, ft = upstream_miles("31f1ca96"), Path("tests/e2e/ft")
+    files, rounds, alone, made_alone = compared(cli, root, tmp_path, monkeypatch, ft)
     assert rounds == [
         "recording 14 tests together",
         "recording 3 tests together (look 1: 3 runs)",
         "recording 1 test together (look 2: 1 run)",
     ]
     assert alone == []
-    monkeypatch.setenv("RUN_MATRIX_CACHE_DIR", str(tmp_path / "alone"))
-    monkeypatch.setattr(suite, "_recorded_together", lambda *args: None)
-    one_by_one, _, made_alone = imported(cli, root, tmp_path / "one-by-one" / "out", ft)
     assert len(made_alone) == 14 + 3 + 1  # every test once, the 3 again with their calls recorded, 1 twice
-    assert files == one_by_one
     assert "prepare:" in "".join(files.values())  # the calls recorded, as the spec's prepare steps
