@@ -130,16 +130,10 @@ def record(request: Asked, record: Record, conventions: LaunchConventions, versi
         set() if request.hardware else {p for p in platforms.ORDER if platforms.REGISTER[p] in registered}
     )
     dropped -= {side.platform for side in chosen}
-
-    def explored(side: Side, first: Run | SpecError | None) -> Variants | SpecError:
-        try:
-            return _explored(request.script, side, unset, first, record, conventions)
-        except SpecError as refusal:
-            return refusal
-
     # each side's recordings are its own: one the cache lacks is asked beside the other side's
     found_sides = capture.each_of(
-        functools.partial(explored, *pair) for pair in zip(chosen, firsts, strict=True)
+        functools.partial(_explored, request.script, side, unset, first, record, conventions)
+        for side, first in zip(chosen, firsts, strict=True)
     )
     for side, found in zip(chosen, found_sides, strict=True):
         if isinstance(found, Variants):
@@ -183,20 +177,23 @@ def _explored(
     first: Run | SpecError | None,
     record: Record,
     conventions: LaunchConventions,
-) -> Variants:
+) -> Variants | SpecError:
     """The side's variants: recorded again with its CI's environment (``first``: its run with no
     switch set, when made already), unless nothing of it can matter (a CUDA side whose variables the
-    test never reads)."""
+    test never reads); else why the side is refused."""
     if side.platform == "cuda" and not set(side.env) & unset.reads:
         return unset
     if isinstance(first, SpecError):
-        raise first
+        return first
     extra = _environment(side)
 
     def in_environment(switches: Any) -> Run:
         return record({**extra, **switches})
 
-    return explore(script, in_environment, conventions, knowledge(), first)
+    try:
+        return explore(script, in_environment, conventions, knowledge(), first)
+    except SpecError as refusal:
+        return refusal
 
 
 def _environment(side: Side) -> dict[str, str]:

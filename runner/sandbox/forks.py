@@ -57,16 +57,7 @@ def each(
     _printing_to(os.open(out / "loaded.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
     captures = [tempfile.mkdtemp(prefix="run-matrix-writes-") for _ in scripts]
     recorder = recorder_for_any()
-    sys.argv = [""]
-    looked = _LookedUp()
-    sys.meta_path.insert(0, looked)
-    with _environment_watched() as environment:
-        failure = recorder.load_helpers()
-    sys.meta_path.remove(looked)
-    seen = {"looked_up": sorted(looked.names), "failed": failure is not None}
-    json.dump({**seen, "environment": sorted(environment.names), "listed": environment.listed}, loaded)
-    loaded.close()
-    if failure is not None:
+    if not _loaded(recorder, loaded):
         return
     for n, (script, its_own) in enumerate(scripts):
         sys.stdout.flush()
@@ -89,6 +80,21 @@ def each(
         files[n].close()
         os.close(printed[n])
         _ended_within(child, seconds)
+
+
+def _loaded(recorder: Recorder, seen: IO[str]) -> bool:
+    """Whether miles' helpers loaded; what the load looked up and did with the environment, written
+    to ``seen`` (``loaded.json``)."""
+    sys.argv = [""]
+    looked = _LookedUp()
+    sys.meta_path.insert(0, looked)
+    with _environment_watched() as environment:
+        failure = recorder.load_helpers()
+    sys.meta_path.remove(looked)
+    found = {"looked_up": sorted(looked.names), "failed": failure is not None}
+    json.dump({**found, "environment": sorted(environment.names), "listed": environment.listed}, seen)
+    seen.close()
+    return failure is None
 
 
 def _printing_to(fd: int) -> None:
